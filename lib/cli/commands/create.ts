@@ -1,0 +1,131 @@
+/**
+ * `ctxsnap create`: capture the workspace and session into a signed snapshot.
+ * @module
+ */
+import { parseJson } from "../../encoding/canonical_json.ts";
+import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
+import { createSnapshot, validateContextInput } from "../../snapshot/create.ts";
+import { type Command, flag, identity, openStore, readInput, short, str } from "../command.ts";
+
+/** The `create` command. */
+export const create: Command = {
+  name: "create",
+  summary: "capture the workspace and session into a signed snapshot",
+  usage:
+    "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID]",
+  examples: [
+    'ctxsnap create -m "before refactor"',
+    'echo \'{"task":"fix parser","progress_pct":40}\' | ctxsnap create --context -',
+    "ctxsnap create --source cell:42 --json        # idempotent per source",
+    "ctxsnap create --expect-head 3f2a9c --json    # fails with exit 5 if the head moved",
+  ],
+  options: {
+    message: { type: "string", short: "m", arg: "REASON", help: "why this snapshot was taken" },
+    context: {
+      type: "string",
+      arg: "FILE|-",
+      help:
+        "JSON with task, progress_pct, decisions, files_touched, findings, knowledge, extensions, cursors, facets",
+    },
+    "no-workspace": { type: "boolean", help: "record the session only, not the workspace files" },
+    source: {
+      type: "string",
+      arg: "KIND:ID",
+      help: "idempotency key: the same source twice returns the same snapshot",
+    },
+    session: { type: "string", arg: "S", help: "session (default: current)" },
+    branch: {
+      type: "string",
+      arg: "B",
+      help: "branch (default: the session's current; created if missing)",
+    },
+    "expect-head": {
+      type: "string",
+      arg: "ID",
+      help: "only create if the branch head is ID ('none' for an empty branch)",
+    },
+  },
+  positionals: 0,
+  async run(ctx, parsed) {
+    let context = null;
+    const contextPath = str(parsed, "context");
+    if (contextPath !== undefined) {
+      let value;
+      try {
+        value = parseJson(readInput(contextPath));
+      } catch (error) {
+        if (error instanceof CtxsnapError && error.code === "failure") {
+          throw new UsageError(`The context document is not valid JSON: ${error.message}`);
+        }
+        throw error;
+      }
+      context = validateContextInput(value);
+    }
+    let source = null;
+    const sourceText = str(parsed, "source");
+    if (sourceText !== undefined) {
+      const match = /^([a-z][a-z0-9_-]{0,31}):(.{1,256})$/s.exec(sourceText);
+      if (!match) {
+        throw new UsageError(`--source ${JSON.stringify(sourceText)} is not KIND:ID`, {
+          hint: "for example --source cell:42 or --source message:msg_01",
+        });
+      }
+      source = { kind: match[1]!, id: match[2]! };
+    }
+    const expect = str(parsed, "expect-head");
+    const signer = await identity();
+    const store = openStore(ctx);
+    try {
+      const result = await createSnapshot(store, signer, {
+        reason: str(parsed, "message") ?? "",
+        context,
+        workspace: !flag(parsed, "no-workspace"),
+        source,
+        ...(str(parsed, "session") !== undefined ? { session: str(parsed, "session")! } : {}),
+        ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
+        ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
+        onProgress: (seen) => ctx.out.progress("capturing", seen),
+      });
+      const body = result.envelope.body;
+      ctx.out.result({
+        id: result.id,
+        created: result.created,
+        session: body.session,
+        branch: body.branch,
+        parent: body.parent,
+        workspace: body.workspace,
+        git: body.git,
+        capture: result.capture,
+        key_id: result.envelope.signature.key_id,
+      }, () => {
+        if (!result.created) return `${result.id}  (already recorded for source ${sourceText})`;
+        const w = body.workspace;
+        const lines = [`${result.id}`];
+        lines.push(
+          `  ${body.session}/${body.branch}  parent ${
+            short(body.parent)
+          }  signed by ${result.envelope.signature.key_id}`,
+        );
+        if (w !== null) {
+          lines.push(
+            `  ${w.files} files, ${w.bytes} bytes, ${w.skipped} skipped  (tree ${short(w.tree)})`,
+          );
+          if (result.capture) {
+            lines.push(`  read ${result.capture.hashed} files, ${result.capture.reused} unchanged`);
+          }
+        }
+        if (body.git) {
+          lines.push(
+            `  git ${short(body.git.commit)} ${body.git.branch ?? "(detached)"}${
+              body.git.dirty ? " dirty" : ""
+            }`,
+          );
+        }
+        return lines.join("\n");
+      });
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};

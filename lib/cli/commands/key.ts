@@ -1,0 +1,100 @@
+/**
+ * `ctxsnap key`: this machine's signing identity and the trusted keys.
+ * @module
+ */
+import { UsageError } from "../../encoding/errors.ts";
+import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
+import { configDir } from "../../crypto/identity.ts";
+import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "../../crypto/keyring.ts";
+import { type Command, identity, readKeyArgument, str } from "../command.ts";
+
+const SUBCOMMANDS = ["show", "export", "trust", "untrust", "list"];
+
+/** The `key` command. */
+export const key: Command = {
+  name: "key",
+  summary: "show or export this machine's key; manage trusted keys",
+  usage: [
+    "key [show]",
+    "key export",
+    "key trust KEY [--name N]",
+    "key untrust KEY_ID|NAME",
+    "key list",
+  ].join("\n"),
+  examples: [
+    "ctxsnap key show",
+    "ctxsnap key export > me.pub.pem            # share this with people who verify your snapshots",
+    "ctxsnap key trust alice.pub.pem --name alice",
+    "ctxsnap key trust 5c1d…e0 --name ci",
+    "ctxsnap key untrust alice",
+  ],
+  options: {
+    name: { type: "string", arg: "N", help: "with trust: a name shown by verify" },
+  },
+  positionals: 2,
+  async run(ctx, parsed) {
+    const [sub = "show", arg] = parsed.positionals;
+    const dir = configDir();
+    switch (sub) {
+      case "show": {
+        const me = await identity();
+        ctx.out.result(
+          { key_id: me.keyId, public_key: me.publicKeyHex, path: me.path },
+          () => `key id      ${me.keyId}\npublic key  ${me.publicKeyHex}\nprivate key ${me.path}`,
+        );
+        return 0;
+      }
+      case "export": {
+        const me = await identity();
+        const pem = publicKeyToSpkiPem(me.publicKey);
+        if (ctx.out.json) {
+          ctx.out.result({ key_id: me.keyId, public_key: me.publicKeyHex, pem }, () => "");
+        } else ctx.out.raw(pem.endsWith("\n") ? pem : pem + "\n");
+        return 0;
+      }
+      case "trust": {
+        if (arg === undefined) {
+          throw new UsageError("key trust needs KEY (64 hex characters or a PEM file)");
+        }
+        const name = str(parsed, "name");
+        const trusted = trustKey(dir, readKeyArgument(arg), name);
+        ctx.out.result(
+          { key_id: trusted.keyId, public_key: trusted.publicKeyHex, name: trusted.name },
+          () => `Trusted ${trusted.keyId}${trusted.name ? ` as ${trusted.name}` : ""}`,
+        );
+        return 0;
+      }
+      case "untrust": {
+        if (arg === undefined) throw new UsageError("key untrust needs a key id or name");
+        const removed = untrustKey(dir, arg);
+        ctx.out.result(
+          { key_id: removed.keyId, name: removed.name },
+          () => `No longer trusting ${removed.keyId}${removed.name ? ` (${removed.name})` : ""}`,
+        );
+        return 0;
+      }
+      case "list": {
+        const keys = readTrustedKeys(trustedKeysPath(dir));
+        ctx.out.result(
+          {
+            keys: keys.map((k) => ({
+              key_id: k.keyId,
+              public_key: k.publicKeyHex,
+              name: k.name,
+              added_at: k.addedAt,
+            })),
+          },
+          () =>
+            keys.length === 0
+              ? "No trusted keys. Add one with `ctxsnap key trust KEY --name N`."
+              : keys.map((k) => `${k.keyId}  ${k.name ?? "-"}  ${k.publicKeyHex}`).join("\n"),
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`Unknown key subcommand ${JSON.stringify(sub)}`, {
+          hint: `one of: ${SUBCOMMANDS.join(", ")}`,
+        });
+    }
+  },
+};

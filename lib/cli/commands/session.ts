@@ -1,0 +1,170 @@
+/**
+ * `ctxsnap session`: the live session state the next snapshot records.
+ * @module
+ */
+import { UsageError } from "../../encoding/errors.ts";
+import type { SnapshotContext } from "../../snapshot/body.ts";
+import {
+  appendUnique,
+  readSessionState,
+  updateSessionState,
+} from "../../snapshot/session_state.ts";
+import { checkName, ensureSession, selection } from "../../snapshot/timeline.ts";
+import { type Command, intOption, openStore, str } from "../command.ts";
+
+function render(session: string, branch: string, s: SnapshotContext): string {
+  const lines = [
+    `session    ${session} (branch ${branch})`,
+    `task       ${s.task || "-"}`,
+    `progress   ${s.progress_pct}%`,
+  ];
+  const section = (title: string, items: string[]) => {
+    lines.push(`${title}: ${items.length === 0 ? "none" : ""}`);
+    for (const item of items) lines.push(`  - ${item}`);
+  };
+  section("decisions", s.decisions);
+  section("files touched", s.files_touched);
+  section("findings", s.findings);
+  section("knowledge", s.knowledge);
+  return lines.join("\n");
+}
+
+const SUBCOMMANDS = ["show", "set", "decide", "touch", "finding", "know", "list", "switch"];
+
+/** The `session` command. */
+export const session: Command = {
+  name: "session",
+  summary: "show or edit the live session state that the next snapshot records",
+  usage: [
+    "session [show]",
+    "session set [--task T] [--progress N]",
+    "session decide TEXT | finding TEXT | know TEXT",
+    "session touch PATH...",
+    "session list | switch NAME",
+  ].join("\n"),
+  examples: [
+    'ctxsnap session set --task "migrate the parser" --progress 30',
+    'ctxsnap session decide "keep the old API behind a flag"',
+    "ctxsnap session touch src/parser.ts src/lexer.ts",
+    "ctxsnap session switch experiment   # later snapshots go to session 'experiment'",
+  ],
+  options: {
+    task: { type: "string", arg: "T", help: "with set: the task" },
+    progress: { type: "string", arg: "N", help: "with set: progress, whole percent 0-100" },
+    session: { type: "string", arg: "S", help: "session to act on (default: current)" },
+  },
+  positionals: "any",
+  run(ctx, parsed) {
+    const [sub = "show", ...rest] = parsed.positionals;
+    if (!SUBCOMMANDS.includes(sub)) {
+      throw new UsageError(`Unknown session subcommand ${JSON.stringify(sub)}`, {
+        hint: `one of: ${SUBCOMMANDS.join(", ")}`,
+      });
+    }
+    const store = openStore(ctx);
+    try {
+      if (sub === "list") {
+        const current = selection(store).session;
+        const rows = store.db.prepare(
+          "SELECT name, current_branch, updated_at FROM sessions ORDER BY name",
+        ).all() as {
+          name: string;
+          current_branch: string;
+          updated_at: number;
+        }[];
+        ctx.out.result(
+          {
+            current,
+            sessions: rows.map((r) => ({
+              name: r.name,
+              branch: r.current_branch,
+              current: r.name === current,
+            })),
+          },
+          () =>
+            rows.length === 0
+              ? `* ${current} (no snapshots yet)`
+              : rows.map((r) =>
+                `${r.name === current ? "*" : " "} ${r.name}  (branch ${r.current_branch})`
+              ).join("\n"),
+        );
+        return Promise.resolve(0);
+      }
+      if (sub === "switch") {
+        const name = checkName(rest[0] ?? "", "session");
+        store.transaction("session switch", () => {
+          ensureSession(store, name);
+          store.setMeta("current_session", name);
+        });
+        ctx.out.result({ current: name }, () => `Switched to session ${name}`);
+        return Promise.resolve(0);
+      }
+      const sel = selection(store, str(parsed, "session"));
+      const needText = (what: string): string => {
+        const text = rest.join(" ").trim();
+        if (text === "") throw new UsageError(`session ${what} needs TEXT`);
+        return text;
+      };
+      let state: SnapshotContext;
+      switch (sub) {
+        case "show":
+          state = readSessionState(store, sel.session);
+          break;
+        case "set": {
+          const task = str(parsed, "task");
+          const progress = intOption(parsed, "progress", 0, 100);
+          if (task === undefined && progress === undefined) {
+            throw new UsageError("session set needs --task or --progress");
+          }
+          state = updateSessionState(store, sel.session, (s) => ({
+            ...s,
+            task: task ?? s.task,
+            progress_pct: progress ?? s.progress_pct,
+          }));
+          break;
+        }
+        case "decide": {
+          const text = needText("decide");
+          state = updateSessionState(
+            store,
+            sel.session,
+            (s) => ({ ...s, decisions: appendUnique(s.decisions, [text]) }),
+          );
+          break;
+        }
+        case "finding": {
+          const text = needText("finding");
+          state = updateSessionState(
+            store,
+            sel.session,
+            (s) => ({ ...s, findings: appendUnique(s.findings, [text]) }),
+          );
+          break;
+        }
+        case "know": {
+          const text = needText("know");
+          state = updateSessionState(
+            store,
+            sel.session,
+            (s) => ({ ...s, knowledge: appendUnique(s.knowledge, [text]) }),
+          );
+          break;
+        }
+        default: {
+          if (rest.length === 0) throw new UsageError("session touch needs at least one PATH");
+          state = updateSessionState(store, sel.session, (s) => ({
+            ...s,
+            files_touched: appendUnique(s.files_touched, rest),
+          }));
+        }
+      }
+      ctx.out.result(
+        { session: sel.session, branch: sel.branch, state },
+        () => render(sel.session, sel.branch, state),
+      );
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,78 @@
+/**
+ * `ctxsnap show`: everything one snapshot recorded.
+ * @module
+ */
+import { getSnapshotRow, readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
+import { type Command, openStore, short, trustPolicy } from "../command.ts";
+import { UsageError } from "../../encoding/errors.ts";
+
+/** The `show` command. */
+export const show: Command = {
+  name: "show",
+  summary: "show what a snapshot recorded",
+  usage: "show ID",
+  examples: ["ctxsnap show 3f2a9c", "ctxsnap show 3f2a9c --json | jq .envelope.body.context"],
+  options: {},
+  positionals: 1,
+  run(ctx, parsed) {
+    const prefix = parsed.positionals[0];
+    if (prefix === undefined) {
+      throw new UsageError("show needs a snapshot ID", { hint: "ctxsnap list" });
+    }
+    const store = openStore(ctx, { readOnly: true });
+    try {
+      const id = resolveSnapshotId(store, prefix);
+      const envelope = readEnvelope(store, id);
+      const row = getSnapshotRow(store, id)!;
+      const trust = trustPolicy([]);
+      const keyId = envelope.signature.key_id;
+      const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
+      const b = envelope.body;
+      ctx.out.result({ id, imported: row.imported === 1, signer, envelope }, () => {
+        const lines = [
+          `snapshot   ${id}`,
+          `created    ${b.created_at}`,
+          `timeline   ${b.session}/${b.branch}  parent ${short(b.parent)}`,
+          `reason     ${b.reason || "-"}`,
+          `signer     ${keyId}${signer.name ? ` (${signer.name})` : ""}${
+            signer.trusted ? "" : "  untrusted"
+          }`,
+        ];
+        if (b.source) lines.push(`source     ${b.source.kind}:${b.source.id}`);
+        lines.push(
+          b.git
+            ? `git        ${b.git.commit ?? "(no commit)"} ${b.git.branch ?? "(detached)"}${
+              b.git.dirty ? " dirty" : " clean"
+            }`
+            : "git        not a git work tree",
+        );
+        lines.push(
+          b.workspace
+            ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
+              short(b.workspace.tree)
+            })`
+            : "workspace  not captured",
+        );
+        const c = b.context;
+        lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);
+        const section = (title: string, items: string[]) => {
+          if (items.length === 0) return;
+          lines.push(`${title}:`);
+          for (const item of items) lines.push(`  - ${item}`);
+        };
+        section("decisions", c.decisions);
+        section("files touched", c.files_touched);
+        section("findings", c.findings);
+        section("knowledge", c.knowledge);
+        const ext = Object.keys(c.extensions);
+        if (ext.length > 0) lines.push(`extensions ${ext.join(", ")}`);
+        const meta = Object.keys(b.facets.metadata);
+        if (meta.length > 0) lines.push(`metadata   ${JSON.stringify(b.facets.metadata)}`);
+        return lines.join("\n");
+      });
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};

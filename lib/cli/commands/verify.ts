@@ -1,0 +1,112 @@
+/**
+ * `ctxsnap verify`: integrity and origin of snapshots in the store.
+ * @module
+ */
+import { IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
+import { currentSelection, getBranch, resolveSnapshotId } from "../../snapshot/timeline.ts";
+import { type Command, flag, list, openStore, short, trustPolicy } from "../command.ts";
+import { EXIT_CODES, NotFoundError } from "../../encoding/errors.ts";
+
+function describe(report: SnapshotReport): string {
+  const who = report.signer ? ` (${report.signer})` : "";
+  if (!report.valid) return `FAIL  ${short(report.id)}  ${report.problems.join("; ")}`;
+  const what = report.hasWorkspace
+    ? `${report.checked.files} files, ${report.checked.bytes} bytes`
+    : "no workspace";
+  return `${report.trusted ? "ok   " : "UNTRUSTED"}  ${
+    short(report.id)
+  }  signed by ${report.keyId}${who}  ${what}`;
+}
+
+/** The `verify` command. */
+export const verify: Command = {
+  name: "verify",
+  summary: "check snapshots: id, signature, signer trust, tree and every blob",
+  usage: "verify [ID|--all] [--trust KEY]...",
+  examples: [
+    "ctxsnap verify                 # the current branch head",
+    "ctxsnap verify 3f2a9c --json",
+    "ctxsnap verify --all           # every object, snapshot and branch chain",
+    "ctxsnap verify 3f2a9c --trust 5c1d…e0   # also trust this public key",
+  ],
+  options: {
+    all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
+    trust: {
+      type: "string",
+      multiple: true,
+      arg: "KEY",
+      help: "trust this public key (hex or PEM file); repeatable",
+    },
+  },
+  positionals: 1,
+  async run(ctx, parsed) {
+    const store = openStore(ctx, { readOnly: true });
+    try {
+      const trust = trustPolicy(list(parsed, "trust"));
+      if (flag(parsed, "all")) {
+        const report = await verifyAll(
+          store,
+          trust,
+          (done, total) => ctx.out.progress("verifying objects", done, total),
+        );
+        const invalid = report.snapshots.filter((s) => !s.valid).length;
+        const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length;
+        const ok = report.problems.length === 0 && invalid === 0;
+        ctx.out.result({ ok, trusted: ok && untrusted === 0, ...report }, () => {
+          const lines = report.snapshots.map(describe);
+          lines.push(...report.problems.map((p) => `FAIL  ${p}`));
+          lines.push(
+            `${report.objects.checked} objects, ${report.snapshots.length} snapshots, ${report.branches} branches checked: ` +
+              (ok
+                ? (untrusted === 0
+                  ? "all intact and trusted"
+                  : `${untrusted} signed by untrusted keys`)
+                : `${invalid + report.problems.length} problems`),
+          );
+          return lines.join("\n");
+        });
+        if (!ok) return EXIT_CODES.failure;
+        return untrusted === 0 ? 0 : EXIT_CODES.untrusted;
+      }
+      let id: string;
+      const given = parsed.positionals[0];
+      if (given !== undefined) id = resolveSnapshotId(store, given);
+      else {
+        const sel = currentSelection(store);
+        const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
+        if (head === null) {
+          throw new NotFoundError(`Branch ${sel.session}/${sel.branch} has no snapshot to verify`, {
+            hint: "create one with `ctxsnap create`, or name an ID",
+          });
+        }
+        id = head;
+      }
+      const report = await verifySnapshot(store, id, trust);
+      ctx.out.result(report, () => describe(report));
+      if (!report.valid) {
+        ctx.out.error(
+          new IntegrityError(
+            `Snapshot ${short(id)} failed verification: ${report.problems.join("; ")}`,
+          ),
+        );
+        return EXIT_CODES.failure;
+      }
+      if (!report.trusted) {
+        ctx.out.error(
+          new UntrustedError(
+            `Snapshot ${short(id)} is intact but signed by an untrusted key ${report.keyId}`,
+            {
+              hint:
+                `if you expect this signer, run \`ctxsnap key trust <public key>\` or pass --trust`,
+            },
+          ),
+        );
+        return EXIT_CODES.untrusted;
+      }
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};

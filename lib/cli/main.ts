@@ -1,0 +1,120 @@
+/**
+ * The command-line dispatcher: finds the command, parses its arguments,
+ * runs it, and maps every error to a message and an exit status.
+ *
+ * @example
+ * ```ts
+ * import { main } from "./main.ts";
+ * const status = await main(["--version"], () => {});
+ * console.assert(status === 0);
+ * ```
+ * @module
+ */
+import { UsageError } from "../encoding/errors.ts";
+import { getEnv, runtimeName } from "../runtime.ts";
+import { FORMATS, VERSION } from "../version.ts";
+import { type Command, GLOBAL_OPTIONS, helpText, parseCommandArgs, workingDir } from "./command.ts";
+import { EXIT_TABLE, Output, type Writer } from "./output.ts";
+import { create } from "./commands/create.ts";
+import { diff } from "./commands/diff.ts";
+import { init } from "./commands/init.ts";
+import { key } from "./commands/key.ts";
+import { list } from "./commands/list.ts";
+import { session } from "./commands/session.ts";
+import { show } from "./commands/show.ts";
+import { verify } from "./commands/verify.ts";
+
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: readonly Command[] = [init, create, list, show, verify, diff, session, key];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    "ctxsnap — a context time machine for agent and research workspaces",
+    "",
+    "Usage: ctxsnap [--store DIR] [--json] COMMAND [ARGS]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Run `ctxsnap COMMAND --help` for a command's options and examples.",
+    "",
+    "Exit status:",
+    "  0   success; for verify: intact, signature valid, signer trusted",
+    EXIT_TABLE,
+  ].join("\n");
+}
+
+/** Splits global options that appear before the command name. */
+function splitArgv(
+  argv: string[],
+): { globals: string[]; name: string | undefined; rest: string[] } {
+  const globals: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i]!;
+    if (arg === "--store") {
+      globals.push(arg, argv[i + 1] ?? "");
+      i += 2;
+    } else if (
+      arg.startsWith("--store=") ||
+      ["--json", "--quiet", "-q", "--help", "-h", "--version"].includes(arg)
+    ) {
+      globals.push(arg);
+      i += 1;
+    } else break;
+  }
+  return { globals, name: argv[i], rest: argv.slice(i + 1) };
+}
+
+/** Runs the CLI with `argv`; returns the exit status. `write` overrides output (tests). */
+export async function main(argv: string[], write?: Writer): Promise<number> {
+  const { globals, name, rest } = splitArgv(argv);
+  const json = globals.includes("--json") || rest.includes("--json");
+  const quiet = globals.includes("--quiet") || globals.includes("-q") || rest.includes("--quiet") ||
+    rest.includes("-q");
+  const out = new Output({ json, quiet, ...(write ? { write } : {}) });
+  try {
+    if (globals.includes("--version") || name === "version") {
+      const info = { version: VERSION, runtime: runtimeName(), formats: FORMATS };
+      out.result(
+        info,
+        () =>
+          `ctxsnap ${VERSION} (${info.runtime})\nreads ${
+            Object.entries(FORMATS).map(([k, v]) => `${k} ${v}`).join(", ")
+          }`,
+      );
+      return 0;
+    }
+    if (name === undefined || name === "help") {
+      const target = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+      out.result(
+        { commands: COMMANDS.map((c) => ({ name: c.name, summary: c.summary })) },
+        () => target ? helpText(target) : overview(),
+      );
+      return name === undefined && !globals.includes("--help") && !globals.includes("-h") ? 2 : 0;
+    }
+    const command = COMMANDS.find((c) => c.name === name);
+    if (command === undefined) {
+      throw new UsageError(`Unknown command ${JSON.stringify(name)}`, {
+        hint: "run `ctxsnap --help` to list commands",
+      });
+    }
+    const parsed = parseCommandArgs(command, [...globals, ...rest]);
+    if (parsed.values.help === true) {
+      out.result(
+        { command: command.name, usage: command.usage, examples: command.examples },
+        () => helpText(command),
+      );
+      return 0;
+    }
+    const store = typeof parsed.values.store === "string" ? parsed.values.store : undefined;
+    return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
+  } catch (error) {
+    if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
+    return out.error(error);
+  }
+}
+
+/** Option names every command accepts (for documentation). */
+export const GLOBAL_OPTION_NAMES: readonly string[] = Object.keys(GLOBAL_OPTIONS);

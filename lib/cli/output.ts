@@ -1,0 +1,164 @@
+/**
+ * Output for the command line: results on stdout (human text or one JSON
+ * document), diagnostics on stderr as `ctxsnap: error: …` / `ctxsnap: hint: …`,
+ * colour only on a terminal and never with `NO_COLOR`, progress only when
+ * stderr is a terminal. Only `lib/cli` prints.
+ *
+ * @example
+ * ```ts
+ * import { Output } from "./output.ts";
+ * const chunks: string[] = [];
+ * const out = new Output({ json: true, write: (fd, text) => chunks.push(text) });
+ * out.result({ ok: true }, () => "ok");
+ * console.assert(JSON.parse(chunks.join("")).ok === true);
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import { CtxsnapError, EXIT_CODES, exitCodeOf } from "../encoding/errors.ts";
+import { getEnv, isTerminal } from "../runtime.ts";
+
+/** Where output goes; fd 1 is stdout, fd 2 is stderr. */
+export type Writer = (fd: 1 | 2, text: string) => void;
+
+function defaultWrite(fd: 1 | 2, text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    try {
+      offset += fs.writeSync(fd, bytes, offset, bytes.byteLength - offset);
+    } catch (error) {
+      if ((error as { code?: string }).code === "EAGAIN") continue;
+      if ((error as { code?: string }).code === "EPIPE") return;
+      throw error;
+    }
+  }
+}
+
+/** Options for {@linkcode Output}. */
+export interface OutputOptions {
+  /** Emit one JSON document instead of human text. */
+  json: boolean;
+  /** Override the writer (tests). */
+  write?: Writer;
+  /** Suppress progress and notes. */
+  quiet?: boolean;
+}
+
+/** Formats and writes everything a command shows. */
+export class Output {
+  /** Whether `--json` is in effect. */
+  readonly json: boolean;
+  /** Whether colour may be used on stdout. */
+  readonly color: boolean;
+  private readonly write: Writer;
+  private readonly quiet: boolean;
+  private readonly progressOn: boolean;
+  private progressShown = false;
+  private lastProgress = 0;
+  private readonly startedAt = Date.now();
+
+  /** Creates an output. */
+  constructor(options: OutputOptions) {
+    this.json = options.json;
+    this.write = options.write ?? defaultWrite;
+    this.quiet = options.quiet ?? false;
+    const noColor = (getEnv("NO_COLOR") ?? "") !== "";
+    this.color = !noColor && !this.json && options.write === undefined && isTerminal(1);
+    this.progressOn = !this.quiet && options.write === undefined && isTerminal(2);
+  }
+
+  /** Writes the command's result: `value` as JSON with `--json`, else `human()`. */
+  result(value: unknown, human: () => string): void {
+    this.clearProgress();
+    if (this.json) {
+      this.write(1, JSON.stringify(value, null, 2) + "\n");
+    } else {
+      const text = human();
+      if (text !== "") this.write(1, text.endsWith("\n") ? text : text + "\n");
+    }
+  }
+
+  /** Writes raw text or bytes to stdout (publish to `-`, key export). */
+  raw(text: string): void {
+    this.write(1, text);
+  }
+
+  /** A note on stderr (`ctxsnap: …`), suppressed with `--quiet`. */
+  note(message: string): void {
+    if (this.quiet) return;
+    this.clearProgress();
+    this.write(2, `ctxsnap: ${message}\n`);
+  }
+
+  /** A warning on stderr. */
+  warn(message: string): void {
+    this.clearProgress();
+    this.write(2, `ctxsnap: warning: ${message}\n`);
+  }
+
+  /** Reports an error on stderr (and as JSON on stdout with `--json`); returns the exit status. */
+  error(error: unknown): number {
+    this.clearProgress();
+    const code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = error instanceof CtxsnapError ? error.hint : undefined;
+    const kind = error instanceof CtxsnapError ? error.code : "failure";
+    this.write(2, `ctxsnap: error: ${message}\n`);
+    if (hint !== undefined) this.write(2, `ctxsnap: hint: ${hint}\n`);
+    if (!(error instanceof CtxsnapError) && error instanceof Error && getEnv("CTXSNAP_DEBUG")) {
+      this.write(2, `${error.stack}\n`);
+    }
+    if (this.json) {
+      this.write(
+        1,
+        JSON.stringify(
+          { error: { code: kind, exit: code, message, hint: hint ?? null } },
+          null,
+          2,
+        ) +
+          "\n",
+      );
+    }
+    return code;
+  }
+
+  /** Shows `label done/total` on a terminal, at most ~10 times a second, after one second. */
+  progress(label: string, done: number, total?: number): void {
+    if (!this.progressOn) return;
+    const now = Date.now();
+    if (now - this.startedAt < 1000 || now - this.lastProgress < 100) return;
+    this.lastProgress = now;
+    const count = total === undefined ? `${done}` : `${done}/${total}`;
+    this.write(2, `\r\x1b[2Kctxsnap: ${label} ${count}`);
+    this.progressShown = true;
+  }
+
+  /** Erases the progress line, if any. */
+  clearProgress(): void {
+    if (!this.progressShown) return;
+    this.write(2, "\r\x1b[2K");
+    this.progressShown = false;
+  }
+
+  /** Bold text when colour is on. */
+  bold(text: string): string {
+    return this.color ? `\x1b[1m${text}\x1b[0m` : text;
+  }
+
+  /** Dim text when colour is on. */
+  dim(text: string): string {
+    return this.color ? `\x1b[2m${text}\x1b[0m` : text;
+  }
+}
+
+/** The exit-code table, for `--help` and the docs. */
+export const EXIT_TABLE: string = [
+  `  ${EXIT_CODES.failure}   failure: tampered, corrupt, signature invalid, I/O error`,
+  `  ${EXIT_CODES.usage}   usage error`,
+  `  ${EXIT_CODES.untrusted}   signature valid but signer not trusted`,
+  `  ${EXIT_CODES.not_found}   not found (id, file, branch)`,
+  `  ${EXIT_CODES.conflict}   conflict: restore conflicts, dirty git tree, head moved, unresolved operation`,
+  `  ${EXIT_CODES.busy}   store busy (lock timeout)`,
+  `  ${EXIT_CODES.no_store}  no store here`,
+].join("\n");

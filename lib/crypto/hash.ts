@@ -1,0 +1,111 @@
+/**
+ * Hashing: SHA-256 (object and tree ids) through `node:crypto`, and BLAKE3
+ * (snapshot ids) through `@noble/hashes`. Both come one-shot and streaming,
+ * always as lowercase hex.
+ *
+ * @example
+ * ```ts
+ * import { blake3Hex, createSha256, sha256Hex } from "./hash.ts";
+ *
+ * console.assert(
+ *   sha256Hex("abc") === "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+ * );
+ * const hasher = createSha256();
+ * hasher.update(new TextEncoder().encode("a"));
+ * hasher.update(new TextEncoder().encode("bc"));
+ * console.assert(hasher.digestHex() === sha256Hex("abc"));
+ * console.assert(blake3Hex("").startsWith("af1349b9"));
+ * ```
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { blake3 } from "@noble/hashes/blake3.js";
+import { toHex } from "../encoding/hex.ts";
+
+const encoder = new TextEncoder();
+
+function toBytes(data: Uint8Array | string): Uint8Array {
+  return typeof data === "string" ? encoder.encode(data) : data;
+}
+
+/** An incremental hash: feed chunks with `update`, then read the digest once. */
+export interface Hasher {
+  /** Adds `chunk` to the hashed input. */
+  update(chunk: Uint8Array): void;
+  /** Finishes the hash and returns it as lowercase hex; the hasher is then spent. */
+  digestHex(): string;
+}
+
+/**
+ * SHA-256 of `data` (a string is hashed as its UTF-8 bytes), as 64 lowercase hex chars.
+ *
+ * @example
+ * ```ts
+ * import { sha256Hex } from "./hash.ts";
+ * console.assert(sha256Hex("").startsWith("e3b0c442"));
+ * ```
+ */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(toBytes(data)).digest("hex");
+}
+
+/**
+ * Starts a streaming SHA-256.
+ *
+ * @example
+ * ```ts
+ * import { createSha256, sha256Hex } from "./hash.ts";
+ * const hasher = createSha256();
+ * hasher.update(new Uint8Array([1, 2]));
+ * hasher.update(new Uint8Array([3]));
+ * console.assert(hasher.digestHex() === sha256Hex(new Uint8Array([1, 2, 3])));
+ * ```
+ */
+export function createSha256(): Hasher {
+  const hash = createHash("sha256");
+  return {
+    update(chunk: Uint8Array): void {
+      hash.update(chunk);
+    },
+    digestHex(): string {
+      return hash.digest("hex");
+    },
+  };
+}
+
+/**
+ * BLAKE3 (32-byte output) of `data` (a string is hashed as its UTF-8 bytes), as lowercase hex.
+ *
+ * @example
+ * ```ts
+ * import { blake3Hex } from "./hash.ts";
+ * console.assert(blake3Hex("").length === 64);
+ * ```
+ */
+export function blake3Hex(data: Uint8Array | string): string {
+  return toHex(blake3(toBytes(data)));
+}
+
+/**
+ * Starts a streaming BLAKE3 (32-byte output).
+ *
+ * @example
+ * ```ts
+ * import { blake3Hex, createBlake3 } from "./hash.ts";
+ * const hasher = createBlake3();
+ * hasher.update(new TextEncoder().encode("ab"));
+ * hasher.update(new TextEncoder().encode("c"));
+ * console.assert(hasher.digestHex() === blake3Hex("abc"));
+ * ```
+ */
+export function createBlake3(): Hasher {
+  const hash = blake3.create();
+  return {
+    update(chunk: Uint8Array): void {
+      hash.update(chunk);
+    },
+    digestHex(): string {
+      return toHex(hash.digest());
+    },
+  };
+}

@@ -1,0 +1,292 @@
+/**
+ * This machine's signing identity: an Ed25519 key kept as a PKCS#8 PEM file
+ * (`<config dir>/identity.pem`, mode 0600, directory 0700) that `openssl`
+ * can read, created on first use without ever clobbering a key written by a
+ * concurrent process.
+ *
+ * @example
+ * ```ts
+ * import { identityPath } from "./identity.ts";
+ *
+ * console.assert(identityPath("/home/me/.config/ctxsnap") === "/home/me/.config/ctxsnap/identity.pem");
+ * ```
+ *
+ * Loading, or creating on first use (needs read, write and env permissions):
+ * ```ts ignore
+ * import { configDir, loadOrCreateIdentity } from "./identity.ts";
+ *
+ * const identity = await loadOrCreateIdentity(configDir());
+ * console.assert(identity.keyId.length === 16);
+ * ```
+ * @module
+ */
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { toHex } from "../encoding/hex.ts";
+import { getEnv } from "../runtime.ts";
+import {
+  generateSeed,
+  keyIdOf,
+  pkcs8PemToSeed,
+  publicKeyFromSeed,
+  seedToPkcs8Pem,
+} from "./ed25519.ts";
+
+/** A loaded signing identity. `seed` is the private key: never print or export it. */
+export interface Identity {
+  /** First 16 hex chars of SHA-256 over the raw public key. */
+  keyId: string;
+  /** The raw 32-byte Ed25519 public key. */
+  publicKey: Uint8Array;
+  /** `publicKey` as 64 lowercase hex chars. */
+  publicKeyHex: string;
+  /** The 32-byte private key seed. */
+  seed: Uint8Array;
+  /** The key file it was loaded from. */
+  path: string;
+}
+
+const IDENTITY_FILE = "identity.pem";
+const MAX_KEY_FILE_BYTES = 4096;
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * The directory holding the identity and trusted keys: `CTXSNAP_CONFIG_DIR`,
+ * else `$XDG_CONFIG_HOME/ctxsnap` (when absolute), else `$HOME/.config/ctxsnap`.
+ *
+ * @example
+ * ```ts ignore
+ * import { configDir } from "./identity.ts";
+ * console.assert(configDir().length > 0);
+ * ```
+ */
+export function configDir(): string {
+  const explicit = nonEmpty(getEnv("CTXSNAP_CONFIG_DIR"));
+  if (explicit !== undefined) return resolve(explicit);
+  const xdg = nonEmpty(getEnv("XDG_CONFIG_HOME"));
+  // The XDG spec says relative paths are invalid and must be ignored.
+  if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "ctxsnap");
+  const home = nonEmpty(getEnv("HOME"));
+  if (home !== undefined) return join(home, ".config", "ctxsnap");
+  throw new UsageError("Cannot locate the config directory: HOME is not set", {
+    hint: "set CTXSNAP_CONFIG_DIR to a directory for the ctxsnap key files",
+  });
+}
+
+/**
+ * The identity key file inside config directory `dir`.
+ *
+ * @example
+ * ```ts
+ * import { identityPath } from "./identity.ts";
+ * console.assert(identityPath("/cfg") === "/cfg/identity.pem");
+ * ```
+ */
+export function identityPath(dir: string): string {
+  return join(dir, IDENTITY_FILE);
+}
+
+function errnoOf(error: unknown): string | undefined {
+  return (error as { code?: string } | null)?.code;
+}
+
+function identityFrom(seed: Uint8Array, publicKey: Uint8Array, path: string): Identity {
+  return { keyId: keyIdOf(publicKey), publicKey, publicKeyHex: toHex(publicKey), seed, path };
+}
+
+/**
+ * Loads the identity in config directory `dir`.
+ *
+ * @throws {NotFoundError} If there is no key file.
+ * @throws {IntegrityError} If the key file is not a regular file, is readable
+ * or writable by group or others (hint: `chmod 600 <path>`), or is not a
+ * strict RFC 8410 PKCS#8 PEM Ed25519 private key.
+ *
+ * @example
+ * ```ts ignore
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { NotFoundError } from "../encoding/errors.ts";
+ * import { loadIdentity } from "./identity.ts";
+ *
+ * let missing = false;
+ * try {
+ *   loadIdentity(mkdtempSync(`${tmpdir()}/ctxsnap-doc-`));
+ * } catch (error) {
+ *   missing = error instanceof NotFoundError;
+ * }
+ * console.assert(missing);
+ * ```
+ */
+export function loadIdentity(dir: string): Identity {
+  const path = identityPath(dir);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === "ENOENT") {
+      throw new NotFoundError(`No identity key at ${quote(path)}`, {
+        hint: "run any command that signs (e.g. `ctxsnap create`), or `ctxsnap key show`, " +
+          "to create one",
+        cause: error,
+      });
+    }
+    if (code === "ELOOP") {
+      throw new IntegrityError(`Identity key ${quote(path)} is a symbolic link`, {
+        hint: "replace the link with the key file itself",
+        cause: error,
+      });
+    }
+    throw new IntegrityError(`Cannot open identity key ${quote(path)}: ${code ?? error}`, {
+      cause: error,
+    });
+  }
+  let text: string;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      throw new IntegrityError(`Identity key ${quote(path)} is not a regular file`);
+    }
+    if ((stat.mode & 0o077) !== 0) {
+      const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
+      throw new IntegrityError(
+        `Identity key ${quote(path)} is accessible by group or others (mode ${mode})`,
+        { hint: `chmod 600 ${path}` },
+      );
+    }
+    if (stat.size > MAX_KEY_FILE_BYTES) {
+      throw new IntegrityError(`Identity key ${quote(path)} is too large (${stat.size} bytes)`);
+    }
+    text = readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+  let seed: Uint8Array;
+  try {
+    seed = pkcs8PemToSeed(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new IntegrityError(`Identity key ${quote(path)} is malformed: ${reason}`, {
+      hint: `move ${path} aside to create a new key, or restore it from a backup`,
+      cause: error,
+    });
+  }
+  return identityFrom(seed, ed25519.getPublicKey(new Uint8Array(seed)), path);
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some platforms cannot fsync a directory; the rename is still atomic.
+  }
+}
+
+/** Creates `dir` with mode 0700 if missing. */
+function ensurePrivateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new IntegrityError(
+      `Cannot create config directory ${quote(dir)}: ${errnoOf(error) ?? error}`,
+      { cause: error },
+    );
+  }
+}
+
+function randomSuffix(): string {
+  return toHex(crypto.getRandomValues(new Uint8Array(8)));
+}
+
+/**
+ * Loads the identity in config directory `dir`, creating it first if there is
+ * none: the directory with mode 0700, the key as a PKCS#8 PEM file with mode
+ * 0600. The key is written to a fresh temporary file (`O_EXCL`, mode 0600),
+ * fsynced, then hard-linked into place, which fails if another process created
+ * the key meanwhile; in that case that key is loaded instead, never replaced.
+ *
+ * @example
+ * ```ts ignore
+ * import { mkdtempSync, statSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { loadOrCreateIdentity } from "./identity.ts";
+ *
+ * const dir = `${mkdtempSync(`${tmpdir()}/ctxsnap-doc-`)}/config`;
+ * const identity = await loadOrCreateIdentity(dir);
+ * console.assert((statSync(identity.path).mode & 0o777) === 0o600);
+ * console.assert((await loadOrCreateIdentity(dir)).keyId === identity.keyId);
+ * ```
+ */
+export async function loadOrCreateIdentity(dir: string): Promise<Identity> {
+  try {
+    return loadIdentity(dir);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  const seed = generateSeed();
+  const publicKey = await publicKeyFromSeed(seed);
+  ensurePrivateDir(dir);
+  const path = identityPath(dir);
+  const temp = `${path}.tmp-${randomSuffix()}`;
+  const failed = (error: unknown): IntegrityError =>
+    new IntegrityError(`Cannot write identity key ${quote(path)}: ${errnoOf(error) ?? error}`, {
+      cause: error,
+    });
+  let fd: number;
+  try {
+    fd = openSync(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+  } catch (error) {
+    throw failed(error);
+  }
+  try {
+    try {
+      fchmodSync(fd, 0o600); // in case the umask removed owner bits
+      const bytes = new TextEncoder().encode(seedToPkcs8Pem(seed));
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temp, path);
+  } catch (error) {
+    // Another process created the key meanwhile: use theirs, never replace it.
+    if (errnoOf(error) === "EEXIST") return loadIdentity(dir);
+    throw failed(error);
+  } finally {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Nothing left to clean up.
+    }
+  }
+  fsyncDir(dir);
+  return identityFrom(seed, publicKey, path);
+}

@@ -1,0 +1,435 @@
+/**
+ * Trusted keys: the public keys whose signatures verify as trusted, kept in
+ * `<config dir>/trusted_keys.json` as
+ * `{"version":1,"keys":[{"key_id","public_key","name","added_at"}]}`
+ * (sorted by `key_id`), plus the in-memory {@linkcode Keyring} that answers
+ * "is this signer trusted?".
+ *
+ * @example
+ * ```ts
+ * import { keyIdOf, publicKeyFromSeed } from "./ed25519.ts";
+ * import { Keyring } from "./keyring.ts";
+ *
+ * const alice = await publicKeyFromSeed(new Uint8Array(32).fill(1));
+ * const keyring = new Keyring([]);
+ * console.assert(!keyring.isTrusted(keyIdOf(alice)));
+ * keyring.add(alice, "alice"); // for this run only, like `--trust KEY`
+ * console.assert(keyring.isTrusted(keyIdOf(alice)) && keyring.nameOf(keyIdOf(alice)) === "alice");
+ * ```
+ *
+ * Persistent trust (needs read and write permissions):
+ * ```ts ignore
+ * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { configDir } from "./identity.ts";
+ * import { Keyring, readTrustedKeys, trustedKeysPath, trustKey } from "./keyring.ts";
+ *
+ * const alice = await publicKeyFromSeed(new Uint8Array(32).fill(1));
+ * const added = trustKey(configDir(), alice, "alice");
+ * const keyring = new Keyring(readTrustedKeys(trustedKeysPath(configDir())));
+ * console.assert(keyring.isTrusted(added.keyId) && keyring.nameOf(added.keyId) === "alice");
+ * ```
+ * @module
+ */
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { parseJson } from "../encoding/canonical_json.ts";
+import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { fromHex, isHex, toHex } from "../encoding/hex.ts";
+import { keyIdOf, parsePublicKey } from "./ed25519.ts";
+import type { Identity } from "./identity.ts";
+
+/** One trusted public key. */
+export interface TrustedKey {
+  /** First 16 hex chars of SHA-256 over the raw public key. */
+  keyId: string;
+  /** The raw public key as 64 lowercase hex chars. */
+  publicKeyHex: string;
+  /** A human name for the key, or `null`. */
+  name: string | null;
+  /** When the key was first trusted, as an ISO 8601 UTC timestamp. */
+  addedAt: string;
+}
+
+const TRUSTED_KEYS_FILE = "trusted_keys.json";
+const FORMAT_VERSION = 1;
+const MAX_FILE_BYTES = 1024 * 1024;
+const MAX_NAME_LENGTH = 100;
+const MIN_PREFIX = 4;
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+const FILE_FIELDS = ["keys", "version"];
+const KEY_FIELDS = ["added_at", "key_id", "name", "public_key"];
+
+/**
+ * The trusted keys file inside config directory `dir`.
+ *
+ * @example
+ * ```ts
+ * import { trustedKeysPath } from "./keyring.ts";
+ * console.assert(trustedKeysPath("/cfg") === "/cfg/trusted_keys.json");
+ * ```
+ */
+export function trustedKeysPath(dir: string): string {
+  return join(dir, TRUSTED_KEYS_FILE);
+}
+
+function errnoOf(error: unknown): string | undefined {
+  return (error as { code?: string } | null)?.code;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkFields(
+  value: Record<string, unknown>,
+  allowed: string[],
+  fail: (m: string) => never,
+) {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) fail(`unknown field ${quote(key)}`);
+  }
+  for (const key of allowed) {
+    if (!Object.hasOwn(value, key)) fail(`missing field ${quote(key)}`);
+  }
+}
+
+/** Why `name` is not acceptable as a key name, or `undefined` when it is. */
+function nameProblem(name: string): string | undefined {
+  if (name.length === 0) return "is empty";
+  if (name.length > MAX_NAME_LENGTH) return `is longer than ${MAX_NAME_LENGTH} characters`;
+  if (name.trim() !== name) return "has leading or trailing whitespace";
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return "contains a control character";
+  return undefined;
+}
+
+function validEntry(entry: unknown, index: number, fail: (m: string) => never): TrustedKey {
+  const where = `key ${index}`;
+  if (!isPlainObject(entry)) fail(`${where} is not an object`);
+  checkFields(entry, KEY_FIELDS, (m) => fail(`${where} has ${m}`));
+  const { key_id: keyId, public_key: publicKeyHex, name, added_at: addedAt } = entry;
+  if (typeof publicKeyHex !== "string" || !isHex(publicKeyHex, 64)) {
+    fail(`${where} has public_key ${quote(publicKeyHex)}, not 64 lowercase hex characters`);
+  }
+  try {
+    parsePublicKey(publicKeyHex);
+  } catch {
+    fail(`${where} has public_key ${quote(publicKeyHex)}, not a valid Ed25519 public key`);
+  }
+  const expected = keyIdOf(fromHex(publicKeyHex, 32));
+  if (keyId !== expected) {
+    fail(`${where} has key_id ${quote(keyId)}, but its public key has key id ${quote(expected)}`);
+  }
+  if (name !== null) {
+    if (typeof name !== "string") fail(`${where} has name ${quote(name)}, not a string or null`);
+    const problem = nameProblem(name);
+    if (problem) fail(`${where} has name ${quote(name)}, which ${problem}`);
+  }
+  if (typeof addedAt !== "string" || !ISO_UTC.test(addedAt) || Number.isNaN(Date.parse(addedAt))) {
+    fail(`${where} has added_at ${quote(addedAt)}, not an ISO 8601 UTC timestamp`);
+  }
+  return { keyId: expected, publicKeyHex, name: name as string | null, addedAt };
+}
+
+/**
+ * Reads and strictly validates a trusted keys file; `[]` if it does not exist.
+ * Keys come back sorted by key id.
+ *
+ * @throws {IntegrityError} Naming the file, if it is not JSON, has a version
+ * other than 1, an unknown or missing field, a key whose `key_id` is not the
+ * key id of its `public_key`, or the same key twice.
+ *
+ * @example
+ * ```ts ignore
+ * import { readTrustedKeys } from "./keyring.ts";
+ * console.assert(readTrustedKeys("/nonexistent/trusted_keys.json").length === 0);
+ * ```
+ */
+export function readTrustedKeys(path: string): TrustedKey[] {
+  const fail = (message: string, cause?: unknown): never => {
+    throw new IntegrityError(`Trusted keys file ${quote(path)} is invalid: ${message}`, {
+      hint: `fix or remove ${path}, then trust keys again with \`ctxsnap key trust\``,
+      cause,
+    });
+  };
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return [];
+    throw new IntegrityError(
+      `Cannot read trusted keys file ${quote(path)}: ${errnoOf(error) ?? error}`,
+      { cause: error },
+    );
+  }
+  let document: unknown;
+  try {
+    document = parseJson(bytes, { maxBytes: MAX_FILE_BYTES });
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error), error);
+  }
+  if (!isPlainObject(document)) return fail("the top level is not an object");
+  checkFields(document, FILE_FIELDS, (m) => fail(`it has ${m}`));
+  if (document.version !== FORMAT_VERSION) {
+    fail(`version ${quote(document.version)} is not supported (expected ${FORMAT_VERSION})`);
+  }
+  if (!Array.isArray(document.keys)) return fail('"keys" is not an array');
+  const keys = document.keys.map((entry, index) => validEntry(entry, index, fail));
+  const seen = new Set<string>();
+  for (const key of keys) {
+    if (seen.has(key.keyId)) fail(`key ${quote(key.keyId)} appears twice`);
+    seen.add(key.keyId);
+  }
+  return keys.sort(byKeyId);
+}
+
+function byKeyId(a: TrustedKey, b: TrustedKey): number {
+  return a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0;
+}
+
+function serialize(keys: TrustedKey[]): string {
+  const document = {
+    version: FORMAT_VERSION,
+    keys: [...keys].sort(byKeyId).map((key) => ({
+      key_id: key.keyId,
+      public_key: key.publicKeyHex,
+      name: key.name,
+      added_at: key.addedAt,
+    })),
+  };
+  return JSON.stringify(document, null, 2) + "\n";
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some platforms cannot fsync a directory; the rename is still atomic.
+  }
+}
+
+/** Replaces the trusted keys file atomically: temp file, fsync, rename, fsync directory. */
+function writeTrustedKeys(path: string, keys: TrustedKey[]): void {
+  const dir = dirname(path);
+  const temp = `${path}.tmp-${toHex(crypto.getRandomValues(new Uint8Array(8)))}`;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const fd = openSync(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o644,
+    );
+    try {
+      const bytes = new TextEncoder().encode(serialize(keys));
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Never created, or already renamed.
+    }
+    throw new IntegrityError(
+      `Cannot write trusted keys file ${quote(path)}: ${errnoOf(error) ?? error}`,
+      { cause: error },
+    );
+  }
+  fsyncDir(dir);
+}
+
+function checkName(name: string): void {
+  const problem = nameProblem(name);
+  if (problem) throw new UsageError(`Key name ${quote(name)} ${problem}`);
+}
+
+function checkedPublicKeyHex(publicKey: Uint8Array): string {
+  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) {
+    throw new UsageError(`Public key must be 32 bytes, got ${quote(publicKey?.length)}`);
+  }
+  const hex = toHex(publicKey);
+  parsePublicKey(hex); // refuses invalid and small-order points
+  return hex;
+}
+
+/**
+ * Trusts `publicKey` (optionally naming it) in config directory `dir`.
+ * Idempotent: trusting a trusted key keeps its `addedAt` and, when `name` is
+ * given, updates its name. A name already used by another key is refused.
+ * The file is rewritten atomically.
+ *
+ * @example
+ * ```ts ignore
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { trustKey } from "./keyring.ts";
+ *
+ * const dir = mkdtempSync(`${tmpdir()}/ctxsnap-doc-`);
+ * const publicKey = await publicKeyFromSeed(new Uint8Array(32).fill(3));
+ * const first = trustKey(dir, publicKey);
+ * const again = trustKey(dir, publicKey, "bob");
+ * console.assert(first.addedAt === again.addedAt && again.name === "bob");
+ * ```
+ */
+export function trustKey(dir: string, publicKey: Uint8Array, name?: string): TrustedKey {
+  const publicKeyHex = checkedPublicKeyHex(publicKey);
+  if (name !== undefined) checkName(name);
+  const path = trustedKeysPath(dir);
+  const keys = readTrustedKeys(path);
+  const keyId = keyIdOf(publicKey);
+  if (name !== undefined) {
+    const holder = keys.find((key) => key.name === name && key.keyId !== keyId);
+    if (holder) {
+      throw new UsageError(`Key name ${quote(name)} is already used by key ${holder.keyId}`, {
+        hint: "choose another name, or untrust that key first",
+      });
+    }
+  }
+  const existing = keys.find((key) => key.keyId === keyId);
+  let result: TrustedKey;
+  if (existing) {
+    if (name === undefined || existing.name === name) return existing;
+    result = { ...existing, name };
+    keys[keys.indexOf(existing)] = result;
+  } else {
+    result = { keyId, publicKeyHex, name: name ?? null, addedAt: new Date().toISOString() };
+    keys.push(result);
+  }
+  writeTrustedKeys(path, keys);
+  return result;
+}
+
+/** Finds the key `keyIdOrName` names: an exact key id, an exact name, or a unique key id prefix. */
+function findKey(keys: TrustedKey[], keyIdOrName: string): TrustedKey {
+  const exact = keys.find((key) => key.keyId === keyIdOrName);
+  if (exact) return exact;
+  const named = keys.filter((key) => key.name === keyIdOrName);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    throw new UsageError(`Key name ${quote(keyIdOrName)} matches several trusted keys`, {
+      hint: "give the key id instead",
+    });
+  }
+  if (keyIdOrName.length >= MIN_PREFIX && isHex(keyIdOrName, keyIdOrName.length)) {
+    const matches = keys.filter((key) => key.keyId.startsWith(keyIdOrName));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) {
+      throw new UsageError(
+        `Key id prefix ${quote(keyIdOrName)} is ambiguous: it matches ${
+          matches.map((key) => key.keyId).join(", ")
+        }`,
+        { hint: "give more characters of the key id" },
+      );
+    }
+  }
+  throw new NotFoundError(`No trusted key matches ${quote(keyIdOrName)}`, {
+    hint: "list trusted keys with `ctxsnap key list`",
+  });
+}
+
+/**
+ * Stops trusting the key named by `keyIdOrName` (its key id, a unique key id
+ * prefix of at least 4 characters, or its name) and returns it.
+ *
+ * @throws {NotFoundError} If no trusted key matches.
+ * @throws {UsageError} If a prefix or name matches several keys.
+ *
+ * @example
+ * ```ts ignore
+ * import { mkdtempSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "./keyring.ts";
+ *
+ * const dir = mkdtempSync(`${tmpdir()}/ctxsnap-doc-`);
+ * trustKey(dir, await publicKeyFromSeed(new Uint8Array(32).fill(4)), "carol");
+ * untrustKey(dir, "carol");
+ * console.assert(readTrustedKeys(trustedKeysPath(dir)).length === 0);
+ * ```
+ */
+export function untrustKey(dir: string, keyIdOrName: string): TrustedKey {
+  const path = trustedKeysPath(dir);
+  const keys = readTrustedKeys(path);
+  const found = findKey(keys, keyIdOrName);
+  writeTrustedKeys(path, keys.filter((key) => key !== found));
+  return found;
+}
+
+/** The name {@linkcode Keyring.nameOf} gives this machine's own key when no trusted entry names it. */
+const OWN_KEY_NAME = "this machine";
+
+/**
+ * The set of signers whose signatures count as trusted: the given trusted
+ * keys, this machine's own identity, and keys added for one run (`--trust`).
+ *
+ * @example
+ * ```ts
+ * import { publicKeyFromSeed, keyIdOf } from "./ed25519.ts";
+ * import { Keyring } from "./keyring.ts";
+ *
+ * const keyring = new Keyring([]);
+ * const publicKey = await publicKeyFromSeed(new Uint8Array(32).fill(5));
+ * console.assert(!keyring.isTrusted(keyIdOf(publicKey)));
+ * keyring.add(publicKey, "ci");
+ * console.assert(keyring.isTrusted(keyIdOf(publicKey)) && keyring.nameOf(keyIdOf(publicKey)) === "ci");
+ * ```
+ */
+export class Keyring {
+  #keys = new Map<string, TrustedKey>();
+  #ownKeyId: string | null;
+
+  /** Builds a keyring from `keys` and, when given, this machine's identity `own`. */
+  constructor(keys: TrustedKey[], own?: Identity | null) {
+    for (const key of keys) this.#keys.set(key.keyId, key);
+    this.#ownKeyId = own ? own.keyId : null;
+  }
+
+  /** Whether a signature by key `keyId` is trusted. */
+  isTrusted(keyId: string): boolean {
+    return keyId === this.#ownKeyId || this.#keys.has(keyId);
+  }
+
+  /**
+   * The name of key `keyId`: its trusted name, else `"this machine"` for the
+   * own identity, else `null`.
+   */
+  nameOf(keyId: string): string | null {
+    const name = this.#keys.get(keyId)?.name ?? null;
+    if (name === null && keyId === this.#ownKeyId) return OWN_KEY_NAME;
+    return name;
+  }
+
+  /** Trusts `publicKey` for the life of this keyring only (nothing is written). */
+  add(publicKey: Uint8Array, name?: string): void {
+    const publicKeyHex = checkedPublicKeyHex(publicKey);
+    if (name !== undefined) checkName(name);
+    const keyId = keyIdOf(publicKey);
+    const existing = this.#keys.get(keyId);
+    this.#keys.set(keyId, {
+      keyId,
+      publicKeyHex,
+      name: name ?? existing?.name ?? null,
+      addedAt: existing?.addedAt ?? new Date().toISOString(),
+    });
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * Nested `.gitignore` and `.ctxsnapignore` matching with git semantics
+ * (negation with `!`, directory-only patterns ending in `/`, anchoring with a
+ * leading or inner `/`, `**`), built on the `ignore` package, the standard
+ * gitignore matcher.
+ *
+ * Each ignore file applies to its own directory and everything below it, with
+ * paths taken relative to that directory. Precedence:
+ *
+ * 1. All `.gitignore` files are consulted first, outermost to innermost; the
+ *    last matching rule wins, so a deeper file overrides a shallower one.
+ * 2. Then all `.ctxsnapignore` files, in the same order. If any of their rules
+ *    matches, it decides, so `.ctxsnapignore` can both add exclusions and
+ *    re-include (`!pattern`) what a `.gitignore` excludes.
+ *
+ * As in git, a file inside an ignored directory cannot be re-included: the
+ * walker never descends into an ignored directory. Ignore files are read
+ * without following symlinks; one that is missing, not a regular file, larger
+ * than {@linkcode MAX_IGNORE_FILE_BYTES} or unreadable is treated as absent.
+ * Matching is case-sensitive (git's default on Linux).
+ *
+ * @example
+ * ```ts
+ * import { IgnoreStack } from "./ignore.ts";
+ *
+ * const stack = IgnoreStack.root().withRules("", ["*.log", "build/"], ["!keep.log"]);
+ * console.assert(stack.ignores("debug.log", false));
+ * console.assert(!stack.ignores("keep.log", false));
+ * console.assert(stack.ignores("build", true));
+ * console.assert(!stack.ignores("build", false)); // "build/" only matches directories
+ * ```
+ * @module
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  type Stats,
+} from "node:fs";
+import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
+
+/** Ignore files larger than this (1 MiB) are treated as absent. */
+export const MAX_IGNORE_FILE_BYTES: number = 1024 * 1024;
+
+/** File names of the ignore files, in the order their layers apply. */
+export const IGNORE_FILE_NAMES: readonly [".gitignore", ".ctxsnapignore"] = [
+  ".gitignore",
+  ".ctxsnapignore",
+];
+
+interface Layer {
+  /** Directory of the ignore file relative to the workspace root, `""` for the root. */
+  readonly base: string;
+  readonly git: Ignore | null;
+  readonly ctx: Ignore | null;
+}
+
+/**
+ * An immutable stack of ignore rules for one directory of a walk: the rules
+ * of the workspace root and of every directory down to it. Descending into a
+ * directory returns a new stack; the parent's stack is left untouched.
+ */
+export class IgnoreStack {
+  readonly #layers: readonly Layer[];
+
+  private constructor(layers: readonly Layer[]) {
+    this.#layers = layers;
+  }
+
+  /** An empty stack, for the workspace root before its ignore files are read. */
+  static root(): IgnoreStack {
+    return new IgnoreStack([]);
+  }
+
+  /**
+   * The stack for directory `dirRel` (relative to the workspace root, `""` for
+   * the root itself), adding the `.gitignore` and `.ctxsnapignore` found in
+   * `absDir` when present. Returns `this` when the directory has neither.
+   *
+   * @param dirRel The directory's normalized relative path, or `""` for the root.
+   * @param absDir The same directory as an absolute (or cwd-relative) path.
+   */
+  child(dirRel: string, absDir: string): IgnoreStack {
+    const git = readIgnoreFile(join(absDir, IGNORE_FILE_NAMES[0]));
+    const ctx = readIgnoreFile(join(absDir, IGNORE_FILE_NAMES[1]));
+    if (git === null && ctx === null) return this;
+    return this.withRules(dirRel, git ?? [], ctx ?? []);
+  }
+
+  /**
+   * The stack with one more layer of rules for directory `dirRel`, given as
+   * the text (or lines) of a `.gitignore` and of a `.ctxsnapignore`.
+   *
+   * @param dirRel The directory the rules belong to, `""` for the root.
+   * @param gitRules `.gitignore` content or lines.
+   * @param ctxsnapRules `.ctxsnapignore` content or lines.
+   */
+  withRules(
+    dirRel: string,
+    gitRules: string | readonly string[],
+    ctxsnapRules: string | readonly string[] = [],
+  ): IgnoreStack {
+    const layer: Layer = {
+      base: dirRel,
+      git: matcherOf(gitRules),
+      ctx: matcherOf(ctxsnapRules),
+    };
+    if (layer.git === null && layer.ctx === null) return this;
+    return new IgnoreStack([...this.#layers, layer]);
+  }
+
+  /**
+   * Whether the entry at `relPath` (relative to the workspace root) is
+   * ignored. Pass `isDir` true for a directory so directory-only patterns
+   * apply; symlinks count as files, as in git.
+   *
+   * Like git during a walk, only rules matching the entry itself count, not
+   * rules matching its parent directories: the caller must not descend into
+   * a directory this reports as ignored (so `"build/x.js"` is not reported
+   * for a `build/` rule; `"build"` is, and is never entered).
+   *
+   * @param relPath A normalized relative path below every layer's directory.
+   * @param isDir Whether the entry is a directory.
+   */
+  ignores(relPath: string, isDir: boolean): boolean {
+    const git = this.#decide(relPath, isDir, "git");
+    const ctx = this.#decide(relPath, isDir, "ctx");
+    return ctx ?? git ?? false;
+  }
+
+  /** The decision of one kind of layer: true/false from the last match, null if none matched. */
+  #decide(relPath: string, isDir: boolean, kind: "git" | "ctx"): boolean | null {
+    let decision: boolean | null = null;
+    for (const layer of this.#layers) {
+      const matcher = layer[kind];
+      if (matcher === null) continue;
+      let local: string;
+      if (layer.base === "") local = relPath;
+      else if (relPath.startsWith(layer.base + "/")) local = relPath.slice(layer.base.length + 1);
+      else continue;
+      const result = testOwn(matcher, isDir ? local + "/" : local);
+      if (result.ignored) decision = true;
+      else if (result.unignored) decision = false;
+    }
+    return decision;
+  }
+}
+
+interface TestResult {
+  ignored: boolean;
+  unignored: boolean;
+}
+
+/** The rule list inside an `ignore` instance (`ignore@7`; pinned in deno.json). */
+interface RuleList {
+  test(path: string, checkUnignored: boolean, mode: "regex"): TestResult;
+}
+
+/**
+ * Tests `path` against its own patterns only, as git does during a walk.
+ * `Ignore.test` also reports a path as ignored when one of its parent
+ * directories matches in the same file; but the walker only asks about
+ * entries whose directories were not ignored overall (a deeper file or a
+ * `.ctxsnapignore` may have re-included them), so that inheritance would be
+ * wrong here. `ignore` has no public own-path test, hence its rule list; if
+ * that ever disappears, this falls back to `test` (the tests catch it).
+ */
+function testOwn(matcher: Ignore, path: string): TestResult {
+  const rules = (matcher as unknown as { _rules?: Partial<RuleList> })._rules;
+  if (typeof rules?.test === "function") return rules.test(path, true, "regex");
+  return matcher.test(path);
+}
+
+function matcherOf(rules: string | readonly string[]): Ignore | null {
+  const lines = typeof rules === "string" ? rules.split(/\r?\n/) : rules;
+  const useful = lines.filter((line) => line.trim() !== "" && !line.startsWith("#"));
+  if (useful.length === 0) return null;
+  return ignore({ ignorecase: false }).add(useful as string[]);
+}
+
+/** Reads a small regular file without following a symlink; `null` when absent or unusable. */
+function readIgnoreFile(absPath: string): string | null {
+  let fd: number;
+  let linkStats: Stats;
+  try {
+    // lstat first: under Deno without full permissions, open resolves symlinks
+    // itself before applying O_NOFOLLOW, so the inode comparison is what counts.
+    linkStats = lstatSync(absPath);
+    if (!linkStats.isFile()) return null;
+    fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (stats.ino !== linkStats.ino || stats.dev !== linkStats.dev) return null;
+    if (!stats.isFile() || stats.size > MAX_IGNORE_FILE_BYTES) return null;
+    const buffer = new Uint8Array(stats.size + 1);
+    let total = 0;
+    while (total < buffer.length) {
+      const count = readSync(fd, buffer, total, buffer.length - total, total);
+      if (count === 0) break;
+      total += count;
+    }
+    if (total > MAX_IGNORE_FILE_BYTES) return null;
+    return new TextDecoder().decode(buffer.subarray(0, total));
+  } catch {
+    return null;
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // Nothing useful to do about a failed close of a read-only descriptor.
+    }
+  }
+}

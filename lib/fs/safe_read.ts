@@ -1,0 +1,262 @@
+/**
+ * Reading a workspace file without ever following a symlink and without ever
+ * capturing a half-written file (DESIGN §4).
+ *
+ * The caller got `expected` from `lstat` during the walk. The file is opened
+ * with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK` (a symlink swapped in fails with
+ * `ELOOP`; a FIFO opens without blocking), then `fstat` must show a regular
+ * file with the same inode and device as `expected`, before a byte is read.
+ *
+ * That inode check is the real guarantee. Deno, unless run with all
+ * permissions, resolves symlinks in the path itself (for its permission
+ * check) and opens the resolved path, so `O_NOFOLLOW` cannot see a swapped-in
+ * symlink; the open then reaches the link's target, whose inode differs, and
+ * the read is refused as "replaced" without reading it. The same check stops
+ * a swapped parent directory from redirecting the read to another file. The content is read in 1 MiB
+ * chunks and hashed as it streams; afterwards `fstat` must report the same
+ * size, mtime and ctime, and the byte count must equal the size.
+ *
+ * @example
+ * ```ts
+ * import { lstatSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { readRegularNoFollow, statInfoOf } from "./safe_read.ts";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
+ * const file = join(dir, "hello.txt");
+ * writeFileSync(file, "abc");
+ * const result = readRegularNoFollow(file, statInfoOf(lstatSync(file)), { maxBytes: 1024 });
+ * console.assert(result.size === 3);
+ * console.assert(result.sha256.startsWith("ba7816bf"));
+ * console.assert(new TextDecoder().decode(result.data!) === "abc");
+ * rmSync(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { createSha256 } from "../crypto/hash.ts";
+import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
+import { errnoOf, reasonOf } from "./_errno.ts";
+
+/** Chunk size of the streaming read: 1 MiB. */
+export const READ_CHUNK_BYTES: number = 1024 * 1024;
+
+/** Default for `keepBytesUpTo`: files up to 4 MiB are returned in memory. */
+export const DEFAULT_KEEP_BYTES: number = 4 * 1024 * 1024;
+
+/** The parts of a `stat` result that identify a file and detect changes to it. */
+export interface StatInfo {
+  /** Size in bytes. */
+  size: number;
+  /** Last modification time, milliseconds since the epoch. */
+  mtimeMs: number;
+  /** Last status change time, milliseconds since the epoch. */
+  ctimeMs: number;
+  /** Inode number. */
+  ino: number;
+  /** Device number. */
+  dev: number;
+  /** Permission bits only (`mode & 0o7777`). */
+  mode: number;
+}
+
+/** A file was replaced, became a symlink, or changed while it was being read (exit 1). */
+export class FileChangedError extends IntegrityError {
+  /** Creates a file-changed error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, options);
+    this.name = "FileChangedError";
+  }
+}
+
+/** A file could not be opened or read: permission denied, vanished, I/O error (exit 1). */
+export class UnreadableError extends IntegrityError {
+  /** Creates an unreadable-file error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, options);
+    this.name = "UnreadableError";
+  }
+}
+
+/** What {@linkcode readRegularNoFollow} read. */
+export interface ReadResult {
+  /** The file's bytes when `size <= keepBytesUpTo`, else `null` (use `onChunk` to stream them). */
+  data: Uint8Array | null;
+  /** SHA-256 of the bytes, lowercase hex. */
+  sha256: string;
+  /** Number of bytes read, equal to `stat.size`. */
+  size: number;
+  /** The `fstat` of the open file, which the bytes are consistent with. */
+  stat: StatInfo;
+}
+
+/** Options of {@linkcode readRegularNoFollow}. */
+export interface ReadOptions {
+  /** Refuse (with {@linkcode FileChangedError}) a file larger than this many bytes. */
+  maxBytes: number;
+  /**
+   * Receives each chunk as it is read, e.g. to stream it into storage. The
+   * chunk is a view of a reused buffer, valid only until the callback returns:
+   * copy it to keep it. An exception thrown here aborts the read and is rethrown unchanged.
+   */
+  onChunk?: (chunk: Uint8Array) => void;
+  /** Return the bytes in `data` only when the file is at most this large (default 4 MiB). */
+  keepBytesUpTo?: number;
+}
+
+/**
+ * Converts `node:fs` stats into a {@linkcode StatInfo}.
+ *
+ * @example
+ * ```ts
+ * import { lstatSync } from "node:fs";
+ * import { statInfoOf } from "./safe_read.ts";
+ * const info = statInfoOf(lstatSync("."));
+ * console.assert(info.mode <= 0o7777);
+ * ```
+ */
+export function statInfoOf(stats: Stats): StatInfo {
+  return {
+    size: stats.size,
+    mtimeMs: stats.mtimeMs,
+    ctimeMs: stats.ctimeMs,
+    ino: stats.ino,
+    dev: stats.dev,
+    mode: stats.mode & 0o7777,
+  };
+}
+
+/**
+ * Reads the regular file at `absPath`, which an earlier `lstat` described as
+ * `expected`, without following a symlink, hashing it as it streams.
+ *
+ * @example
+ * ```ts
+ * import { lstatSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { FileChangedError, readRegularNoFollow, statInfoOf } from "./safe_read.ts";
+ *
+ * const dir = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
+ * const file = join(dir, "notes.txt");
+ * writeFileSync(file, "notes");
+ * writeFileSync(join(dir, "secret"), "SECRET");
+ * const expected = statInfoOf(lstatSync(file));
+ * unlinkSync(file);
+ * symlinkSync(join(dir, "secret"), file); // swapped in after the lstat
+ * try {
+ *   readRegularNoFollow(file, expected, { maxBytes: 1024 });
+ *   console.assert(false);
+ * } catch (error) {
+ *   console.assert(error instanceof FileChangedError);
+ * }
+ * rmSync(dir, { recursive: true });
+ * ```
+ *
+ * @param absPath The file's path.
+ * @param expected The `lstat` of the file taken during the walk.
+ * @param options Size limit, streaming callback and in-memory threshold.
+ * @returns The bytes (if small enough), their SHA-256, size and the file's `fstat`.
+ * @throws {FileChangedError} If the path became a symlink or was replaced by another
+ *   file, is not a regular file, exceeds `maxBytes`, or changed while being read.
+ * @throws {UnreadableError} If the file cannot be opened or read (EACCES, EPERM,
+ *   ENOENT, EIO, ...).
+ */
+export function readRegularNoFollow(
+  absPath: string,
+  expected: StatInfo,
+  options: ReadOptions,
+): ReadResult {
+  const { maxBytes, onChunk, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
+  const name = quote(absPath);
+  let fd: number;
+  try {
+    fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    throw openFailure(absPath, error);
+  }
+  try {
+    const before = fstatSync(fd);
+    if (!before.isFile()) {
+      throw new FileChangedError(`File ${name} is no longer a regular file`);
+    }
+    if (before.ino !== expected.ino || before.dev !== expected.dev) {
+      throw new FileChangedError(`File ${name} was replaced between lstat and open`);
+    }
+    const size = before.size;
+    if (size > maxBytes) {
+      throw new FileChangedError(
+        `File ${name} is larger than the size limit of ${maxBytes} bytes (${size} bytes)`,
+      );
+    }
+    const data = size <= keepBytesUpTo ? new Uint8Array(size) : null;
+    const hasher = createSha256();
+    const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size + 1));
+    // Read at most one byte past the size seen at open: that byte proves growth.
+    const limit = size + 1;
+    let total = 0;
+    while (total < limit) {
+      const want = Math.min(buffer.length, limit - total);
+      const count = readSync(fd, buffer, 0, want, total);
+      if (count === 0) break;
+      if (total + count > size) break; // grew; reported below
+      const chunk = buffer.subarray(0, count);
+      hasher.update(chunk);
+      data?.set(chunk, total);
+      if (onChunk !== undefined) {
+        try {
+          onChunk(chunk);
+        } catch (error) {
+          throw new CallbackFailure(error);
+        }
+      }
+      total += count;
+    }
+    const after = fstatSync(fd);
+    if (
+      total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||
+      after.ctimeMs !== before.ctimeMs || after.ino !== before.ino
+    ) {
+      throw new FileChangedError(`File ${name} changed while being read`, {
+        hint: "Capture again once the file is no longer being written",
+      });
+    }
+    return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(before) };
+  } catch (error) {
+    if (error instanceof CallbackFailure) throw error.error; // not the file's fault
+    if (error instanceof IntegrityError) throw error;
+    throw new UnreadableError(`Cannot read file ${name}: ${reasonOf(error)}`, { cause: error });
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // A failed close of a read-only descriptor loses nothing.
+    }
+  }
+}
+
+/** Carries an exception out of `onChunk` so it is rethrown as is, not as unreadable. */
+class CallbackFailure {
+  constructor(readonly error: unknown) {}
+}
+
+function openFailure(absPath: string, error: unknown): Error {
+  const name = quote(absPath);
+  const code = errnoOf(error);
+  if (code === "ELOOP") {
+    return new FileChangedError(`File ${name} became a symlink`, { cause: error });
+  }
+  if (code === "ENXIO" || code === "EISDIR") {
+    return new FileChangedError(`File ${name} is no longer a regular file`, { cause: error });
+  }
+  if (code === "EACCES" || code === "EPERM") {
+    return new UnreadableError(`Permission denied reading file ${name}`, { cause: error });
+  }
+  if (code === "ENOENT") {
+    return new UnreadableError(`File ${name} disappeared before it could be read`, {
+      cause: error,
+    });
+  }
+  return new UnreadableError(`Cannot open file ${name}: ${reasonOf(error)}`, { cause: error });
+}

@@ -1,0 +1,340 @@
+/**
+ * Walking a workspace for capture (DESIGN §4), using `lstat` only and never
+ * following a symlink: a symlink, whether to a file or a directory, is yielded
+ * as a {@linkcode WalkSymlink} with its `readlink` target and never traversed.
+ *
+ * Skipped entries are yielded as {@linkcode WalkSkip} with a reason:
+ *
+ * - `excluded_dir`: a directory named in `excludeDirs` (default
+ *   {@linkcode DEFAULT_EXCLUDED_DIRS}) at any depth, reported once as the
+ *   directory's path and not descended into;
+ * - `ignored`: matched by a `.gitignore`/`.ctxsnapignore` (see
+ *   {@linkcode IgnoreStack}); an ignored directory is reported once, not descended;
+ * - `secret`: a file or symlink whose name {@linkcode isSecretName} (never opened);
+ * - `special_file`: a FIFO, socket or device (never opened);
+ * - `too_large`: a regular file over `maxFileBytes` (`detail` holds its size);
+ * - `unreadable`: `lstat`, `readdir` or `readlink` failed (`detail` says why);
+ * - `unsafe_name`: a name that cannot be a manifest path (a backslash, not
+ *   valid UTF-8, a path over 4096 bytes; see {@linkcode normalizeRelativePath}).
+ *   Newlines and other control characters are legal and accepted.
+ *
+ * - `changed_while_reading`: a directory replaced between its `lstat` and
+ *   its `readdir` (its listing is discarded). For files the walk reads no
+ *   contents: the capture code reads each {@linkcode WalkFile} with
+ *   `readRegularNoFollow` and reports this reason itself when that fails with
+ *   `FileChangedError`.
+ *
+ * Limits: `node:fs` has no `openat`/`fdopendir`, so a directory swapped for a
+ * symlink and swapped back exactly around a `readdir` is not detected.
+ *
+ * Order: items come out in {@linkcode comparePaths} order of their paths, so
+ * the file and symlink paths, collected, are already sorted as a manifest
+ * needs (siblings are sorted with directories keyed as `name/`, which is what
+ * makes `"a-b" < "a/b" < "a.b"` come out right). Empty directories yield
+ * nothing. An entry that vanishes between `readdir` and `lstat` is left out.
+ *
+ * @example
+ * ```ts
+ * import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { walkWorkspace } from "./walk.ts";
+ *
+ * const root = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
+ * mkdirSync(join(root, "src"));
+ * writeFileSync(join(root, "src", "main.ts"), "export {};\n");
+ * writeFileSync(join(root, ".env"), "TOKEN=x\n");
+ * const items = [...walkWorkspace(root)].map((item) => `${item.kind}:${item.path}`);
+ * console.assert(items.join(" ") === "skip:.env file:src/main.ts");
+ * rmSync(root, { recursive: true });
+ * ```
+ * @module
+ */
+import { lstatSync, readdirSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
+import { errnoOf, reasonOf } from "./_errno.ts";
+import { IgnoreStack } from "./ignore.ts";
+import { comparePaths, isSafeRelativePath, normalizeRelativePath } from "./path.ts";
+import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES, isSecretName } from "./policy.ts";
+import { type StatInfo, statInfoOf } from "./safe_read.ts";
+
+/** Why an entry was left out of a capture. */
+export type SkipReason =
+  | "excluded_dir"
+  | "ignored"
+  | "secret"
+  | "special_file"
+  | "too_large"
+  | "unreadable"
+  | "changed_while_reading"
+  | "unsafe_name";
+
+/** A regular file to capture; its content is read later with `readRegularNoFollow`. */
+export interface WalkFile {
+  /** Discriminant. */
+  kind: "file";
+  /** Normalized relative POSIX path. */
+  path: string;
+  /** Absolute path to open. */
+  absPath: string;
+  /** The `lstat` taken during the walk, to pass as `expected` when reading. */
+  stat: StatInfo;
+}
+
+/** A symlink, recorded with its target and never followed. */
+export interface WalkSymlink {
+  /** Discriminant. */
+  kind: "symlink";
+  /** Normalized relative POSIX path. */
+  path: string;
+  /** The link's target exactly as `readlink` returns it. */
+  target: string;
+}
+
+/** An entry left out, with the reason. */
+export interface WalkSkip {
+  /** Discriminant. */
+  kind: "skip";
+  /** Relative path of the entry (for an unsafe name, as well as it can be spelled). */
+  path: string;
+  /** Why it was left out. */
+  reason: SkipReason;
+  /** More about why, e.g. an errno code or a size. */
+  detail?: string;
+}
+
+/** One item of a walk. */
+export type WalkItem = WalkFile | WalkSymlink | WalkSkip;
+
+/** Options of {@linkcode walkWorkspace}. */
+export interface WalkOptions {
+  /** Regular files larger than this are skipped as `too_large` (default 256 MiB). */
+  maxFileBytes?: number;
+  /** Directory names never descended into, at any depth (default {@linkcode DEFAULT_EXCLUDED_DIRS}). */
+  excludeDirs?: ReadonlySet<string>;
+  /** Honor `.gitignore` and `.ctxsnapignore` files (default true). */
+  useIgnoreFiles?: boolean;
+}
+
+interface Entry {
+  name: string;
+  path: string;
+  absPath: string;
+  /** Sort key among siblings: the name, plus `/` for a directory. */
+  key: string;
+  stats: Stats | null;
+  /** Set when the entry is skipped before classification. */
+  skip: WalkSkip | null;
+}
+
+interface Frame {
+  ignore: IgnoreStack;
+  entries: Entry[];
+  index: number;
+}
+
+/**
+ * Walks the workspace at `root`, yielding files and symlinks to capture and
+ * the entries it skips, in {@linkcode comparePaths} order.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+ * import { tmpdir } from "node:os";
+ * import { join } from "node:path";
+ * import { walkWorkspace } from "./walk.ts";
+ *
+ * const root = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
+ * writeFileSync(join(root, "big.bin"), new Uint8Array(11));
+ * symlinkSync("/etc", join(root, "etc"));
+ * const items = [...walkWorkspace(root, { maxFileBytes: 10 })];
+ * console.assert(items[0]?.kind === "skip" && items[0].reason === "too_large");
+ * console.assert(items[1]?.kind === "symlink" && items[1].target === "/etc");
+ * rmSync(root, { recursive: true });
+ * ```
+ *
+ * @param root The workspace directory (a symlink given here is followed once).
+ * @param options Size limit, excluded directory names, ignore files.
+ * @throws {NotFoundError} If `root` does not exist.
+ * @throws {CtxsnapError} If `root` is not a readable directory.
+ */
+export function* walkWorkspace(root: string, options: WalkOptions = {}): Generator<WalkItem> {
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const excludeDirs = options.excludeDirs ?? DEFAULT_EXCLUDED_DIRS;
+  const useIgnoreFiles = options.useIgnoreFiles ?? true;
+  const rootAbs = resolve(root);
+  const rootIgnore = IgnoreStack.root();
+
+  let rootEntries: Entry[];
+  try {
+    if (!statSync(rootAbs).isDirectory()) {
+      throw new CtxsnapError(`Workspace ${quote(root)} is not a directory`);
+    }
+    rootEntries = listDirectory("", rootAbs);
+  } catch (error) {
+    if (error instanceof CtxsnapError) throw error;
+    if (errnoOf(error) === "ENOENT") {
+      throw new NotFoundError(`Workspace ${quote(root)} does not exist`, { cause: error });
+    }
+    throw new CtxsnapError(`Cannot read workspace ${quote(root)}: ${reasonOf(error)}`, "failure", {
+      cause: error,
+    });
+  }
+  const stack: Frame[] = [{
+    ignore: useIgnoreFiles ? rootIgnore.child("", rootAbs) : rootIgnore,
+    entries: rootEntries,
+    index: 0,
+  }];
+
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const entry = frame.entries[frame.index++];
+    if (entry === undefined) {
+      stack.pop();
+      continue;
+    }
+    if (entry.skip !== null) {
+      yield entry.skip;
+      continue;
+    }
+    const stats = entry.stats!;
+    const { path } = entry;
+
+    if (stats.isDirectory()) {
+      if (excludeDirs.has(entry.name)) {
+        yield { kind: "skip", path, reason: "excluded_dir" };
+      } else if (useIgnoreFiles && frame.ignore.ignores(path, true)) {
+        yield { kind: "skip", path, reason: "ignored" };
+      } else {
+        let entries: Entry[];
+        try {
+          entries = listDirectory(path, entry.absPath);
+        } catch (error) {
+          yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };
+          continue;
+        }
+        if (!sameDirectory(stats, entry.absPath)) {
+          // Replaced (say, by a symlink) between lstat and readdir: what was
+          // listed may lie outside the workspace, so none of it is used.
+          yield {
+            kind: "skip",
+            path,
+            reason: "changed_while_reading",
+            detail: "directory was replaced during the walk",
+          };
+          continue;
+        }
+        const ignore = useIgnoreFiles ? frame.ignore.child(path, entry.absPath) : frame.ignore;
+        stack.push({ ignore, entries, index: 0 });
+      }
+      continue;
+    }
+
+    if (useIgnoreFiles && frame.ignore.ignores(path, false)) {
+      yield { kind: "skip", path, reason: "ignored" };
+    } else if (isSecretName(entry.name)) {
+      yield { kind: "skip", path, reason: "secret" };
+    } else if (stats.isSymbolicLink()) {
+      yield readSymlink(entry);
+    } else if (stats.isFile()) {
+      if (stats.size > maxFileBytes) {
+        yield { kind: "skip", path, reason: "too_large", detail: `${stats.size} bytes` };
+      } else {
+        yield { kind: "file", path, absPath: entry.absPath, stat: statInfoOf(stats) };
+      }
+    } else {
+      yield { kind: "skip", path, reason: "special_file", detail: specialKind(stats) };
+    }
+  }
+}
+
+/** Lists and `lstat`s a directory's entries, sorted so their paths come out in order. */
+function listDirectory(dirPath: string, absDir: string): Entry[] {
+  const names = readdirSync(absDir);
+  const entries: Entry[] = [];
+  const seen = new Set<string>();
+  for (const name of names) {
+    const path = dirPath === "" ? name : `${dirPath}/${name}`;
+    const absPath = join(absDir, name);
+    const entry: Entry = { name, path, absPath, key: name, stats: null, skip: null };
+    entries.push(entry);
+    if (seen.has(name)) {
+      // Two undecodable names can decode to the same string.
+      entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: "duplicate name" };
+      continue;
+    }
+    seen.add(name);
+    if (!isSafeRelativePath(path)) {
+      entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: problemOf(path) };
+      continue;
+    }
+    try {
+      entry.stats = lstatSync(absPath);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") {
+        if (name.includes("\uFFFD")) {
+          // The name was decoded lossily, so the decoded spelling names nothing.
+          entry.skip = {
+            kind: "skip",
+            path,
+            reason: "unsafe_name",
+            detail: "name is not valid UTF-8",
+          };
+        } else {
+          entries.pop(); // vanished since readdir: no longer part of the workspace
+        }
+        continue;
+      }
+      entry.skip = { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };
+      continue;
+    }
+    if (entry.stats.isDirectory()) entry.key = name + "/";
+  }
+  entries.sort((a, b) => comparePaths(a.key, b.key));
+  return entries;
+}
+
+/** Whether `absDir` is still the directory `before` described (same device and inode). */
+function sameDirectory(before: Stats, absDir: string): boolean {
+  try {
+    const now = lstatSync(absDir);
+    return now.isDirectory() && now.ino === before.ino && now.dev === before.dev;
+  } catch {
+    return false;
+  }
+}
+
+function readSymlink(entry: Entry): WalkSymlink | WalkSkip {
+  try {
+    return { kind: "symlink", path: entry.path, target: readlinkSync(entry.absPath) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "";
+    if (message.includes("not valid UTF-8")) {
+      return {
+        kind: "skip",
+        path: entry.path,
+        reason: "unsafe_name",
+        detail: "symlink target is not valid UTF-8",
+      };
+    }
+    return { kind: "skip", path: entry.path, reason: "unreadable", detail: reasonOf(error) };
+  }
+}
+
+function problemOf(path: string): string {
+  try {
+    normalizeRelativePath(path);
+    return "invalid path";
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return "fifo";
+  if (stats.isSocket()) return "socket";
+  if (stats.isCharacterDevice()) return "character device";
+  if (stats.isBlockDevice()) return "block device";
+  return "unknown file type";
+}

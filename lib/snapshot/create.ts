@@ -1,0 +1,267 @@
+/**
+ * Creating a snapshot: capture the workspace, read the git anchor and the
+ * live session, build the body, sign it, append it to the branch by
+ * compare-and-swap — all in one store transaction, durable before it returns.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { createSnapshot } from "./create.ts";
+ * import { generateSeed, keyIdOf, publicKeyFromSeed } from "../crypto/ed25519.ts";
+ * import { toHex } from "../encoding/hex.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/a.txt`, "a\n");
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * const seed = generateSeed();
+ * const publicKey = await publicKeyFromSeed(seed);
+ * const signer = { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
+ * const first = await createSnapshot(store, signer, { reason: "first" });
+ * const second = await createSnapshot(store, signer, { reason: "second" });
+ * console.assert(second.envelope.body.parent === first.id);
+ * store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import type { JsonValue } from "../encoding/canonical_json.ts";
+import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
+import { type CaptureStats, captureWorkspace } from "../store/capture.ts";
+import type { Store } from "../store/store.ts";
+import {
+  emptyContext,
+  emptyCursors,
+  emptyFacets,
+  SNAPSHOT_SCHEMA,
+  type SnapshotBody,
+  type SnapshotContext,
+  type SnapshotCursors,
+  type SnapshotFacets,
+  validateContext,
+  validateCursors,
+  validateFacets,
+} from "./body.ts";
+import { type Envelope, signBody, type Signer } from "./envelope.ts";
+import { gitAnchor } from "./git.ts";
+import { readSessionState } from "./session_state.ts";
+import {
+  ensureBranch,
+  insertSnapshot,
+  moveHead,
+  readEnvelope,
+  resolveSnapshotId,
+  selection,
+} from "./timeline.ts";
+import { VERSION } from "../version.ts";
+
+/** Context supplied with `--context`: any subset of context, cursors and facets. */
+export interface ContextInput {
+  /** Replaces the live task. */
+  task?: string;
+  /** Replaces the live progress. */
+  progress_pct?: number;
+  /** Replace the live lists. */
+  decisions?: string[];
+  /** Replace the live lists. */
+  files_touched?: string[];
+  /** Replace the live lists. */
+  findings?: string[];
+  /** Replace the live lists. */
+  knowledge?: string[];
+  /** Extensions keyed by namespace. */
+  extensions?: Record<string, JsonValue>;
+  /** Any subset of cursors. */
+  cursors?: Partial<SnapshotCursors>;
+  /** Any subset of facets. */
+  facets?: Partial<SnapshotFacets>;
+}
+
+const CONTEXT_KEYS = [
+  "task",
+  "progress_pct",
+  "decisions",
+  "files_touched",
+  "findings",
+  "knowledge",
+  "extensions",
+  "cursors",
+  "facets",
+] as const;
+
+/**
+ * Validates a `--context` document. Unknown keys are refused, naming them;
+ * values are checked with the body rules.
+ */
+export function validateContextInput(value: unknown): ContextInput {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new UsageError("The context document is not a JSON object");
+  }
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!(CONTEXT_KEYS as readonly string[]).includes(key)) {
+      throw new UsageError(`The context document has unknown key ${quote(key)}`, {
+        hint: `allowed keys: ${CONTEXT_KEYS.join(", ")}`,
+      });
+    }
+  }
+  for (const sub of ["cursors", "facets"] as const) {
+    const inner = o[sub];
+    if (inner === undefined) continue;
+    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) {
+      throw new UsageError(`The context document's ${quote(sub)} is not an object`);
+    }
+    const allowed = Object.keys(sub === "cursors" ? emptyCursors() : emptyFacets());
+    for (const key of Object.keys(inner)) {
+      if (!allowed.includes(key)) {
+        throw new UsageError(`The context document has unknown key ${quote(`${sub}.${key}`)}`, {
+          hint: `allowed keys in ${sub}: ${allowed.join(", ")}`,
+        });
+      }
+    }
+  }
+  try {
+    // Check values by building a full context from them.
+    resolveContext(emptyContext(), o as ContextInput);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(
+      (error as Error).message.replace(/^Invalid [^:]*: /, "The context document is invalid: "),
+    );
+  }
+  return o as ContextInput;
+}
+
+function resolveContext(
+  live: SnapshotContext,
+  input: ContextInput | null | undefined,
+): { context: SnapshotContext; cursors: SnapshotCursors; facets: SnapshotFacets } {
+  const i = input ?? {};
+  const context = validateContext({
+    task: i.task ?? live.task,
+    progress_pct: i.progress_pct ?? live.progress_pct,
+    decisions: i.decisions ?? live.decisions,
+    files_touched: i.files_touched ?? live.files_touched,
+    findings: i.findings ?? live.findings,
+    knowledge: i.knowledge ?? live.knowledge,
+    extensions: i.extensions ?? live.extensions,
+  }, "context document");
+  const cursors = validateCursors({ ...emptyCursors(), ...(i.cursors ?? {}) }, "context document");
+  const facets = validateFacets({ ...emptyFacets(), ...(i.facets ?? {}) }, "context document");
+  return { context, cursors, facets };
+}
+
+/** Options for {@linkcode createSnapshot}. */
+export interface CreateOptions {
+  /** Why (`-m`). */
+  reason?: string;
+  /** Context, cursors and facets overriding the live session for this snapshot. */
+  context?: ContextInput | null;
+  /** Capture the workspace (default true). */
+  workspace?: boolean;
+  /** Idempotency source: the same source twice returns the existing snapshot. */
+  source?: { kind: string; id: string } | null;
+  /** Session (default: current). */
+  session?: string;
+  /** Branch (default: the session's current; created empty if missing). */
+  branch?: string;
+  /** Compare-and-swap: the branch head must be this id (prefix ok), or null for an empty branch. */
+  expectHead?: string | null;
+  /** Extra facets.metadata entries (merged over the context's). */
+  metadata?: Record<string, JsonValue>;
+  /** Progress callback during capture. */
+  onProgress?: (seen: number) => void;
+}
+
+/** What {@linkcode createSnapshot} returns. */
+export interface CreateResult {
+  /** Snapshot id. */
+  id: string;
+  /** The signed envelope. */
+  envelope: Envelope;
+  /** False when `source` matched an existing snapshot, which is returned. */
+  created: boolean;
+  /** Capture counters, or null when the workspace was not captured. */
+  capture: CaptureStats | null;
+}
+
+/** Refuses new snapshots on a session with an unresolved restore (DESIGN §3, invariant 5). */
+export function assertNoUnresolvedOperation(store: Store, session: string): void {
+  const row = store.db.prepare(
+    "SELECT id, kind FROM operations WHERE session = ? AND status = 'applying' ORDER BY seq LIMIT 1",
+  ).get(session) as { id: string; kind: string } | undefined;
+  if (row !== undefined) {
+    throw new ConflictError(
+      `Session ${quote(session)} has an unresolved ${row.kind} (operation ${row.id})`,
+      { hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it" },
+    );
+  }
+}
+
+/** Creates, signs and durably records a snapshot. */
+export async function createSnapshot(
+  store: Store,
+  signer: Signer,
+  options: CreateOptions = {},
+): Promise<CreateResult> {
+  const sel = selection(store, options.session, options.branch);
+  const git = gitAnchor(store.workspaceRoot, store.dir);
+  return await store.transactionAsync("create", async () => {
+    if (options.source) {
+      const existing = store.db.prepare(
+        "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
+      ).get(sel.session, options.source.kind, options.source.id) as { id: string } | undefined;
+      if (existing !== undefined) {
+        return {
+          id: existing.id,
+          envelope: readEnvelope(store, existing.id),
+          created: false,
+          capture: null,
+        };
+      }
+    }
+    assertNoUnresolvedOperation(store, sel.session);
+    const branch = ensureBranch(store, sel.session, sel.branch);
+    if (options.expectHead !== undefined) {
+      const expected = options.expectHead === null
+        ? null
+        : resolveSnapshotId(store, options.expectHead);
+      if (expected !== branch.head) {
+        throw new ConflictError(
+          `The head of branch ${quote(sel.branch)} is ${quote(branch.head ?? "none")}, not ${
+            quote(expected ?? "none")
+          }`,
+          { hint: "another snapshot was created meanwhile; list the branch and decide again" },
+        );
+      }
+    }
+    const capture = options.workspace === false
+      ? null
+      : captureWorkspace(store, options.onProgress ? { onProgress: options.onProgress } : {});
+    const live = readSessionState(store, sel.session);
+    const { context, cursors, facets } = resolveContext(live, options.context);
+    if (options.metadata) facets.metadata = { ...facets.metadata, ...options.metadata };
+    const body: SnapshotBody = {
+      schema: SNAPSHOT_SCHEMA,
+      created_at: new Date().toISOString(),
+      parent: branch.head,
+      session: sel.session,
+      branch: sel.branch,
+      reason: options.reason ?? "",
+      source: options.source ?? null,
+      git,
+      workspace: capture === null ? null : {
+        tree: capture.treeId,
+        files: capture.stats.files,
+        bytes: capture.stats.bytes,
+        skipped: capture.stats.skipped,
+      },
+      context,
+      cursors,
+      facets,
+      tool: { name: "ctxsnap", version: VERSION },
+    };
+    const envelope = await signBody(body, signer);
+    insertSnapshot(store, envelope);
+    moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
+    return { id: envelope.id, envelope, created: true, capture: capture?.stats ?? null };
+  });
+}

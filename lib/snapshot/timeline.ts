@@ -1,0 +1,296 @@
+/**
+ * The timeline: sessions, branches and the snapshot rows linked by `parent`.
+ *
+ * Snapshot rows are append-only (the schema refuses updates); a branch head
+ * moves only by compare-and-swap. Ids resolve by unique prefix (≥ 4 hex).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { currentSelection, listSnapshots } from "./timeline.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * console.assert(currentSelection(store).session === "main");
+ * console.assert(listSnapshots(store, {}).length === 0);
+ * store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import {
+  ConflictError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
+import type { Store } from "../store/store.ts";
+import { isValidName } from "./body.ts";
+import { type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";
+
+/** The default session and branch name. */
+export const DEFAULT_NAME = "main";
+
+/** A snapshot row of the index (metadata copied from its body). */
+export interface SnapshotRow {
+  /** Insertion order. */
+  seq: number;
+  /** Snapshot id. */
+  id: string;
+  /** Session. */
+  session: string;
+  /** Branch. */
+  branch: string;
+  /** Parent id or null. */
+  parent: string | null;
+  /** Body's created_at. */
+  created_at: string;
+  /** Workspace tree id or null. */
+  tree: string | null;
+  /** Signer key id. */
+  key_id: string;
+  /** Whether it arrived by import. */
+  imported: number;
+  /** Body's reason. */
+  reason?: string;
+}
+
+/** A branch of a session. */
+export interface BranchRow {
+  /** Session. */
+  session: string;
+  /** Branch name. */
+  name: string;
+  /** Head snapshot id, or null for an empty branch. */
+  head: string | null;
+  /** Snapshot it was forked from, or null. */
+  base: string | null;
+  /** Creation time (ms). */
+  created_at: number;
+  /** Last head move (ms). */
+  updated_at: number;
+}
+
+/** Checks a session or branch name given by a user. */
+export function checkName(name: string, what: "session" | "branch"): string {
+  if (!isValidName(name)) {
+    throw new UsageError(`Invalid ${what} name ${quote(name)}`, {
+      hint: "use letters, digits, '.', '_', '-' and up to three '/' separators",
+    });
+  }
+  return name;
+}
+
+/** The current session (store setting) and its current branch. */
+export function currentSelection(store: Store): { session: string; branch: string } {
+  const session = store.getMeta("current_session") ?? DEFAULT_NAME;
+  const row = store.db.prepare("SELECT current_branch FROM sessions WHERE name = ?").get(session) as
+    | { current_branch: string }
+    | undefined;
+  return { session, branch: row?.current_branch ?? DEFAULT_NAME };
+}
+
+/** Resolves optional `--session`/`--branch` flags against the current selection. */
+export function selection(
+  store: Store,
+  session?: string,
+  branch?: string,
+): { session: string; branch: string } {
+  const current = currentSelection(store);
+  const s = session === undefined ? current.session : checkName(session, "session");
+  if (branch !== undefined) return { session: s, branch: checkName(branch, "branch") };
+  if (s === current.session) return current;
+  const row = store.db.prepare("SELECT current_branch FROM sessions WHERE name = ?").get(s) as
+    | { current_branch: string }
+    | undefined;
+  return { session: s, branch: row?.current_branch ?? DEFAULT_NAME };
+}
+
+/** Creates the session row if missing (inside the caller's transaction). */
+export function ensureSession(store: Store, session: string, branch = DEFAULT_NAME): void {
+  const now = Date.now();
+  store.db.prepare(
+    "INSERT OR IGNORE INTO sessions (name, current_branch, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+  ).run(session, branch, "{}", now, now);
+}
+
+/** Creates the branch row if missing, with the given head (inside a transaction). */
+export function ensureBranch(
+  store: Store,
+  session: string,
+  branch: string,
+  head: string | null = null,
+  base: string | null = null,
+): BranchRow {
+  ensureSession(store, session, branch);
+  const now = Date.now();
+  store.db.prepare(
+    "INSERT OR IGNORE INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+  ).run(session, branch, head, base, now, now);
+  return getBranch(store, session, branch)!;
+}
+
+/** Reads a branch, or null. */
+export function getBranch(store: Store, session: string, branch: string): BranchRow | null {
+  const row = store.db.prepare("SELECT * FROM branches WHERE session = ? AND name = ?").get(
+    session,
+    branch,
+  ) as BranchRow | undefined;
+  return row ?? null;
+}
+
+/** Lists a session's branches (all sessions when `session` is undefined). */
+export function listBranches(store: Store, session?: string): BranchRow[] {
+  const rows = session === undefined
+    ? store.db.prepare("SELECT * FROM branches ORDER BY session, name").all()
+    : store.db.prepare("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
+  return rows as unknown as BranchRow[];
+}
+
+/**
+ * Moves a branch head from `expected` to `next` (compare-and-swap).
+ * Throws {@linkcode ConflictError} if the head is no longer `expected`.
+ */
+export function moveHead(
+  store: Store,
+  session: string,
+  branch: string,
+  expected: string | null,
+  next: string,
+): void {
+  const result = store.db.prepare(
+    "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ? AND head IS ?",
+  ).run(next, Date.now(), session, branch, expected);
+  if (result.changes !== 1) {
+    throw new ConflictError(`The head of branch ${quote(branch)} moved`, {
+      hint: "another process created a snapshot; list the branch and retry",
+    });
+  }
+}
+
+/** Inserts a snapshot row (idempotent on id). Returns false if it was already present. */
+export function insertSnapshot(store: Store, envelope: Envelope, imported = false): boolean {
+  const b = envelope.body;
+  const result = store.db.prepare(
+    `INSERT OR IGNORE INTO snapshots
+       (id, session, branch, parent, created_at, tree, source_kind, source_id, key_id, imported, envelope)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    envelope.id,
+    b.session,
+    b.branch,
+    b.parent,
+    b.created_at,
+    b.workspace?.tree ?? null,
+    b.source?.kind ?? null,
+    b.source?.id ?? null,
+    envelope.signature.key_id,
+    imported ? 1 : 0,
+    envelopeBytes(envelope),
+  );
+  return result.changes === 1;
+}
+
+/** Whether a snapshot with this full id exists. */
+export function hasSnapshot(store: Store, id: string): boolean {
+  return store.db.prepare("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined;
+}
+
+/**
+ * Resolves a full id or a unique prefix of at least 4 hex characters.
+ * Unknown → {@linkcode NotFoundError}; ambiguous → {@linkcode UsageError} listing candidates.
+ */
+export function resolveSnapshotId(store: Store, prefix: string): string {
+  const p = prefix.trim().toLowerCase();
+  if (!/^[0-9a-f]{4,64}$/.test(p)) {
+    throw new UsageError(`Snapshot id ${quote(prefix)} is not 4 to 64 hex characters`);
+  }
+  const rows = store.db.prepare(
+    "SELECT id FROM snapshots WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
+  ).all(p, p + "g") as { id: string }[];
+  if (rows.length === 0) {
+    throw new NotFoundError(`No snapshot matches ${quote(prefix)}`, {
+      hint: "run `ctxsnap list --all` to see every snapshot",
+    });
+  }
+  if (rows.length > 1) {
+    const shown = rows.slice(0, 10).map((row) => row.id.slice(0, 16)).join(", ");
+    throw new UsageError(
+      `Snapshot id ${quote(prefix)} is ambiguous: ${shown}${rows.length > 10 ? ", …" : ""}`,
+      {
+        hint: "type more characters of the id",
+      },
+    );
+  }
+  return rows[0]!.id;
+}
+
+/** Reads a snapshot row by full id, or null. */
+export function getSnapshotRow(store: Store, id: string): SnapshotRow | null {
+  const row = store.db.prepare(
+    "SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots WHERE id = ?",
+  ).get(id) as SnapshotRow | undefined;
+  return row ?? null;
+}
+
+/** Reads and strictly parses a stored envelope (does not verify the signature). */
+export function readEnvelope(store: Store, id: string): Envelope {
+  const row = store.db.prepare("SELECT envelope FROM snapshots WHERE id = ?").get(id) as
+    | { envelope: Uint8Array }
+    | undefined;
+  if (row === undefined) throw new NotFoundError(`No snapshot ${quote(id)}`);
+  const envelope = parseEnvelope(row.envelope);
+  if (envelope.id !== id) {
+    throw new IntegrityError(
+      `Stored snapshot ${quote(id)} holds an envelope for ${quote(envelope.id)}`,
+    );
+  }
+  return envelope;
+}
+
+/** Filters for {@linkcode listSnapshots}. */
+export interface ListFilter {
+  /** Only this session. */
+  session?: string;
+  /** Only this branch. */
+  branch?: string;
+  /** Most rows to return. */
+  limit?: number;
+}
+
+/** Lists snapshot rows newest first. */
+export function listSnapshots(store: Store, filter: ListFilter): SnapshotRow[] {
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.session !== undefined) {
+    clauses.push("session = ?");
+    params.push(filter.session);
+  }
+  if (filter.branch !== undefined) {
+    clauses.push("branch = ?");
+    params.push(filter.branch);
+  }
+  const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
+  params.push(filter.limit ?? -1);
+  return store.db.prepare(
+    `SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots ${where}
+     ORDER BY seq DESC LIMIT ?`,
+  ).all(...params) as unknown as SnapshotRow[];
+}
+
+/** Walks a branch from its head through `parent` links (newest first). */
+export function branchChain(store: Store, session: string, branch: string): string[] {
+  const head = getBranch(store, session, branch)?.head ?? null;
+  const chain: string[] = [];
+  const seen = new Set<string>();
+  let cursor = head;
+  while (cursor !== null && !seen.has(cursor)) {
+    seen.add(cursor);
+    chain.push(cursor);
+    const row = store.db.prepare("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
+      | { parent: string | null }
+      | undefined;
+    cursor = row?.parent ?? null;
+  }
+  return chain;
+}

@@ -1,0 +1,76 @@
+/**
+ * Private helpers around `node:sqlite`: error mapping and transactions.
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { BusyError, CtxsnapError, IntegrityError } from "../encoding/errors.ts";
+
+/** Maps SQLite failures to typed errors: busy and locked become {@linkcode BusyError}. */
+export function mapSqliteError(error: unknown, what: string): unknown {
+  if (error instanceof CtxsnapError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/database is locked|SQLITE_BUSY|database table is locked/i.test(message)) {
+    return new BusyError(`The store is busy: ${what} waited past the busy timeout`, {
+      hint: "another ctxsnap process is using this store; retry, or raise CTXSNAP_BUSY_TIMEOUT_MS",
+      cause: error,
+    });
+  }
+  if (/malformed|not a database|file is not a database/i.test(message)) {
+    return new IntegrityError(`The store index is corrupt: ${message}`, {
+      hint: "restore .ctxsnap/index.db from a backup, or publish what still verifies",
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/**
+ * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on any throw.
+ * Nested calls join the outer transaction.
+ */
+export function inTransaction<T>(db: DatabaseSync, what: string, fn: () => T): T {
+  if (db.isTransaction) return fn();
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch (error) {
+    throw mapSqliteError(error, what);
+  }
+  try {
+    const result = fn();
+    db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    try {
+      if (db.isTransaction) db.exec("ROLLBACK");
+    } catch {
+      // The original error matters more than a failed rollback.
+    }
+    throw mapSqliteError(error, what);
+  }
+}
+
+/** Like {@linkcode inTransaction} for an async body (e.g. one that signs with WebCrypto). */
+export async function inTransactionAsync<T>(
+  db: DatabaseSync,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (db.isTransaction) return await fn();
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch (error) {
+    throw mapSqliteError(error, what);
+  }
+  try {
+    const result = await fn();
+    db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    try {
+      if (db.isTransaction) db.exec("ROLLBACK");
+    } catch {
+      // The original error matters more than a failed rollback.
+    }
+    throw mapSqliteError(error, what);
+  }
+}

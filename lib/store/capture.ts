@@ -1,0 +1,302 @@
+/**
+ * Capturing a workspace into the store as a tree manifest (DESIGN §4).
+ *
+ * Files are read with `O_NOFOLLOW|O_NONBLOCK` and an ino/dev check; symlinks
+ * are recorded, never followed; everything left out is listed with a reason.
+ * A stat cache recognises unchanged files without rehashing them. Like git's
+ * racy-clean rule, a cached entry is trusted only if the file's mtime and
+ * ctime were strictly older than the moment the entry was recorded, so an
+ * edit in the same timestamp tick is always re-read.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "./store.ts";
+ * import { captureWorkspace } from "./capture.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/notes.md`, "# hi\n");
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * const { tree, stats } = store.transaction("capture", () => captureWorkspace(store));
+ * console.assert(tree.entries.length === 1 && stats.hashed === 1);
+ * store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
+import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
+import {
+  FileChangedError,
+  readRegularNoFollow,
+  type StatInfo,
+  UnreadableError,
+} from "../fs/safe_read.ts";
+import { walkWorkspace } from "../fs/walk.ts";
+import { INLINE_BLOB_MAX, type Store } from "./store.ts";
+import {
+  compareSkipped,
+  type SkippedEntry,
+  type TreeEntry,
+  treeId as treeIdOf,
+  type TreeManifest,
+  validateTree,
+} from "./tree.ts";
+
+/** Counters describing one capture. */
+export interface CaptureStats {
+  /** Regular files recorded. */
+  files: number;
+  /** Symlinks recorded. */
+  symlinks: number;
+  /** Paths left out. */
+  skipped: number;
+  /** Total bytes of recorded files. */
+  bytes: number;
+  /** Files whose content was read and hashed. */
+  hashed: number;
+  /** Files recognised unchanged from the stat cache, not read. */
+  reused: number;
+}
+
+/** What {@linkcode captureWorkspace} returns. */
+export interface CaptureResult {
+  /** The id of the stored manifest. */
+  treeId: string;
+  /** The manifest. */
+  tree: TreeManifest;
+  /** Counters. */
+  stats: CaptureStats;
+}
+
+/** Options for {@linkcode captureWorkspace}. */
+export interface CaptureOptions {
+  /** Workspace root; defaults to the store's. */
+  root?: string;
+  /** Largest file captured; larger ones are skipped as `too_large`. */
+  maxFileBytes?: number;
+  /** Use and update the stat cache (default true). */
+  useStatCache?: boolean;
+  /**
+   * Store blobs, the manifest and stat-cache updates (default true). With
+   * false the workspace is only hashed: nothing is written (diff, plans).
+   */
+  persist?: boolean;
+  /** Called after each file with the number of paths seen so far. */
+  onProgress?: (seen: number) => void;
+}
+
+interface CacheRow {
+  size: number;
+  mtime_ms: number;
+  ctime_ms: number;
+  ino: number;
+  dev: number;
+  mode: number;
+  blob: string;
+  stamp_ms: number;
+}
+
+/** Milliseconds of ctime granularity assumed (some platforms report whole seconds). */
+const CTIME_GRANULARITY_MS = 1000;
+
+function cacheHit(row: CacheRow | undefined, stat: StatInfo): boolean {
+  if (row === undefined) return false;
+  if (
+    row.size !== stat.size || row.mtime_ms !== stat.mtimeMs || row.ctime_ms !== stat.ctimeMs ||
+    row.ino !== stat.ino || row.dev !== stat.dev || row.mode !== stat.mode
+  ) return false;
+  // Racy-clean: trust only entries whose timestamps were strictly older than
+  // the moment they were recorded, allowing for timestamp granularity.
+  return stat.mtimeMs + 1 <= row.stamp_ms && stat.ctimeMs + CTIME_GRANULARITY_MS <= row.stamp_ms;
+}
+
+/** The filesystem's notion of "now", read from a file's mtime in the store. */
+function filesystemNow(store: Store): number {
+  const stamp = path.join(store.dir, "tmp", "stamp");
+  fs.mkdirSync(path.dirname(stamp), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(stamp, "");
+  return fs.statSync(stamp).mtimeMs;
+}
+
+function storeDirName(store: Store, root: string): string | null {
+  const relative = path.relative(root, store.dir);
+  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return null;
+  return relative.split(path.sep).pop() ?? null;
+}
+
+/**
+ * Captures the workspace into `store` and returns the stored manifest.
+ * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
+ * whatever references them commit together.
+ */
+export function captureWorkspace(store: Store, options: CaptureOptions = {}): CaptureResult {
+  const root = path.resolve(options.root ?? store.workspaceRoot);
+  let rootStat: fs.Stats;
+  try {
+    rootStat = fs.statSync(root);
+  } catch (error) {
+    throw new CtxsnapError(`The workspace ${quote(root)} cannot be read`, "not_found", {
+      cause: error,
+    });
+  }
+  if (!rootStat.isDirectory()) {
+    throw new CtxsnapError(`The workspace ${quote(root)} is not a directory`, "not_found");
+  }
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const persist = options.persist ?? true;
+  const useCache = options.useStatCache ?? true;
+  const excludeDirs = new Set(DEFAULT_EXCLUDED_DIRS);
+  const ownDir = storeDirName(store, root);
+  if (ownDir !== null) excludeDirs.add(ownDir);
+
+  const cache = new Map<string, CacheRow>();
+  if (useCache) {
+    for (const row of store.db.prepare("SELECT * FROM stat_cache").iterate()) {
+      const r = row as unknown as CacheRow & { path: string };
+      cache.set(r.path, r);
+    }
+  }
+  const stamp = persist ? filesystemNow(store) : 0;
+  const upsert = store.db.prepare(
+    `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
+       ctime_ms = excluded.ctime_ms, ino = excluded.ino, dev = excluded.dev, mode = excluded.mode,
+       blob = excluded.blob, stamp_ms = excluded.stamp_ms`,
+  );
+
+  const entries: TreeEntry[] = [];
+  const skipped: SkippedEntry[] = [];
+  const stats: CaptureStats = { files: 0, symlinks: 0, skipped: 0, bytes: 0, hashed: 0, reused: 0 };
+  const seen = new Set<string>();
+
+  for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs })) {
+    if (item.kind === "skip") {
+      skipped.push({ path: item.path, reason: item.reason });
+      continue;
+    }
+    if (item.kind === "symlink") {
+      entries.push({ path: item.path, type: "symlink", target: item.target });
+      stats.symlinks += 1;
+      continue;
+    }
+    const cached = cache.get(item.path);
+    let blob: string;
+    let size: number;
+    let mode = item.stat.mode;
+    if (cacheHit(cached, item.stat) && store.hasObject(cached!.blob)) {
+      blob = cached!.blob;
+      size = cached!.size;
+      stats.reused += 1;
+    } else {
+      const read = persist
+        ? readFileIntoStore(store, item.absPath, item.stat, maxFileBytes)
+        : hashFile(item.absPath, item.stat, maxFileBytes);
+      if ("reason" in read) {
+        skipped.push({ path: item.path, reason: read.reason });
+        continue;
+      }
+      blob = read.blob;
+      size = read.size;
+      mode = read.stat.mode;
+      stats.hashed += 1;
+      if (useCache && persist) {
+        const s = read.stat;
+        upsert.run(item.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev, s.mode, blob, stamp);
+      }
+    }
+    seen.add(item.path);
+    entries.push({ path: item.path, type: "file", blob, size, mode });
+    stats.files += 1;
+    stats.bytes += size;
+    options.onProgress?.(entries.length + skipped.length);
+  }
+
+  if (useCache && persist) {
+    const remove = store.db.prepare("DELETE FROM stat_cache WHERE path = ?");
+    for (const cachedPath of cache.keys()) if (!seen.has(cachedPath)) remove.run(cachedPath);
+  }
+
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  skipped.sort(compareSkipped);
+  stats.skipped = skipped.length;
+  // Validate what we built exactly as we would validate a manifest from disk.
+  const tree = validateTree({ version: 1, entries, skipped });
+  const treeId = persist ? store.putTree(tree) : treeIdOf(tree);
+  return { treeId, tree, stats };
+}
+
+type ReadOutcome = { blob: string; size: number; stat: StatInfo } | { reason: string };
+
+function skipReason(error: unknown): { reason: string } {
+  if (error instanceof FileChangedError) return { reason: "changed_while_reading" };
+  if (error instanceof UnreadableError) return { reason: "unreadable" };
+  if (error instanceof IntegrityError && /grew|larger|too large/i.test(error.message)) {
+    return { reason: "too_large" };
+  }
+  throw error;
+}
+
+function hashFile(absPath: string, expected: StatInfo, maxFileBytes: number): ReadOutcome {
+  try {
+    const result = readRegularNoFollow(absPath, expected, {
+      maxBytes: maxFileBytes,
+      keepBytesUpTo: 0,
+    });
+    return { blob: result.sha256, size: result.size, stat: result.stat };
+  } catch (error) {
+    return skipReason(error);
+  }
+}
+
+function readFileIntoStore(
+  store: Store,
+  absPath: string,
+  expected: StatInfo,
+  maxFileBytes: number,
+): ReadOutcome {
+  const large = expected.size > INLINE_BLOB_MAX;
+  let tempPath: string | null = null;
+  let tempFd: number | null = null;
+  try {
+    if (large) {
+      tempPath = store.tempPath();
+      tempFd = fs.openSync(
+        tempPath,
+        fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+        0o600,
+      );
+    }
+    const fd = tempFd;
+    const result = readRegularNoFollow(absPath, expected, {
+      maxBytes: maxFileBytes,
+      keepBytesUpTo: INLINE_BLOB_MAX,
+      ...(fd === null ? {} : {
+        onChunk: (chunk: Uint8Array) => {
+          let offset = 0;
+          while (offset < chunk.byteLength) {
+            offset += fs.writeSync(fd, chunk, offset, chunk.byteLength - offset);
+          }
+        },
+      }),
+    });
+    if (result.data !== null && result.size <= INLINE_BLOB_MAX) {
+      store.putBlob(result.data, result.sha256);
+    } else if (tempPath !== null && tempFd !== null) {
+      fs.fsyncSync(tempFd);
+      fs.closeSync(tempFd);
+      tempFd = null;
+      store.adoptBlobFile(tempPath, result.sha256, result.size);
+      tempPath = null;
+    } else {
+      throw new IntegrityError(`${quote(absPath)} grew past the inline limit while being read`);
+    }
+    return { blob: result.sha256, size: result.size, stat: result.stat };
+  } catch (error) {
+    return skipReason(error);
+  } finally {
+    if (tempFd !== null) fs.closeSync(tempFd);
+    if (tempPath !== null) fs.rmSync(tempPath, { force: true });
+  }
+}

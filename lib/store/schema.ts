@@ -1,0 +1,110 @@
+/**
+ * The SQLite schema of a store and its forward migrations, keyed by
+ * `PRAGMA user_version`. A store newer than this code is refused.
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_VERSION } from "./schema.ts";
+ * console.assert(SCHEMA_VERSION >= 1);
+ * ```
+ * @module
+ */
+
+/** Migration `n` (index n-1) takes a store from version n-1 to n. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Content-addressed objects. id = SHA-256 hex of the object's bytes.
+  -- encoding: 'raw' (bytes in data), 'file' (bytes in objects/ab/<id>).
+  CREATE TABLE objects (
+    id         TEXT PRIMARY KEY CHECK (length(id) = 64),
+    kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'file')),
+    data       BLOB,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Signed snapshots. Rows are immutable; they leave only through forget.
+  CREATE TABLE snapshots (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE CHECK (length(id) = 64),
+    session     TEXT NOT NULL,
+    branch      TEXT NOT NULL,
+    parent      TEXT,
+    created_at  TEXT NOT NULL,
+    tree        TEXT,
+    source_kind TEXT,
+    source_id   TEXT,
+    key_id      TEXT NOT NULL,
+    imported    INTEGER NOT NULL DEFAULT 0,
+    envelope    BLOB NOT NULL
+  );
+  CREATE INDEX snapshots_by_branch ON snapshots (session, branch, seq);
+  CREATE INDEX snapshots_by_tree ON snapshots (tree);
+  CREATE UNIQUE INDEX snapshots_by_source ON snapshots (session, source_kind, source_id)
+    WHERE source_kind IS NOT NULL;
+  CREATE TRIGGER snapshots_are_immutable BEFORE UPDATE ON snapshots
+  BEGIN
+    SELECT RAISE(ABORT, 'snapshot rows are immutable');
+  END;
+  CREATE TRIGGER snapshots_leave_only_through_forget BEFORE DELETE ON snapshots
+  WHEN NOT EXISTS (SELECT 1 FROM operations WHERE kind = 'forget' AND status = 'applying')
+  BEGIN
+    SELECT RAISE(ABORT, 'snapshots leave only through a recorded forget');
+  END;
+
+  CREATE TABLE sessions (
+    name           TEXT PRIMARY KEY,
+    current_branch TEXT NOT NULL,
+    state          TEXT NOT NULL,
+    created_at     INTEGER NOT NULL,
+    updated_at     INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE branches (
+    session    TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    head       TEXT,
+    base       TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (session, name)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE operations (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE,
+    session     TEXT,
+    branch      TEXT,
+    kind        TEXT NOT NULL,
+    source      TEXT,
+    target      TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('planned', 'applying', 'done', 'failed', 'aborted')),
+    plan        TEXT NOT NULL,
+    error       TEXT,
+    created_at  INTEGER NOT NULL,
+    finished_at INTEGER
+  );
+
+  -- Stat cache: lets an unchanged file be recognised without rehashing.
+  CREATE TABLE stat_cache (
+    path     TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL,
+    mtime_ms REAL NOT NULL,
+    ctime_ms REAL NOT NULL,
+    ino      INTEGER NOT NULL,
+    dev      INTEGER NOT NULL,
+    mode     INTEGER NOT NULL,
+    blob     TEXT NOT NULL,
+    stamp_ms REAL NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length;

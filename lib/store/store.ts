@@ -1,0 +1,365 @@
+/**
+ * The store: one SQLite index (`index.db`, WAL) holding metadata and small
+ * objects, plus `objects/ab/<id>` files for large blobs.
+ *
+ * Every object's id is the SHA-256 hex of its bytes, and every read checks it
+ * again (DESIGN §3, invariant 1). Large blob files are written to a temp file,
+ * fsynced and renamed before the row that names them commits.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "./store.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * const id = store.putBlob(new TextEncoder().encode("hello\n"));
+ * console.assert(new TextDecoder().decode(store.readBlob(id)) === "hello\n");
+ * store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { parseCanonical } from "../encoding/canonical_json.ts";
+import {
+  CtxsnapError,
+  IntegrityError,
+  NoStoreError,
+  NotFoundError,
+  quote,
+} from "../encoding/errors.ts";
+import { isHex } from "../encoding/hex.ts";
+import { createSha256, sha256Hex } from "../crypto/hash.ts";
+import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
+import { getEnv } from "../runtime.ts";
+import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
+
+/** Blobs up to this size live inside the SQLite index; larger ones are files. */
+export const INLINE_BLOB_MAX: number = 1024 * 1024;
+/** The name of the index database inside a store directory. */
+export const INDEX_FILE = "index.db";
+/** Default busy timeout in milliseconds (override with `CTXSNAP_BUSY_TIMEOUT_MS`). */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** Options for {@linkcode Store.open}. */
+export interface StoreOpenOptions {
+  /** Open the index read-only (no migration, no writes). */
+  readOnly?: boolean;
+}
+
+function busyTimeout(): number {
+  const raw = getEnv("CTXSNAP_BUSY_TIMEOUT_MS");
+  const value = raw === undefined ? NaN : Number(raw);
+  return Number.isSafeInteger(value) && value >= 0 ? value : DEFAULT_BUSY_TIMEOUT_MS;
+}
+
+/** An open store. Close it with {@linkcode Store.close}. */
+export class Store {
+  /** Absolute path of the store directory. */
+  readonly dir: string;
+  /** The SQLite index. */
+  readonly db: DatabaseSync;
+  /** Absolute path of the workspace this store captures. */
+  readonly workspaceRoot: string;
+  /** Whether the index was opened read-only. */
+  readonly readOnly: boolean;
+
+  private constructor(dir: string, db: DatabaseSync, readOnly: boolean) {
+    this.dir = dir;
+    this.db = db;
+    this.readOnly = readOnly;
+    const recorded = this.getMeta("workspace_root");
+    if (recorded === null) {
+      throw new IntegrityError(`The store at ${quote(dir)} does not name its workspace`);
+    }
+    this.workspaceRoot = path.resolve(dir, recorded);
+  }
+
+  /**
+   * Creates a store in `dir` for the workspace at `workspace` and opens it.
+   * Initialising an existing store is harmless and returns it.
+   */
+  static init(dir: string, workspace: string): Store {
+    const storeDir = path.resolve(dir);
+    const root = path.resolve(workspace);
+    fs.mkdirSync(path.join(storeDir, "objects"), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(storeDir, "tmp"), { recursive: true, mode: 0o700 });
+    const db = Store.connect(storeDir, false);
+    try {
+      Store.migrate(db);
+      const relative = path.relative(storeDir, root);
+      const recorded = path.dirname(storeDir) === root ? ".." : relative === "" ? "." : root;
+      inTransaction(db, "init", () => {
+        const insert = db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)");
+        insert.run("workspace_root", recorded);
+        insert.run("created_at", new Date().toISOString());
+        insert.run("format", "ctxsnap-store/1");
+      });
+    } catch (error) {
+      db.close();
+      throw mapSqliteError(error, "init");
+    }
+    return new Store(storeDir, db, false);
+  }
+
+  /** Opens an existing store; throws {@linkcode NoStoreError} if `dir` holds none. */
+  static open(dir: string, options: StoreOpenOptions = {}): Store {
+    const storeDir = path.resolve(dir);
+    if (!fs.existsSync(path.join(storeDir, INDEX_FILE))) {
+      throw new NoStoreError(`No store at ${quote(storeDir)}`, {
+        hint: "run `ctxsnap init` in the workspace, or pass --store DIR",
+      });
+    }
+    const readOnly = options.readOnly ?? false;
+    const db = Store.connect(storeDir, readOnly);
+    try {
+      const version = Store.userVersion(db);
+      if (version > SCHEMA_VERSION) {
+        throw new CtxsnapError(
+          `The store at ${
+            quote(storeDir)
+          } has schema version ${version}; this ctxsnap knows up to ${SCHEMA_VERSION}`,
+          "failure",
+          { hint: "upgrade ctxsnap to open this store" },
+        );
+      }
+      if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
+      return new Store(storeDir, db, readOnly);
+    } catch (error) {
+      db.close();
+      throw mapSqliteError(error, "open");
+    }
+  }
+
+  private static connect(storeDir: string, readOnly: boolean): DatabaseSync {
+    const file = path.join(storeDir, INDEX_FILE);
+    try {
+      const db = new DatabaseSync(file, { readOnly });
+      db.exec(`PRAGMA busy_timeout = ${busyTimeout()}`);
+      if (!readOnly) {
+        db.exec("PRAGMA journal_mode = WAL");
+        db.exec("PRAGMA synchronous = FULL");
+      }
+      db.exec("PRAGMA foreign_keys = ON");
+      return db;
+    } catch (error) {
+      throw mapSqliteError(error, "open");
+    }
+  }
+
+  private static userVersion(db: DatabaseSync): number {
+    const row = db.prepare("PRAGMA user_version").get() as { user_version: number };
+    return row.user_version;
+  }
+
+  private static migrate(db: DatabaseSync): void {
+    inTransaction(db, "migrate", () => {
+      const from = Store.userVersion(db);
+      for (let version = from; version < MIGRATIONS.length; version++) {
+        db.exec(MIGRATIONS[version]!);
+        db.exec(`PRAGMA user_version = ${version + 1}`);
+      }
+    });
+  }
+
+  /** Closes the index. */
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /** Runs `fn` in one write transaction (`BEGIN IMMEDIATE`). */
+  transaction<T>(what: string, fn: () => T): T {
+    return inTransaction(this.db, what, fn);
+  }
+
+  /** Runs an async `fn` in one write transaction; nothing else may use the store meanwhile. */
+  transactionAsync<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return inTransactionAsync(this.db, what, fn);
+  }
+
+  /** Reads a store setting, or `null`. */
+  getMeta(key: string): string | null {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  /** Writes a store setting. */
+  setMeta(key: string, value: string): void {
+    this.db.prepare(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )
+      .run(key, value);
+  }
+
+  /** Whether an object with this id is recorded. */
+  hasObject(id: string): boolean {
+    return this.db.prepare("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
+  }
+
+  /** Path of the file holding a large blob. */
+  objectPath(id: string): string {
+    return path.join(this.dir, "objects", id.slice(0, 2), id);
+  }
+
+  /** A fresh temp file path inside the store (same filesystem as objects). */
+  tempPath(): string {
+    const dir = path.join(this.dir, "tmp");
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return path.join(dir, `t-${crypto.randomUUID()}`);
+  }
+
+  /** Stores bytes as a blob and returns its id; storing existing content is a no-op. */
+  putBlob(data: Uint8Array, knownId?: string): string {
+    const id = knownId ?? sha256Hex(data);
+    if (this.hasObject(id)) return id;
+    if (data.byteLength > INLINE_BLOB_MAX) {
+      const file = this.objectPath(id);
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      writeFileAtomic(file, data, { mode: 0o400 });
+      this.insertObject(id, "blob", data.byteLength, "file", null);
+    } else {
+      this.insertObject(id, "blob", data.byteLength, "raw", data);
+    }
+    return id;
+  }
+
+  /**
+   * Adopts a fully written, fsynced temp file (see {@linkcode Store.tempPath})
+   * as the blob `id` of `size` bytes. The caller has hashed it while writing.
+   */
+  adoptBlobFile(tempFile: string, id: string, size: number): void {
+    if (this.hasObject(id)) {
+      fs.rmSync(tempFile, { force: true });
+      return;
+    }
+    const file = this.objectPath(id);
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.chmodSync(tempFile, 0o400);
+    fs.renameSync(tempFile, file);
+    fsyncDir(path.dirname(file));
+    this.insertObject(id, "blob", size, "file", null);
+  }
+
+  private insertObject(
+    id: string,
+    kind: "blob" | "tree",
+    size: number,
+    encoding: "raw" | "file",
+    data: Uint8Array | null,
+  ): void {
+    this.db.prepare(
+      "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(id, kind, size, encoding, data, Date.now());
+  }
+
+  private objectRow(
+    id: string,
+    kind: "blob" | "tree",
+  ): { size: number; encoding: string; data: Uint8Array | null } {
+    if (!isHex(id, 64)) throw new IntegrityError(`Object id ${quote(id)} is not a SHA-256 hex id`);
+    const row = this.db.prepare("SELECT kind, size, encoding, data FROM objects WHERE id = ?").get(
+      id,
+    ) as
+      | { kind: string; size: number; encoding: string; data: Uint8Array | null }
+      | undefined;
+    if (row === undefined) throw new NotFoundError(`The store has no ${kind} ${quote(id)}`);
+    if (row.kind !== kind) {
+      throw new IntegrityError(`Object ${quote(id)} is a ${row.kind}, not a ${kind}`);
+    }
+    return row;
+  }
+
+  /**
+   * Streams a blob's bytes to `onChunk`, then checks its hash and size.
+   * Throws {@linkcode IntegrityError} after the last chunk if they differ, so
+   * a caller must not commit what it wrote until this returns.
+   */
+  streamBlob(id: string, onChunk: (chunk: Uint8Array) => void): number {
+    const row = this.objectRow(id, "blob");
+    if (row.encoding === "raw") {
+      const data = row.data ?? new Uint8Array();
+      if (data.byteLength !== row.size || sha256Hex(data) !== id) {
+        throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+      }
+      onChunk(data);
+      return data.byteLength;
+    }
+    const hasher = createSha256();
+    let total = 0;
+    let fd: number;
+    try {
+      fd = fs.openSync(this.objectPath(id), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    } catch (error) {
+      throw new IntegrityError(`Blob ${quote(id)} is missing its object file`, { cause: error });
+    }
+    try {
+      const buffer = new Uint8Array(1024 * 1024);
+      for (;;) {
+        const n = fs.readSync(fd, buffer, 0, buffer.byteLength, null);
+        if (n === 0) break;
+        total += n;
+        if (total > row.size) break;
+        const chunk = buffer.subarray(0, n);
+        hasher.update(chunk);
+        onChunk(chunk);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (total !== row.size || hasher.digestHex() !== id) {
+      throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    }
+    return total;
+  }
+
+  /** Reads a whole blob into memory, verified. */
+  readBlob(id: string): Uint8Array {
+    const chunks: Uint8Array[] = [];
+    const total = this.streamBlob(id, (chunk) => chunks.push(chunk.slice()));
+    if (chunks.length === 1) return chunks[0]!;
+    const out = new Uint8Array(total);
+    let offset = 0;
+    for (const chunk of chunks) {
+      out.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return out;
+  }
+
+  /** Re-reads a blob and returns whether it is present and hashes to its id. */
+  checkBlob(id: string): boolean {
+    try {
+      this.streamBlob(id, () => {});
+      return true;
+    } catch (error) {
+      if (error instanceof CtxsnapError) return false;
+      throw error;
+    }
+  }
+
+  /** Stores a validated manifest and returns its id. */
+  putTree(tree: TreeManifest): string {
+    const bytes = treeBytes(tree);
+    const id = sha256Hex(bytes);
+    if (!this.hasObject(id)) this.insertObject(id, "tree", bytes.byteLength, "raw", bytes);
+    return id;
+  }
+
+  /** Reads, re-hashes, strictly parses and validates a manifest. */
+  getTree(id: string): TreeManifest {
+    const row = this.objectRow(id, "tree");
+    const bytes = row.data ?? new Uint8Array();
+    if (bytes.byteLength > MAX_TREE_BYTES) {
+      throw new IntegrityError(`Tree ${quote(id)} is too large`);
+    }
+    if (sha256Hex(bytes) !== id) {
+      throw new IntegrityError(`Tree ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    }
+    return validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The ctxsnap version and the format versions it reads and writes.
+ *
+ * @example
+ * ```ts
+ * import { VERSION } from "./version.ts";
+ * console.assert(/^\d+\.\d+\.\d+/.test(VERSION));
+ * ```
+ * @module
+ */
+
+/** The ctxsnap release version. */
+export const VERSION = "0.1.0";
+
+/** Format versions this build reads and writes. */
+export const FORMATS: Readonly<Record<string, string>> = Object.freeze({
+  snapshot: "ctxsnap.snapshot/v1",
+  tree: "1",
+  store: "ctxsnap-store/1 (schema 1)",
+});
