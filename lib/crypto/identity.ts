@@ -27,9 +27,11 @@ import {
   fstatSync,
   fsyncSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
+  type Stats,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -137,24 +139,38 @@ function identityFrom(seed: Uint8Array, publicKey: Uint8Array, path: string): Id
  */
 export function loadIdentity(dir: string): Identity {
   const path = identityPath(dir);
+  const notFound = (cause: unknown) =>
+    new NotFoundError(`No identity key at ${quote(path)}`, {
+      hint: "run any command that signs (e.g. `ctxsnap create`), or `ctxsnap key show`, " +
+        "to create one",
+      cause,
+    });
+  const symlink = (cause?: unknown) =>
+    new IntegrityError(`Identity key ${quote(path)} is a symbolic link`, {
+      hint: "replace the link with the key file itself",
+      cause,
+    });
+  // lstat first: Deno's node:fs honours O_NOFOLLOW only when every permission is granted.
+  let before: Stats;
+  try {
+    before = lstatSync(path);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") throw notFound(error);
+    throw new IntegrityError(
+      `Cannot read identity key ${quote(path)}: ${errnoOf(error) ?? error}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (before.isSymbolicLink()) throw symlink();
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = errnoOf(error);
-    if (code === "ENOENT") {
-      throw new NotFoundError(`No identity key at ${quote(path)}`, {
-        hint: "run any command that signs (e.g. `ctxsnap create`), or `ctxsnap key show`, " +
-          "to create one",
-        cause: error,
-      });
-    }
-    if (code === "ELOOP") {
-      throw new IntegrityError(`Identity key ${quote(path)} is a symbolic link`, {
-        hint: "replace the link with the key file itself",
-        cause: error,
-      });
-    }
+    if (code === "ENOENT") throw notFound(error);
+    if (code === "ELOOP") throw symlink(error);
     throw new IntegrityError(`Cannot open identity key ${quote(path)}: ${code ?? error}`, {
       cause: error,
     });
@@ -162,6 +178,9 @@ export function loadIdentity(dir: string): Identity {
   let text: string;
   try {
     const stat = fstatSync(fd);
+    if (stat.ino !== before.ino || stat.dev !== before.dev) {
+      throw new IntegrityError(`Identity key ${quote(path)} was replaced while being opened`);
+    }
     if (!stat.isFile()) {
       throw new IntegrityError(`Identity key ${quote(path)} is not a regular file`);
     }

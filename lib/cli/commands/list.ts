@@ -2,7 +2,7 @@
  * `ctxsnap list`: the timeline, newest first.
  * @module
  */
-import { type Envelope } from "../../snapshot/envelope.ts";
+import type { Envelope } from "../../snapshot/envelope.ts";
 import {
   branchChain,
   getSnapshotRow,

@@ -1,0 +1,111 @@
+/**
+ * ctxsnap — a context time machine for agent and research workspaces.
+ *
+ * Capture what a workspace held and what the session knew into one
+ * content-addressed, Ed25519-signed snapshot; keep snapshots on an
+ * append-only, hash-chained timeline; verify them offline.
+ *
+ * @example Capture, list and verify
+ * ```ts
+ * import { createSnapshot, listSnapshots, loadOrCreateIdentity, openStore, initStore, verifySnapshot, Keyring } from "./mod.ts";
+ *
+ * const workspace = await Deno.makeTempDir();
+ * const config = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${workspace}/notes.md`, "# findings\n");
+ * initStore(`${workspace}/.ctxsnap`, workspace).close();
+ *
+ * const store = openStore(`${workspace}/.ctxsnap`);
+ * const me = await loadOrCreateIdentity(config);
+ * const { id } = await createSnapshot(store, me, { reason: "first look" });
+ * console.assert(listSnapshots(store, {})[0]?.id === id);
+ *
+ * const report = await verifySnapshot(store, id, new Keyring([], me));
+ * console.assert(report.valid && report.trusted);
+ * store.close();
+ * await Deno.remove(workspace, { recursive: true });
+ * await Deno.remove(config, { recursive: true });
+ * ```
+ *
+ * @example Diff a snapshot against the workspace as it is now
+ * ```ts
+ * import { captureWorkspace, createSnapshot, diffTrees, initStore, loadOrCreateIdentity } from "./mod.ts";
+ *
+ * const workspace = await Deno.makeTempDir();
+ * const config = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "one\n");
+ * const store = initStore(`${workspace}/.ctxsnap`, workspace);
+ * const snap = await createSnapshot(store, await loadOrCreateIdentity(config), { reason: "before" });
+ * await Deno.writeTextFile(`${workspace}/b.txt`, "two\n");
+ * const now = captureWorkspace(store, { persist: false }).tree;
+ * const diff = diffTrees(store.getTree(snap.envelope.body.workspace!.tree), now);
+ * console.assert(diff.added.includes("b.txt"));
+ * store.close();
+ * await Deno.remove(workspace, { recursive: true });
+ * await Deno.remove(config, { recursive: true });
+ * ```
+ * @module
+ */
+import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
+
+export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/encoding/errors.ts";
+export type { ErrorCode } from "./lib/encoding/errors.ts";
+export {
+  canonicalBytes,
+  canonicalize,
+  parseCanonical,
+  parseJson,
+} from "./lib/encoding/canonical_json.ts";
+export type { JsonValue } from "./lib/encoding/canonical_json.ts";
+export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
+export { keyIdOf, publicKeyToSpkiPem } from "./lib/crypto/ed25519.ts";
+export { configDir, loadIdentity, loadOrCreateIdentity } from "./lib/crypto/identity.ts";
+export type { Identity } from "./lib/crypto/identity.ts";
+export {
+  Keyring,
+  readTrustedKeys,
+  trustedKeysPath,
+  trustKey,
+  untrustKey,
+} from "./lib/crypto/keyring.ts";
+export { Store } from "./lib/store/store.ts";
+export type { StoreOpenOptions } from "./lib/store/store.ts";
+export { locateStore } from "./lib/store/locate.ts";
+export { captureWorkspace } from "./lib/store/capture.ts";
+export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
+export { validateTree } from "./lib/store/tree.ts";
+export type { TreeEntry, TreeManifest } from "./lib/store/tree.ts";
+export { SNAPSHOT_SCHEMA, validateBody } from "./lib/snapshot/body.ts";
+export type { SnapshotBody, SnapshotContext } from "./lib/snapshot/body.ts";
+export { checkEnvelope, parseEnvelope, signBody, snapshotId } from "./lib/snapshot/envelope.ts";
+export type { Envelope } from "./lib/snapshot/envelope.ts";
+export { createSnapshot, validateContextInput } from "./lib/snapshot/create.ts";
+export type { ContextInput, CreateOptions, CreateResult } from "./lib/snapshot/create.ts";
+export {
+  branchChain,
+  currentSelection,
+  listBranches,
+  listSnapshots,
+  readEnvelope,
+  resolveSnapshotId,
+} from "./lib/snapshot/timeline.ts";
+export {
+  mergeContext,
+  readSessionState,
+  updateSessionState,
+} from "./lib/snapshot/session_state.ts";
+export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
+export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
+export { diffTrees } from "./lib/snapshot/diff.ts";
+export type { TreeDiff } from "./lib/snapshot/diff.ts";
+export { gitAnchor } from "./lib/snapshot/git.ts";
+export { VERSION } from "./lib/version.ts";
+
+/** Opens the store in `dir` (a `.ctxsnap` directory). */
+export function openStore(dir: string, options: StoreOpenOptions = {}): Store {
+  return Store.open(dir, options);
+}
+
+/** Creates (or reopens) a store in `dir` capturing the workspace at `workspace`. */
+export function initStore(dir: string, workspace: string): Store {
+  return Store.init(dir, workspace);
+}
