@@ -23,9 +23,34 @@ import { list } from "./commands/list.ts";
 import { session } from "./commands/session.ts";
 import { show } from "./commands/show.ts";
 import { verify } from "./commands/verify.ts";
+import { restore, undo } from "./commands/restore.ts";
+import { recover } from "./commands/recover.ts";
+import { branch, fork } from "./commands/branch.ts";
+import { log } from "./commands/log.ts";
+import { forget } from "./commands/forget.ts";
+import { gc } from "./commands/gc.ts";
+import { materialize } from "./commands/materialize.ts";
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [init, create, list, show, verify, diff, session, key];
+export const COMMANDS: readonly Command[] = [
+  init,
+  create,
+  list,
+  show,
+  verify,
+  diff,
+  restore,
+  recover,
+  undo,
+  branch,
+  fork,
+  log,
+  forget,
+  gc,
+  materialize,
+  session,
+  key,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -52,6 +52,7 @@ import {
   selection,
 } from "./timeline.ts";
 import { VERSION } from "../version.ts";
+import { unresolvedOperation } from "../store/operations.ts";
 
 /** Context supplied with `--context`: any subset of context, cursors and facets. */
 export interface ContextInput {
@@ -169,6 +170,12 @@ export interface CreateOptions {
   metadata?: Record<string, JsonValue>;
   /** Progress callback during capture. */
   onProgress?: (seen: number) => void;
+  /** The unresolved operation this snapshot completes (a restore finishing). */
+  operation?: string;
+  /** Runs inside the transaction before the live session is read (e.g. a session merge). */
+  prepare?: () => void;
+  /** Runs inside the transaction after the snapshot is recorded, before commit. */
+  beforeCommit?: (envelope: Envelope) => void;
 }
 
 /** What {@linkcode createSnapshot} returns. */
@@ -184,11 +191,13 @@ export interface CreateResult {
 }
 
 /** Refuses new snapshots on a session with an unresolved restore (DESIGN §3, invariant 5). */
-export function assertNoUnresolvedOperation(store: Store, session: string): void {
-  const row = store.db.prepare(
-    "SELECT id, kind FROM operations WHERE session = ? AND status = 'applying' ORDER BY seq LIMIT 1",
-  ).get(session) as { id: string; kind: string } | undefined;
-  if (row !== undefined) {
+export function assertNoUnresolvedOperation(
+  store: Store,
+  session: string,
+  allowed: string | null = null,
+): void {
+  const row = unresolvedOperation(store, session);
+  if (row !== null && row.id !== allowed) {
     throw new ConflictError(
       `Session ${quote(session)} has an unresolved ${row.kind} (operation ${row.id})`,
       { hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it" },
@@ -218,7 +227,7 @@ export async function createSnapshot(
         };
       }
     }
-    assertNoUnresolvedOperation(store, sel.session);
+    assertNoUnresolvedOperation(store, sel.session, options.operation ?? null);
     const branch = ensureBranch(store, sel.session, sel.branch);
     if (options.expectHead !== undefined) {
       const expected = options.expectHead === null
@@ -236,6 +245,7 @@ export async function createSnapshot(
     const capture = options.workspace === false
       ? null
       : captureWorkspace(store, options.onProgress ? { onProgress: options.onProgress } : {});
+    options.prepare?.();
     const live = readSessionState(store, sel.session);
     const { context, cursors, facets } = resolveContext(live, options.context);
     if (options.metadata) facets.metadata = { ...facets.metadata, ...options.metadata };
@@ -262,6 +272,7 @@ export async function createSnapshot(
     const envelope = await signBody(body, signer);
     insertSnapshot(store, envelope);
     moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
+    options.beforeCommit?.(envelope);
     return { id: envelope.id, envelope, created: true, capture: capture?.stats ?? null };
   });
 }

@@ -206,9 +206,7 @@ export async function verifyAll(
   for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
   const known = new Set(ids);
   const forgotten = new Set(
-    (store.db.prepare("SELECT target FROM operations WHERE kind = 'forget-snapshot'").all() as {
-      target: string;
-    }[]).map((row) => row.target),
+    (store.db.prepare("SELECT id FROM forgotten").all() as { id: string }[]).map((row) => row.id),
   );
   const branches = listBranches(store);
   for (const branch of branches) {

@@ -91,6 +91,18 @@ export const MIGRATIONS: readonly string[] = [
     finished_at INTEGER
   );
 
+  -- Snapshots removed by forget, so chain checks know a missing parent is intended.
+  CREATE TABLE forgotten (
+    id           TEXT PRIMARY KEY,
+    operation    TEXT NOT NULL,
+    forgotten_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Object files whose rows gc removed; unlinked in a second step (crash-safe).
+  CREATE TABLE gc_pending (
+    id TEXT PRIMARY KEY
+  ) WITHOUT ROWID;
+
   -- Stat cache: lets an unchanged file be recognised without rehashing.
   CREATE TABLE stat_cache (
     path     TEXT PRIMARY KEY,

@@ -1,0 +1,33 @@
+/**
+ * `ctxsnap gc`: free objects no retained snapshot references.
+ * @module
+ */
+import { collectGarbage } from "../../store/gc.ts";
+import { type Command, flag, openStore } from "../command.ts";
+
+/** The `gc` command. */
+export const gc: Command = {
+  name: "gc",
+  summary: "remove trees and blobs that no retained snapshot references",
+  usage: "gc [--dry-run]",
+  examples: ["ctxsnap gc --dry-run", "ctxsnap gc --json"],
+  options: { "dry-run": { type: "boolean", help: "count what would be freed" } },
+  positionals: 0,
+  run(ctx, parsed) {
+    const store = openStore(ctx);
+    try {
+      const result = collectGarbage(store, { dryRun: flag(parsed, "dry-run") });
+      ctx.out.result(
+        result,
+        () =>
+          `${
+            result.dryRun ? "Would remove" : "Removed"
+          } ${result.trees} trees and ${result.blobs} blobs, ${result.bytes} bytes; ` +
+          `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.`,
+      );
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};

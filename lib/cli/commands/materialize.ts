@@ -1,0 +1,45 @@
+/**
+ * `ctxsnap materialize`: write a snapshot's files into a directory.
+ * @module
+ */
+import * as path from "node:path";
+import { UsageError } from "../../encoding/errors.ts";
+import { materialize as materializeTree } from "../../restore/materialize.ts";
+import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
+import { type Command, openStore, short } from "../command.ts";
+
+/** The `materialize` command. */
+export const materialize: Command = {
+  name: "materialize",
+  summary: "write a snapshot's tree, or some paths of it, into a directory (deletes nothing)",
+  usage: "materialize ID DEST [PATH...]",
+  examples: [
+    "ctxsnap materialize 3f2a /tmp/old-state",
+    "ctxsnap materialize 3f2a ./out src/parser.ts docs",
+  ],
+  options: {},
+  positionals: "any",
+  run(ctx, parsed) {
+    const [prefix, dest, ...paths] = parsed.positionals;
+    if (prefix === undefined || dest === undefined) {
+      throw new UsageError("materialize needs ID and DEST");
+    }
+    const store = openStore(ctx, { readOnly: true });
+    try {
+      const id = resolveSnapshotId(store, prefix);
+      const tree = readEnvelope(store, id).body.workspace?.tree;
+      if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
+      const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);
+      ctx.out.result(
+        { id, dest: path.resolve(ctx.cwd, dest), ...result },
+        () =>
+          `Wrote ${result.written.length} path(s) into ${dest}${
+            result.identical.length ? `; ${result.identical.length} already identical` : ""
+          }.`,
+      );
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};

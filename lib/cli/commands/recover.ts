@@ -1,0 +1,43 @@
+/**
+ * `ctxsnap recover`: finish or abort an interrupted restore.
+ * @module
+ */
+import { recover as recoverOperation } from "../../restore/restore.ts";
+import { type Command, flag, identity, openStore, short, str } from "../command.ts";
+
+/** The `recover` command. */
+export const recover: Command = {
+  name: "recover",
+  summary: "finish an interrupted restore, or --abort it back to the content before it",
+  usage: "recover [--abort] [--force] [--session S]",
+  examples: [
+    "ctxsnap recover            # finish what was interrupted",
+    "ctxsnap recover --abort    # return to the pre-restore content",
+  ],
+  options: {
+    abort: { type: "boolean", help: "return the workspace to its pre-restore content" },
+    force: { type: "boolean", help: "overwrite paths changed since the interruption" },
+    session: { type: "string", arg: "S", help: "session (default: current)" },
+  },
+  positionals: 0,
+  async run(ctx, parsed) {
+    const signer = await identity();
+    const store = openStore(ctx);
+    try {
+      const result = await recoverOperation(store, signer, {
+        abort: flag(parsed, "abort"),
+        force: flag(parsed, "force"),
+        ...(str(parsed, "session") !== undefined ? { sessionName: str(parsed, "session")! } : {}),
+      });
+      ctx.out.result(result, () => {
+        if (result.operation === null) return "Nothing to recover.";
+        return result.status === "aborted"
+          ? `Aborted ${result.operation}: the workspace is back to its pre-restore content.`
+          : `Finished ${result.operation}; recorded as ${short(result.snapshot)}.`;
+      });
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,162 @@
+/**
+ * `ctxsnap restore`, `ctxsnap undo`: three-way restore of a snapshot.
+ * @module
+ */
+import { UsageError } from "../../encoding/errors.ts";
+import type { RestorePlan } from "../../restore/plan.ts";
+import {
+  RestoreConflictError,
+  type RestoreOptions,
+  type RestoreResult,
+  restoreSnapshot,
+  undoTarget,
+} from "../../restore/restore.ts";
+import { resolveSnapshotId } from "../../snapshot/timeline.ts";
+import type { Output } from "../output.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  identity,
+  openStore,
+  type Parsed,
+  short,
+  str,
+} from "../command.ts";
+
+function planText(plan: RestorePlan): string[] {
+  const lines: string[] = [];
+  for (const w of plan.writes) {
+    lines.push(`${w.action === "create" ? "create " : "replace"}  ${w.path}`);
+  }
+  for (const d of plan.deletes) lines.push(`delete   ${d}`);
+  for (const c of plan.conflicts) {
+    lines.push(`CONFLICT ${c.path}  (${c.reason.replaceAll("_", " ")})`);
+  }
+  lines.push(
+    `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
+      `${plan.unchanged.length} unchanged, ${plan.preserved.length} untracked kept`,
+  );
+  return lines;
+}
+
+function planJson(plan: RestorePlan | null): unknown {
+  if (plan === null) return null;
+  return {
+    writes: plan.writes.map((w) => ({ path: w.path, action: w.action, type: w.entry.type })),
+    deletes: plan.deletes,
+    conflicts: plan.conflicts,
+    unchanged: plan.unchanged,
+    preserved: plan.preserved,
+  };
+}
+
+const RESTORE_OPTIONS = {
+  "dry-run": { type: "boolean" as const, help: "print the plan, change nothing" },
+  workspace: {
+    type: "boolean" as const,
+    help: "restore workspace files (default: files and session)",
+  },
+  session: { type: "boolean" as const, help: "merge the snapshot's session into the live session" },
+  git: {
+    type: "boolean" as const,
+    help: "also check out the anchored commit (refuses a dirty tree)",
+  },
+  force: {
+    type: "boolean" as const,
+    help: "apply despite conflicts, after snapshotting the current content",
+  },
+  branch: {
+    type: "string" as const,
+    arg: "B",
+    help: "branch whose head is the baseline (default: current)",
+  },
+};
+
+async function runRestore(
+  ctx: CommandContext,
+  parsed: Parsed,
+  resolve: (store: ReturnType<typeof openStore>) => string,
+): Promise<number> {
+  const signer = await identity();
+  const store = openStore(ctx);
+  try {
+    const target = resolve(store);
+    const options: RestoreOptions = {
+      workspace: flag(parsed, "workspace"),
+      session: flag(parsed, "session"),
+      git: flag(parsed, "git"),
+      force: flag(parsed, "force"),
+      dryRun: flag(parsed, "dry-run"),
+      onProgress: (done, total) => ctx.out.progress("restoring", done, total),
+      ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
+    };
+    let result: RestoreResult;
+    try {
+      result = await restoreSnapshot(store, signer, target, options);
+    } catch (error) {
+      if (error instanceof RestoreConflictError && !ctx.out.json) {
+        ctx.out.note(
+          planText(error.plan).filter((l) => l.startsWith("CONFLICT")).join("\nctxsnap: "),
+        );
+      }
+      throw error;
+    }
+    report(ctx.out, result);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+function report(out: Output, result: RestoreResult): void {
+  out.result({ ...result, plan: planJson(result.plan) }, () => {
+    const lines = result.plan ? planText(result.plan) : ["workspace not restored"];
+    if (result.dryRun) {
+      lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
+      return lines.join("\n");
+    }
+    if (result.preRestore) {
+      lines.unshift(`saved the current content as ${short(result.preRestore)} (pre-restore)`);
+    }
+    if (result.gitCommit) lines.push(`checked out ${short(result.gitCommit)} (detached)`);
+    if (result.sessionMerged) lines.push("merged the snapshot's session into the live session");
+    lines.push(`restored ${short(result.target)}; recorded as ${short(result.snapshot)}`);
+    return lines.join("\n");
+  });
+}
+
+/** The `restore` command. */
+export const restore: Command = {
+  name: "restore",
+  summary: "restore a snapshot's workspace and session, three-way, losing nothing",
+  usage: "restore ID [--dry-run] [--workspace] [--session] [--git] [--force]",
+  examples: [
+    "ctxsnap restore 3f2a --dry-run          # what would change",
+    "ctxsnap restore 3f2a                    # files and session",
+    "ctxsnap restore 3f2a --session          # only merge the session state",
+    "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
+  ],
+  options: RESTORE_OPTIONS,
+  positionals: 1,
+  run(ctx, parsed) {
+    const prefix = parsed.positionals[0];
+    if (prefix === undefined) {
+      throw new UsageError("restore needs a snapshot ID", { hint: "ctxsnap list" });
+    }
+    return runRestore(ctx, parsed, (store) => resolveSnapshotId(store, prefix));
+  },
+};
+
+/** The `undo` command. */
+export const undo: Command = {
+  name: "undo",
+  summary: "return to the state before the last restore on this branch",
+  usage: "undo [--dry-run] [--force]",
+  examples: ["ctxsnap undo --dry-run", "ctxsnap undo"],
+  options: RESTORE_OPTIONS,
+  positionals: 0,
+  run(ctx, parsed) {
+    return runRestore(ctx, parsed, (store) => undoTarget(store, undefined, str(parsed, "branch")));
+  },
+};

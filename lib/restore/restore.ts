@@ -1,0 +1,524 @@
+/**
+ * Restore, recover and undo (DESIGN §5, §3 invariant 5).
+ *
+ * A restore plans three-way, refuses conflicts unless forced (and then first
+ * captures the current content into a `pre-restore` snapshot), records an
+ * `applying` operation holding the plan and the pre-restore tree, applies
+ * atomic per-file writes, then — in one transaction — merges the session,
+ * records a new snapshot whose `metadata.reverted_to` names the target, and
+ * marks the operation done. A crash in between leaves the operation
+ * `applying`: new snapshots on the session are refused until
+ * {@linkcode recover} finishes it or aborts it back to the pre-restore tree.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { createSnapshot } from "../snapshot/create.ts";
+ * import { restoreSnapshot } from "./restore.ts";
+ * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * const ws = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${ws}/a.txt`, "v1\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const first = await createSnapshot(store, me, { reason: "v1" });
+ * await Deno.writeTextFile(`${ws}/a.txt`, "v2\n");
+ * await createSnapshot(store, me, { reason: "v2" });
+ * await restoreSnapshot(store, me, first.id);
+ * console.assert(await Deno.readTextFile(`${ws}/a.txt`) === "v1\n");
+ * store.close();
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { JsonValue } from "../encoding/canonical_json.ts";
+import {
+  ConflictError,
+  type CtxsnapErrorOptions,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
+import { SafeWriter } from "../fs/safe_write.ts";
+import { captureWorkspace } from "../store/capture.ts";
+import {
+  finishOperation,
+  type Operation,
+  startOperation,
+  unresolvedOperation,
+} from "../store/operations.ts";
+import type { Store } from "../store/store.ts";
+import { type TreeEntry, type TreeManifest, validateTree } from "../store/tree.ts";
+import { createSnapshot } from "../snapshot/create.ts";
+import { entryMap, sameEntry } from "../snapshot/diff.ts";
+import type { Envelope, Signer } from "../snapshot/envelope.ts";
+import { gitStatus, runGit } from "../snapshot/git.ts";
+import { mergeContext, readSessionState, updateSessionState } from "../snapshot/session_state.ts";
+import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
+import { planRestore, type RestorePlan } from "./plan.ts";
+
+/** A restore refused because of conflicts; carries the plan. */
+export class RestoreConflictError extends ConflictError {
+  /** The plan whose conflicts were refused. */
+  readonly plan: RestorePlan;
+
+  /** Creates the error. */
+  constructor(message: string, plan: RestorePlan, options: CtxsnapErrorOptions = {}) {
+    super(message, options);
+    this.name = "RestoreConflictError";
+    this.plan = plan;
+  }
+}
+
+/** Options of {@linkcode restoreSnapshot}. */
+export interface RestoreOptions {
+  /** Restore workspace files (default true unless only `session` is set). */
+  workspace?: boolean;
+  /** Merge the snapshot's context into the live session (default true unless only `workspace` is set). */
+  session?: boolean;
+  /** Check out the anchored git commit (detached) first; refuses a dirty tree. */
+  git?: boolean;
+  /** Apply despite conflicts, after capturing the current content into a snapshot. */
+  force?: boolean;
+  /** Only plan. */
+  dryRun?: boolean;
+  /** Session (default current). */
+  sessionName?: string;
+  /** Branch (default the session's current). */
+  branch?: string;
+  /** Progress callback while writing. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What a restore did (or, with `dryRun`, would do). */
+export interface RestoreResult {
+  /** Target snapshot id. */
+  target: string;
+  /** The plan. */
+  plan: RestorePlan | null;
+  /** Whether this was only a plan. */
+  dryRun: boolean;
+  /** Operation id, or null for a dry run. */
+  operation: string | null;
+  /** The new snapshot recording the restore, or null for a dry run. */
+  snapshot: string | null;
+  /** The `pre-restore` snapshot taken because of `--force`, or null. */
+  preRestore: string | null;
+  /** The commit checked out with `--git`, or null. */
+  gitCommit: string | null;
+  /** Whether the session was merged. */
+  sessionMerged: boolean;
+}
+
+const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
+
+function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
+  const ref = envelope.body.workspace;
+  if (ref === null) return null;
+  try {
+    return store.getTree(ref.tree);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+function requireContent(store: Store, envelope: Envelope, tree: TreeManifest | null): TreeManifest {
+  if (envelope.body.workspace === null) {
+    throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
+      hint: "restore only its session with --session",
+    });
+  }
+  if (tree === null) {
+    throw new NotFoundError(
+      `Snapshot ${envelope.id.slice(0, 12)} has no workspace content in this store (tree ${
+        envelope.body.workspace.tree.slice(0, 12)
+      } is missing)`,
+      { hint: "it was imported as an envelope only; import its bundle (publish --with-workspace)" },
+    );
+  }
+  let missing = 0;
+  for (const entry of tree.entries) {
+    if (entry.type === "file" && !store.hasObject(entry.blob)) missing += 1;
+  }
+  if (missing > 0) {
+    throw new NotFoundError(
+      `Snapshot ${envelope.id.slice(0, 12)} is missing ${missing} file contents in this store`,
+      { hint: "run `ctxsnap verify --all`; import the snapshot's bundle again" },
+    );
+  }
+  return tree;
+}
+
+function occupiedIn(root: string): (path: string) => boolean {
+  return (rel) => {
+    try {
+      fs.lstatSync(path.join(root, rel));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+function writeEntry(store: Store, writer: SafeWriter, entry: TreeEntry): void {
+  if (entry.type === "symlink") writer.writeSymlink(entry.path, entry.target);
+  else writer.writeFile(entry.path, entry.mode, (write) => store.streamBlob(entry.blob, write));
+}
+
+interface StoredPlan {
+  target_tree: string | null;
+  pre_tree: string;
+  writes: string[];
+  deletes: string[];
+  workspace: boolean;
+  session: boolean;
+  pre_restore: string | null;
+  git_commit: string | null;
+}
+
+function storedPlan(op: Operation): StoredPlan {
+  const p = op.plan as Record<string, JsonValue>;
+  const strings = (value: JsonValue | undefined): string[] =>
+    Array.isArray(value) && value.every((v) => typeof v === "string") ? value as string[] : [];
+  if (typeof p.pre_tree !== "string") {
+    throw new IntegrityError(`Operation ${quote(op.id)} has a malformed plan`);
+  }
+  return {
+    target_tree: typeof p.target_tree === "string" ? p.target_tree : null,
+    pre_tree: p.pre_tree,
+    writes: strings(p.writes),
+    deletes: strings(p.deletes),
+    workspace: p.workspace === true,
+    session: p.session === true,
+    pre_restore: typeof p.pre_restore === "string" ? p.pre_restore : null,
+    git_commit: typeof p.git_commit === "string" ? p.git_commit : null,
+  };
+}
+
+/** Refuses when the session has an unresolved operation. */
+function assertResolved(store: Store, session: string): void {
+  const op = unresolvedOperation(store, session);
+  if (op !== null) {
+    throw new ConflictError(
+      `Session ${quote(session)} has an unresolved ${op.kind} (operation ${op.id})`,
+      {
+        hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it",
+      },
+    );
+  }
+}
+
+/** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
+export async function restoreSnapshot(
+  store: Store,
+  signer: Signer,
+  targetId: string,
+  options: RestoreOptions = {},
+): Promise<RestoreResult> {
+  const sel = selection(store, options.sessionName, options.branch);
+  const onlySession = options.session === true && options.workspace !== true;
+  const onlyWorkspace = options.workspace === true && options.session !== true;
+  const doWorkspace = !onlySession;
+  const doSession = !onlyWorkspace;
+  assertResolved(store, sel.session);
+  const envelope = readEnvelope(store, targetId);
+  const result: RestoreResult = {
+    target: targetId,
+    plan: null,
+    dryRun: options.dryRun === true,
+    operation: null,
+    snapshot: null,
+    preRestore: null,
+    gitCommit: null,
+    sessionMerged: false,
+  };
+
+  // --git: everything is checked before anything changes.
+  let gitCommit: string | null = null;
+  if (options.git) {
+    const anchor = envelope.body.git;
+    if (anchor === null || anchor.commit === null) {
+      throw new UsageError(`Snapshot ${targetId.slice(0, 12)} has no git anchor to check out`, {
+        hint: "restore without --git",
+      });
+    }
+    const status = gitStatus(store.workspaceRoot, store.dir);
+    if (status === null) {
+      throw new UsageError(`The workspace ${quote(store.workspaceRoot)} is not a git work tree`);
+    }
+    if (status.length > 0) {
+      throw new ConflictError(
+        `The git work tree has ${status.length} uncommitted or untracked change(s); --git refuses to check out over them`,
+        { hint: "commit or stash them (untracked files count), then retry" },
+      );
+    }
+    gitCommit = anchor.commit;
+  }
+
+  const targetTree = doWorkspace
+    ? requireContent(store, envelope, workspaceTree(store, envelope))
+    : null;
+  const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
+  let baseline: TreeManifest | null = null;
+  if (head !== null) {
+    const headEnvelope = readEnvelope(store, head);
+    baseline = headEnvelope.body.workspace === null
+      ? EMPTY_TREE
+      : workspaceTree(store, headEnvelope);
+  }
+
+  if (gitCommit !== null && !result.dryRun) {
+    const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
+    if (checkout.status !== 0) {
+      throw new ConflictError(
+        `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
+      );
+    }
+    result.gitCommit = gitCommit;
+    // The tree was clean, so everything it held is in git history: the
+    // checked-out state is a safe baseline.
+    baseline = captureWorkspace(store, { persist: false }).tree;
+  }
+
+  let plan: RestorePlan | null = null;
+  if (targetTree !== null) {
+    const current = captureWorkspace(store, { persist: false }).tree;
+    plan = planRestore({
+      target: targetTree,
+      baseline,
+      current,
+      occupied: occupiedIn(store.workspaceRoot),
+    });
+    result.plan = plan;
+  }
+  if (result.dryRun) return result;
+
+  if (plan !== null && plan.conflicts.length > 0) {
+    const structural = plan.conflicts.filter((c) =>
+      c.reason !== "changed_since_baseline" && c.reason !== "deleted_target_changed"
+    );
+    if (!options.force || structural.length > 0) {
+      const shown = (options.force ? structural : plan.conflicts).slice(0, 20).map((c) => c.path);
+      throw new RestoreConflictError(
+        `Restore refused: ${plan.conflicts.length} path(s) changed outside ctxsnap since the branch head: ${
+          shown.join(", ")
+        }${plan.conflicts.length > shown.length ? ", …" : ""}`,
+        plan,
+        {
+          hint: options.force
+            ? "something ctxsnap cannot capture is in the way; move it aside and retry"
+            : "see them with --dry-run; --force first snapshots the current content, then overwrites",
+        },
+      );
+    }
+    // --force: keep everyone's work in a snapshot first, then overwrite.
+    const pre = await createSnapshot(store, signer, {
+      reason: "pre-restore",
+      session: sel.session,
+      branch: sel.branch,
+      metadata: { pre_restore_for: targetId },
+    });
+    result.preRestore = pre.id;
+    const target = entryMap(targetTree!);
+    for (const conflict of plan.conflicts) {
+      const entry = target.get(conflict.path);
+      if (entry === undefined) plan.deletes.push(conflict.path);
+      else plan.writes.push({ path: conflict.path, action: "replace", entry });
+    }
+    plan.conflicts = [];
+  }
+
+  // Record the operation (with the pre-restore tree) before the first write.
+  const op = store.transaction("restore", () => {
+    assertResolved(store, sel.session);
+    const pre = captureWorkspace(store);
+    return startOperation(store, {
+      kind: "restore",
+      session: sel.session,
+      branch: sel.branch,
+      source: head,
+      target: targetId,
+      plan: {
+        target_tree: envelope.body.workspace?.tree ?? null,
+        pre_tree: pre.treeId,
+        writes: plan?.writes.map((w) => w.path) ?? [],
+        deletes: plan?.deletes ?? [],
+        workspace: plan !== null,
+        session: doSession,
+        pre_restore: result.preRestore,
+        git_commit: gitCommit,
+      },
+    });
+  });
+  result.operation = op.id;
+
+  if (plan !== null) {
+    try {
+      applyPaths(
+        store,
+        targetTree!,
+        plan.writes.map((w) => w.path),
+        plan.deletes,
+        options.onProgress,
+      );
+    } catch (error) {
+      await abortOperation(
+        store,
+        op,
+        "failed",
+        error instanceof Error ? error.message : String(error),
+      );
+      throw error;
+    }
+  }
+  const finished = await finishRestore(store, signer, op);
+  result.snapshot = finished.snapshot;
+  result.sessionMerged = finished.sessionMerged;
+  return result;
+}
+
+/** Writes `writes` from `tree` and removes `deletes`; fsyncs touched directories. */
+function applyPaths(
+  store: Store,
+  tree: TreeManifest,
+  writes: string[],
+  deletes: string[],
+  onProgress?: (done: number, total: number) => void,
+): void {
+  const writer = new SafeWriter(store.workspaceRoot);
+  const entries = entryMap(tree);
+  const total = writes.length + deletes.length;
+  let done = 0;
+  // Deletes first, so a file giving way to a directory is gone before the directory is made.
+  for (const rel of deletes) {
+    writer.remove(rel);
+    onProgress?.(++done, total);
+  }
+  for (const rel of writes) {
+    const entry = entries.get(rel);
+    if (entry === undefined) {
+      throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
+    }
+    writeEntry(store, writer, entry);
+    onProgress?.(++done, total);
+  }
+  writer.flush();
+}
+
+/** Merges the session, records the restore snapshot and marks the operation done, atomically. */
+async function finishRestore(
+  store: Store,
+  signer: Signer,
+  op: Operation,
+): Promise<{ snapshot: string; sessionMerged: boolean }> {
+  const plan = storedPlan(op);
+  const target = readEnvelope(store, op.target!);
+  const created = await createSnapshot(store, signer, {
+    reason: `restore ${op.target!.slice(0, 12)}`,
+    session: op.session!,
+    branch: op.branch!,
+    operation: op.id,
+    metadata: { reverted_to: op.target!, operation: op.id },
+    prepare: () => {
+      if (plan.session) {
+        updateSessionState(store, op.session!, (live) => mergeContext(live, target.body.context));
+      }
+    },
+    beforeCommit: () => finishOperation(store, op.id, "done"),
+  });
+  return { snapshot: created.id, sessionMerged: plan.session };
+}
+
+/** Returns the managed paths of `op` to the pre-restore tree and closes it with `status`. */
+async function abortOperation(
+  store: Store,
+  op: Operation,
+  status: "failed" | "aborted",
+  error: string | null,
+): Promise<void> {
+  const plan = storedPlan(op);
+  const pre = store.getTree(plan.pre_tree);
+  const preEntries = entryMap(pre);
+  const writes: string[] = [];
+  const deletes: string[] = [];
+  for (const rel of [...plan.writes, ...plan.deletes]) {
+    if (preEntries.has(rel)) writes.push(rel);
+    else deletes.push(rel);
+  }
+  applyPaths(store, pre, writes, deletes);
+  await Promise.resolve();
+  store.transaction("recover", () => finishOperation(store, op.id, status, error));
+}
+
+/** What {@linkcode recover} did. */
+export interface RecoverResult {
+  /** The operation resolved, or null when there was nothing to recover. */
+  operation: string | null;
+  /** `done` (finished) or `aborted` (returned to the pre-restore content). */
+  status: "done" | "aborted" | null;
+  /** The snapshot recording a finished restore. */
+  snapshot: string | null;
+}
+
+/**
+ * Resolves the session's interrupted restore: finishes it (idempotently), or
+ * with `abort` returns its paths to the pre-restore content. Paths changed
+ * since the interruption by someone else are conflicts (exit 5) unless `force`.
+ */
+export async function recover(
+  store: Store,
+  signer: Signer,
+  options: { abort?: boolean; sessionName?: string; force?: boolean } = {},
+): Promise<RecoverResult> {
+  const sel = selection(store, options.sessionName);
+  const op = unresolvedOperation(store, sel.session);
+  if (op === null) return { operation: null, status: null, snapshot: null };
+  const plan = storedPlan(op);
+  if (plan.workspace) {
+    const pre = entryMap(store.getTree(plan.pre_tree));
+    const target = plan.target_tree === null
+      ? new Map<string, TreeEntry>()
+      : entryMap(store.getTree(plan.target_tree));
+    const current = entryMap(captureWorkspace(store, { persist: false }).tree);
+    const foreign = [...plan.writes, ...plan.deletes].filter((rel) => {
+      const now = current.get(rel);
+      return !sameEntry(now, pre.get(rel)) && !sameEntry(now, target.get(rel));
+    });
+    if (foreign.length > 0 && !options.force) {
+      throw new ConflictError(
+        `${foreign.length} path(s) changed since the restore was interrupted: ${
+          foreign.slice(0, 10).join(", ")
+        }`,
+        { hint: "move them aside, or pass --force to overwrite them" },
+      );
+    }
+  }
+  if (options.abort) {
+    if (plan.workspace) await abortOperation(store, op, "aborted", null);
+    else store.transaction("recover", () => finishOperation(store, op.id, "aborted"));
+    return { operation: op.id, status: "aborted", snapshot: null };
+  }
+  if (plan.workspace && plan.target_tree !== null) {
+    applyPaths(store, validateTree(store.getTree(plan.target_tree)), plan.writes, plan.deletes);
+  }
+  const finished = await finishRestore(store, signer, op);
+  return { operation: op.id, status: "done", snapshot: finished.snapshot };
+}
+
+/** Finds the snapshot `undo` returns to: the parent of the branch's last restore. */
+export function undoTarget(store: Store, sessionName?: string, branch?: string): string {
+  const sel = selection(store, sessionName, branch);
+  for (const id of branchChain(store, sel.session, sel.branch)) {
+    const body = readEnvelope(store, id).body;
+    if (typeof body.facets.metadata.reverted_to === "string") {
+      if (body.parent === null) break;
+      return body.parent;
+    }
+  }
+  throw new NotFoundError(`Branch ${sel.session}/${sel.branch} has no restore to undo`);
+}
+
+/** Reads a session's live state (re-exported for callers showing a merge). */
+export { readSessionState };

@@ -1,0 +1,181 @@
+/**
+ * Garbage collection: removes trees and blobs no retained snapshot (and no
+ * unresolved operation) references (DESIGN §3, invariant 3).
+ *
+ * It runs inside one write transaction, so it can never interleave with a
+ * capture (which holds the write lock from its first blob to its snapshot
+ * row). It fails closed: a reachable tree that cannot be read stops it with
+ * nothing deleted. Object files are unlinked in a second transaction from a
+ * `gc_pending` list, so a crash at any instant leaves no row without its file.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "./store.ts";
+ * import { collectGarbage } from "./gc.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * store.putBlob(new TextEncoder().encode("unreferenced"));
+ * console.assert(collectGarbage(store).blobs === 1);
+ * store.close();
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseJson } from "../encoding/canonical_json.ts";
+import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
+import { finishOperation, startOperation } from "./operations.ts";
+import type { Store } from "./store.ts";
+
+/** What {@linkcode collectGarbage} removed (or, dry, would remove). */
+export interface GcResult {
+  /** Trees removed. */
+  trees: number;
+  /** Blobs removed. */
+  blobs: number;
+  /** Bytes of object content freed. */
+  bytes: number;
+  /** Trees and blobs kept. */
+  kept: { trees: number; blobs: number };
+  /** Stray files removed (object files without rows, leftover temp files). */
+  strays: number;
+  /** Whether this was a dry run. */
+  dryRun: boolean;
+  /** Operation id, or null for a dry run. */
+  operation: string | null;
+}
+
+function rootTrees(store: Store): Set<string> {
+  const roots = new Set<string>();
+  for (
+    const row of store.db.prepare("SELECT DISTINCT tree FROM snapshots WHERE tree IS NOT NULL")
+      .iterate()
+  ) {
+    roots.add((row as { tree: string }).tree);
+  }
+  for (
+    const row of store.db.prepare(
+      "SELECT id, plan FROM operations WHERE status IN ('applying', 'planned')",
+    ).iterate()
+  ) {
+    const op = row as { id: string; plan: string };
+    let plan: unknown;
+    try {
+      plan = parseJson(op.plan, { maxBytes: 512 * 1024 * 1024 });
+    } catch (error) {
+      throw new IntegrityError(`gc stopped: operation ${quote(op.id)} has an unreadable plan`, {
+        cause: error,
+      });
+    }
+    for (const key of ["pre_tree", "target_tree"]) {
+      const value = (plan as Record<string, unknown>)[key];
+      if (typeof value === "string") roots.add(value);
+    }
+  }
+  return roots;
+}
+
+/** Removes unreachable objects; with `dryRun` only counts them. */
+export function collectGarbage(store: Store, options: { dryRun?: boolean } = {}): GcResult {
+  const dryRun = options.dryRun ?? false;
+  const result = store.transaction("gc", () => {
+    const roots = rootTrees(store);
+    const liveBlobs = new Set<string>();
+    const liveTrees = new Set<string>();
+    for (const id of roots) {
+      if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
+      let tree;
+      try {
+        tree = store.getTree(id);
+      } catch (error) {
+        if (error instanceof CtxsnapError) {
+          throw new IntegrityError(
+            `gc stopped with nothing deleted: tree ${quote(id)} cannot be read`,
+            {
+              cause: error,
+              hint: "run `ctxsnap verify --all` to find the damage",
+            },
+          );
+        }
+        throw error;
+      }
+      liveTrees.add(id);
+      for (const entry of tree.entries) if (entry.type === "file") liveBlobs.add(entry.blob);
+    }
+    const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
+    let keptTrees = 0;
+    let keptBlobs = 0;
+    for (const row of store.db.prepare("SELECT id, kind, size, encoding FROM objects").iterate()) {
+      const object = row as { id: string; kind: string; size: number; encoding: string };
+      const live = object.kind === "tree" ? liveTrees.has(object.id) : liveBlobs.has(object.id);
+      if (live) {
+        if (object.kind === "tree") keptTrees++;
+        else keptBlobs++;
+      } else doomed.push(object);
+    }
+    const out: GcResult = {
+      trees: doomed.filter((o) => o.kind === "tree").length,
+      blobs: doomed.filter((o) => o.kind === "blob").length,
+      bytes: doomed.reduce((sum, o) => sum + o.size, 0),
+      kept: { trees: keptTrees, blobs: keptBlobs },
+      strays: 0,
+      dryRun,
+      operation: null,
+    };
+    if (dryRun) return out;
+    const op = startOperation(store, {
+      kind: "gc",
+      plan: { trees: out.trees, blobs: out.blobs, bytes: out.bytes },
+    });
+    const remove = store.db.prepare("DELETE FROM objects WHERE id = ?");
+    const pending = store.db.prepare("INSERT OR IGNORE INTO gc_pending (id) VALUES (?)");
+    for (const object of doomed) {
+      remove.run(object.id);
+      if (object.encoding === "file") pending.run(object.id);
+    }
+    finishOperation(store, op.id, "done");
+    out.operation = op.id;
+    return out;
+  });
+  if (!dryRun) result.strays = sweepFiles(store);
+  return result;
+}
+
+/**
+ * Unlinks object files whose rows are gone (pending or stray) and leftover
+ * temp files, holding the write lock so no capture is mid-way.
+ */
+export function sweepFiles(store: Store): number {
+  return store.transaction("gc sweep", () => {
+    let removed = 0;
+    const has = store.db.prepare("SELECT 1 FROM objects WHERE id = ?");
+    for (const row of store.db.prepare("SELECT id FROM gc_pending").all() as { id: string }[]) {
+      if (has.get(row.id) === undefined) fs.rmSync(store.objectPath(row.id), { force: true });
+    }
+    store.db.prepare("DELETE FROM gc_pending").run();
+    const objects = path.join(store.dir, "objects");
+    for (const prefix of safeList(objects)) {
+      const dir = path.join(objects, prefix);
+      for (const name of safeList(dir)) {
+        if (/^[0-9a-f]{64}$/.test(name) && has.get(name) !== undefined) continue;
+        fs.rmSync(path.join(dir, name), { force: true });
+        removed++;
+      }
+    }
+    const tmp = path.join(store.dir, "tmp");
+    for (const name of safeList(tmp)) {
+      if (name === "stamp") continue;
+      fs.rmSync(path.join(tmp, name), { force: true, recursive: true });
+      removed++;
+    }
+    return removed;
+  });
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Helpers for subprocess tests of the command line: run the real `cli.ts`
+ * under Deno with an isolated config dir and HOME, and make temporary
+ * workspaces with a few files.
+ *
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Absolute path of the repository root. */
+export const REPO: string = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** Absolute path of the CLI entry point. */
+export const CLI: string = join(REPO, "cli.ts");
+
+/** What one CLI run produced. */
+export interface CliResult {
+  /** Exit status. */
+  code: number;
+  /** Standard output, decoded. */
+  stdout: string;
+  /** Standard error, decoded. */
+  stderr: string;
+  /** Standard output parsed as one JSON document. */
+  // deno-lint-ignore no-explicit-any
+  json(): any;
+}
+
+/** Options for {@linkcode runCli}. */
+export interface RunOptions {
+  /** Working directory. */
+  cwd: string;
+  /** Extra or overriding environment variables. */
+  env?: Record<string, string>;
+  /** Bytes or text fed to standard input (otherwise stdin is empty). */
+  stdin?: string | Uint8Array;
+  /** Kill the process after this many milliseconds (default 60 s). */
+  timeoutMs?: number;
+  /** Deno permission flags instead of `-A`. */
+  permissions?: string[];
+}
+
+/** Config and HOME dirs of each temp workspace, by workspace root. */
+const homes = new Map<string, { config: string; home: string }>();
+
+let denoDir: string | undefined;
+
+/** The DENO_DIR of this process, so child processes reuse the npm cache with a temp HOME. */
+function realDenoDir(): string {
+  if (denoDir !== undefined) return denoDir;
+  const fromEnv = Deno.env.get("DENO_DIR");
+  if (fromEnv) return (denoDir = fromEnv);
+  const out = new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stderr: "null" })
+    .outputSync();
+  denoDir = JSON.parse(new TextDecoder().decode(out.stdout)).denoDir as string;
+  return denoDir;
+}
+
+function dirsFor(cwd: string): { config: string; home: string } | undefined {
+  let dir = resolve(cwd);
+  for (;;) {
+    const found = homes.get(dir);
+    if (found) return found;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Runs `deno run -A <repo>/cli.ts ...args` in `opts.cwd`, with a clean
+ * environment: PATH, DENO_DIR, NO_COLOR=1, HOME and CTXSNAP_CONFIG_DIR of the
+ * temp workspace containing `cwd` (see {@linkcode tempWorkspace}), then `opts.env`.
+ */
+export async function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
+  const dirs = dirsFor(opts.cwd);
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: realDenoDir(),
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+    ...(dirs ? { HOME: dirs.home, CTXSNAP_CONFIG_DIR: dirs.config } : {}),
+    ...(opts.env ?? {}),
+  };
+  if (env.CTXSNAP_CONFIG_DIR === undefined || env.HOME === undefined) {
+    throw new Error(
+      `runCli: ${opts.cwd} is not inside a tempWorkspace(); pass HOME and CTXSNAP_CONFIG_DIR`,
+    );
+  }
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 60_000);
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...(opts.permissions ?? ["-A"]), "--quiet", CLI, ...args],
+      cwd: opts.cwd,
+      env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal: controller.signal,
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    try {
+      if (opts.stdin !== undefined) {
+        await writer.write(
+          typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
+        );
+      }
+      await writer.close();
+    } catch {
+      // The child may exit without reading its input.
+    }
+    const output = await child.output();
+    if (controller.signal.aborted) {
+      throw new Error(`ctxsnap ${args.join(" ")} timed out after ${opts.timeoutMs ?? 60_000} ms`);
+    }
+    const stdout = new TextDecoder().decode(output.stdout);
+    const stderr = new TextDecoder().decode(output.stderr);
+    return {
+      code: output.code,
+      stdout,
+      stderr,
+      json() {
+        try {
+          return JSON.parse(stdout);
+        } catch (error) {
+          throw new Error(
+            `ctxsnap ${args.join(" ")} (exit ${output.code}) printed no JSON: ${
+              (error as Error).message
+            }\nstdout: ${stdout}\nstderr: ${stderr}`,
+          );
+        }
+      },
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A temporary workspace, with its own config dir and HOME. */
+export interface TempWorkspace {
+  /** The temp directory holding everything below. */
+  root: string;
+  /** The workspace directory (holds `a.txt`, `b.md`, `src/main.ts`). */
+  path: string;
+  /** CTXSNAP_CONFIG_DIR used by {@linkcode runCli} for this workspace. */
+  configDir: string;
+  /** HOME used by {@linkcode runCli} for this workspace. */
+  home: string;
+  /** Runs the CLI in the workspace (or `opts.cwd`). */
+  run(args: string[], opts?: Partial<RunOptions>): Promise<CliResult>;
+  /** Removes everything. */
+  cleanup(): Promise<void>;
+}
+
+/** The files every temp workspace starts with. */
+export const WORKSPACE_FILES: Readonly<Record<string, string>> = {
+  "a.txt": "alpha\n",
+  "b.md": "# bravo\n",
+  "src/main.ts": "console.log('charlie');\n",
+};
+
+/** Creates a temp dir with a workspace holding {@linkcode WORKSPACE_FILES}. */
+export async function tempWorkspace(
+  files: Record<string, string> = WORKSPACE_FILES,
+): Promise<TempWorkspace> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-cli-test-" }));
+  const path = join(root, "ws");
+  const configDir = join(root, "config");
+  const home = join(root, "home");
+  await Deno.mkdir(path);
+  await Deno.mkdir(home);
+  for (const [name, text] of Object.entries(files)) {
+    const file = join(path, name);
+    await Deno.mkdir(dirname(file), { recursive: true });
+    await Deno.writeTextFile(file, text);
+  }
+  homes.set(root, { config: configDir, home });
+  return {
+    root,
+    path,
+    configDir,
+    home,
+    run: (args, opts = {}) => runCli(args, { cwd: path, ...opts }),
+    async cleanup() {
+      homes.delete(root);
+      // Make read-only object files and dirs removable.
+      await new Deno.Command("chmod", { args: ["-R", "u+rwX", root] }).output();
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
