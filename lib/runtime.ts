@@ -61,5 +61,9 @@ export function exit(code: number): never {
 
 /** Current working directory. */
 export function cwd(): string {
-  return process.cwd();
+  try {
+    return process.cwd();
+  } catch {
+    return "."; // no permission to read the working directory's path
+  }
 }

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * The main job, end to end, on a generated demo workspace:
  * init → session → create → edit → create → list → show → diff → verify.

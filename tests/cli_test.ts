@@ -422,6 +422,20 @@ Deno.test("verify exits 1 when one byte of a stored tree is flipped", async () =
   });
 });
 
+Deno.test("verify exits 1 when a referenced blob or the tree is missing from the store", async () => {
+  await withStore(async (ws) => {
+    const made = await create(ws);
+    const blob = blobOf(readTree(ws, made.workspace.tree), "b.md");
+    withDb(ws, (db) => db.prepare("DELETE FROM objects WHERE id = ?").run(blob));
+    await expectTamperDetected(ws, made.id, "deleting a blob row");
+  });
+  await withStore(async (ws) => {
+    const made = await create(ws);
+    withDb(ws, (db) => db.prepare("DELETE FROM objects WHERE id = ?").run(made.workspace.tree));
+    await expectTamperDetected(ws, made.id, "deleting the tree row");
+  });
+});
+
 for (
   const [field, change] of [
     [
@@ -492,6 +506,9 @@ Deno.test("a valid snapshot from an untrusted signer exits 3; --trust and key tr
       0,
       "verify --trust HEX",
     );
+    const pem = join(ws.root, "signer.pub.pem");
+    await Deno.writeTextFile(pem, (await ws.run(["key", "export"])).stdout);
+    expectCode(await ws.run(["verify", made.id, "--trust", pem], { env }), 0, "verify --trust PEM");
     // Trusting some other key does not help.
     const stranger = toHex(await publicKeyFromSeed(generateSeed()));
     expectCode(
@@ -928,14 +945,6 @@ Deno.test("openssl reads the private identity key and derives the exported publi
 
 Deno.test({
   name: "a read-only verify creates no file in the store (no index.db-wal / -shm)",
-  // BUG: `verify` opens index.db read-only, but after a writer has closed the
-  // store (SQLite removes the WAL side files then), SQLite creates
-  // `index.db-wal` (0 bytes) and `index.db-shm` (32 KiB) in the store even
-  // under `deno run --allow-read --allow-env` (no write permission granted:
-  // the files are created by SQLite's C code, outside Deno's permission
-  // checks). DESIGN §6 says verification writes nothing. A store on read-only
-  // media or owned by another user would need write access to the directory.
-  ignore: true,
   async fn() {
     await withStore(async (ws) => {
       const made = await create(ws);
@@ -953,13 +962,6 @@ Deno.test({
 
 Deno.test({
   name: "verify --json prints exactly one JSON document when it fails or the signer is untrusted",
-  // BUG: lib/cli/commands/verify.ts writes the report with ctx.out.result()
-  // and then calls ctx.out.error(), which with --json writes a second
-  // document ({"error":…}) to stdout, so `verify ID --json` on a tampered
-  // (exit 1) or untrusted (exit 3) snapshot prints two concatenated JSON
-  // documents that JSON.parse refuses. DESIGN §7: "--json for one
-  // machine-readable document on stdout".
-  ignore: true,
   async fn() {
     await withStore(async (ws) => {
       const made = await create(ws);

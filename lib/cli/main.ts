@@ -30,6 +30,8 @@ import { log } from "./commands/log.ts";
 import { forget } from "./commands/forget.ts";
 import { gc } from "./commands/gc.ts";
 import { materialize } from "./commands/materialize.ts";
+import { publish } from "./commands/publish.ts";
+import { importCommand } from "./commands/import.ts";
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -48,6 +50,8 @@ export const COMMANDS: readonly Command[] = [
   forget,
   gc,
   materialize,
+  publish,
+  importCommand,
   session,
   key,
 ];

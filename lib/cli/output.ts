@@ -55,6 +55,7 @@ export class Output {
   private readonly quiet: boolean;
   private readonly progressOn: boolean;
   private progressShown = false;
+  private resultWritten = false;
   private lastProgress = 0;
   private readonly startedAt = Date.now();
 
@@ -71,6 +72,7 @@ export class Output {
   /** Writes the command's result: `value` as JSON with `--json`, else `human()`. */
   result(value: unknown, human: () => string): void {
     this.clearProgress();
+    this.resultWritten = true;
     if (this.json) {
       this.write(1, JSON.stringify(value, null, 2) + "\n");
     } else {
@@ -109,7 +111,9 @@ export class Output {
     if (!(error instanceof CtxsnapError) && error instanceof Error && getEnv("CTXSNAP_DEBUG")) {
       this.write(2, `${error.stack}\n`);
     }
-    if (this.json) {
+    // One JSON document per run: a command that already printed its result
+    // (e.g. a verify report saying "untrusted") does not add an error document.
+    if (this.json && !this.resultWritten) {
       this.write(
         1,
         JSON.stringify(

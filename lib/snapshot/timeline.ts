@@ -122,7 +122,7 @@ export function ensureBranch(
   head: string | null = null,
   base: string | null = null,
 ): BranchRow {
-  ensureSession(store, session, branch);
+  ensureSession(store, session);
   const now = Date.now();
   store.db.prepare(
     "INSERT OR IGNORE INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -167,7 +167,18 @@ export class Store {
 
   /** Closes the index. */
   close(): void {
-    if (this.db.isOpen) this.db.close();
+    if (!this.db.isOpen) return;
+    if (!this.readOnly) {
+      // Leave the index in rollback-journal mode at rest when we are the last
+      // user, so read-only opens (verify on read-only media) need no -wal/-shm.
+      try {
+        this.db.exec("PRAGMA busy_timeout = 0");
+        this.db.exec("PRAGMA journal_mode = DELETE");
+      } catch {
+        // Another connection is open: it stays in WAL mode, which is fine.
+      }
+    }
+    this.db.close();
   }
 
   /** Runs `fn` in one write transaction (`BEGIN IMMEDIATE`). */

@@ -2,10 +2,21 @@
  * `ctxsnap verify`: integrity and origin of snapshots in the store.
  * @module
  */
-import { IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import { verifyFile } from "../../share/verify_file.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch, resolveSnapshotId } from "../../snapshot/timeline.ts";
-import { type Command, flag, list, openStore, short, trustPolicy } from "../command.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  list,
+  openStore,
+  type Parsed,
+  short,
+  str,
+  trustPolicy,
+} from "../command.ts";
 import { EXIT_CODES, NotFoundError } from "../../encoding/errors.ts";
 
 function describe(report: SnapshotReport): string {
@@ -19,16 +30,106 @@ function describe(report: SnapshotReport): string {
   }  signed by ${report.keyId}${who}  ${what}`;
 }
 
+function looksLikeFile(arg: string): boolean {
+  return arg === "-" || /[^0-9a-fA-F]/.test(arg);
+}
+
+function fileTrust(trust: string[], keysFile: string | undefined) {
+  const options = keysFile === undefined ? {} : { keysFile };
+  try {
+    return trustPolicy(trust, options);
+  } catch (error) {
+    // No config dir (or no permission to read it): verify with what was given.
+    if (error instanceof CtxsnapError && error.code !== "not_found" && error.code !== "usage") {
+      throw error;
+    }
+    return trustPolicy(trust, { ...options, config: false });
+  }
+}
+
+async function verifyFileCommand(
+  ctx: CommandContext,
+  parsed: Parsed,
+  source: string,
+): Promise<number> {
+  const report = await verifyFile(
+    source,
+    fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
+  );
+  const b = report.primary.body;
+  const who = report.snapshots.find((s) => s.id === report.primary.id)!;
+  ctx.out.result({
+    file: source,
+    kind: report.kind,
+    valid: report.valid,
+    trusted: report.trusted,
+    primary: report.primary.id,
+    signer: { key_id: who.keyId, name: who.signer, trusted: who.trusted },
+    created_at: b.created_at,
+    reason: b.reason,
+    git: b.git,
+    workspace: b.workspace,
+    with_workspace: report.withWorkspace,
+    blob_bytes: report.blobBytes,
+    snapshots: report.snapshots,
+  }, () => {
+    const verdict = !report.valid
+      ? "INVALID SIGNATURE"
+      : report.trusted
+      ? "OK: intact, signed by a trusted key"
+      : "UNTRUSTED: intact, but the signer is not trusted";
+    return [
+      verdict,
+      `what     ${
+        report.kind === "bundle"
+          ? `bundle of ${report.snapshots.length} snapshot(s)${
+            report.withWorkspace ? " with workspace content" : ""
+          }`
+          : "published snapshot (envelope only)"
+      }`,
+      `snapshot ${report.primary.id}`,
+      `who      ${who.keyId}${who.signer ? ` (${who.signer})` : ""}`,
+      `when     ${b.created_at}`,
+      `reason   ${b.reason || "-"}`,
+      `git      ${b.git ? `${b.git.commit ?? "(no commit)"}${b.git.dirty ? " dirty" : ""}` : "-"}`,
+      `files    ${
+        b.workspace
+          ? `${b.workspace.files} files, ${b.workspace.bytes} bytes${
+            report.withWorkspace ? " (all checked)" : " (content not included)"
+          }`
+          : "no workspace"
+      }`,
+    ].join("\n");
+  });
+  if (!report.valid) {
+    ctx.out.error(
+      new IntegrityError(`The signature of ${short(report.primary.id)} does not verify`),
+    );
+    return EXIT_CODES.failure;
+  }
+  if (!report.trusted) {
+    const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+    ctx.out.error(
+      new UntrustedError(`Intact, but signed by untrusted key ${keys.join(", ")}`, {
+        hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
+      }),
+    );
+    return EXIT_CODES.untrusted;
+  }
+  return 0;
+}
+
 /** The `verify` command. */
 export const verify: Command = {
   name: "verify",
   summary: "check snapshots: id, signature, signer trust, tree and every blob",
-  usage: "verify [ID|--all] [--trust KEY]...",
+  usage: "verify [ID|--all] [--trust KEY]...\nverify FILE|- [--trust KEY]... [--trusted-keys FILE]",
   examples: [
     "ctxsnap verify                 # the current branch head",
     "ctxsnap verify 3f2a9c --json",
     "ctxsnap verify --all           # every object, snapshot and branch chain",
     "ctxsnap verify 3f2a9c --trust 5c1d…e0   # also trust this public key",
+    "ctxsnap verify review.ctxbundle --trust alice.pub.pem   # offline: no store needed",
   ],
   options: {
     all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
@@ -41,6 +142,10 @@ export const verify: Command = {
   },
   positionals: 1,
   async run(ctx, parsed) {
+    const given0 = parsed.positionals[0];
+    if (given0 !== undefined && looksLikeFile(given0)) {
+      return await verifyFileCommand(ctx, parsed, given0);
+    }
     const store = openStore(ctx, { readOnly: true });
     try {
       const trust = trustPolicy(list(parsed, "trust"));

@@ -1,0 +1,73 @@
+/**
+ * `ctxsnap import`: verify then add a published snapshot or bundle to the store.
+ * @module
+ */
+import { UsageError } from "../../encoding/errors.ts";
+import { importFile } from "../../share/import.ts";
+import { type Command, flag, identity, list, openStore, short, trustPolicy } from "../command.ts";
+
+/** The `import` command. */
+export const importCommand: Command = {
+  name: "import",
+  summary: "verify a published snapshot or bundle, then add it on a quarantine branch",
+  usage: "import FILE|- [--trust KEY]... [--allow-untrusted]",
+  examples: [
+    "ctxsnap import 3f2a9c81bd04.ctxbundle --trust alice.pub.pem",
+    "ctxsnap import - < review.ctxsnapshot.json",
+    "ctxsnap restore 3f2a --workspace     # then materialize what you imported",
+  ],
+  options: {
+    trust: {
+      type: "string",
+      multiple: true,
+      arg: "KEY",
+      help: "trust this public key (hex or PEM file); repeatable",
+    },
+    "allow-untrusted": {
+      type: "boolean",
+      help: "import even if the signer is not trusted (still verified)",
+    },
+  },
+  positionals: 1,
+  async run(ctx, parsed) {
+    const source = parsed.positionals[0];
+    if (source === undefined) throw new UsageError("import needs FILE or -");
+    await identity(); // imports are recorded by a store that has an owner key
+    const store = openStore(ctx);
+    try {
+      const result = await importFile(store, source, trustPolicy(list(parsed, "trust")), {
+        allowUntrusted: flag(parsed, "allow-untrusted"),
+      });
+      const p = result.report.primary;
+      ctx.out.result({
+        primary: p.id,
+        kind: result.report.kind,
+        already_present: result.alreadyPresent,
+        imported: result.imported,
+        present: result.present,
+        session: result.session,
+        branch: result.branch,
+        with_workspace: result.report.withWorkspace,
+        blobs: result.blobs,
+        trusted: result.report.trusted,
+        operation: result.operation,
+      }, () => {
+        if (result.alreadyPresent) {
+          return `Already present: ${short(p.id)} (${result.session}/${result.branch})`;
+        }
+        return [
+          `Imported ${result.imported.length} snapshot(s) onto ${result.session}/${result.branch}; primary ${
+            short(p.id)
+          }`,
+          result.report.withWorkspace
+            ? `  with workspace content (${result.blobs} new file contents)`
+            : "  envelope only: no workspace content (publish --with-workspace to send files)",
+          result.report.trusted ? "" : "  signer NOT trusted (--allow-untrusted)",
+        ].filter((l) => l !== "").join("\n");
+      });
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,323 @@
+/**
+ * The bundle format (`ctxsnap.bundle/v1`): a POSIX tar holding, in order,
+ * `ctxsnap-bundle.json` (the manifest), `snapshots/<id>.json` (canonical
+ * envelopes), `trees/<id>.json` (canonical manifests) and `blobs/<id>`
+ * (raw bytes). The manifest lists every member, so a reader knows the whole
+ * set and every size before it reads any data, and refuses anything else.
+ *
+ * {@linkcode readBundle} is a single streaming pass that checks everything —
+ * the manifest, every envelope (id and signature), every tree (hash, schema,
+ * references) and every blob (hash and size) — handing verified items to an
+ * optional visitor. Nothing is trusted until its hash has been checked.
+ *
+ * @example
+ * ```ts
+ * import { BUNDLE_FORMAT, isBundleName } from "./bundle.ts";
+ * console.assert(BUNDLE_FORMAT === "ctxsnap.bundle/v1");
+ * console.assert(isBundleName("blobs/" + "0".repeat(64)) && !isBundleName("../x"));
+ * ```
+ * @module
+ */
+import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
+import { IntegrityError, quote } from "../encoding/errors.ts";
+import { isHex } from "../encoding/hex.ts";
+import { createSha256, sha256Hex } from "../crypto/hash.ts";
+import { MAX_TREE_BYTES, type TreeManifest, validateTree } from "../store/tree.ts";
+import {
+  checkEnvelope,
+  type Envelope,
+  MAX_ENVELOPE_BYTES,
+  parseEnvelope,
+} from "../snapshot/envelope.ts";
+import { BundleFormatError, TarReader, TarWriter } from "./tar.ts";
+
+/** The bundle format tag. */
+export const BUNDLE_FORMAT = "ctxsnap.bundle/v1";
+/** The manifest member's name. */
+export const MANIFEST_NAME = "ctxsnap-bundle.json";
+/** Largest manifest accepted. */
+export const MAX_MANIFEST_BYTES: number = 256 * 1024 * 1024;
+/** Most snapshots one bundle may hold. */
+export const MAX_BUNDLE_SNAPSHOTS = 100_000;
+
+const NAME_RE =
+  /^(ctxsnap-bundle\.json|snapshots\/[0-9a-f]{64}\.json|trees\/[0-9a-f]{64}\.json|blobs\/[0-9a-f]{64})$/;
+
+/** Whether `name` is a member name the bundle layout allows. */
+export function isBundleName(name: string): boolean {
+  return NAME_RE.test(name);
+}
+
+/** The bundle manifest. */
+export interface BundleManifest {
+  /** Always {@linkcode BUNDLE_FORMAT}. */
+  format: typeof BUNDLE_FORMAT;
+  /** The snapshot the bundle was published for. */
+  primary: string;
+  /** Every snapshot, oldest first; the primary is last. */
+  snapshots: string[];
+  /** Whether workspace content (trees and blobs) is included. */
+  workspace: boolean;
+  /** Every tree id, sorted. */
+  trees: string[];
+  /** Every blob with its size, sorted by id. */
+  blobs: { id: string; size: number }[];
+}
+
+function fail(message: string): never {
+  throw new BundleFormatError(`Invalid bundle: ${message}`);
+}
+
+/** Validates an untrusted manifest value. */
+export function validateManifest(value: unknown): BundleManifest {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    fail("manifest is not an object");
+  }
+  const o = value as Record<string, unknown>;
+  if (o.format !== BUNDLE_FORMAT) {
+    throw new BundleFormatError(`Unsupported bundle format ${quote(o.format)}`, {
+      hint: `this ctxsnap reads ${BUNDLE_FORMAT}; upgrade ctxsnap`,
+    });
+  }
+  const keys = ["format", "primary", "snapshots", "workspace", "trees", "blobs"];
+  for (const key of Object.keys(o)) {
+    if (!keys.includes(key)) fail(`manifest has unknown field ${quote(key)}`);
+  }
+  for (const key of keys) if (!(key in o)) fail(`manifest lacks field ${quote(key)}`);
+  const ids = (value: unknown, what: string, max: number): string[] => {
+    if (!Array.isArray(value) || value.length > max) {
+      fail(`${what} is not a list of at most ${max} ids`);
+    }
+    const seen = new Set<string>();
+    for (const id of value) {
+      if (typeof id !== "string" || !isHex(id, 64)) {
+        fail(`${what} holds ${quote(id)}, not a 64-hex id`);
+      }
+      if (seen.has(id)) fail(`${what} repeats ${quote(id)}`);
+      seen.add(id);
+    }
+    return value as string[];
+  };
+  const snapshots = ids(o.snapshots, "snapshots", MAX_BUNDLE_SNAPSHOTS);
+  if (typeof o.primary !== "string" || snapshots[snapshots.length - 1] !== o.primary) {
+    fail("primary is not the last listed snapshot");
+  }
+  if (typeof o.workspace !== "boolean") fail("workspace is not a boolean");
+  const trees = ids(o.trees, "trees", 10_000_000);
+  if (!Array.isArray(o.blobs)) fail("blobs is not a list");
+  const blobs: { id: string; size: number }[] = [];
+  const seen = new Set<string>();
+  for (const raw of o.blobs) {
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      fail("a blob record is not an object");
+    }
+    const b = raw as Record<string, unknown>;
+    if (Object.keys(b).length !== 2 || typeof b.id !== "string" || !isHex(b.id, 64)) {
+      fail("a blob record is malformed");
+    }
+    if (!Number.isSafeInteger(b.size) || (b.size as number) < 0) {
+      fail(`blob ${quote(b.id)} has an invalid size`);
+    }
+    if (seen.has(b.id)) fail(`blobs repeats ${quote(b.id)}`);
+    seen.add(b.id);
+    blobs.push({ id: b.id, size: b.size as number });
+  }
+  if (!o.workspace && (trees.length > 0 || blobs.length > 0)) {
+    fail("workspace is false but trees or blobs are listed");
+  }
+  return {
+    format: BUNDLE_FORMAT,
+    primary: o.primary,
+    snapshots,
+    workspace: o.workspace,
+    trees,
+    blobs,
+  };
+}
+
+/** Receives verified bundle content during {@linkcode readBundle}. */
+export interface BundleVisitor {
+  /** A verified envelope (id recomputed, signature checked) and its canonical bytes. */
+  snapshot?(envelope: Envelope, signatureValid: boolean): void | Promise<void>;
+  /** A verified tree. */
+  tree?(id: string, tree: TreeManifest, bytes: Uint8Array): void;
+  /** Called before a blob's data; return a sink for its chunks, or null. */
+  blobStart?(id: string, size: number): ((chunk: Uint8Array) => void) | null;
+  /** Called after a blob's hash and size were verified. */
+  blobEnd?(id: string, size: number): void;
+}
+
+/** What {@linkcode readBundle} found. */
+export interface BundleSummary {
+  /** The manifest. */
+  manifest: BundleManifest;
+  /** Envelopes in bundle order (oldest first). */
+  envelopes: Envelope[];
+  /** Snapshot ids whose signature did not verify. */
+  badSignatures: string[];
+  /** Total bytes of blobs. */
+  blobBytes: number;
+}
+
+/**
+ * Reads and verifies a whole bundle in one streaming pass. Throws
+ * {@linkcode BundleFormatError} / {@linkcode IntegrityError} on anything
+ * malformed, missing, extra, out of order or not matching its hash.
+ * Signatures that do not verify are reported in `badSignatures`.
+ */
+export async function readBundle(
+  readChunk: (buffer: Uint8Array) => number,
+  visitor: BundleVisitor = {},
+): Promise<BundleSummary> {
+  const reader = new TarReader(readChunk, { allowName: isBundleName });
+  const first = reader.next();
+  if (first === null || first.name !== MANIFEST_NAME) {
+    fail(`the first member is not ${MANIFEST_NAME}`);
+  }
+  const manifestBytes = reader.readAll(MAX_MANIFEST_BYTES);
+  const manifest = validateManifest(
+    parseCanonical(manifestBytes, { maxBytes: MAX_MANIFEST_BYTES }),
+  );
+  const envelopes: Envelope[] = [];
+  const badSignatures: string[] = [];
+  const treeIds = new Set(manifest.trees);
+  const blobSizes = new Map(manifest.blobs.map((b) => [b.id, b.size]));
+  const neededTrees = new Set<string>();
+  const neededBlobs = new Map<string, number>();
+  let blobBytes = 0;
+
+  const expect = [
+    ...manifest.snapshots.map((id) => `snapshots/${id}.json`),
+    ...manifest.trees.map((id) => `trees/${id}.json`),
+    ...manifest.blobs.map((b) => `blobs/${b.id}`),
+  ];
+  for (const name of expect) {
+    const member = reader.next();
+    if (member === null) fail(`it ends before ${quote(name)}`);
+    if (member.name !== name) fail(`expected member ${quote(name)}, found ${quote(member.name)}`);
+    if (name.startsWith("snapshots/")) {
+      const id = name.slice(10, 74);
+      const bytes = reader.readAll(MAX_ENVELOPE_BYTES);
+      const envelope = parseEnvelope(bytes);
+      if (!equalBytes(bytes, canonicalBytes(envelope))) {
+        fail(`snapshot ${quote(id)} is not in canonical form`);
+      }
+      const check = await checkEnvelope(envelope);
+      if (envelope.id !== id || !check.idMatches) {
+        throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`);
+      }
+      if (!check.signatureValid) badSignatures.push(id);
+      if (manifest.workspace && envelope.body.workspace !== null) {
+        if (!treeIds.has(envelope.body.workspace.tree)) {
+          fail(
+            `snapshot ${quote(id)} names tree ${
+              quote(envelope.body.workspace.tree)
+            }, which is not included`,
+          );
+        }
+        neededTrees.add(envelope.body.workspace.tree);
+      }
+      envelopes.push(envelope);
+      await visitor.snapshot?.(envelope, check.signatureValid);
+    } else if (name.startsWith("trees/")) {
+      const id = name.slice(6, 70);
+      const bytes = reader.readAll(MAX_TREE_BYTES);
+      if (sha256Hex(bytes) !== id) {
+        throw new IntegrityError(`Tree ${quote(id)} in the bundle does not match its hash`);
+      }
+      const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+      for (const entry of tree.entries) {
+        if (entry.type !== "file") continue;
+        const size = blobSizes.get(entry.blob);
+        if (size === undefined) {
+          fail(`tree ${quote(id)} needs blob ${quote(entry.blob)}, which is not included`);
+        }
+        if (size !== entry.size) {
+          fail(
+            `blob ${quote(entry.blob)} is listed with size ${size}, its tree says ${entry.size}`,
+          );
+        }
+        neededBlobs.set(entry.blob, size);
+      }
+      visitor.tree?.(id, tree, bytes);
+    } else {
+      const id = name.slice(6);
+      const size = blobSizes.get(id)!;
+      if (member.size !== size) {
+        fail(`blob ${quote(id)} has ${member.size} bytes, the manifest says ${size}`);
+      }
+      const sink = visitor.blobStart?.(id, size) ?? null;
+      const hasher = createSha256();
+      reader.stream((chunk) => {
+        hasher.update(chunk);
+        sink?.(chunk);
+      });
+      if (hasher.digestHex() !== id) {
+        throw new IntegrityError(`Blob ${quote(id)} in the bundle does not match its hash`);
+      }
+      blobBytes += size;
+      visitor.blobEnd?.(id, size);
+    }
+  }
+  const extra = reader.next();
+  if (extra !== null) fail(`unlisted member ${quote(extra.name)}`);
+  for (const id of treeIds) {
+    if (!neededTrees.has(id)) fail(`tree ${quote(id)} is not used by any snapshot`);
+  }
+  for (const id of blobSizes.keys()) {
+    if (!neededBlobs.has(id)) fail(`blob ${quote(id)} is not used by any tree`);
+  }
+  return { manifest, envelopes, badSignatures, blobBytes };
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Where a bundle's content comes from when writing. */
+export interface BundleSource {
+  /** Envelopes, oldest first; the last is the primary. */
+  envelopes: Envelope[];
+  /** Trees to include (empty for an envelope-only bundle). */
+  trees: Map<string, Uint8Array>;
+  /** Blobs to include with sizes. */
+  blobs: Map<string, number>;
+  /** Streams a blob's bytes (must verify its hash). */
+  streamBlob(id: string, onChunk: (chunk: Uint8Array) => void): void;
+}
+
+/** Writes a bundle to `write` (sync sink), streaming blobs. */
+export function writeBundle(
+  source: BundleSource,
+  write: (chunk: Uint8Array) => void,
+): BundleManifest {
+  const primary = source.envelopes[source.envelopes.length - 1];
+  if (primary === undefined) throw new IntegrityError("A bundle needs at least one snapshot");
+  const trees = [...source.trees.keys()].sort();
+  const blobs = [...source.blobs.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((
+    [id, size],
+  ) => ({ id, size }));
+  const manifest: BundleManifest = {
+    format: BUNDLE_FORMAT,
+    primary: primary.id,
+    snapshots: source.envelopes.map((e) => e.id),
+    workspace: trees.length > 0,
+    trees,
+    blobs,
+  };
+  const tar = new TarWriter(write);
+  tar.addFile(MANIFEST_NAME, canonicalBytes(manifest));
+  for (const envelope of source.envelopes) {
+    tar.addFile(`snapshots/${envelope.id}.json`, canonicalBytes(envelope));
+  }
+  for (const id of trees) tar.addFile(`trees/${id}.json`, source.trees.get(id)!);
+  for (const { id, size } of blobs) {
+    const sink = tar.beginFile(`blobs/${id}`, size);
+    source.streamBlob(id, (chunk) => sink.write(chunk));
+    sink.end();
+  }
+  tar.finish();
+  return manifest;
+}

@@ -1,0 +1,239 @@
+/**
+ * Importing a published snapshot or a bundle into a store. Everything is
+ * verified before anything is written (a first read-only pass); then a second
+ * pass re-verifies while writing, inside one transaction. Imported snapshots
+ * land on a quarantine branch `imported/<key_id>` of their session and never
+ * move the current head. Importing the same file again changes nothing.
+ *
+ * @example
+ * ```ts
+ * import { quarantineBranch } from "./import.ts";
+ * console.assert(quarantineBranch("0123456789abcdef") === "imported/0123456789abcdef");
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import { IntegrityError, quote, UntrustedError } from "../encoding/errors.ts";
+import { finishOperation, startOperation } from "../store/operations.ts";
+import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
+import { treeId } from "../store/tree.ts";
+import { ensureBranch, hasSnapshot, insertSnapshot } from "../snapshot/timeline.ts";
+import type { TrustPolicy } from "../snapshot/verify.ts";
+import type { BundleVisitor } from "./bundle.ts";
+import { fdWriter } from "./publish.ts";
+import { fdReader } from "./tar.ts";
+import { type FileReport, openSource, verifyStream } from "./verify_file.ts";
+
+interface PendingBlob {
+  id: string;
+  chunks: Uint8Array[];
+  temp: string | null;
+  fd: number | null;
+}
+
+/** The quarantine branch for snapshots signed by `keyId`. */
+export function quarantineBranch(keyId: string): string {
+  return `imported/${keyId}`;
+}
+
+/** What {@linkcode importFile} did. */
+export interface ImportResult {
+  /** The verification report. */
+  report: FileReport;
+  /** Snapshots newly added. */
+  imported: string[];
+  /** Snapshots that were already present. */
+  present: string[];
+  /** Whether everything was already present. */
+  alreadyPresent: boolean;
+  /** Session and quarantine branch. */
+  session: string;
+  /** Quarantine branch name. */
+  branch: string;
+  /** Blobs newly stored. */
+  blobs: number;
+  /** Operation id, or null when nothing changed. */
+  operation: string | null;
+}
+
+function spoolStdin(store: Store): string {
+  const temp = store.tempPath();
+  const fd = fs.openSync(
+    temp,
+    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+    0o600,
+  );
+  try {
+    const read = fdReader(0);
+    const write = fdWriter(fd);
+    const buffer = new Uint8Array(1024 * 1024);
+    for (;;) {
+      const n = read(buffer);
+      if (n === 0) break;
+      write(buffer.subarray(0, n));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return temp;
+}
+
+function withFile<T>(
+  path: string,
+  fn: (read: (buffer: Uint8Array) => number) => Promise<T>,
+): Promise<T> {
+  const fd = openSource(path);
+  return fn(fdReader(fd)).finally(() => fs.closeSync(fd));
+}
+
+/**
+ * Imports `source` (a path, or `-`) into `store`. Tampered input throws
+ * (exit 1) with nothing written; an untrusted signer throws
+ * {@linkcode UntrustedError} (exit 3) unless `allowUntrusted`.
+ */
+export async function importFile(
+  store: Store,
+  source: string,
+  trust: TrustPolicy,
+  options: { allowUntrusted?: boolean } = {},
+): Promise<ImportResult> {
+  const spooled = source === "-" ? spoolStdin(store) : null;
+  const path = spooled ?? source;
+  try {
+    // Pass 1: verify everything, write nothing.
+    const report = await withFile(path, (read) => verifyStream(read, trust));
+    if (!report.valid) {
+      const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
+      throw new IntegrityError(
+        `Signature of snapshot ${bad.join(", ")} does not verify; nothing was imported`,
+      );
+    }
+    if (!report.trusted && !options.allowUntrusted) {
+      const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+      throw new UntrustedError(
+        `The file is intact but signed by untrusted key ${keys.join(", ")}; nothing was imported`,
+        {
+          hint:
+            "trust the signer (`ctxsnap key trust KEY --name N`, or --trust KEY), or pass --allow-untrusted",
+        },
+      );
+    }
+    const primary = report.primary;
+    const session = primary.body.session;
+    const branch = quarantineBranch(primary.signature.key_id);
+    const ids = report.snapshots.map((s) => s.id);
+    const present = ids.filter((id) => hasSnapshot(store, id));
+    const treesPresent = !report.withWorkspace ||
+      report.envelopes.every((e) =>
+        e.body.workspace === null || store.hasObject(e.body.workspace.tree)
+      );
+    if (present.length === ids.length && treesPresent) {
+      return {
+        report,
+        imported: [],
+        present,
+        alreadyPresent: true,
+        session,
+        branch,
+        blobs: 0,
+        operation: null,
+      };
+    }
+
+    // Pass 2: re-verify while writing, all in one transaction.
+    return await store.transactionAsync("import", async () => {
+      const imported: string[] = [];
+      let blobs = 0;
+      const state: { pending: PendingBlob | null } = { pending: null };
+      const visitor: BundleVisitor = {
+        snapshot(envelope, valid) {
+          if (!valid) {
+            throw new IntegrityError(
+              `Signature of snapshot ${quote(envelope.id)} changed between passes`,
+            );
+          }
+          if (insertSnapshot(store, envelope, true)) imported.push(envelope.id);
+        },
+        tree(id, tree) {
+          if (treeId(tree) !== id) {
+            throw new IntegrityError(`Tree ${quote(id)} does not match its hash`);
+          }
+          store.putTree(tree);
+        },
+        blobStart(id, size) {
+          if (store.hasObject(id)) return null;
+          if (size <= INLINE_BLOB_MAX) {
+            const chunks: Uint8Array[] = [];
+            state.pending = { id, chunks, temp: null, fd: null };
+            return (chunk) => chunks.push(chunk.slice());
+          }
+          const temp = store.tempPath();
+          const fd = fs.openSync(
+            temp,
+            fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+            0o600,
+          );
+          state.pending = { id, chunks: [], temp, fd };
+          return fdWriter(fd);
+        },
+        blobEnd(id, size) {
+          const p = state.pending;
+          state.pending = null;
+          if (p === null || p.id !== id) return; // already present
+          blobs += 1;
+          if (p.temp !== null && p.fd !== null) {
+            fs.fsyncSync(p.fd);
+            fs.closeSync(p.fd);
+            store.adoptBlobFile(p.temp, id, size);
+            return;
+          }
+          const data = new Uint8Array(size);
+          let at = 0;
+          for (const chunk of p.chunks) {
+            data.set(chunk, at);
+            at += chunk.length;
+          }
+          store.putBlob(data, id);
+        },
+      };
+      try {
+        await withFile(path, (read) => verifyStream(read, trust, visitor));
+      } catch (error) {
+        const p = state.pending;
+        if (p !== null && p.fd !== null) fs.closeSync(p.fd);
+        if (p !== null && p.temp !== null) fs.rmSync(p.temp, { force: true });
+        throw error;
+      }
+      const head = ensureBranch(store, session, branch);
+      store.db.prepare(
+        "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?",
+      ).run(
+        primary.id,
+        Date.now(),
+        session,
+        branch,
+      );
+      const op = startOperation(store, {
+        kind: "import",
+        session,
+        branch,
+        source: head.head,
+        target: primary.id,
+        plan: { kind: report.kind, snapshots: ids, workspace: report.withWorkspace, blobs },
+      });
+      finishOperation(store, op.id, "done");
+      return {
+        report,
+        imported,
+        present,
+        alreadyPresent: false,
+        session,
+        branch,
+        blobs,
+        operation: op.id,
+      };
+    });
+  } finally {
+    if (spooled !== null) fs.rmSync(spooled, { force: true });
+  }
+}

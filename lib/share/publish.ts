@@ -1,0 +1,197 @@
+/**
+ * Publishing: a snapshot as a portable file. Without workspace content it is
+ * `<id12>.ctxsnapshot.json` (the envelope, pretty-printed: no file content
+ * leaves the machine); with it, or with history, a `<id12>.ctxbundle` tar
+ * streamed from the store so memory stays flat.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { createSnapshot } from "../snapshot/create.ts";
+ * import { publishToFile } from "./publish.ts";
+ * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * const ws = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const snap = await createSnapshot(store, await loadOrCreateIdentity(await Deno.makeTempDir()), {});
+ * const out = publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
+ * console.assert(out.path.endsWith(".ctxbundle"));
+ * store.close();
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CtxsnapError, quote } from "../encoding/errors.ts";
+import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
+import type { Store } from "../store/store.ts";
+import { treeBytes } from "../store/tree.ts";
+import type { Envelope } from "../snapshot/envelope.ts";
+import { readEnvelope } from "../snapshot/timeline.ts";
+import { type BundleManifest, writeBundle } from "./bundle.ts";
+
+/** Options of {@linkcode planPublish}. */
+export interface PublishOptions {
+  /** Include the workspace trees and blobs (a bundle). */
+  withWorkspace?: boolean;
+  /** Include this many ancestors, or all of them (a bundle). */
+  history?: number | "all";
+}
+
+/** What will be published. */
+export interface PublishPlan {
+  /** `snapshot` (one envelope, JSON) or `bundle` (tar). */
+  kind: "snapshot" | "bundle";
+  /** The default file name. */
+  fileName: string;
+  /** Envelopes, oldest first; the primary is last. */
+  envelopes: Envelope[];
+  /** Whether workspace content is included. */
+  withWorkspace: boolean;
+}
+
+/** Collects the envelopes to publish. Ancestors missing from the store end the history. */
+export function planPublish(store: Store, id: string, options: PublishOptions = {}): PublishPlan {
+  const primary = readEnvelope(store, id);
+  const envelopes = [primary];
+  const limit = options.history === "all" ? Infinity : options.history ?? 0;
+  let parent = primary.body.parent;
+  while (parent !== null && envelopes.length - 1 < limit) {
+    let envelope: Envelope;
+    try {
+      envelope = readEnvelope(store, parent);
+    } catch {
+      break; // forgotten or never imported: history ends here
+    }
+    envelopes.push(envelope);
+    parent = envelope.body.parent;
+  }
+  envelopes.reverse();
+  const bundle = options.withWorkspace === true || envelopes.length > 1;
+  return {
+    kind: bundle ? "bundle" : "snapshot",
+    fileName: `${id.slice(0, 12)}.${bundle ? "ctxbundle" : "ctxsnapshot.json"}`,
+    envelopes,
+    withWorkspace: options.withWorkspace === true,
+  };
+}
+
+/** The published-snapshot text of an envelope: pretty JSON with a final newline. */
+export function publishedSnapshotText(envelope: Envelope): string {
+  return JSON.stringify(envelope, null, 2) + "\n";
+}
+
+/** Streams the published file to `write`. Returns the bundle manifest (or null for a snapshot). */
+export function writePublished(
+  store: Store,
+  plan: PublishPlan,
+  write: (chunk: Uint8Array) => void,
+): BundleManifest | null {
+  if (plan.kind === "snapshot") {
+    write(new TextEncoder().encode(publishedSnapshotText(plan.envelopes[0]!)));
+    return null;
+  }
+  const trees = new Map<string, Uint8Array>();
+  const blobs = new Map<string, number>();
+  if (plan.withWorkspace) {
+    for (const envelope of plan.envelopes) {
+      const ref = envelope.body.workspace;
+      if (ref === null || trees.has(ref.tree)) continue;
+      const tree = store.getTree(ref.tree);
+      trees.set(ref.tree, treeBytes(tree));
+      for (const entry of tree.entries) {
+        if (entry.type === "file") blobs.set(entry.blob, entry.size);
+      }
+    }
+  }
+  return writeBundle(
+    {
+      envelopes: plan.envelopes,
+      trees,
+      blobs,
+      streamBlob: (id, onChunk) => store.streamBlob(id, onChunk),
+    },
+    write,
+  );
+}
+
+/** A sink writing to a file descriptor. */
+export function fdWriter(fd: number): (chunk: Uint8Array) => void {
+  return (chunk) => {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      try {
+        offset += fs.writeSync(fd, chunk, offset, chunk.byteLength - offset);
+      } catch (error) {
+        if ((error as { code?: string }).code === "EAGAIN") continue;
+        throw error;
+      }
+    }
+  };
+}
+
+/** What {@linkcode publishToFile} wrote. */
+export interface PublishResult {
+  /** Absolute path written. */
+  path: string;
+  /** `snapshot` or `bundle`. */
+  kind: "snapshot" | "bundle";
+  /** Bytes written. */
+  bytes: number;
+  /** Snapshots included. */
+  snapshots: string[];
+  /** Blobs included. */
+  blobs: number;
+}
+
+/**
+ * Publishes snapshot `id` to `file` (or `<dir>/<default name>`), atomically:
+ * a temp file in the same directory, fsynced and renamed.
+ */
+export function publishToFile(
+  store: Store,
+  id: string,
+  options: PublishOptions & { file?: string; dir?: string },
+): PublishResult {
+  const plan = planPublish(store, id, options);
+  const target = path.resolve(options.file ?? path.join(options.dir ?? ".", plan.fileName));
+  const dir = path.dirname(target);
+  const temp = path.join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`);
+  let fd: number | null = null;
+  try {
+    fd = fs.openSync(
+      temp,
+      fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+      0o644,
+    );
+    let bytes = 0;
+    const sink = fdWriter(fd);
+    const manifest = writePublished(store, plan, (chunk) => {
+      bytes += chunk.byteLength;
+      sink(chunk);
+    });
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = null;
+    fs.renameSync(temp, target);
+    fsyncDir(dir);
+    return {
+      path: target,
+      kind: plan.kind,
+      bytes,
+      snapshots: plan.envelopes.map((e) => e.id),
+      blobs: manifest?.blobs.length ?? 0,
+    };
+  } catch (error) {
+    if (fd !== null) fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    if (error instanceof CtxsnapError) throw error;
+    throw new CtxsnapError(
+      `Cannot write ${quote(target)}: ${(error as Error).message}`,
+      "failure",
+      {
+        cause: error,
+      },
+    );
+  }
+}

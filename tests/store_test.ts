@@ -1,0 +1,556 @@
+/**
+ * Library-level tests of the store, tree manifests, snapshot bodies and
+ * envelopes: real SQLite files and real object files in temporary
+ * directories, tampered the way an attacker with file access could.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
+import {
+  CanonicalJsonError,
+  CtxsnapError,
+  IntegrityError,
+  NotFoundError,
+  PathError,
+} from "../lib/encoding/errors.ts";
+import { toHex } from "../lib/encoding/hex.ts";
+import { sha256Hex } from "../lib/crypto/hash.ts";
+import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
+import {
+  emptyContext,
+  emptyCursors,
+  emptyFacets,
+  MAX_BODY_BYTES,
+  SNAPSHOT_SCHEMA,
+  type SnapshotBody,
+  validateBody,
+} from "../lib/snapshot/body.ts";
+import {
+  checkEnvelope,
+  type Envelope,
+  parseEnvelope,
+  signBody,
+  type Signer,
+  snapshotId,
+} from "../lib/snapshot/envelope.ts";
+import { createSnapshot } from "../lib/snapshot/create.ts";
+import { INLINE_BLOB_MAX, Store } from "../lib/store/store.ts";
+import { SCHEMA_VERSION } from "../lib/store/schema.ts";
+import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import { assert, assertEquals, assertThrows } from "./_assert.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function withStore(fn: (store: Store, dir: string) => void | Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-store-test-" });
+  const store = Store.init(join(dir, ".ctxsnap"), dir);
+  try {
+    await fn(store, dir);
+  } finally {
+    store.close();
+    await new Deno.Command("chmod", { args: ["-R", "u+rwX", dir] }).output();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function makeSigner(): Promise<Signer> {
+  const seed = generateSeed();
+  const publicKey = await publicKeyFromSeed(seed);
+  return { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
+}
+
+function body(overrides: Record<string, unknown> = {}): SnapshotBody {
+  return {
+    schema: SNAPSHOT_SCHEMA,
+    created_at: "2026-01-01T00:00:00.000Z",
+    parent: null,
+    session: "main",
+    branch: "main",
+    reason: "test",
+    source: null,
+    git: null,
+    workspace: null,
+    context: emptyContext(),
+    cursors: emptyCursors(),
+    facets: emptyFacets(),
+    tool: { name: "ctxsnap", version: "0.1.0" },
+    ...overrides,
+  } as SnapshotBody;
+}
+
+const BLOB = sha256Hex("x");
+
+function file(path: string): Record<string, unknown> {
+  return { path, type: "file", blob: BLOB, size: 1, mode: 0o644 };
+}
+
+function manifest(entries: unknown[], extra: Record<string, unknown> = {}): unknown {
+  return { version: 1, entries, skipped: [], ...extra };
+}
+
+// ---------------------------------------------------------------------------
+// tree manifests
+
+Deno.test("validateTree accepts a well-formed manifest and returns it unchanged", () => {
+  const tree = manifest([
+    file("a.txt"),
+    file("b/c.txt"),
+    { path: "b/link", type: "symlink", target: "../a.txt" },
+  ], { skipped: [{ path: ".env", reason: "secret" }] });
+  assertEquals(validateTree(tree), tree);
+});
+
+for (
+  const [what, path] of [
+    ["a '..' segment", "../etc/passwd"],
+    ["a '..' segment in the middle", "a/../b"],
+    ["an absolute path", "/etc/passwd"],
+    ["a '.' segment", "./a"],
+    ["an empty segment", "a//b"],
+    ["a trailing slash", "a/"],
+    ["a backslash", "a\\b"],
+    ["a NUL byte", "a\0b"],
+    ["an empty path", ""],
+  ] as const
+) {
+  Deno.test(`validateTree refuses an entry path with ${what}`, () => {
+    assertThrows(() => validateTree(manifest([file(path)])), PathError);
+    assertThrows(
+      () => validateTree(manifest([{ path, type: "symlink", target: "x" }])),
+      PathError,
+    );
+  });
+}
+
+Deno.test("validateTree refuses an entry below another entry's path (a and a/x)", () => {
+  assertThrows(() => validateTree(manifest([file("a"), file("a/x")])), PathError, "below");
+  assertThrows(
+    () =>
+      validateTree(
+        manifest([{ path: "a", type: "symlink", target: "/tmp" }, file("a-b"), file("a/x")]),
+      ),
+    PathError,
+    "below",
+  );
+  // "a" and "a.b" / "ab" are siblings, not nested.
+  validateTree(manifest([file("a"), file("a.b"), file("ab")]));
+});
+
+Deno.test("validateTree refuses duplicate and unsorted entries", () => {
+  assertThrows(() => validateTree(manifest([file("a"), file("a")])), PathError, "more than once");
+  assertThrows(() => validateTree(manifest([file("b"), file("a")])), PathError, "out of order");
+  // Order is by UTF-16 code units: "a.b" (0x2e) sorts before "a/b" (0x2f).
+  assertThrows(
+    () => validateTree(manifest([file("a/b"), file("a.b")])),
+    PathError,
+    "out of order",
+  );
+});
+
+Deno.test("validateTree refuses unknown and missing fields", () => {
+  assertThrows(
+    () => validateTree(manifest([{ ...file("a"), owner: "root" }])),
+    IntegrityError,
+    "unknown field",
+  );
+  assertThrows(
+    () => validateTree(manifest([{ path: "l", type: "symlink", target: "x", blob: BLOB }])),
+    IntegrityError,
+    "unknown field",
+  );
+  assertThrows(() => validateTree(manifest([], { extra: true })), IntegrityError, "unknown field");
+  assertThrows(
+    () => validateTree(manifest([], { skipped: [{ path: "x", reason: "secret", why: 1 }] })),
+    IntegrityError,
+    "unknown field",
+  );
+  const { mode: _mode, ...noMode } = file("a");
+  assertThrows(() => validateTree(manifest([noMode])), IntegrityError, "lacks field");
+  assertThrows(() => validateTree({ version: 1, entries: [] }), IntegrityError, "lacks field");
+});
+
+Deno.test("validateTree refuses a wrong version, bad blob ids, sizes, modes and entry types", () => {
+  assertThrows(() => validateTree(manifest([], { version: 2 })), IntegrityError, "version");
+  assertThrows(() => validateTree(manifest([], { version: "1" })), IntegrityError, "version");
+  const bad: Record<string, unknown>[] = [
+    { ...file("a"), blob: BLOB.toUpperCase() },
+    { ...file("a"), blob: BLOB.slice(1) },
+    { ...file("a"), size: -1 },
+    { ...file("a"), size: 1.5 },
+    { ...file("a"), mode: 0o10000 },
+    { ...file("a"), type: "dir" },
+    { path: "l", type: "symlink", target: "" },
+  ];
+  for (const entry of bad) {
+    assertThrows(() => validateTree(manifest([entry])), IntegrityError);
+  }
+});
+
+// ---------------------------------------------------------------------------
+// objects
+
+Deno.test("Store.getTree detects a flipped byte of a stored manifest", async () => {
+  await withStore((store) => {
+    const tree = validateTree(manifest([file("a.txt"), file("b.txt")])) as TreeManifest;
+    const id = store.putTree(tree);
+    assertEquals(store.getTree(id), tree);
+    const row = store.db.prepare("SELECT data FROM objects WHERE id = ?").get(id) as {
+      data: Uint8Array;
+    };
+    const text = decoder.decode(row.data);
+    // Change one letter of a path: the bytes still parse as a valid manifest.
+    const flipped = row.data.slice();
+    const at = text.indexOf('"a.txt"') + 1;
+    flipped[at] = "c".charCodeAt(0);
+    store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(flipped, id);
+    assertThrows(() => store.getTree(id), IntegrityError, "corrupt");
+  });
+});
+
+Deno.test("Store.readBlob detects a flipped byte of an inline blob", async () => {
+  await withStore((store) => {
+    const data = encoder.encode("hello, inline world\n");
+    const id = store.putBlob(data);
+    assertEquals(id, sha256Hex(data));
+    assertEquals(store.readBlob(id), data);
+    const flipped = data.slice();
+    flipped[3]! ^= 0x20;
+    store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(flipped, id);
+    assertThrows(() => store.readBlob(id), IntegrityError, "corrupt");
+    assertEquals(store.checkBlob(id), false);
+  });
+});
+
+Deno.test("Store.readBlob detects a flipped byte of a file-backed blob", async () => {
+  await withStore(async (store) => {
+    const data = new Uint8Array(INLINE_BLOB_MAX + 10);
+    for (let i = 0; i < data.length; i++) data[i] = i % 251;
+    const id = store.putBlob(data);
+    const row = store.db.prepare("SELECT encoding, data FROM objects WHERE id = ?").get(id) as {
+      encoding: string;
+      data: Uint8Array | null;
+    };
+    assertEquals(row.encoding, "file");
+    assertEquals(row.data, null);
+    const path = store.objectPath(id);
+    assertEquals((await Deno.stat(path)).mode! & 0o777, 0o400);
+    assertEquals(store.readBlob(id), data);
+
+    await Deno.chmod(path, 0o600);
+    const flipped = data.slice();
+    flipped[INLINE_BLOB_MAX]! ^= 0x01;
+    await Deno.writeFile(path, flipped);
+    assertThrows(() => store.readBlob(id), IntegrityError, "corrupt");
+    assertEquals(store.checkBlob(id), false);
+
+    // A truncated or missing object file is also an integrity failure.
+    await Deno.writeFile(path, data.subarray(0, data.length - 1));
+    assertThrows(() => store.readBlob(id), IntegrityError);
+    await Deno.remove(path);
+    assertThrows(() => store.readBlob(id), IntegrityError, "missing");
+  });
+});
+
+Deno.test("Store refuses to read an object as the wrong kind or an unknown id", async () => {
+  await withStore((store) => {
+    const blob = store.putBlob(encoder.encode("data"));
+    assertThrows(() => store.getTree(blob), IntegrityError, "not a tree");
+    assertThrows(() => store.readBlob(sha256Hex("absent")), NotFoundError);
+    assertThrows(() => store.readBlob("../../etc/passwd"), IntegrityError);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// snapshot rows
+
+Deno.test("snapshot rows cannot be UPDATEd by SQL", async () => {
+  await withStore(async (store) => {
+    const { id } = await createSnapshot(store, await makeSigner(), { workspace: false });
+    for (
+      const sql of [
+        "UPDATE snapshots SET branch = 'other' WHERE id = ?",
+        "UPDATE snapshots SET envelope = x'00' WHERE id = ?",
+        "UPDATE snapshots SET parent = id WHERE id = ?",
+      ]
+    ) {
+      assertThrows(() => store.db.prepare(sql).run(id), Error, "immutable");
+    }
+    const row = store.db.prepare("SELECT branch FROM snapshots WHERE id = ?").get(id) as {
+      branch: string;
+    };
+    assertEquals(row.branch, "main");
+  });
+});
+
+Deno.test("snapshot rows cannot be DELETEd without a forget operation in status 'applying'", async () => {
+  await withStore(async (store) => {
+    const { id } = await createSnapshot(store, await makeSigner(), { workspace: false });
+    const count = () =>
+      (store.db.prepare("SELECT count(*) AS n FROM snapshots").get() as { n: number }).n;
+    const del = () => store.db.prepare("DELETE FROM snapshots WHERE id = ?").run(id);
+    assertThrows(del, Error, "forget");
+    const insertOp = store.db.prepare(
+      "INSERT INTO operations (id, kind, status, plan, created_at) VALUES (?, ?, ?, '{}', 0)",
+    );
+    insertOp.run("op-planned", "forget", "planned");
+    insertOp.run("op-restore", "restore", "applying");
+    assertThrows(del, Error, "forget");
+    assertEquals(count(), 1);
+
+    store.db.prepare("UPDATE operations SET status = 'applying' WHERE id = 'op-planned'").run();
+    del();
+    assertEquals(count(), 0);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// bodies
+
+Deno.test("validateBody accepts a minimal body", () => {
+  assertEquals(validateBody(body()), body());
+});
+
+Deno.test("validateBody refuses unknown fields at every level", () => {
+  const cases: unknown[] = [
+    { ...body(), extra: 1 },
+    body({ context: { ...emptyContext(), mood: "good" } }),
+    body({ cursors: { ...emptyCursors(), page: 1 } }),
+    body({ facets: { ...emptyFacets(), colour: {} } }),
+    body({ git: { commit: null, branch: null, dirty: false, remote: "x" } }),
+    body({ source: { kind: "cell", id: "1", at: 2 } }),
+    body({ tool: { name: "ctxsnap", version: "1", build: "x" } }),
+    body({
+      workspace: { tree: BLOB, files: 0, bytes: 0, skipped: 0, hidden: 0 },
+    }),
+  ];
+  for (const value of cases) assertThrows(() => validateBody(value), IntegrityError, "unknown");
+  const { tool: _tool, ...noTool } = body();
+  assertThrows(() => validateBody(noTool), IntegrityError, "lacks field");
+  assertThrows(() => validateBody(body({ schema: "ctxsnap.snapshot/v2" })), IntegrityError);
+});
+
+Deno.test("validateBody refuses floats, NaN and out-of-range numbers", () => {
+  const cases: unknown[] = [
+    body({ context: { ...emptyContext(), progress_pct: 12.5 } }),
+    body({ context: { ...emptyContext(), progress_pct: 101 } }),
+    body({ context: { ...emptyContext(), progress_pct: NaN } }),
+    body({ cursors: { ...emptyCursors(), cell: -1 } }),
+    body({ cursors: { ...emptyCursors(), auto_event: 2 ** 53 } }),
+    body({ context: { ...emptyContext(), extensions: { harness: { ratio: 0.5 } } } }),
+    body({ facets: { ...emptyFacets(), metadata: { score: 1.25 } } }),
+    body({ facets: { ...emptyFacets(), artifact_versions: [1, 2.5] } }),
+  ];
+  for (const value of cases) assertThrows(() => validateBody(value), IntegrityError);
+  assertThrows(
+    () => validateBody(body({ facets: { ...emptyFacets(), metadata: { x: Infinity } } })),
+    CanonicalJsonError,
+  );
+});
+
+Deno.test("validateBody refuses bad ids, timestamps and commits", () => {
+  const cases: unknown[] = [
+    body({ parent: "abcd" }),
+    body({ parent: BLOB.toUpperCase() }),
+    body({ parent: BLOB.slice(0, 63) + "g" }),
+    body({ workspace: { tree: "not-an-id", files: 0, bytes: 0, skipped: 0 } }),
+    body({ git: { commit: "HEAD", branch: "main", dirty: false } }),
+    body({ git: { commit: BLOB.slice(0, 39), branch: "main", dirty: false } }),
+    body({ git: { commit: null, branch: "main", dirty: "no" } }),
+    body({ created_at: "2026-01-01T00:00:00Z" }),
+    body({ created_at: "2026-13-01T00:00:00.000Z" }),
+    body({ created_at: "yesterday" }),
+    body({ source: { kind: "Cell", id: "1" } }),
+    body({ source: { kind: "cell", id: "" } }),
+  ];
+  for (const value of cases) assertThrows(() => validateBody(value), IntegrityError);
+});
+
+Deno.test("validateBody refuses invalid session and branch names", () => {
+  for (
+    const name of ["", "../x", "a/../b", "a b", "/main", "main/", ".hidden", "a/b/c/d/e", "x."]
+  ) {
+    assertThrows(() => validateBody(body({ session: name })), IntegrityError, "valid name");
+    assertThrows(() => validateBody(body({ branch: name })), IntegrityError, "valid name");
+  }
+  validateBody(body({ session: "agent-1", branch: "imported/ab12cd" }));
+});
+
+Deno.test("validateBody refuses oversize text, lists and bodies", () => {
+  const cases: unknown[] = [
+    body({ reason: "r".repeat(1025) }),
+    body({ context: { ...emptyContext(), task: "t".repeat(16 * 1024 + 1) } }),
+    body({ context: { ...emptyContext(), decisions: ["d".repeat(16 * 1024 + 1)] } }),
+    body({
+      context: {
+        ...emptyContext(),
+        findings: Array.from({ length: 10_001 }, (_, i) => `f${i}`),
+      },
+    }),
+    body({ context: { ...emptyContext(), decisions: ["same", "same"] } }),
+    body({
+      context: { ...emptyContext(), extensions: { big: "x".repeat(MAX_BODY_BYTES + 1) } },
+    }),
+  ];
+  for (const value of cases) assertThrows(() => validateBody(value), IntegrityError);
+  // Just under the cap is fine.
+  validateBody(body({ context: { ...emptyContext(), extensions: { big: "x".repeat(1000) } } }));
+});
+
+// ---------------------------------------------------------------------------
+// envelopes
+
+async function signedEnvelope(reason = "test"): Promise<{ envelope: Envelope; signer: Signer }> {
+  const signer = await makeSigner();
+  return { envelope: await signBody(body({ reason }), signer), signer };
+}
+
+Deno.test("parseEnvelope round-trips a signed envelope", async () => {
+  const { envelope } = await signedEnvelope();
+  assertEquals(parseEnvelope(canonicalBytes(envelope)), envelope);
+  assertEquals(envelope.id, snapshotId(envelope.body));
+  const check = await checkEnvelope(parseEnvelope(canonicalBytes(envelope)));
+  assertEquals(check, { computedId: envelope.id, idMatches: true, signatureValid: true });
+});
+
+Deno.test("parseEnvelope refuses extra fields, duplicate keys and a missing signature", async () => {
+  const { envelope } = await signedEnvelope();
+  const cases: unknown[] = [
+    { ...envelope, note: "hi" },
+    { ...envelope, signature: { ...envelope.signature, comment: "x" } },
+    { ...envelope, body: { ...envelope.body, extra: true } },
+    { id: envelope.id, body: envelope.body },
+    { ...envelope, signature: { ...envelope.signature, alg: "rsa" } },
+    { ...envelope, signature: { ...envelope.signature, value: envelope.signature.value + "00" } },
+    { ...envelope, id: envelope.id.toUpperCase() },
+  ];
+  for (const value of cases) {
+    assertThrows(() => parseEnvelope(JSON.stringify(value)), IntegrityError);
+  }
+  const text = decoder.decode(canonicalBytes(envelope));
+  const duplicated = text.replace('{"body":', `{"id":"${envelope.id}","body":`);
+  assertThrows(() => parseEnvelope(duplicated), CanonicalJsonError);
+});
+
+Deno.test("parseEnvelope refuses a key_id that does not belong to the public key", async () => {
+  const { envelope } = await signedEnvelope();
+  const other = await makeSigner();
+  assert(other.keyId !== envelope.signature.key_id);
+  const wrongKeyId = { ...envelope, signature: { ...envelope.signature, key_id: other.keyId } };
+  assertThrows(() => parseEnvelope(JSON.stringify(wrongKeyId)), IntegrityError, "key_id");
+  // Swapping in another public key while keeping the key id is refused as well.
+  const wrongKey = {
+    ...envelope,
+    signature: { ...envelope.signature, public_key: other.publicKeyHex },
+  };
+  assertThrows(() => parseEnvelope(JSON.stringify(wrongKey)), IntegrityError, "key_id");
+});
+
+Deno.test("checkEnvelope catches a body edited after signing", async () => {
+  const { envelope } = await signedEnvelope("original reason");
+  const edited: Envelope = { ...envelope, body: { ...envelope.body, reason: "edited reason" } };
+  const check = await checkEnvelope(edited);
+  assertEquals(check.idMatches, false);
+  assertEquals(check.computedId, snapshotId(edited.body));
+  assertEquals(check.signatureValid, true, "the signature covers the id, which is unchanged");
+  // Rewriting the id to match the edited body breaks the signature instead.
+  const rehashed: Envelope = { ...edited, id: snapshotId(edited.body) };
+  const check2 = await checkEnvelope(rehashed);
+  assertEquals(check2.idMatches, true);
+  assertEquals(check2.signatureValid, false);
+});
+
+Deno.test("checkEnvelope refuses a signature made over another snapshot id", async () => {
+  const signer = await makeSigner();
+  const a = await signBody(body({ reason: "a" }), signer);
+  const b = await signBody(body({ reason: "b" }), signer);
+  const grafted: Envelope = { ...a, signature: b.signature };
+  const check = await checkEnvelope(grafted);
+  assertEquals(check.idMatches, true);
+  assertEquals(check.signatureValid, false);
+  // And b's id with a's body: the id check catches it.
+  const relabelled: Envelope = { ...a, id: b.id, signature: b.signature };
+  const check2 = await checkEnvelope(relabelled);
+  assertEquals(check2.idMatches, false);
+  // A different signer's valid signature over the same id is not a's signature
+  // under a's public key.
+  const other = await makeSigner();
+  const c = await signBody(body({ reason: "a" }), other);
+  assertEquals(c.id, a.id);
+  const mixed: Envelope = { ...a, signature: { ...a.signature, value: c.signature.value } };
+  assertEquals((await checkEnvelope(mixed)).signatureValid, false);
+});
+
+// ---------------------------------------------------------------------------
+// schema and migrations
+
+Deno.test("a new store has PRAGMA user_version = SCHEMA_VERSION", async () => {
+  await withStore((store, dir) => {
+    assert(SCHEMA_VERSION >= 1);
+    const db = new DatabaseSync(join(dir, ".ctxsnap", "index.db"), { readOnly: true });
+    try {
+      const row = db.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(row.user_version, SCHEMA_VERSION);
+      const mode = db.prepare("PRAGMA journal_mode").get() as { journal_mode: string };
+      assertEquals(mode.journal_mode, "wal");
+    } finally {
+      db.close();
+    }
+    // Re-initialising and re-opening keep the version and the data.
+    const id = store.putBlob(encoder.encode("kept"));
+    store.close();
+    const again = Store.init(join(dir, ".ctxsnap"), dir);
+    try {
+      assertEquals(decoder.decode(again.readBlob(id)), "kept");
+      const row = again.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(row.user_version, SCHEMA_VERSION);
+    } finally {
+      again.close();
+    }
+  });
+});
+
+Deno.test("a store with a higher user_version than this code knows is refused", async () => {
+  await withStore((store, dir) => {
+    store.close();
+    const file = join(dir, ".ctxsnap", "index.db");
+    const db = new DatabaseSync(file);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    for (const readOnly of [false, true]) {
+      const error = assertThrows(
+        () => Store.open(join(dir, ".ctxsnap"), { readOnly }),
+        CtxsnapError,
+        "schema version",
+      );
+      assertEquals(error.code, "failure");
+      assert(error.hint?.includes("upgrade"), error.hint);
+    }
+    const check = new DatabaseSync(file, { readOnly: true });
+    try {
+      const row = check.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(row.user_version, SCHEMA_VERSION + 1, "the refused store was modified");
+    } finally {
+      check.close();
+    }
+  });
+});
+
+Deno.test("opening a directory without an index is NoStoreError, not a new store", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-store-test-" });
+  try {
+    const error = assertThrows(() => Store.open(join(dir, ".ctxsnap")), CtxsnapError);
+    assertEquals(error.code, "no_store");
+    let exists = true;
+    try {
+      await Deno.stat(join(dir, ".ctxsnap", "index.db"));
+    } catch {
+      exists = false;
+    }
+    assertEquals(exists, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
