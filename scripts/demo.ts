@@ -21,9 +21,10 @@ const env = {
 async function step(
   title: string,
   args: string[],
-  options: { stdin?: string; expect?: number; env?: Record<string, string> } = {},
+  options: { stdin?: string; expect?: number; env?: Record<string, string>; mkdir?: string } = {},
 ) {
-  console.log(`\n\x1b[1m$ ctxsnap ${args.join(" ")}\x1b[0m   # ${title}`);
+  if (options.mkdir) await Deno.mkdir(options.mkdir, { recursive: true });
+  console.log(`\n\x1b[1m$ ctxsnap ${args.join(" ")}\x1b[0m${title ? `   # ${title}` : ""}`);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", cli, ...args],
     cwd: workspace,
@@ -98,6 +99,45 @@ await step("a stranger's machine (no trusted keys) sees: valid but untrusted", [
   expect: 3,
   env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
 });
+
+// Publish and verify offline, as a reviewer on another (air-gapped) machine would.
+const key =
+  JSON.parse(await step("this machine's public key", ["key", "show", "--json"])).public_key;
+const bundle = JSON.parse(
+  await step("publish the snapshot with its workspace as one portable file", [
+    "publish",
+    first.id.slice(0, 8),
+    "--with-workspace",
+    "--out",
+    `${root}/review.ctxbundle`,
+    "--json",
+  ]),
+).path;
+await step("offline verify, no store and no config, pinned to the signer's key", [
+  "verify",
+  bundle,
+  "--trust",
+  key,
+], { env: { CTXSNAP_CONFIG_DIR: `${root}/reviewer` } });
+await step("import on the reviewer's machine (quarantine branch), then restore it there", [
+  "--store",
+  `${root}/reviewer-ws/.ctxsnap`,
+  "init",
+  "--workspace",
+  `${root}/reviewer-ws`,
+], { env: { CTXSNAP_CONFIG_DIR: `${root}/reviewer` }, mkdir: `${root}/reviewer-ws` });
+await step("", ["--store", `${root}/reviewer-ws/.ctxsnap`, "import", bundle, "--trust", key], {
+  env: { CTXSNAP_CONFIG_DIR: `${root}/reviewer` },
+});
+await step("", ["--store", `${root}/reviewer-ws/.ctxsnap`, "restore", first.id.slice(0, 8)], {
+  env: { CTXSNAP_CONFIG_DIR: `${root}/reviewer` },
+});
+const restored = await Deno.readTextFile(`${root}/reviewer-ws/src/parser.ts`);
+if (!restored.includes("s.split(',')")) {
+  console.error("demo: the restored workspace differs from the snapshot");
+  Deno.exit(1);
+}
+console.log("\nthe reviewer's workspace now holds the snapshot's files, byte for byte");
 
 if (keep) console.log(`\nkept ${root}`);
 else await Deno.remove(root, { recursive: true });

@@ -1,0 +1,507 @@
+// deno-lint-ignore-file no-console
+/**
+ * Benchmarks: ctxsnap against git, restic, sha256sum and minisign on the same
+ * data in one run. Every figure is the median of whole-process runs after a
+ * warm-up; results are printed as ratios. Benchmarks never run in tests.
+ *
+ * Usage:
+ *   deno task bench                      # every section
+ *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory
+ *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
+ *
+ * The real source tree is npm's own installed package tree (about 2k files,
+ * present wherever Node.js is), or `--tree DIR`.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+
+const args = parseArgs({
+  args: Deno.args,
+  options: {
+    only: { type: "string" },
+    runs: { type: "string", default: "5" },
+    tree: { type: "string" },
+    quick: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+  },
+});
+const RUNS = Math.max(1, Number(args.values.runs));
+const QUICK = args.values.quick === true;
+const only = new Set((args.values.only ?? "").split(",").filter((s) => s !== ""));
+const want = (name: string) => only.size === 0 || only.has(name);
+const CLI = fileURLToPath(new URL("../cli.ts", import.meta.url));
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const root = await Deno.makeTempDir({ prefix: "ctxsnap-bench-" });
+const env = {
+  CTXSNAP_CONFIG_DIR: `${root}/config`,
+  NO_COLOR: "1",
+  RESTIC_PASSWORD: "bench",
+  GIT_AUTHOR_NAME: "bench",
+  GIT_AUTHOR_EMAIL: "bench@example.invalid",
+  GIT_COMMITTER_NAME: "bench",
+  GIT_COMMITTER_EMAIL: "bench@example.invalid",
+};
+const results: Record<string, unknown> = {};
+
+async function have(tool: string): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("sh", { args: ["-c", `command -v ${tool}`], stdout: "null" })
+      .output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+interface Run {
+  ms: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(cmd: string[], options: { cwd?: string; check?: boolean } = {}): Promise<Run> {
+  const started = performance.now();
+  const out = await new Deno.Command(cmd[0]!, {
+    args: cmd.slice(1),
+    cwd: options.cwd ?? root,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - started;
+  const result = {
+    ms,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+  if ((options.check ?? true) && !out.success) {
+    throw new Error(`${cmd.join(" ")} failed (${out.code}): ${result.stderr.slice(0, 2000)}`);
+  }
+  return result;
+}
+
+const sh = (script: string, cwd?: string) => run(["sh", "-c", script], cwd ? { cwd } : {});
+const ctxsnap = (argv: string[], cwd?: string) =>
+  run([Deno.execPath(), "run", "-A", CLI, ...argv], cwd ? { cwd } : {});
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Median of RUNS timed runs after one warm-up; `setup` runs untimed before each. */
+async function measure(
+  setup: (i: number) => Promise<void>,
+  timed: (i: number) => Promise<Run>,
+): Promise<number> {
+  await setup(-1);
+  await timed(-1);
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    await setup(i);
+    times.push((await timed(i)).ms);
+  }
+  return median(times);
+}
+
+/** Peak RSS in MiB of one run, from GNU time. */
+async function peakRss(cmd: string[], cwd?: string): Promise<number> {
+  const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], cwd ? { cwd } : {});
+  const match = /RSS_KB=(\d+)/.exec(out.stderr);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function fmt(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
+}
+
+function ratio(name: string, ours: number, theirs: number, what: string): void {
+  const r = theirs / ours;
+  console.log(
+    `  ${name.padEnd(44)} ctxsnap ${fmt(ours).padStart(9)}   ${what} ${
+      fmt(theirs).padStart(9)
+    }   ` +
+      `${r >= 1 ? `${r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`}`,
+  );
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await sh(`mkdir -p '${to}' && cp -a '${from}/.' '${to}/'`);
+}
+
+async function generateTree(dir: string, files: number): Promise<void> {
+  // Small text files in a directory fan-out of 100 per directory.
+  await Deno.mkdir(dir, { recursive: true });
+  const encoder = new TextEncoder();
+  for (let i = 0; i < files; i++) {
+    const sub = `${dir}/d${Math.floor(i / 100)}`;
+    if (i % 100 === 0) await Deno.mkdir(sub, { recursive: true });
+    await Deno.writeFile(`${sub}/f${i}.txt`, encoder.encode(`file ${i}\n${"x".repeat(i % 300)}\n`));
+  }
+}
+
+async function du(dir: string): Promise<number> {
+  const out = await sh(`du -sb '${dir}' | cut -f1`);
+  return Number(out.stdout.trim());
+}
+
+console.log(`ctxsnap benchmarks — ${new Date().toISOString()}`);
+console.log(
+  `machine: ${(await sh("nproc")).stdout.trim()} cores, ${(await sh("uname -srm")).stdout.trim()}`,
+);
+console.log(`deno ${Deno.version.deno}; runs: median of ${RUNS} after a warm-up; data in ${root}`);
+
+const source = args.values.tree ?? "/usr/lib/node_modules/npm";
+const tree = `${root}/tree`;
+await copyTree(source, tree);
+const treeFiles = Number((await sh(`find '${tree}' -type f | wc -l`)).stdout.trim());
+const treeBytes = await du(tree);
+console.log(`real tree: ${source} — ${treeFiles} files, ${(treeBytes / 1048576).toFixed(1)} MiB\n`);
+// ctxsnap skips node_modules/ by default; rename those directories so every tool
+// sees the same ~2k files, and drop the tree's own ignore files.
+await sh(
+  `cd '${tree}' && find . -depth -type d -name node_modules -exec sh -c 'mv "$1" "$(dirname "$1")/vendored"' _ {} \\; ` +
+    `&& find . -name .gitignore -delete && find . -name .npmignore -delete`,
+);
+const hasRestic = await have("restic");
+
+if (want("capture")) {
+  console.log("capture (whole process, fresh store / repository each run)");
+  let n = 0;
+  const store = () => `${root}/store-${n}`;
+  const first = await measure(
+    async () => {
+      n++;
+      await ctxsnap(["--store", store(), "init", "--workspace", tree]);
+    },
+    () => ctxsnap(["--store", store(), "create", "-m", "bench"]),
+  );
+  const gitFirst = await measure(
+    async () => {
+      n++;
+      await sh(`git init -q --bare '${store()}'`);
+    },
+    () =>
+      sh(
+        `GIT_DIR='${store()}' GIT_WORK_TREE='${tree}' sh -c 'git add -A && git write-tree' >/dev/null`,
+      ),
+  );
+  ratio("first capture vs git add -A && write-tree", first, gitFirst, "git");
+  results.first_capture_ms = first;
+  results.git_first_ms = gitFirst;
+  if (hasRestic) {
+    const resticFirst = await measure(
+      async () => {
+        n++;
+        await run(["restic", "init", "--quiet", "-r", store()]);
+      },
+      () => run(["restic", "backup", "--quiet", "-r", store(), "."], { cwd: tree }),
+    );
+    ratio("first capture vs restic backup", first, resticFirst, "restic");
+    results.restic_first_ms = resticFirst;
+  }
+  // Unchanged recapture: one store, files older than the racy window.
+  await sh(`find '${tree}' -exec touch -h -d '2 minutes ago' {} +`);
+  await new Promise((r) => setTimeout(r, 1100));
+  n++;
+  const warm = store();
+  await ctxsnap(["--store", warm, "init", "--workspace", tree]);
+  await ctxsnap(["--store", warm, "create", "-m", "warm"]);
+  const again = await measure(
+    async () => {},
+    () => ctxsnap(["--store", warm, "create", "-m", "again", "--json"]),
+  );
+  const last = JSON.parse((await ctxsnap(["--store", warm, "create", "--json"])).stdout);
+  n++;
+  const gitWarm = store();
+  await sh(
+    `git init -q --bare '${gitWarm}' && GIT_DIR='${gitWarm}' GIT_WORK_TREE='${tree}' git add -A`,
+  );
+  const gitAgain = await measure(
+    async () => {},
+    () =>
+      sh(
+        `GIT_DIR='${gitWarm}' GIT_WORK_TREE='${tree}' sh -c 'git add -A && git write-tree' >/dev/null`,
+      ),
+  );
+  const startup = await measure(async () => {}, () => ctxsnap(["--version"]));
+  ratio("unchanged recapture vs git (unchanged)", again, gitAgain, "git");
+  console.log(
+    `    recapture read ${last.capture.hashed} files, reused ${last.capture.reused}; ` +
+      `runtime start-up (ctxsnap --version) ${fmt(startup)}; ` +
+      `per file beyond start-up ${((again - startup) * 1000 / treeFiles).toFixed(1)} µs`,
+  );
+  results.recapture_ms = again;
+  results.git_recapture_ms = gitAgain;
+  results.startup_ms = startup;
+  results.recapture_hashed = last.capture.hashed;
+  console.log();
+}
+
+if (want("verify")) {
+  console.log("verify --all hashing throughput vs sha256sum over the same bytes");
+  const big = `${root}/hash-ws`;
+  await Deno.mkdir(big, { recursive: true });
+  const mib = QUICK ? 256 : 1024;
+  await sh(`head -c ${mib}M /dev/urandom > '${big}/data.bin'`);
+  const store = `${root}/verify-store`;
+  await ctxsnap(["--store", store, "init", "--workspace", big]);
+  await ctxsnap(["--store", store, "create", "-m", "verify"]);
+  const ours = await measure(async () => {}, () => ctxsnap(["--store", store, "verify", "--all"]));
+  const theirs = await measure(async () => {}, () => sh(`sha256sum '${big}/data.bin' >/dev/null`));
+  const ourRate = mib / (ours / 1000);
+  const theirRate = mib / (theirs / 1000);
+  console.log(
+    `  ${mib} MiB: ctxsnap ${ourRate.toFixed(0)} MiB/s, sha256sum ${
+      theirRate.toFixed(0)
+    } MiB/s → ` +
+      `${(100 * ourRate / theirRate).toFixed(0)}% of sha256sum\n`,
+  );
+  results.verify_mib_s = ourRate;
+  results.sha256sum_mib_s = theirRate;
+  await Deno.remove(big, { recursive: true });
+}
+
+if (want("restore")) {
+  console.log("restore of the real tree into an empty directory");
+  const store = `${root}/restore-store`;
+  await ctxsnap(["--store", store, "init", "--workspace", tree]);
+  const snap = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout);
+  let n = 0;
+  const ours = await measure(
+    async () => {
+      n++;
+    },
+    () => ctxsnap(["--store", store, "materialize", snap.id, `${root}/out-${n}`]),
+  );
+  await sh(`diff -r '${tree}' '${root}/out-${n}' >/dev/null`);
+  if (hasRestic) {
+    const repo = `${root}/restic-restore`;
+    await run(["restic", "init", "--quiet", "-r", repo]);
+    await run(["restic", "backup", "--quiet", "-r", repo, "."], { cwd: tree });
+    const theirs = await measure(
+      async () => {
+        n++;
+      },
+      () =>
+        run([
+          "restic",
+          "restore",
+          "--quiet",
+          "-r",
+          repo,
+          "latest",
+          "--target",
+          `${root}/rout-${n}`,
+        ]),
+    );
+    ratio("restore (materialize) vs restic restore", ours, theirs, "restic");
+    results.restic_restore_ms = theirs;
+  } else console.log(`  ctxsnap ${fmt(ours)} (restic not installed)`);
+  results.restore_ms = ours;
+  console.log();
+}
+
+if (want("scale")) {
+  console.log("capture of generated trees of small files (linearity)");
+  const sizes = QUICK ? [10_000, 30_000] : [10_000, 30_000, 100_000];
+  const rows: string[] = [];
+  for (const files of sizes) {
+    const dir = `${root}/gen-${files}`;
+    await generateTree(dir, files);
+    const store = `${root}/gen-store-${files}`;
+    await ctxsnap(["--store", store, "init", "--workspace", dir]);
+    const t = (await ctxsnap(["--store", store, "create", "-m", "scale"])).ms;
+    rows.push(
+      `  ${String(files).padStart(7)} files: ${fmt(t).padStart(9)}  (${
+        (t * 1000 / files).toFixed(1)
+      } µs/file)`,
+    );
+    results[`scale_${files}_ms`] = t;
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(store, { recursive: true });
+  }
+  console.log(rows.join("\n") + "\n");
+}
+
+if (want("large") && (await have("/usr/bin/time"))) {
+  const gib = QUICK ? 1 : 2;
+  console.log(`a workspace holding one ${gib} GiB file: peak RSS per command`);
+  const ws = `${root}/large-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  await sh(`head -c ${gib}G /dev/urandom > '${ws}/big.bin'`);
+  const store = `${root}/large-store`;
+  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  const base = [Deno.execPath(), "run", "-A", CLI, "--store", store];
+  const create = await peakRss([...base, "create", "-m", "large"]);
+  const id =
+    JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0].id;
+  const verify = await peakRss([...base, "verify", "--all"]);
+  const publish = await peakRss([
+    ...base,
+    "publish",
+    id,
+    "--with-workspace",
+    "--out",
+    `${root}/large.ctxbundle`,
+  ]);
+  const store2 = `${root}/large-store2`;
+  await ctxsnap(["--store", store2, "init", "--workspace", `${root}/large-ws2`]).catch(async () => {
+    await Deno.mkdir(`${root}/large-ws2`, { recursive: true });
+    await ctxsnap(["--store", store2, "init", "--workspace", `${root}/large-ws2`]);
+  });
+  const imp = await peakRss([
+    Deno.execPath(),
+    "run",
+    "-A",
+    CLI,
+    "--store",
+    store2,
+    "import",
+    `${root}/large.ctxbundle`,
+  ]);
+  const restore = await peakRss([
+    Deno.execPath(),
+    "run",
+    "-A",
+    CLI,
+    "--store",
+    store2,
+    "materialize",
+    id,
+    `${root}/large-out`,
+  ]);
+  console.log(
+    `  create ${create.toFixed(0)} MiB, verify --all ${verify.toFixed(0)} MiB, publish ${
+      publish.toFixed(0)
+    } MiB, ` +
+      `import ${imp.toFixed(0)} MiB, restore ${restore.toFixed(0)} MiB (target < 256 MiB)\n`,
+  );
+  Object.assign(results, { large_rss_mib: { create, verify, publish, import: imp, restore } });
+  for (
+    const p of [
+      ws,
+      store,
+      store2,
+      `${root}/large.ctxbundle`,
+      `${root}/large-out`,
+      `${root}/large-ws2`,
+    ]
+  ) {
+    await Deno.remove(p, { recursive: true }).catch(() => {});
+  }
+}
+
+if (want("size") && hasRestic) {
+  console.log("store size after capturing successive commits of a real repository (this one)");
+  const commits = (await sh(`git -C '${REPO}' rev-list --reverse HEAD | tail -30`)).stdout.trim()
+    .split("\n");
+  const ws = `${root}/size-ws`;
+  const store = `${root}/size-store`;
+  const repo = `${root}/size-restic`;
+  await run(["git", "clone", "-q", REPO, ws]);
+  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  await run(["restic", "init", "--quiet", "-r", repo]);
+  for (const commit of commits) {
+    await run(["git", "-C", ws, "checkout", "-q", "--detach", commit]);
+    await ctxsnap(["--store", store, "create", "-m", commit]);
+    await run(["restic", "backup", "--quiet", "-r", repo, "--exclude", ".git", "."], { cwd: ws });
+  }
+  const ours = await du(store);
+  const theirs = await du(repo);
+  console.log(
+    `  ${commits.length} commits: ctxsnap ${(ours / 1024).toFixed(0)} KiB, restic ${
+      (theirs / 1024).toFixed(0)
+    } KiB → ` +
+      `${(ours / theirs).toFixed(2)}× restic\n`,
+  );
+  Object.assign(results, {
+    size_bytes: ours,
+    restic_size_bytes: theirs,
+    size_commits: commits.length,
+  });
+}
+
+if (want("startup")) {
+  console.log("start-up to exit: verify of a published snapshot vs minisign -V");
+  const ws = `${root}/pub-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  await Deno.writeTextFile(`${ws}/a.txt`, "hello\n");
+  const store = `${root}/pub-store`;
+  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  const snap = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout);
+  const pub =
+    JSON.parse((await ctxsnap(["--store", store, "publish", snap.id, "--json"], root)).stdout).path;
+  const key = JSON.parse((await ctxsnap(["key", "show", "--json"])).stdout).public_key;
+  const binary = `${REPO}/dist/ctxsnap`;
+  const hasBinary = await Deno.stat(binary).then(() => true, () => false);
+  const verifier = hasBinary ? [binary] : [Deno.execPath(), "run", "--allow-read", CLI];
+  const ours = await measure(
+    async () => {},
+    () => run([...verifier, "verify", pub, "--trust", key]),
+  );
+  if (await have("minisign")) {
+    await sh(
+      `cd '${root}' && printf '\\n\\n' | minisign -G -W -p mk.pub -s mk.key -f >/dev/null 2>&1 || minisign -G -W -p mk.pub -s mk.key >/dev/null`,
+    );
+    await sh(`cd '${root}' && minisign -S -s mk.key -m '${pub}' >/dev/null`);
+    const theirs = await measure(
+      async () => {},
+      () => sh(`minisign -V -p '${root}/mk.pub' -m '${pub}' >/dev/null`),
+    );
+    ratio(
+      `verify ${hasBinary ? "(dist/ctxsnap)" : "(deno run)"} vs minisign -V`,
+      ours,
+      theirs,
+      "minisign",
+    );
+    results.minisign_ms = theirs;
+  } else console.log(`  ctxsnap verify ${fmt(ours)} (minisign not installed)`);
+  results.verify_file_ms = ours;
+  if (hasBinary) {
+    console.log(
+      `  dist/ctxsnap size: ${((await Deno.stat(binary)).size / 1048576).toFixed(1)} MiB`,
+    );
+  }
+  console.log();
+}
+
+if (want("memory") && (await have("/usr/bin/time"))) {
+  const gib = QUICK ? 0.25 : 1;
+  console.log(`peak RSS publishing and importing a bundle of a ${gib} GiB workspace (256 files)`);
+  const ws = `${root}/mem-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  const per = Math.round((gib * 1024) / 256);
+  await sh(`for i in $(seq 1 256); do head -c ${per}M /dev/urandom > '${ws}'/f$i.bin; done`);
+  const store = `${root}/mem-store`;
+  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  const id = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout).id;
+  const base = [Deno.execPath(), "run", "-A", CLI];
+  const publish = await peakRss([
+    ...base,
+    "--store",
+    store,
+    "publish",
+    id,
+    "--with-workspace",
+    "--out",
+    `${root}/mem.ctxbundle`,
+  ]);
+  await Deno.mkdir(`${root}/mem-ws2`);
+  await ctxsnap(["--store", `${root}/mem-store2`, "init", "--workspace", `${root}/mem-ws2`]);
+  const imp = await peakRss([
+    ...base,
+    "--store",
+    `${root}/mem-store2`,
+    "import",
+    `${root}/mem.ctxbundle`,
+  ]);
+  console.log(`  publish ${publish.toFixed(0)} MiB, import ${imp.toFixed(0)} MiB\n`);
+  Object.assign(results, { memory_rss_mib: { publish, import: imp, workspace_gib: gib } });
+}
+
+console.log("JSON " + JSON.stringify(results));
+if (args.values.keep) console.log(`kept ${root}`);
+else await Deno.remove(root, { recursive: true });
