@@ -11,6 +11,7 @@
  * ```
  * @module
  */
+import * as fs from "node:fs";
 import process from "node:process";
 
 /** Returns an environment variable, or `undefined` when unset or not permitted. */
@@ -66,4 +67,101 @@ export function cwd(): string {
   } catch {
     return "."; // no permission to read the working directory's path
   }
+}
+
+/** The subset of `node:fs` `Stats` that ctxsnap uses (a node `Stats` satisfies it). */
+export interface FileStat {
+  /** Regular file. */
+  isFile(): boolean;
+  /** Directory. */
+  isDirectory(): boolean;
+  /** Symbolic link (lstat only). */
+  isSymbolicLink(): boolean;
+  /** FIFO. */
+  isFIFO(): boolean;
+  /** Socket. */
+  isSocket(): boolean;
+  /** Character device. */
+  isCharacterDevice(): boolean;
+  /** Block device. */
+  isBlockDevice(): boolean;
+  /** Size in bytes. */
+  size: number;
+  /** Modification time in ms. */
+  mtimeMs: number;
+  /** Status-change time in ms. */
+  ctimeMs: number;
+  /** Inode. */
+  ino: number;
+  /** Device. */
+  dev: number;
+  /** Mode bits including the file type. */
+  mode: number;
+}
+
+interface DenoFileInfo {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  isFifo: boolean | null;
+  isSocket: boolean | null;
+  isCharDevice: boolean | null;
+  isBlockDevice: boolean | null;
+  size: number;
+  mtime: Date | null;
+  ctime: Date | null;
+  ino: number | null;
+  dev: number;
+  mode: number | null;
+}
+
+class DenoStat implements FileStat {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  dev: number;
+  mode: number;
+  constructor(private readonly info: DenoFileInfo) {
+    this.size = info.size;
+    this.mtimeMs = info.mtime?.getTime() ?? 0;
+    this.ctimeMs = info.ctime?.getTime() ?? 0;
+    this.ino = info.ino ?? 0;
+    this.dev = info.dev;
+    this.mode = info.mode ?? 0;
+  }
+  isFile(): boolean {
+    return this.info.isFile;
+  }
+  isDirectory(): boolean {
+    return this.info.isDirectory;
+  }
+  isSymbolicLink(): boolean {
+    return this.info.isSymlink;
+  }
+  isFIFO(): boolean {
+    return this.info.isFifo === true;
+  }
+  isSocket(): boolean {
+    return this.info.isSocket === true;
+  }
+  isCharacterDevice(): boolean {
+    return this.info.isCharDevice === true;
+  }
+  isBlockDevice(): boolean {
+    return this.info.isBlockDevice === true;
+  }
+}
+
+// deno-lint-ignore no-explicit-any
+const denoLstat: ((path: string) => DenoFileInfo) | undefined = (globalThis as any).Deno?.lstatSync;
+
+/**
+ * `lstat` without following a final symlink. Under Deno this uses
+ * `Deno.lstatSync`, about three times faster than `node:fs` (which builds a
+ * full `Stats`); errors carry the same `code` (`ENOENT`, `ENOTDIR`, …).
+ */
+export function lstat(path: string): FileStat {
+  if (denoLstat !== undefined) return new DenoStat(denoLstat(path));
+  return fs.lstatSync(path);
 }

@@ -17,7 +17,7 @@ import { NotFoundError, UsageError } from "../encoding/errors.ts";
 import {
   configDir,
   type Identity,
-  loadIdentity,
+  loadIdentityAsync,
   loadOrCreateIdentity,
 } from "../crypto/identity.ts";
 import { Keyring, readTrustedKeys, trustedKeysPath } from "../crypto/keyring.ts";
@@ -200,15 +200,15 @@ export function identity(): Promise<Identity> {
  * Builds the trust policy: this machine's own key (if it exists), the
  * trusted-keys file, and `--trust KEY` values (hex, PEM text or a PEM file path).
  */
-export function trustPolicy(
+export async function trustPolicy(
   trust: string[],
   options: { config?: boolean; keysFile?: string } = {},
-): Keyring {
+): Promise<Keyring> {
   const useConfig = options.config ?? true;
   const keys = useConfig ? readTrustedKeys(trustedKeysPath(configDir())) : [];
   if (options.keysFile !== undefined) keys.push(...readTrustedKeys(options.keysFile));
   let own: Identity | null = null;
-  if (useConfig) own = ownIdentityIfPresent();
+  if (useConfig) own = await ownIdentityIfPresent();
   const keyring = new Keyring(keys, own);
   for (const value of trust) keyring.add(readKeyArgument(value));
   return keyring;
@@ -233,9 +233,9 @@ export function readKeyArgument(value: string): Uint8Array {
   return parsePublicKey(text.trim());
 }
 
-function ownIdentityIfPresent(): Identity | null {
+async function ownIdentityIfPresent(): Promise<Identity | null> {
   try {
-    return loadIdentity(configDir());
+    return await loadIdentityAsync(configDir());
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;

@@ -83,10 +83,13 @@ export class IgnoreStack {
    *
    * @param dirRel The directory's normalized relative path, or `""` for the root.
    * @param absDir The same directory as an absolute (or cwd-relative) path.
+   * @param names The directory's entry names, when already listed: ignore
+   *   files not among them are not opened.
    */
-  child(dirRel: string, absDir: string): IgnoreStack {
-    const git = readIgnoreFile(join(absDir, IGNORE_FILE_NAMES[0]));
-    const ctx = readIgnoreFile(join(absDir, IGNORE_FILE_NAMES[1]));
+  child(dirRel: string, absDir: string, names?: ReadonlySet<string>): IgnoreStack {
+    const [gitName, ctxName] = IGNORE_FILE_NAMES;
+    const git = names && !names.has(gitName) ? null : readIgnoreFile(join(absDir, gitName));
+    const ctx = names && !names.has(ctxName) ? null : readIgnoreFile(join(absDir, ctxName));
     if (git === null && ctx === null) return this;
     return this.withRules(dirRel, git ?? [], ctx ?? []);
   }

@@ -34,7 +34,8 @@
  * ```
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import type { FileStat } from "../runtime.ts";
 import { createSha256 } from "../crypto/hash.ts";
 import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
 import { errnoOf, reasonOf } from "./_errno.ts";
@@ -116,7 +117,7 @@ export interface ReadOptions {
  * console.assert(info.mode <= 0o7777);
  * ```
  */
-export function statInfoOf(stats: Stats): StatInfo {
+export function statInfoOf(stats: FileStat): StatInfo {
   return {
     size: stats.size,
     mtimeMs: stats.mtimeMs,

@@ -50,7 +50,8 @@
  * ```
  * @module
  */
-import { lstatSync, readdirSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { readdirSync, readlinkSync, statSync } from "node:fs";
+import { type FileStat, lstat } from "../runtime.ts";
 import { join, resolve } from "node:path";
 import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
 import { errnoOf, reasonOf } from "./_errno.ts";
@@ -123,7 +124,7 @@ interface Entry {
   absPath: string;
   /** Sort key among siblings: the name, plus `/` for a directory. */
   key: string;
-  stats: Stats | null;
+  stats: FileStat | null;
   /** Set when the entry is skipped before classification. */
   skip: WalkSkip | null;
 }
@@ -182,7 +183,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     });
   }
   const stack: Frame[] = [{
-    ignore: useIgnoreFiles ? rootIgnore.child("", rootAbs) : rootIgnore,
+    ignore: useIgnoreFiles ? rootIgnore.child("", rootAbs, namesOf(rootEntries)) : rootIgnore,
     entries: rootEntries,
     index: 0,
   }];
@@ -225,7 +226,9 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
           };
           continue;
         }
-        const ignore = useIgnoreFiles ? frame.ignore.child(path, entry.absPath) : frame.ignore;
+        const ignore = useIgnoreFiles
+          ? frame.ignore.child(path, entry.absPath, namesOf(entries))
+          : frame.ignore;
         stack.push({ ignore, entries, index: 0 });
       }
       continue;
@@ -249,6 +252,13 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
   }
 }
 
+/** The names in a listing, so ignore files known to be absent are not opened. */
+function namesOf(entries: Entry[]): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const entry of entries) names.add(entry.name);
+  return names;
+}
+
 /** Lists and `lstat`s a directory's entries, sorted so their paths come out in order. */
 function listDirectory(dirPath: string, absDir: string): Entry[] {
   const names = readdirSync(absDir);
@@ -270,7 +280,7 @@ function listDirectory(dirPath: string, absDir: string): Entry[] {
       continue;
     }
     try {
-      entry.stats = lstatSync(absPath);
+      entry.stats = lstat(absPath);
     } catch (error) {
       if (errnoOf(error) === "ENOENT") {
         if (name.includes("\uFFFD")) {
@@ -296,9 +306,9 @@ function listDirectory(dirPath: string, absDir: string): Entry[] {
 }
 
 /** Whether `absDir` is still the directory `before` described (same device and inode). */
-function sameDirectory(before: Stats, absDir: string): boolean {
+function sameDirectory(before: FileStat, absDir: string): boolean {
   try {
-    const now = lstatSync(absDir);
+    const now = lstat(absDir);
     return now.isDirectory() && now.ino === before.ino && now.dev === before.dev;
   } catch {
     return false;
@@ -331,7 +341,7 @@ function problemOf(path: string): string {
   }
 }
 
-function specialKind(stats: Stats): string {
+function specialKind(stats: FileStat): string {
   if (stats.isFIFO()) return "fifo";
   if (stats.isSocket()) return "socket";
   if (stats.isCharacterDevice()) return "character device";

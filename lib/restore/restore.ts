@@ -43,6 +43,7 @@ import {
 import { SafeWriter } from "../fs/safe_write.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import {
+  assertResolved,
   finishOperation,
   type Operation,
   startOperation,
@@ -53,7 +54,7 @@ import { type TreeEntry, type TreeManifest, validateTree } from "../store/tree.t
 import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import { gitStatus, runGit } from "../snapshot/git.ts";
+import { gitStatus, readGitStatus, runGit } from "../snapshot/git.ts";
 import { mergeContext, readSessionState, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
@@ -197,17 +198,25 @@ function storedPlan(op: Operation): StoredPlan {
   };
 }
 
-/** Refuses when the session has an unresolved operation. */
-function assertResolved(store: Store, session: string): void {
-  const op = unresolvedOperation(store, session);
-  if (op !== null) {
-    throw new ConflictError(
-      `Session ${quote(session)} has an unresolved ${op.kind} (operation ${op.id})`,
-      {
-        hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it",
-      },
-    );
-  }
+/** Throws {@linkcode RestoreConflictError} unless the plan may be applied (with `force`). */
+function refuseConflicts(plan: RestorePlan, force: boolean): void {
+  if (plan.conflicts.length === 0) return;
+  const structural = plan.conflicts.filter((c) =>
+    c.reason !== "changed_since_baseline" && c.reason !== "deleted_target_changed"
+  );
+  if (force && structural.length === 0) return;
+  const shown = (force ? structural : plan.conflicts).slice(0, 20).map((c) => c.path);
+  throw new RestoreConflictError(
+    `Restore refused: ${plan.conflicts.length} path(s) changed outside ctxsnap since the branch head: ${
+      shown.join(", ")
+    }${plan.conflicts.length > shown.length ? ", …" : ""}`,
+    plan,
+    {
+      hint: force
+        ? "something ctxsnap cannot capture is in the way; move it aside and retry"
+        : "see them with --dry-run; --force first snapshots the current content, then overwrites",
+    },
+  );
 }
 
 /** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
@@ -269,12 +278,18 @@ export async function restoreSnapshot(
       : workspaceTree(store, headEnvelope);
   }
 
+  let undoCheckout: (() => void) | null = null;
   if (gitCommit !== null && !result.dryRun) {
+    const before = readGitStatus(store.workspaceRoot, store.dir);
+    const back = before?.branch ?? before?.commit ?? null;
     const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
     if (checkout.status !== 0) {
       throw new ConflictError(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
+    }
+    if (back !== null) {
+      undoCheckout = () => void runGit(store.workspaceRoot, ["checkout", "--quiet", back]);
     }
     result.gitCommit = gitCommit;
     // The tree was clean, so everything it held is in git history: the
@@ -283,36 +298,26 @@ export async function restoreSnapshot(
   }
 
   let plan: RestorePlan | null = null;
-  if (targetTree !== null) {
-    const current = captureWorkspace(store, { persist: false }).tree;
-    plan = planRestore({
-      target: targetTree,
-      baseline,
-      current,
-      occupied: occupiedIn(store.workspaceRoot),
-    });
-    result.plan = plan;
+  try {
+    if (targetTree !== null) {
+      const current = captureWorkspace(store, { persist: false }).tree;
+      plan = planRestore({
+        target: targetTree,
+        baseline,
+        current,
+        occupied: occupiedIn(store.workspaceRoot),
+      });
+      result.plan = plan;
+    }
+    if (result.dryRun) return result;
+    if (plan !== null) refuseConflicts(plan, options.force === true);
+  } catch (error) {
+    // Refused before anything else changed: put HEAD back where it was.
+    undoCheckout?.();
+    throw error;
   }
-  if (result.dryRun) return result;
 
   if (plan !== null && plan.conflicts.length > 0) {
-    const structural = plan.conflicts.filter((c) =>
-      c.reason !== "changed_since_baseline" && c.reason !== "deleted_target_changed"
-    );
-    if (!options.force || structural.length > 0) {
-      const shown = (options.force ? structural : plan.conflicts).slice(0, 20).map((c) => c.path);
-      throw new RestoreConflictError(
-        `Restore refused: ${plan.conflicts.length} path(s) changed outside ctxsnap since the branch head: ${
-          shown.join(", ")
-        }${plan.conflicts.length > shown.length ? ", …" : ""}`,
-        plan,
-        {
-          hint: options.force
-            ? "something ctxsnap cannot capture is in the way; move it aside and retry"
-            : "see them with --dry-run; --force first snapshots the current content, then overwrites",
-        },
-      );
-    }
     // --force: keep everyone's work in a snapshot first, then overwrite.
     const pre = await createSnapshot(store, signer, {
       reason: "pre-restore",
@@ -423,7 +428,12 @@ async function finishRestore(
     metadata: { reverted_to: op.target!, operation: op.id },
     prepare: () => {
       if (plan.session) {
-        updateSessionState(store, op.session!, (live) => mergeContext(live, target.body.context));
+        updateSessionState(
+          store,
+          op.session!,
+          (live) => mergeContext(live, target.body.context),
+          op.id,
+        );
       }
     },
     beforeCommit: () => finishOperation(store, op.id, "done"),

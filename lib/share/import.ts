@@ -14,7 +14,7 @@
  */
 import * as fs from "node:fs";
 import { IntegrityError, quote, UntrustedError } from "../encoding/errors.ts";
-import { finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
 import { treeId } from "../store/tree.ts";
 import { ensureBranch, hasSnapshot, insertSnapshot } from "../snapshot/timeline.ts";
@@ -142,6 +142,7 @@ export async function importFile(
 
     // Pass 2: re-verify while writing, all in one transaction.
     return await store.transactionAsync("import", async () => {
+      assertResolved(store, session);
       const imported: string[] = [];
       let blobs = 0;
       const state: { pending: PendingBlob | null } = { pending: null };
@@ -205,7 +206,7 @@ export async function importFile(
         throw error;
       }
       const head = ensureBranch(store, session, branch);
-      store.db.prepare(
+      store.stmt(
         "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?",
       ).run(
         primary.id,

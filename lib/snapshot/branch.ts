@@ -19,7 +19,7 @@
  * @module
  */
 import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
-import { finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import {
   type BranchRow,
@@ -36,6 +36,7 @@ export function forkBranch(store: Store, id: string, name?: string): BranchRow {
   if (row === null) throw new NotFoundError(`No snapshot ${quote(id)}`);
   const branch = checkName(name ?? `fork-${id.slice(0, 8)}`, "branch");
   return store.transaction("fork", () => {
+    assertResolved(store, row.session);
     if (getBranch(store, row.session, branch) !== null) {
       throw new ConflictError(
         `Branch ${quote(branch)} already exists in session ${quote(row.session)}`,
@@ -54,7 +55,7 @@ export function forkBranch(store: Store, id: string, name?: string): BranchRow {
       plan: { from_branch: row.branch, name: branch },
     });
     const now = Date.now();
-    store.db.prepare(
+    store.stmt(
       "INSERT INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).run(row.session, branch, id, id, now, now);
     finishOperation(store, op.id, "done");
@@ -74,7 +75,7 @@ export function switchBranch(store: Store, name: string, session?: string): Bran
           "list branches with `ctxsnap branch list`, or create one with `ctxsnap fork ID --name NAME`",
       });
     }
-    store.db.prepare("UPDATE sessions SET current_branch = ?, updated_at = ? WHERE name = ?").run(
+    store.stmt("UPDATE sessions SET current_branch = ?, updated_at = ? WHERE name = ?").run(
       branch,
       Date.now(),
       sel.session,

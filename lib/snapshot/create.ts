@@ -52,7 +52,7 @@ import {
   selection,
 } from "./timeline.ts";
 import { VERSION } from "../version.ts";
-import { unresolvedOperation } from "../store/operations.ts";
+import { assertResolved } from "../store/operations.ts";
 
 /** Context supplied with `--context`: any subset of context, cursors and facets. */
 export interface ContextInput {
@@ -190,21 +190,6 @@ export interface CreateResult {
   capture: CaptureStats | null;
 }
 
-/** Refuses new snapshots on a session with an unresolved restore (DESIGN §3, invariant 5). */
-export function assertNoUnresolvedOperation(
-  store: Store,
-  session: string,
-  allowed: string | null = null,
-): void {
-  const row = unresolvedOperation(store, session);
-  if (row !== null && row.id !== allowed) {
-    throw new ConflictError(
-      `Session ${quote(session)} has an unresolved ${row.kind} (operation ${row.id})`,
-      { hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it" },
-    );
-  }
-}
-
 /** Creates, signs and durably records a snapshot. */
 export async function createSnapshot(
   store: Store,
@@ -215,7 +200,7 @@ export async function createSnapshot(
   const git = gitAnchor(store.workspaceRoot, store.dir);
   return await store.transactionAsync("create", async () => {
     if (options.source) {
-      const existing = store.db.prepare(
+      const existing = store.stmt(
         "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
       ).get(sel.session, options.source.kind, options.source.id) as { id: string } | undefined;
       if (existing !== undefined) {
@@ -227,7 +212,7 @@ export async function createSnapshot(
         };
       }
     }
-    assertNoUnresolvedOperation(store, sel.session, options.operation ?? null);
+    assertResolved(store, sel.session, options.operation ?? null);
     const branch = ensureBranch(store, sel.session, sel.branch);
     if (options.expectHead !== undefined) {
       const expected = options.expectHead === null

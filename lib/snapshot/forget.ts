@@ -21,7 +21,7 @@
  * @module
  */
 import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
-import { finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
@@ -29,7 +29,7 @@ import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 export interface ForgetSelector {
   /** Explicit snapshot ids (full). */
   ids?: string[];
-  /** Every snapshot recorded on this branch of the session, and the branch itself. */
+  /** The branch and every snapshot of its timeline that no other branch's timeline holds. */
   branch?: string;
   /** Keep the newest N snapshots of the current branch's chain, forget the older ones. */
   keepLast?: number;
@@ -45,12 +45,14 @@ export function planForget(store: Store, selector: ForgetSelector): string[] {
     if (branch === null) {
       throw new UsageError(`No branch ${quote(selector.branch)} in session ${quote(sel.session)}`);
     }
-    return (store.db.prepare(
-      "SELECT id FROM snapshots WHERE session = ? AND branch = ? ORDER BY seq DESC",
-    ).all(
-      sel.session,
-      selector.branch,
-    ) as { id: string }[]).map((r) => r.id);
+    // The branch's timeline (its chain from the head), less whatever another
+    // branch's timeline still needs.
+    const kept = new Set<string>();
+    for (const other of listBranches(store)) {
+      if (other.session === sel.session && other.name === selector.branch) continue;
+      for (const id of branchChain(store, other.session, other.name)) kept.add(id);
+    }
+    return branchChain(store, sel.session, selector.branch).filter((id) => !kept.has(id));
   }
   if (selector.keepLast !== undefined) {
     return branchChain(store, sel.session, sel.branch).slice(selector.keepLast);
@@ -79,6 +81,15 @@ export function forgetSnapshots(
 ): ForgetResult {
   return store.transaction("forget", () => {
     const doomed = new Set(ids);
+    const sessions = new Set<string>();
+    for (const id of ids) {
+      const row = store.stmt("SELECT session FROM snapshots WHERE id = ?").get(id) as {
+        session: string;
+      } | undefined;
+      if (row !== undefined) sessions.add(row.session);
+    }
+    if (options.deleteBranch) sessions.add(options.deleteBranch.session);
+    for (const session of sessions) assertResolved(store, session);
     const deleted = options.deleteBranch;
     for (const branch of listBranches(store)) {
       const dying = deleted !== undefined && branch.session === deleted.session &&
@@ -99,10 +110,10 @@ export function forgetSnapshots(
       plan: { ids, branch: deleted?.branch ?? null },
     });
     const now = Date.now();
-    const remember = store.db.prepare(
+    const remember = store.stmt(
       "INSERT OR IGNORE INTO forgotten (id, operation, forgotten_at) VALUES (?, ?, ?)",
     );
-    const remove = store.db.prepare("DELETE FROM snapshots WHERE id = ?");
+    const remove = store.stmt("DELETE FROM snapshots WHERE id = ?");
     const forgotten: string[] = [];
     for (const id of ids) {
       if (remove.run(id).changes === 1) {
@@ -112,11 +123,11 @@ export function forgetSnapshots(
     }
     const branches: string[] = [];
     if (deleted !== undefined) {
-      store.db.prepare("DELETE FROM branches WHERE session = ? AND name = ?").run(
+      store.stmt("DELETE FROM branches WHERE session = ? AND name = ?").run(
         deleted.session,
         deleted.branch,
       );
-      store.db.prepare(
+      store.stmt(
         "UPDATE sessions SET current_branch = 'main' WHERE name = ? AND current_branch = ?",
       ).run(deleted.session, deleted.branch);
       branches.push(deleted.branch);

@@ -12,6 +12,7 @@
  * @module
  */
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import process from "node:process";
 import type { GitAnchor } from "./body.ts";
@@ -45,42 +46,83 @@ export function runGit(cwd: string, args: string[]): GitRun {
   }
 }
 
-/** The top directory of the git work tree containing `dir`, or null. */
+/**
+ * The top directory of the git work tree containing `dir`, or null: the
+ * nearest ancestor holding a `.git` entry (a directory, or a file for linked
+ * worktrees and submodules). Found without running git.
+ */
 export function gitTopLevel(dir: string): string | null {
-  const top = runGit(dir, ["rev-parse", "--show-toplevel"]);
-  return top.status === 0 ? top.stdout.trim() : null;
+  let current = path.resolve(dir);
+  for (;;) {
+    if (fs.existsSync(path.join(current, ".git"))) return current;
+    const parent = path.dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+/** What one `git status --porcelain=v2 --branch` run says. */
+export interface GitStatus {
+  /** HEAD commit, or null before the first commit. */
+  commit: string | null;
+  /** Checked-out branch, or null when detached. */
+  branch: string | null;
+  /** Changed, staged, unmerged and untracked paths (relative to the top level). */
+  changes: string[];
 }
 
 /**
- * Lists what `git status --porcelain` reports for `dir`, ignoring paths
- * inside `excludeAbs` (the store, when it lives in the work tree).
- * Untracked files count. Returns null outside a work tree.
+ * Runs one `git status --porcelain=v2 --branch -z --untracked-files=all` in
+ * `dir` and parses it; paths inside `excludeAbs` (the store) are left out.
+ * Returns null outside a work tree or if git fails.
  */
-export function gitStatus(dir: string, excludeAbs: string | null = null): string[] | null {
+export function readGitStatus(dir: string, excludeAbs: string | null = null): GitStatus | null {
   const top = gitTopLevel(dir);
   if (top === null) return null;
-  const status = runGit(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
-  if (status.status !== 0) return null;
-  const records = status.stdout.split("\0").filter((record) => record.length > 3);
+  const run = runGit(dir, ["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"]);
+  if (run.status !== 0) return null;
   const excluded = excludeAbs === null ? null : path.relative(top, excludeAbs);
-  return records.filter((record) => {
-    const file = record.slice(3);
-    if (excluded === null || excluded.startsWith("..") || path.isAbsolute(excluded)) return true;
-    return file !== excluded && !file.startsWith(excluded + "/");
-  });
+  const inStore = (file: string) =>
+    excluded !== null && excluded !== "" && !excluded.startsWith("..") &&
+    !path.isAbsolute(excluded) &&
+    (file === excluded || file.startsWith(excluded + "/"));
+  const status: GitStatus = { commit: null, branch: null, changes: [] };
+  const records = run.stdout.split("\0");
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    if (record.startsWith("# branch.oid ")) {
+      const oid = record.slice(13);
+      status.commit = /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid) ? oid : null;
+    } else if (record.startsWith("# branch.head ")) {
+      const head = record.slice(14);
+      status.branch = head === "(detached)" ? null : head;
+    } else if (record.startsWith("1 ") || record.startsWith("u ")) {
+      const fields = record.split(" ");
+      const file = fields.slice(record.startsWith("1 ") ? 8 : 10).join(" ");
+      if (!inStore(file)) status.changes.push(file);
+    } else if (record.startsWith("2 ")) {
+      const file = record.split(" ").slice(9).join(" ");
+      i++; // the original path follows as its own record
+      if (!inStore(file)) status.changes.push(file);
+    } else if (record.startsWith("? ")) {
+      const file = record.slice(2);
+      if (!inStore(file)) status.changes.push(file);
+    }
+  }
+  return status;
 }
 
-/** Reads the git anchor of `dir`, or null when it is not inside a git work tree. */
+/**
+ * Lists what `git status` reports for `dir` (untracked files count), ignoring
+ * paths inside `excludeAbs`. Returns null outside a work tree.
+ */
+export function gitStatus(dir: string, excludeAbs: string | null = null): string[] | null {
+  return readGitStatus(dir, excludeAbs)?.changes ?? null;
+}
+
+/** Reads the git anchor of `dir` (one git process), or null outside a git work tree. */
 export function gitAnchor(dir: string, excludeAbs: string | null = null): GitAnchor | null {
-  const inside = runGit(dir, ["rev-parse", "--is-inside-work-tree"]);
-  if (inside.status !== 0 || inside.stdout.trim() !== "true") return null;
-  const head = runGit(dir, ["rev-parse", "--verify", "-q", "HEAD"]);
-  const commit = head.status === 0 ? head.stdout.trim() : null;
-  const branch = runGit(dir, ["symbolic-ref", "--short", "-q", "HEAD"]);
-  const changes = gitStatus(dir, excludeAbs) ?? [];
-  return {
-    commit: commit !== null && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? commit : null,
-    branch: branch.status === 0 && branch.stdout.trim() !== "" ? branch.stdout.trim() : null,
-    dirty: changes.length > 0,
-  };
+  const status = readGitStatus(dir, excludeAbs);
+  if (status === null) return null;
+  return { commit: status.commit, branch: status.branch, dirty: status.changes.length > 0 };
 }

@@ -17,13 +17,14 @@
  * @module
  */
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
+import { assertResolved } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { emptyContext, type SnapshotContext, validateContext } from "./body.ts";
 import { ensureSession } from "./timeline.ts";
 
 /** Reads a session's live state (empty when the session has none yet). */
 export function readSessionState(store: Store, session: string): SnapshotContext {
-  const row = store.db.prepare("SELECT state FROM sessions WHERE name = ?").get(session) as
+  const row = store.stmt("SELECT state FROM sessions WHERE name = ?").get(session) as
     | { state: string }
     | undefined;
   if (row === undefined || row.state === "{}") return emptyContext();
@@ -35,11 +36,13 @@ export function updateSessionState(
   store: Store,
   session: string,
   change: (state: SnapshotContext) => SnapshotContext,
+  allowOperation: string | null = null,
 ): SnapshotContext {
   return store.transaction("session update", () => {
+    assertResolved(store, session, allowOperation);
     ensureSession(store, session);
     const next = validateContext(change(readSessionState(store, session)), "session state");
-    store.db.prepare("UPDATE sessions SET state = ?, updated_at = ? WHERE name = ?").run(
+    store.stmt("UPDATE sessions SET state = ?, updated_at = ? WHERE name = ?").run(
       canonicalize(next),
       Date.now(),
       session,

@@ -84,7 +84,7 @@ export function checkName(name: string, what: "session" | "branch"): string {
 /** The current session (store setting) and its current branch. */
 export function currentSelection(store: Store): { session: string; branch: string } {
   const session = store.getMeta("current_session") ?? DEFAULT_NAME;
-  const row = store.db.prepare("SELECT current_branch FROM sessions WHERE name = ?").get(session) as
+  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(session) as
     | { current_branch: string }
     | undefined;
   return { session, branch: row?.current_branch ?? DEFAULT_NAME };
@@ -100,7 +100,7 @@ export function selection(
   const s = session === undefined ? current.session : checkName(session, "session");
   if (branch !== undefined) return { session: s, branch: checkName(branch, "branch") };
   if (s === current.session) return current;
-  const row = store.db.prepare("SELECT current_branch FROM sessions WHERE name = ?").get(s) as
+  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(s) as
     | { current_branch: string }
     | undefined;
   return { session: s, branch: row?.current_branch ?? DEFAULT_NAME };
@@ -109,7 +109,7 @@ export function selection(
 /** Creates the session row if missing (inside the caller's transaction). */
 export function ensureSession(store: Store, session: string, branch = DEFAULT_NAME): void {
   const now = Date.now();
-  store.db.prepare(
+  store.stmt(
     "INSERT OR IGNORE INTO sessions (name, current_branch, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
   ).run(session, branch, "{}", now, now);
 }
@@ -124,7 +124,7 @@ export function ensureBranch(
 ): BranchRow {
   ensureSession(store, session);
   const now = Date.now();
-  store.db.prepare(
+  store.stmt(
     "INSERT OR IGNORE INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
   ).run(session, branch, head, base, now, now);
   return getBranch(store, session, branch)!;
@@ -132,7 +132,7 @@ export function ensureBranch(
 
 /** Reads a branch, or null. */
 export function getBranch(store: Store, session: string, branch: string): BranchRow | null {
-  const row = store.db.prepare("SELECT * FROM branches WHERE session = ? AND name = ?").get(
+  const row = store.stmt("SELECT * FROM branches WHERE session = ? AND name = ?").get(
     session,
     branch,
   ) as BranchRow | undefined;
@@ -142,8 +142,8 @@ export function getBranch(store: Store, session: string, branch: string): Branch
 /** Lists a session's branches (all sessions when `session` is undefined). */
 export function listBranches(store: Store, session?: string): BranchRow[] {
   const rows = session === undefined
-    ? store.db.prepare("SELECT * FROM branches ORDER BY session, name").all()
-    : store.db.prepare("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
+    ? store.stmt("SELECT * FROM branches ORDER BY session, name").all()
+    : store.stmt("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
   return rows as unknown as BranchRow[];
 }
 
@@ -158,7 +158,7 @@ export function moveHead(
   expected: string | null,
   next: string,
 ): void {
-  const result = store.db.prepare(
+  const result = store.stmt(
     "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ? AND head IS ?",
   ).run(next, Date.now(), session, branch, expected);
   if (result.changes !== 1) {
@@ -171,7 +171,7 @@ export function moveHead(
 /** Inserts a snapshot row (idempotent on id). Returns false if it was already present. */
 export function insertSnapshot(store: Store, envelope: Envelope, imported = false): boolean {
   const b = envelope.body;
-  const result = store.db.prepare(
+  const result = store.stmt(
     `INSERT OR IGNORE INTO snapshots
        (id, session, branch, parent, created_at, tree, source_kind, source_id, key_id, imported, envelope)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -193,7 +193,7 @@ export function insertSnapshot(store: Store, envelope: Envelope, imported = fals
 
 /** Whether a snapshot with this full id exists. */
 export function hasSnapshot(store: Store, id: string): boolean {
-  return store.db.prepare("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined;
+  return store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined;
 }
 
 /**
@@ -205,7 +205,7 @@ export function resolveSnapshotId(store: Store, prefix: string): string {
   if (!/^[0-9a-f]{4,64}$/.test(p)) {
     throw new UsageError(`Snapshot id ${quote(prefix)} is not 4 to 64 hex characters`);
   }
-  const rows = store.db.prepare(
+  const rows = store.stmt(
     "SELECT id FROM snapshots WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
   ).all(p, p + "g") as { id: string }[];
   if (rows.length === 0) {
@@ -227,7 +227,7 @@ export function resolveSnapshotId(store: Store, prefix: string): string {
 
 /** Reads a snapshot row by full id, or null. */
 export function getSnapshotRow(store: Store, id: string): SnapshotRow | null {
-  const row = store.db.prepare(
+  const row = store.stmt(
     "SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots WHERE id = ?",
   ).get(id) as SnapshotRow | undefined;
   return row ?? null;
@@ -235,7 +235,7 @@ export function getSnapshotRow(store: Store, id: string): SnapshotRow | null {
 
 /** Reads and strictly parses a stored envelope (does not verify the signature). */
 export function readEnvelope(store: Store, id: string): Envelope {
-  const row = store.db.prepare("SELECT envelope FROM snapshots WHERE id = ?").get(id) as
+  const row = store.stmt("SELECT envelope FROM snapshots WHERE id = ?").get(id) as
     | { envelope: Uint8Array }
     | undefined;
   if (row === undefined) throw new NotFoundError(`No snapshot ${quote(id)}`);
@@ -272,7 +272,7 @@ export function listSnapshots(store: Store, filter: ListFilter): SnapshotRow[] {
   }
   const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
   params.push(filter.limit ?? -1);
-  return store.db.prepare(
+  return store.stmt(
     `SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots ${where}
      ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as SnapshotRow[];
@@ -287,7 +287,7 @@ export function branchChain(store: Store, session: string, branch: string): stri
   while (cursor !== null && !seen.has(cursor)) {
     seen.add(cursor);
     chain.push(cursor);
-    const row = store.db.prepare("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
+    const row = store.stmt("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
       | { parent: string | null }
       | undefined;
     cursor = row?.parent ?? null;

@@ -75,7 +75,7 @@ function checkTree(
     if (ok === undefined) {
       ok = store.checkBlob(entry.blob);
       if (ok) {
-        const row = store.db.prepare("SELECT size FROM objects WHERE id = ?").get(entry.blob) as
+        const row = store.stmt("SELECT size FROM objects WHERE id = ?").get(entry.blob) as
           | { size: number }
           | undefined;
         ok = row?.size === entry.size;
@@ -176,7 +176,7 @@ export async function verifyAll(
   const problems: string[] = [];
   const corrupt: string[] = [];
   const seenBlobs = new Map<string, boolean>();
-  const objects = store.db.prepare("SELECT id, kind FROM objects ORDER BY id").all() as {
+  const objects = store.stmt("SELECT id, kind FROM objects ORDER BY id").all() as {
     id: string;
     kind: string;
   }[];
@@ -201,13 +201,13 @@ export async function verifyAll(
     }
     onProgress?.(++done, objects.length);
   }
-  const ids = (store.db.prepare("SELECT id FROM snapshots ORDER BY seq").all() as { id: string }[])
+  const ids = (store.stmt("SELECT id FROM snapshots ORDER BY seq").all() as { id: string }[])
     .map((row) => row.id);
   const snapshots: SnapshotReport[] = [];
   for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
   const known = new Set(ids);
   const forgotten = new Set(
-    (store.db.prepare("SELECT id FROM forgotten").all() as { id: string }[]).map((row) => row.id),
+    (store.stmt("SELECT id FROM forgotten").all() as { id: string }[]).map((row) => row.id),
   );
   const branches = listBranches(store);
   for (const branch of branches) {

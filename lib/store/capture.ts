@@ -152,13 +152,13 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
 
   const cache = new Map<string, CacheRow>();
   if (useCache) {
-    for (const row of store.db.prepare("SELECT * FROM stat_cache").iterate()) {
+    for (const row of store.stmt("SELECT * FROM stat_cache").iterate()) {
       const r = row as unknown as CacheRow & { path: string };
       cache.set(r.path, r);
     }
   }
   const stamp = persist ? filesystemNow(store) : 0;
-  const upsert = store.db.prepare(
+  const upsert = store.stmt(
     `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
@@ -185,7 +185,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
     let blob: string;
     let size: number;
     let mode = item.stat.mode;
-    if (cacheHit(cached, item.stat) && store.hasObject(cached!.blob)) {
+    // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
+    if (cacheHit(cached, item.stat)) {
       blob = cached!.blob;
       size = cached!.size;
       stats.reused += 1;
@@ -214,7 +215,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   }
 
   if (useCache && persist) {
-    const remove = store.db.prepare("DELETE FROM stat_cache WHERE path = ?");
+    const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
     for (const cachedPath of cache.keys()) if (!seen.has(cachedPath)) remove.run(cachedPath);
   }
 

@@ -48,13 +48,13 @@ export interface GcResult {
 function rootTrees(store: Store): Set<string> {
   const roots = new Set<string>();
   for (
-    const row of store.db.prepare("SELECT DISTINCT tree FROM snapshots WHERE tree IS NOT NULL")
+    const row of store.stmt("SELECT DISTINCT tree FROM snapshots WHERE tree IS NOT NULL")
       .iterate()
   ) {
     roots.add((row as { tree: string }).tree);
   }
   for (
-    const row of store.db.prepare(
+    const row of store.stmt(
       "SELECT id, plan FROM operations WHERE status IN ('applying', 'planned')",
     ).iterate()
   ) {
@@ -105,7 +105,7 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
     let keptTrees = 0;
     let keptBlobs = 0;
-    for (const row of store.db.prepare("SELECT id, kind, size, encoding FROM objects").iterate()) {
+    for (const row of store.stmt("SELECT id, kind, size, encoding FROM objects").iterate()) {
       const object = row as { id: string; kind: string; size: number; encoding: string };
       const live = object.kind === "tree" ? liveTrees.has(object.id) : liveBlobs.has(object.id);
       if (live) {
@@ -127,12 +127,14 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       kind: "gc",
       plan: { trees: out.trees, blobs: out.blobs, bytes: out.bytes },
     });
-    const remove = store.db.prepare("DELETE FROM objects WHERE id = ?");
-    const pending = store.db.prepare("INSERT OR IGNORE INTO gc_pending (id) VALUES (?)");
+    const remove = store.stmt("DELETE FROM objects WHERE id = ?");
+    const pending = store.stmt("INSERT OR IGNORE INTO gc_pending (id) VALUES (?)");
     for (const object of doomed) {
       remove.run(object.id);
       if (object.encoding === "file") pending.run(object.id);
     }
+    // The stat cache may only name blobs that exist (capture trusts its hits).
+    store.stmt("DELETE FROM stat_cache WHERE blob NOT IN (SELECT id FROM objects)").run();
     finishOperation(store, op.id, "done");
     out.operation = op.id;
     return out;
@@ -148,11 +150,11 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
 export function sweepFiles(store: Store): number {
   return store.transaction("gc sweep", () => {
     let removed = 0;
-    const has = store.db.prepare("SELECT 1 FROM objects WHERE id = ?");
-    for (const row of store.db.prepare("SELECT id FROM gc_pending").all() as { id: string }[]) {
+    const has = store.stmt("SELECT 1 FROM objects WHERE id = ?");
+    for (const row of store.stmt("SELECT id FROM gc_pending").all() as { id: string }[]) {
       if (has.get(row.id) === undefined) fs.rmSync(store.objectPath(row.id), { force: true });
     }
-    store.db.prepare("DELETE FROM gc_pending").run();
+    store.stmt("DELETE FROM gc_pending").run();
     const objects = path.join(store.dir, "objects");
     for (const prefix of safeList(objects)) {
       const dir = path.join(objects, prefix);

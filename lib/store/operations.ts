@@ -19,7 +19,7 @@
  * @module
  */
 import { canonicalize, type JsonValue, parseJson } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { ConflictError, IntegrityError, quote } from "../encoding/errors.ts";
 import type { Store } from "./store.ts";
 
 /** Operation kinds. */
@@ -80,7 +80,7 @@ function newId(): string {
 export function startOperation(store: Store, start: OperationStart): Operation {
   const id = newId();
   const now = Date.now();
-  store.db.prepare(
+  store.stmt(
     `INSERT INTO operations (id, session, branch, kind, source, target, status, plan, error, created_at, finished_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)`,
   ).run(
@@ -104,7 +104,7 @@ export function finishOperation(
   status: OperationStatus,
   error: string | null = null,
 ): void {
-  store.db.prepare("UPDATE operations SET status = ?, error = ?, finished_at = ? WHERE id = ?").run(
+  store.stmt("UPDATE operations SET status = ?, error = ?, finished_at = ? WHERE id = ?").run(
     status,
     error,
     status === "applying" || status === "planned" ? null : Date.now(),
@@ -128,7 +128,7 @@ function decode(row: OperationRow): Operation {
 
 /** Reads one operation, or null. */
 export function getOperation(store: Store, id: string): Operation | null {
-  const row = store.db.prepare("SELECT * FROM operations WHERE id = ?").get(id) as
+  const row = store.stmt("SELECT * FROM operations WHERE id = ?").get(id) as
     | OperationRow
     | undefined;
   return row === undefined ? null : decode(row);
@@ -136,10 +136,26 @@ export function getOperation(store: Store, id: string): Operation | null {
 
 /** The unresolved (`applying`) operation of a session, or null. */
 export function unresolvedOperation(store: Store, session: string): Operation | null {
-  const row = store.db.prepare(
+  const row = store.stmt(
     "SELECT * FROM operations WHERE session = ? AND status = 'applying' ORDER BY seq LIMIT 1",
   ).get(session) as OperationRow | undefined;
   return row === undefined ? null : decode(row);
+}
+
+/**
+ * Refuses to change a session that has an unresolved (`applying`) operation
+ * (DESIGN §3, invariant 5), unless it is `allowed` (the one being finished).
+ */
+export function assertResolved(store: Store, session: string, allowed: string | null = null): void {
+  const op = unresolvedOperation(store, session);
+  if (op !== null && op.id !== allowed) {
+    throw new ConflictError(
+      `Session ${quote(session)} has an unresolved ${op.kind} (operation ${op.id})`,
+      {
+        hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it",
+      },
+    );
+  }
 }
 
 /** Lists operations newest first, without plans (they can be large). */
@@ -150,7 +166,7 @@ export function listOperations(
   const where = filter.session === undefined ? "" : "WHERE session = ? OR session IS NULL";
   const params: (string | number)[] = filter.session === undefined ? [] : [filter.session];
   params.push(filter.limit ?? -1);
-  return store.db.prepare(
+  return store.stmt(
     `SELECT id, session, branch, kind, source, target, status, error, created_at, finished_at
      FROM operations ${where} ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as Omit<Operation, "plan">[];

@@ -20,7 +20,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
   CtxsnapError,
@@ -39,6 +39,8 @@ import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tr
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
+/** The store format tag recorded in `meta.format`. */
+export const STORE_FORMAT = "ctxsnap-store/1";
 /** The name of the index database inside a store directory. */
 export const INDEX_FILE = "index.db";
 /** Default busy timeout in milliseconds (override with `CTXSNAP_BUSY_TIMEOUT_MS`). */
@@ -66,6 +68,7 @@ export class Store {
   readonly workspaceRoot: string;
   /** Whether the index was opened read-only. */
   readonly readOnly: boolean;
+  private readonly statements = new Map<string, StatementSync>();
 
   private constructor(dir: string, db: DatabaseSync, readOnly: boolean) {
     this.dir = dir;
@@ -76,6 +79,18 @@ export class Store {
       throw new IntegrityError(`The store at ${quote(dir)} does not name its workspace`);
     }
     this.workspaceRoot = path.resolve(dir, recorded);
+    const format = this.getMeta("format");
+    if (format !== STORE_FORMAT) {
+      throw new CtxsnapError(
+        `The store at ${quote(dir)} has format ${
+          quote(format)
+        }; this ctxsnap reads ${STORE_FORMAT}`,
+        "failure",
+        {
+          hint: "upgrade ctxsnap to open this store",
+        },
+      );
+    }
   }
 
   /**
@@ -96,7 +111,7 @@ export class Store {
         const insert = db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)");
         insert.run("workspace_root", recorded);
         insert.run("created_at", new Date().toISOString());
-        insert.run("format", "ctxsnap-store/1");
+        insert.run("format", STORE_FORMAT);
       });
     } catch (error) {
       db.close();
@@ -165,6 +180,16 @@ export class Store {
     });
   }
 
+  /** A prepared statement for `sql`, prepared once per open store. */
+  stmt(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Closes the index. */
   close(): void {
     if (!this.db.isOpen) return;
@@ -193,7 +218,7 @@ export class Store {
 
   /** Reads a store setting, or `null`. */
   getMeta(key: string): string | null {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+    const row = this.stmt("SELECT value FROM meta WHERE key = ?").get(key) as
       | { value: string }
       | undefined;
     return row?.value ?? null;
@@ -201,7 +226,7 @@ export class Store {
 
   /** Writes a store setting. */
   setMeta(key: string, value: string): void {
-    this.db.prepare(
+    this.stmt(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     )
       .run(key, value);
@@ -209,7 +234,7 @@ export class Store {
 
   /** Whether an object with this id is recorded. */
   hasObject(id: string): boolean {
-    return this.db.prepare("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
+    return this.stmt("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
   }
 
   /** Path of the file holding a large blob. */
@@ -263,7 +288,7 @@ export class Store {
     encoding: "raw" | "file",
     data: Uint8Array | null,
   ): void {
-    this.db.prepare(
+    this.stmt(
       "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).run(id, kind, size, encoding, data, Date.now());
   }
@@ -273,7 +298,7 @@ export class Store {
     kind: "blob" | "tree",
   ): { size: number; encoding: string; data: Uint8Array | null } {
     if (!isHex(id, 64)) throw new IntegrityError(`Object id ${quote(id)} is not a SHA-256 hex id`);
-    const row = this.db.prepare("SELECT kind, size, encoding, data FROM objects WHERE id = ?").get(
+    const row = this.stmt("SELECT kind, size, encoding, data FROM objects WHERE id = ?").get(
       id,
     ) as
       | { kind: string; size: number; encoding: string; data: Uint8Array | null }

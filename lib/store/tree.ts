@@ -151,10 +151,15 @@ export function validateTree(value: unknown): TreeManifest {
   for (const raw of top.skipped) {
     const record = plainObject(raw, "skipped record");
     onlyKeys(record, ["path", "reason"], "skipped record");
-    skipped.push({
+    const next = {
       path: name(record.path, "skipped path"),
       reason: name(record.reason, "skip reason"),
-    });
+    };
+    const previous = skipped[skipped.length - 1];
+    if (previous !== undefined && compareSkipped(previous, next) >= 0) {
+      fail(`skipped records are not sorted and unique at ${quote(next.path)}`);
+    }
+    skipped.push(next);
   }
   return { version: 1, entries, skipped };
 }

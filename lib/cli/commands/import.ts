@@ -35,7 +35,7 @@ export const importCommand: Command = {
     await identity(); // imports are recorded by a store that has an owner key
     const store = openStore(ctx);
     try {
-      const result = await importFile(store, source, trustPolicy(list(parsed, "trust")), {
+      const result = await importFile(store, source, await trustPolicy(list(parsed, "trust")), {
         allowUntrusted: flag(parsed, "allow-untrusted"),
       });
       const p = result.report.primary;

@@ -65,7 +65,7 @@ export const session: Command = {
     try {
       if (sub === "list") {
         const current = selection(store).session;
-        const rows = store.db.prepare(
+        const rows = store.stmt(
           "SELECT name, current_branch, updated_at FROM sessions ORDER BY name",
         ).all() as {
           name: string;

@@ -14,7 +14,7 @@ export const show: Command = {
   examples: ["ctxsnap show 3f2a9c", "ctxsnap show 3f2a9c --json | jq .envelope.body.context"],
   options: {},
   positionals: 1,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
     if (prefix === undefined) {
       throw new UsageError("show needs a snapshot ID", { hint: "ctxsnap list" });
@@ -24,7 +24,7 @@ export const show: Command = {
       const id = resolveSnapshotId(store, prefix);
       const envelope = readEnvelope(store, id);
       const row = getSnapshotRow(store, id)!;
-      const trust = trustPolicy([]);
+      const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
       const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
       const b = envelope.body;
@@ -70,7 +70,7 @@ export const show: Command = {
         if (meta.length > 0) lines.push(`metadata   ${JSON.stringify(b.facets.metadata)}`);
         return lines.join("\n");
       });
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

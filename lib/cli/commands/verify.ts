@@ -4,6 +4,7 @@
  */
 import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
 import { verifyFile } from "../../share/verify_file.ts";
+import type { Keyring } from "../../crypto/keyring.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch, resolveSnapshotId } from "../../snapshot/timeline.ts";
 import {
@@ -34,10 +35,10 @@ function looksLikeFile(arg: string): boolean {
   return arg === "-" || /[^0-9a-fA-F]/.test(arg);
 }
 
-function fileTrust(trust: string[], keysFile: string | undefined) {
+async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
   const options = keysFile === undefined ? {} : { keysFile };
   try {
-    return trustPolicy(trust, options);
+    return await trustPolicy(trust, options);
   } catch (error) {
     // No config dir (or no permission to read it): verify with what was given.
     if (error instanceof CtxsnapError && error.code !== "not_found" && error.code !== "usage") {
@@ -54,7 +55,7 @@ async function verifyFileCommand(
 ): Promise<number> {
   const report = await verifyFile(
     source,
-    fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
+    await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
   );
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
@@ -133,6 +134,11 @@ export const verify: Command = {
   ],
   options: {
     all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
+    "trusted-keys": {
+      type: "string",
+      arg: "FILE",
+      help: "with FILE: also trust the keys in this trusted-keys file",
+    },
     trust: {
       type: "string",
       multiple: true,
@@ -148,7 +154,7 @@ export const verify: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const trust = trustPolicy(list(parsed, "trust"));
+      const trust = await trustPolicy(list(parsed, "trust"));
       if (flag(parsed, "all")) {
         const report = await verifyAll(
           store,

@@ -1,0 +1,194 @@
+#!/bin/sh
+# End-to-end test of a built ctxsnap executable, as it would run on an
+# air-gapped machine:
+#
+#   scripts/e2e_binary.sh dist/ctxsnap
+#
+# The binary is copied (one file) into a fresh temp dir and run there with:
+#   - a PATH holding only symlinks to a few POSIX tools (no deno, no node);
+#   - an emptied environment; HOME and every CTXSNAP_CONFIG_DIR empty temp dirs;
+#   - no network (`unshare -n`, or `unshare -rn` without root) where that works.
+# It checks: init, create, publish --with-workspace, offline verify with --trust
+# (exit 0) and without (exit 3), import into a second store with --trust, restore
+# there, byte-for-byte comparison with the original workspace, and that flipping
+# one byte inside a blob makes verify exit 1 and import refuse the bundle.
+#
+# Prints "e2e_binary: PASS" or "e2e_binary: FAIL (...)"; exits 0 only on PASS.
+# Set KEEP=1 to keep the temp dir.
+set -u
+
+if [ "${1:-}" = "--inner" ]; then
+  # ------------------------------------------------------------------------
+  # Inner phase: restricted PATH, empty environment, maybe no network.
+  T=$2
+  NET=$3
+  cd "$T" || exit 1
+  failures=0
+  checks=0
+
+  ok() { checks=$((checks + 1)); printf '  ok    %s\n' "$1"; }
+  bad() { checks=$((checks + 1)); failures=$((failures + 1)); printf '  FAIL  %s\n' "$1"; }
+  # expect STATUS DESCRIPTION -- COMMAND...: runs COMMAND, output to $T/last.out
+  expect() {
+    want=$1
+    what=$2
+    shift 3
+    "$@" >"$T/last.out" 2>"$T/last.err"
+    got=$?
+    if [ "$got" -eq "$want" ]; then
+      ok "$what (exit $got)"
+    else
+      bad "$what: exit $got, expected $want"
+      sed 's/^/        | /' "$T/last.out" "$T/last.err" | head -n 40
+    fi
+    return 0
+  }
+  # json_field NAME FILE: first "NAME": "value" in a pretty-printed JSON file
+  json_field() {
+    sed -n "s/^ *\"$1\": \"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n 1
+  }
+
+  echo "e2e_binary: running in $T ($NET)"
+  if command -v deno >/dev/null 2>&1 || command -v node >/dev/null 2>&1; then
+    bad "deno or node is reachable on PATH=$PATH"
+  else
+    ok "no deno or node on PATH"
+  fi
+
+  expect 0 "ctxsnap --version" -- ctxsnap --version
+  sed 's/^/        /' "$T/last.out"
+
+  # The workspace: text, binary, empty, nested, a name with spaces, an
+  # executable, a relative symlink, and a marker file whose blob the tamper
+  # step finds in the bundle.
+  W1=$T/work/one
+  mkdir -p "$W1/src/deep/er" "$W1/notes"
+  printf 'hello, world\n' >"$W1/README.md"
+  printf 'line 1\nline 2\r\nno newline at end' >"$W1/src/deep/er/text.txt"
+  : >"$W1/empty"
+  printf 'name with spaces\n' >"$W1/notes/a file with spaces.txt"
+  printf '#!/bin/sh\necho hi\n' >"$W1/run.sh"
+  chmod 755 "$W1/run.sh"
+  ln -s ../README.md "$W1/notes/readme-link"
+  head -c 70000 /dev/urandom >"$W1/src/random.bin"
+  printf 'CTXSNAP-E2E-MARKER-%s\n' 0123456789abcdef0123456789abcdef >"$W1/notes/marker.txt"
+
+  cd "$W1" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/one"
+  expect 0 "init" -- ctxsnap --json init
+  expect 0 "key show" -- ctxsnap --json key show
+  KEY=$(json_field public_key "$T/last.out")
+  expect 0 "create" -- ctxsnap --json create -m "e2e binary test"
+  ID=$(json_field id "$T/last.out")
+  if [ -n "$KEY" ] && [ -n "$ID" ]; then ok "snapshot $ID by key $KEY"; else bad "no key or snapshot id"; fi
+
+  BUNDLE=$T/out/workspace.ctxbundle
+  mkdir -p "$T/out"
+  expect 0 "publish --with-workspace" -- ctxsnap --json publish "$ID" --with-workspace --out "$BUNDLE"
+
+  # Offline verification: no store, an empty config dir, a pinned key.
+  mkdir -p "$T/elsewhere"
+  cd "$T/elsewhere" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/verifier"
+  expect 0 "verify BUNDLE --trust KEY (no store, empty config)" -- ctxsnap verify "$BUNDLE" --trust "$KEY"
+  expect 0 "verify BUNDLE --trust KEY --json" -- ctxsnap --json verify "$BUNDLE" --trust "$KEY"
+  expect 3 "verify BUNDLE without a trusted key" -- ctxsnap verify "$BUNDLE"
+
+  # A second store, with its own config: import, then restore the workspace.
+  W2=$T/work/two
+  mkdir -p "$W2"
+  cd "$W2" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/two"
+  expect 0 "init a second store" -- ctxsnap --json init
+  expect 0 "import BUNDLE --trust KEY" -- ctxsnap --json import "$BUNDLE" --trust "$KEY"
+  expect 0 "restore the imported snapshot" -- ctxsnap --json restore "$ID" --workspace
+  if diff -r -x .ctxsnap "$W1" "$W2" >"$T/last.out" 2>&1; then
+    ok "restored workspace equals the original, byte for byte"
+  else
+    bad "restored workspace differs"
+    sed 's/^/        | /' "$T/last.out" | head -n 20
+  fi
+  if [ -x "$W2/run.sh" ]; then ok "executable bit restored"; else bad "run.sh lost its executable bit"; fi
+  if [ "$(readlink "$W2/notes/readme-link")" = ../README.md ]; then
+    ok "symlink restored as a symlink"
+  else
+    bad "notes/readme-link is not the symlink ../README.md"
+  fi
+
+  # Tamper: flip one byte inside the marker blob's data.
+  BAD=$T/out/tampered.ctxbundle
+  cp "$BUNDLE" "$BAD"
+  offset=$(grep -obUa 'CTXSNAP-E2E-MARKER-' "$BAD" | head -n 1 | cut -d: -f1)
+  if [ -n "$offset" ]; then
+    printf 'X' | dd of="$BAD" bs=1 seek="$offset" count=1 conv=notrunc 2>/dev/null
+    if cmp -s "$BUNDLE" "$BAD"; then bad "dd did not change the bundle"; else ok "flipped byte $offset (in a blob)"; fi
+  else
+    bad "marker blob not found in the bundle"
+  fi
+  cd "$T/elsewhere" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/verifier"
+  expect 1 "verify TAMPERED --trust KEY" -- ctxsnap verify "$BAD" --trust "$KEY"
+  cd "$W2" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/two"
+  expect 1 "import TAMPERED --trust KEY (refused)" -- ctxsnap --json import "$BAD" --trust "$KEY"
+  expect 0 "the second store still verifies" -- ctxsnap verify --all --trust "$KEY"
+
+  if [ "$failures" -eq 0 ]; then
+    echo "e2e_binary: PASS ($checks checks; $NET)"
+    exit 0
+  fi
+  echo "e2e_binary: FAIL ($failures of $checks checks failed)"
+  exit 1
+fi
+
+# --------------------------------------------------------------------------
+# Outer phase: prepare the sandbox, then re-run this script inside it.
+if [ $# -ne 1 ] || [ ! -f "$1" ]; then
+  echo "usage: $0 DIST_BINARY" >&2
+  echo "e2e_binary: FAIL (no binary)"
+  exit 2
+fi
+case $1 in
+  /*) BIN=$1 ;;
+  *) BIN=$(pwd)/$1 ;;
+esac
+SCRIPT=$0
+case $SCRIPT in
+  /*) ;;
+  *) SCRIPT=$(pwd)/$SCRIPT ;;
+esac
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/ctxsnap-e2e.XXXXXX") || exit 1
+cleanup() {
+  if [ "${KEEP:-}" = 1 ]; then echo "e2e_binary: kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$T/bin" "$T/home" "$T/tmp" "$T/config/empty"
+# Only these tools, as symlinks; the ctxsnap binary as a plain copy.
+for tool in sh cat chmod cmp cp cut dd diff grep head ln ls mkdir printf readlink rm sed; do
+  path=$(command -v "$tool" 2>/dev/null) || true
+  case $path in
+    /*) ln -s "$path" "$T/bin/$tool" ;;
+    *) [ "$tool" = printf ] || { echo "e2e_binary: FAIL (needs $tool)"; exit 1; } ;;
+  esac
+done
+cp "$BIN" "$T/bin/ctxsnap" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+cp "$SCRIPT" "$T/e2e.sh"
+
+NET="network isolated: unshare -n"
+UNSHARE=$(command -v unshare 2>/dev/null) || UNSHARE=unshare
+if "$UNSHARE" -n true 2>/dev/null; then
+  set -- "$UNSHARE" -n
+elif "$UNSHARE" -rn true 2>/dev/null; then
+  set -- "$UNSHARE" -rn
+  NET="network isolated: unshare -rn"
+else
+  set --
+  NET="network NOT isolated: unshare unavailable"
+fi
+SH=$(command -v sh)
+env -i PATH="$T/bin" HOME="$T/home" TMPDIR="$T/tmp" LC_ALL=C NO_COLOR=1 \
+  CTXSNAP_CONFIG_DIR="$T/config/empty" \
+  "$@" "$SH" "$T/e2e.sh" --inner "$T" "$NET"
