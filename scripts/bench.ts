@@ -226,7 +226,7 @@ if (want("capture")) {
         `GIT_DIR='${gitWarm}' GIT_WORK_TREE='${tree}' sh -c 'git add -A && git write-tree' >/dev/null`,
       ),
   );
-  const startup = await measure(async () => {}, () => ctxsnap(["--version"]));
+  const startup = await measure(() => Promise.resolve(), () => ctxsnap(["--version"]));
   ratio("unchanged recapture vs git (unchanged)", again, gitAgain, "git");
   console.log(
     `    recapture read ${last.capture.hashed} files, reused ${last.capture.reused}; ` +
@@ -249,8 +249,8 @@ if (want("verify")) {
   const store = `${root}/verify-store`;
   await ctxsnap(["--store", store, "init", "--workspace", big]);
   await ctxsnap(["--store", store, "create", "-m", "verify"]);
-  const ours = await measure(async () => {}, () => ctxsnap(["--store", store, "verify", "--all"]));
-  const theirs = await measure(async () => {}, () => sh(`sha256sum '${big}/data.bin' >/dev/null`));
+  const ours = await measure(() => Promise.resolve(), () => ctxsnap(["--store", store, "verify", "--all"]));
+  const theirs = await measure(() => Promise.resolve(), () => sh(`sha256sum '${big}/data.bin' >/dev/null`));
   const ourRate = mib / (ours / 1000);
   const theirRate = mib / (theirs / 1000);
   console.log(
