@@ -249,8 +249,14 @@ if (want("verify")) {
   const store = `${root}/verify-store`;
   await ctxsnap(["--store", store, "init", "--workspace", big]);
   await ctxsnap(["--store", store, "create", "-m", "verify"]);
-  const ours = await measure(() => Promise.resolve(), () => ctxsnap(["--store", store, "verify", "--all"]));
-  const theirs = await measure(() => Promise.resolve(), () => sh(`sha256sum '${big}/data.bin' >/dev/null`));
+  const ours = await measure(
+    () => Promise.resolve(),
+    () => ctxsnap(["--store", store, "verify", "--all"]),
+  );
+  const theirs = await measure(
+    () => Promise.resolve(),
+    () => sh(`sha256sum '${big}/data.bin' >/dev/null`),
+  );
   const ourRate = mib / (ours / 1000);
   const theirRate = mib / (theirs / 1000);
   console.log(
@@ -271,8 +277,9 @@ if (want("restore")) {
   const snap = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout);
   let n = 0;
   const ours = await measure(
-    async () => {
+    () => {
       n++;
+      return Promise.resolve();
     },
     () => ctxsnap(["--store", store, "materialize", snap.id, `${root}/out-${n}`]),
   );
@@ -282,8 +289,9 @@ if (want("restore")) {
     await run(["restic", "init", "--quiet", "-r", repo]);
     await run(["restic", "backup", "--quiet", "-r", repo, "."], { cwd: tree });
     const theirs = await measure(
-      async () => {
+      () => {
         n++;
+        return Promise.resolve();
       },
       () =>
         run([
