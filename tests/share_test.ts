@@ -1,0 +1,1205 @@
+/**
+ * Tests of sharing (issue 4, "Share"): `publish`, `verify FILE|-` and
+ * `import`, with real stores, real CLI subprocesses, real GNU tar and
+ * `script(1)` for a terminal. Every machine is a separate temp workspace with
+ * its own CTXSNAP_CONFIG_DIR and HOME (so its own identity and trusted keys).
+ *
+ * The "every single-byte change" sweeps run in-process through
+ * `verifyStream` (the function `verify FILE` and the first pass of `import`
+ * use) and check a sample of the same changes through the CLI.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import { dirname, join, relative } from "node:path";
+import { generateSeed, keyIdOf, publicKeyFromSeed, sign } from "../lib/crypto/ed25519.ts";
+import { sha256Hex } from "../lib/crypto/hash.ts";
+import { CtxsnapError, exitCodeOf } from "../lib/encoding/errors.ts";
+import { toHex } from "../lib/encoding/hex.ts";
+import { writeBundle } from "../lib/share/bundle.ts";
+import { verifyStream } from "../lib/share/verify_file.ts";
+import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
+import type { TrustPolicy } from "../lib/snapshot/verify.ts";
+import { assert, assertEquals } from "./_assert.ts";
+import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+// ---------------------------------------------------------------------------
+// helpers: machines, CLI, stores
+
+/** Fails with the command's output unless it exited with `code`. */
+function expectCode(result: CliResult, code: number, what: string): void {
+  if (result.code !== code) {
+    throw new Error(
+      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${
+        result.stdout.slice(0, 2000)
+      }\nstderr: ${result.stderr.slice(0, 2000)}`,
+    );
+  }
+}
+
+/** A temp workspace (own config dir and HOME: a separate machine) on which `init` succeeded. */
+async function machine(files: Record<string, string> = {}): Promise<TempWorkspace> {
+  const ws = await tempWorkspace(files);
+  try {
+    expectCode(await ws.run(["init", "--json"]), 0, "init");
+  } catch (error) {
+    await ws.cleanup();
+    throw error;
+  }
+  return ws;
+}
+
+/** Runs `fn` with fresh machines, cleaning all of them up afterwards. */
+async function withMachines(
+  specs: (Record<string, string> | "no-store")[],
+  fn: (...machines: TempWorkspace[]) => Promise<void>,
+): Promise<void> {
+  const made: TempWorkspace[] = [];
+  try {
+    for (const spec of specs) {
+      made.push(spec === "no-store" ? await tempWorkspace({}) : await machine(spec));
+    }
+    await fn(...made);
+  } finally {
+    for (const ws of made) await ws.cleanup();
+  }
+}
+
+/** `create --json -m reason`; returns the snapshot id. */
+async function createSnap(ws: TempWorkspace, reason: string): Promise<string> {
+  const result = await ws.run(["create", "--json", "-m", reason]);
+  expectCode(result, 0, `create ${reason}`);
+  const id = result.json().id as string;
+  assert(/^[0-9a-f]{64}$/.test(id), `create printed no id: ${result.stdout}`);
+  return id;
+}
+
+/** This machine's public key, hex (`key show --json`). */
+async function publicKeyHex(ws: TempWorkspace): Promise<string> {
+  const result = await ws.run(["key", "show", "--json"]);
+  expectCode(result, 0, "key show");
+  const hex = result.json().public_key as string;
+  assert(/^[0-9a-f]{64}$/.test(hex), `key show printed no public key: ${result.stdout}`);
+  return hex;
+}
+
+/** `publish ID ...args --out <root>/<name>`; returns the written path. */
+async function publish(
+  ws: TempWorkspace,
+  id: string,
+  name: string,
+  ...args: string[]
+): Promise<string> {
+  const out = join(ws.root, name);
+  const result = await ws.run(["publish", id, "--out", out, "--json", ...args]);
+  expectCode(result, 0, `publish ${args.join(" ")}`);
+  assertEquals(result.json().path, out);
+  return out;
+}
+
+let denoDir: string | undefined;
+function realDenoDir(): string {
+  if (denoDir !== undefined) return denoDir;
+  const fromEnv = Deno.env.get("DENO_DIR");
+  if (fromEnv) return (denoDir = fromEnv);
+  const out = new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stderr: "null" })
+    .outputSync();
+  denoDir = JSON.parse(decoder.decode(out.stdout)).denoDir as string;
+  return denoDir;
+}
+
+/** The environment `runCli` gives a machine's CLI runs. */
+function machineEnv(ws: TempWorkspace): Record<string, string> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: realDenoDir(),
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+    HOME: ws.home,
+    CTXSNAP_CONFIG_DIR: ws.configDir,
+  };
+}
+
+/** Runs the CLI of `ws` with binary stdin/stdout (stdout is a pipe). */
+async function runRaw(
+  ws: TempWorkspace,
+  args: string[],
+  stdin?: Uint8Array,
+): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, ...args],
+    cwd: ws.path,
+    env: machineEnv(ws),
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  try {
+    if (stdin !== undefined) await writer.write(stdin);
+    await writer.close();
+  } catch {
+    // The child may exit without reading its input.
+  }
+  const output = await child.output();
+  return { code: output.code, stdout: output.stdout, stderr: decoder.decode(output.stderr) };
+}
+
+/** Runs a program (not the CLI), failing unless it exits 0. */
+async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  if (out.code !== 0) {
+    throw new Error(`${cmd} ${args.join(" ")} failed: ${decoder.decode(out.stderr)}`);
+  }
+  return decoder.decode(out.stdout);
+}
+
+/**
+ * Everything observable about a store: every path below `.ctxsnap` (type,
+ * size and content hash of files other than the SQLite database and its
+ * WAL/shared-memory companions) and, for `index.db`, each table's row count and
+ * the hash of all its rows.
+ */
+async function storeState(ws: TempWorkspace): Promise<{ files: string[]; tables: string[] }> {
+  const dir = join(ws.path, ".ctxsnap");
+  const files: string[] = [];
+  const walk = async (at: string): Promise<void> => {
+    for await (const entry of Deno.readDir(at)) {
+      const full = join(at, entry.name);
+      const rel = relative(dir, full);
+      if (/^index\.db(-wal|-shm|-journal)?$/.test(rel)) continue;
+      const info = await Deno.lstat(full);
+      if (info.isDirectory) {
+        files.push(`${rel}/`);
+        await walk(full);
+      } else if (info.isFile) {
+        files.push(`${rel} ${info.size} ${sha256Hex(await Deno.readFile(full))}`);
+      } else files.push(`${rel} (special)`);
+    }
+  };
+  await walk(dir);
+  files.sort();
+  const db = new DatabaseSync(join(dir, "index.db"), { readOnly: true });
+  try {
+    const names = (db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    ).all() as { name: string }[]).map((r) => r.name);
+    const tables = names.map((name) => {
+      const rows = db.prepare(`SELECT * FROM "${name}"`).all();
+      const text = rows.map((row) =>
+        JSON.stringify(row, (_k, v) => v instanceof Uint8Array ? toHex(v) : v)
+      ).sort().join("\n");
+      return `${name}: ${rows.length} rows, ${sha256Hex(text).slice(0, 16)}`;
+    });
+    return { files, tables };
+  } finally {
+    db.close();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+/** The bundle manifest, read with GNU tar. */
+// deno-lint-ignore no-explicit-any
+async function manifestOf(bundle: string): Promise<any> {
+  return JSON.parse(await sh("tar", ["-xOf", bundle, "ctxsnap-bundle.json"], dirname(bundle)));
+}
+
+// ---------------------------------------------------------------------------
+// helpers: in-process verification and tar layout
+
+/** A `readChunk` over bytes in memory, delivering at most `chunk` bytes per call. */
+function memoryReader(bytes: Uint8Array, chunk = 1 << 20): (buffer: Uint8Array) => number {
+  let at = 0;
+  return (buffer) => {
+    const n = Math.min(buffer.length, bytes.length - at, chunk);
+    buffer.set(bytes.subarray(at, at + n));
+    at += n;
+    return n;
+  };
+}
+
+function trusting(keyId: string): TrustPolicy {
+  return { isTrusted: (k) => k === keyId, nameOf: () => null };
+}
+
+/**
+ * What `verify FILE` would conclude about `bytes` when `keyId` is trusted:
+ * `ok` (exit 0), `untrusted` (exit 3), `invalid-signature` (exit 1),
+ * `refused` (a ctxsnap error mapping to exit 1), or a description of anything else.
+ */
+async function verdict(bytes: Uint8Array, keyId: string): Promise<string> {
+  try {
+    const report = await verifyStream(memoryReader(bytes), trusting(keyId));
+    if (!report.valid) return "invalid-signature";
+    return report.trusted ? "ok" : "untrusted";
+  } catch (error) {
+    if (error instanceof CtxsnapError && exitCodeOf(error) === 1) return "refused";
+    const e = error as Error;
+    return `threw ${e?.name}: ${e?.message} (exit ${exitCodeOf(error)})`;
+  }
+}
+
+const REFUSED = new Set(["refused", "invalid-signature"]);
+
+/** One member of a tar archive, as laid out in the file. */
+interface TarLayout {
+  name: string;
+  header: number;
+  data: number;
+  size: number;
+  /** Offset just after the member's padding. */
+  end: number;
+}
+
+/** The members of a well-formed ustar archive and where its end marker starts. */
+function tarLayout(bytes: Uint8Array): { members: TarLayout[]; marker: number } {
+  const members: TarLayout[] = [];
+  let at = 0;
+  while (bytes.subarray(at, at + 512).some((b) => b !== 0)) {
+    const field = bytes.subarray(at, at + 100);
+    const nul = field.indexOf(0);
+    const name = decoder.decode(field.subarray(0, nul < 0 ? 100 : nul));
+    const size = parseInt(decoder.decode(bytes.subarray(at + 124, at + 135)), 8);
+    const end = at + 512 + Math.ceil(size / 512) * 512;
+    members.push({ name, header: at, data: at + 512, size, end });
+    at = end;
+  }
+  return { members, marker: at };
+}
+
+/** Which part of a bundle byte `pos` lies in. */
+function regionOf(layout: { members: TarLayout[]; marker: number }, pos: number): string {
+  for (const m of layout.members) {
+    const kind = m.name === "ctxsnap-bundle.json" ? "manifest" : m.name.split("/")[0];
+    if (pos < m.header || pos >= m.end) continue;
+    if (pos < m.data) return `${kind} header`;
+    if (pos < m.data + m.size) return `${kind} data`;
+    return `${kind} padding`;
+  }
+  return pos < layout.marker + 1024 ? "end marker" : "record padding";
+}
+
+function flipped(bytes: Uint8Array, pos: number, mask = 0x01): Uint8Array {
+  const copy = bytes.slice();
+  copy[pos] = copy[pos]! ^ mask;
+  return copy;
+}
+
+/** JSON value with object keys sorted, for a semantic comparison. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_k, v) =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]))
+        : v,
+  );
+}
+
+/** Whether `bytes` is a JSON document whose value equals `original`'s. */
+function sameJsonValue(bytes: Uint8Array, original: unknown): boolean {
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return sortedJson(JSON.parse(text)) === sortedJson(original);
+  } catch {
+    return false;
+  }
+}
+
+/** A fresh Ed25519 signer (the attacker's, or another machine's, key). */
+async function newSigner() {
+  const seed = generateSeed();
+  const publicKey = await publicKeyFromSeed(seed);
+  return { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
+}
+
+function prettyEnvelope(envelope: Envelope): Uint8Array {
+  return encoder.encode(JSON.stringify(envelope, null, 2) + "\n");
+}
+
+/** Rebuilds a bundle with `envelopes` but the trees and blobs of the genuine bundle `bytes`. */
+function rebundle(bytes: Uint8Array, envelopes: Envelope[]): Uint8Array {
+  const { members } = tarLayout(bytes);
+  const trees = new Map<string, Uint8Array>();
+  const blobs = new Map<string, Uint8Array>();
+  for (const m of members) {
+    const data = bytes.slice(m.data, m.data + m.size);
+    if (m.name.startsWith("trees/")) trees.set(m.name.slice(6, 70), data);
+    if (m.name.startsWith("blobs/")) blobs.set(m.name.slice(6), data);
+  }
+  const chunks: Uint8Array[] = [];
+  writeBundle({
+    envelopes,
+    trees,
+    blobs: new Map([...blobs].map(([id, data]) => [id, data.length])),
+    streamBlob: (id, onChunk) => onChunk(blobs.get(id)!),
+  }, (chunk) => chunks.push(chunk.slice()));
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// a workspace with every kind of entry
+
+const BIG_BYTES = 1536 * 1024 + 17; // > 1 MiB: stored as a file-backed blob
+
+/** Fills machine A's workspace with nested dirs, a symlink, modes, a big and an empty file. */
+async function fillRichWorkspace(ws: TempWorkspace): Promise<void> {
+  const p = (rel: string) => join(ws.path, rel);
+  await Deno.mkdir(p("src/lib/deep"), { recursive: true });
+  await Deno.mkdir(p("bin"));
+  await Deno.mkdir(p("docs"));
+  await Deno.writeTextFile(p("README.md"), "# rich workspace\n");
+  await Deno.writeTextFile(p("src/lib/deep/nested.ts"), "export const deep = 42;\n");
+  await Deno.writeTextFile(p("src/main.ts"), "import { deep } from './lib/deep/nested.ts';\n");
+  await Deno.writeTextFile(p("bin/run.sh"), "#!/bin/sh\necho run\n");
+  await Deno.chmod(p("bin/run.sh"), 0o755);
+  await Deno.writeTextFile(p("private.txt"), "owner only\n");
+  await Deno.chmod(p("private.txt"), 0o600);
+  await Deno.writeFile(p("empty.txt"), new Uint8Array(0));
+  const big = new Uint8Array(BIG_BYTES);
+  for (let at = 0; at < big.length; at += 65536) {
+    crypto.getRandomValues(big.subarray(at, Math.min(at + 65536, big.length)));
+  }
+  await Deno.writeFile(p("data/big.bin"), big).catch(async () => {
+    await Deno.mkdir(p("data"));
+    await Deno.writeFile(p("data/big.bin"), big);
+  });
+  await Deno.symlink("../README.md", p("docs/readme-link"));
+  await Deno.symlink("src/main.ts", p("main-link"));
+}
+
+/** Every entry below `dir` except `.ctxsnap`: path → kind, mode, content hash or link target. */
+async function describeTree(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (at: string): Promise<void> => {
+    for await (const entry of Deno.readDir(at)) {
+      const full = join(at, entry.name);
+      const rel = relative(dir, full);
+      if (rel === ".ctxsnap") continue;
+      const info = await Deno.lstat(full);
+      if (info.isSymlink) out.set(rel, `symlink -> ${await Deno.readLink(full)}`);
+      else if (info.isDirectory) {
+        out.set(rel, "dir");
+        await walk(full);
+      } else {
+        const data = await Deno.readFile(full);
+        out.set(
+          rel,
+          `file mode ${(info.mode! & 0o777).toString(8)} ${data.length} bytes ${sha256Hex(data)}`,
+        );
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// publish → import → restore on another machine
+
+Deno.test("a bundle imported on another machine restores the workspace byte for byte (dirs, symlinks, modes, > 1 MiB, empty)", async () => {
+  await withMachines([{}, {}], async (alice, bob) => {
+    await fillRichWorkspace(alice);
+    const id = await createSnap(alice, "rich");
+    const bundle = await publish(alice, id, "rich.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+
+    // Bob has his own identity: Alice's key is not his.
+    const bobKey = await publicKeyHex(bob);
+    assert(bobKey !== key, "the two machines share a key");
+
+    const verify = await bob.run(["verify", bundle, "--trust", key, "--json"]);
+    expectCode(verify, 0, "verify on bob");
+    assertEquals(verify.json().with_workspace, true);
+
+    const imported = await bob.run(["import", bundle, "--trust", key, "--json"]);
+    expectCode(imported, 0, "import on bob");
+    assertEquals(imported.json().imported, [id]);
+    assertEquals(imported.json().with_workspace, true);
+
+    const restore = await bob.run(["restore", id, "--json"]);
+    expectCode(restore, 0, "restore on bob");
+
+    const want = await describeTree(alice.path);
+    const got = await describeTree(bob.path);
+    // The fixture really has what the test is about.
+    assert(want.get("data/big.bin")?.includes(` ${BIG_BYTES} bytes `), want.get("data/big.bin"));
+    assert(want.get("empty.txt")?.includes(" 0 bytes "), want.get("empty.txt"));
+    assert(want.get("bin/run.sh")?.startsWith("file mode 755"), want.get("bin/run.sh"));
+    assert(want.get("private.txt")?.startsWith("file mode 600"), want.get("private.txt"));
+    assertEquals(want.get("docs/readme-link"), "symlink -> ../README.md");
+    assertEquals(want.get("src/lib/deep"), "dir");
+    assertEquals(Object.fromEntries([...got].sort()), Object.fromEntries([...want].sort()));
+
+    // And Bob's store passes a full verification with Alice's key pinned.
+    const all = await bob.run(["verify", "--all", "--trust", key, "--json"]);
+    expectCode(all, 0, "verify --all on bob");
+  });
+});
+
+Deno.test("publish --with-workspace --out - to a pipe streams a bundle that import - accepts on another machine", async () => {
+  await withMachines([{ "a.txt": "alpha\n", "d/b.txt": "bravo\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "piped");
+    const out = await runRaw(alice, ["publish", id, "--with-workspace", "--out", "-"]);
+    assertEquals(out.code, 0, `publish --out -: ${out.stderr}`);
+    assertEquals(decoder.decode(out.stdout.subarray(257, 262)), "ustar");
+    assertEquals(out.stdout.length % 512, 0);
+
+    const key = await publicKeyHex(alice);
+    const verify = await runRaw(bob, ["verify", "-", "--trust", key, "--json"], out.stdout);
+    assertEquals(verify.code, 0, `verify -: ${verify.stderr}`);
+    const doc = JSON.parse(decoder.decode(verify.stdout));
+    assertEquals([doc.kind, doc.primary, doc.valid, doc.trusted], ["bundle", id, true, true]);
+
+    const imported = await runRaw(bob, ["import", "-", "--trust", key, "--json"], out.stdout);
+    assertEquals(imported.code, 0, `import -: ${imported.stderr}`);
+    assertEquals(JSON.parse(decoder.decode(imported.stdout)).imported, [id]);
+    expectCode(await bob.run(["restore", id, "--workspace"]), 0, "restore --workspace");
+    assertEquals(await Deno.readTextFile(join(bob.path, "d/b.txt")), "bravo\n");
+  });
+});
+
+const hasScript = (() => {
+  try {
+    return new Deno.Command("script", { args: ["--version"], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name: "publish --out - refuses to write a bundle to a terminal (exit 2) but prints an envelope",
+  ignore: !hasScript,
+  async fn() {
+    await withMachines([{ "a.txt": "alpha\n" }], async (alice) => {
+      const id = await createSnap(alice, "tty");
+      const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+      const inTerminal = async (args: string[]) => {
+        const command = [Deno.execPath(), "run", "-A", "--quiet", CLI, ...args].map(quote)
+          .join(" ");
+        const out = await new Deno.Command("script", {
+          args: ["-qec", command, "/dev/null"],
+          cwd: alice.path,
+          env: { ...machineEnv(alice), SHELL: "/bin/sh", TERM: "dumb" },
+          clearEnv: true,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        return { code: out.code, text: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
+      };
+      const bundle = await inTerminal(["publish", id, "--with-workspace", "--out", "-"]);
+      assertEquals(bundle.code, 2, bundle.text);
+      assert(/terminal/i.test(bundle.text), bundle.text);
+      assert(!bundle.text.includes("ustar"), "tar bytes reached the terminal");
+
+      const envelope = await inTerminal(["publish", id, "--out", "-"]);
+      assertEquals(envelope.code, 0, envelope.text);
+      assert(envelope.text.includes(id), envelope.text);
+    });
+  },
+});
+
+// ---------------------------------------------------------------------------
+// every single-byte change is refused
+
+Deno.test("every single-byte change of a published .ctxsnapshot.json is refused (exit 1) unless its JSON value is unchanged", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "sweep");
+    const file = await publish(alice, id, "sweep.ctxsnapshot.json");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(file);
+    const original = JSON.parse(decoder.decode(bytes)) as Envelope;
+    const keyId = original.signature.key_id;
+    assertEquals(original.id, id);
+    assertEquals(await verdict(bytes, keyId), "ok");
+
+    const failures: string[] = [];
+    let checked = 0;
+    let neutral = 0;
+    for (let pos = 0; pos < bytes.length; pos++) {
+      for (const mask of [0x01, 0x20, 0x80]) {
+        const changed = flipped(bytes, pos, mask);
+        if (sameJsonValue(changed, original)) {
+          neutral++;
+          continue;
+        }
+        checked++;
+        const v = await verdict(changed, keyId);
+        if (!REFUSED.has(v)) {
+          failures.push(
+            `byte ${pos} ${JSON.stringify(String.fromCharCode(bytes[pos]!))} ^ 0x${
+              mask.toString(16)
+            }: ${v}`,
+          );
+        }
+      }
+    }
+    assertEquals(failures.slice(0, 20), [], `${failures.length} of ${checked} changes accepted`);
+    assert(checked > bytes.length * 2, `only ${checked} changes checked`);
+    assert(neutral < bytes.length / 2, `${neutral} changes were whitespace-only`);
+
+    // The CLI agrees, on a sample: exit 1, never 0, 2 or 3.
+    const text = decoder.decode(bytes);
+    const positions = [
+      0, // the opening brace
+      text.indexOf(id) + 5, // inside the id
+      text.indexOf('"reason"') + 2, // a key name
+      text.indexOf("sweep"), // the reason value
+      text.indexOf('"value"') + 12, // the signature
+      text.indexOf('"key_id"') + 12, // the key id
+      text.lastIndexOf("}"), // the closing brace
+    ];
+    const results = await Promise.all(positions.map(async (pos, i) => {
+      const path = join(carol.root, `tampered-${i}.ctxsnapshot.json`);
+      await Deno.writeFile(path, flipped(bytes, pos));
+      return await carol.run(["verify", path, "--trust", key]);
+    }));
+    results.forEach((r, i) => expectCode(r, 1, `verify with byte ${positions[i]} flipped`));
+    expectCode(
+      await carol.run(["verify", file, "--trust", key]),
+      0,
+      "verify of the untouched file",
+    );
+  });
+});
+
+Deno.test("every single-byte change anywhere in a bundle is refused, and verify and import refuse a sample of them writing nothing", async (t) => {
+  await withMachines([{ "a.txt": "alpha\n", "src/b.txt": "bravo\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "bundle sweep");
+    const file = await publish(alice, id, "sweep.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(file);
+    const keyId =
+      (JSON.parse(await sh("tar", ["-xOf", file, `snapshots/${id}.json`], alice.root)) as Envelope)
+        .signature.key_id;
+    assertEquals(await verdict(bytes, keyId), "ok");
+    const layout = tarLayout(bytes);
+    assertEquals(
+      layout.members.map((m) => m.name.split("/")[0]),
+      ["ctxsnap-bundle.json", "snapshots", "trees", "blobs", "blobs"],
+    );
+
+    const byRegion = new Map<string, number>();
+    const failures: string[] = [];
+    for (let pos = 0; pos < bytes.length; pos++) {
+      const region = regionOf(layout, pos);
+      const masks = region.endsWith(" data") ? [0x01, 0x20, 0x80] : [0x01];
+      for (const mask of masks) {
+        byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
+        const v = await verdict(flipped(bytes, pos, mask), keyId);
+        if (!REFUSED.has(v)) {
+          failures.push(`byte ${pos} (${region}) ^ 0x${mask.toString(16)}: ${v}`);
+        }
+      }
+    }
+    await t.step("in-process: every change of every region is refused", () => {
+      assertEquals(failures.slice(0, 20), [], `${failures.length} changes accepted`);
+      for (const region of ["manifest data", "snapshots data", "trees data", "blobs data"]) {
+        assert((byRegion.get(region) ?? 0) > 0, `no byte of ${region} was changed`);
+      }
+    });
+
+    await t.step(
+      "CLI: verify and import exit 1 for one change in each member and import writes nothing",
+      async () => {
+        const member = (prefix: string) => layout.members.find((m) => m.name.startsWith(prefix))!;
+        const samples: [string, number][] = [
+          ["manifest data", member("ctxsnap-bundle.json").data + 20],
+          ["envelope data", member("snapshots/").data + 100],
+          ["envelope signature", member("snapshots/").data + member("snapshots/").size - 10],
+          ["tree data", member("trees/").data + 30],
+          ["blob data", member("blobs/").data],
+          ["blob header (name)", member("blobs/").header + 10],
+          ["record padding", bytes.length - 1],
+        ];
+        const before = await storeState(bob);
+        const branchesBefore = (await bob.run(["branch", "list", "--json"])).stdout;
+        for (const [what, pos] of samples) {
+          const path = join(bob.root, `tampered.ctxbundle`);
+          await Deno.writeFile(path, flipped(bytes, pos));
+          expectCode(await bob.run(["verify", path, "--trust", key]), 1, `verify, ${what} changed`);
+          const imported = await bob.run(["import", path, "--trust", key, "--json"]);
+          expectCode(imported, 1, `import, ${what} changed`);
+          assertEquals(imported.json().error.exit, 1);
+        }
+        // The same through standard input (import spools it first).
+        for (const [what, pos] of samples.slice(0, 4)) {
+          const piped = await runRaw(bob, ["import", "-", "--trust", key], flipped(bytes, pos));
+          assertEquals(piped.code, 1, `import -, ${what} changed: ${piped.stderr}`);
+        }
+        assertEquals(await storeState(bob), before, "a refused import changed the store");
+        assertEquals((await bob.run(["branch", "list", "--json"])).stdout, branchesBefore);
+        // The untouched bundle still imports: the refusals were about the changes.
+        expectCode(
+          await bob.run(["import", file, "--trust", key]),
+          0,
+          "import of the genuine bundle",
+        );
+        assert(
+          JSON.stringify(await storeState(bob)) !== JSON.stringify(before),
+          "a successful import changed nothing: the store comparison sees nothing",
+        );
+      },
+    );
+  });
+});
+
+Deno.test("truncated bundles and bundles with trailing garbage are refused (exit 1) by verify and import", async () => {
+  await withMachines([{ "a.txt": "alpha\n", "b.txt": "bravo\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "truncate");
+    const file = await publish(alice, id, "t.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(file);
+    const { marker } = tarLayout(bytes);
+    const keyId = (await bob.run(["verify", file, "--trust", key, "--json"])).json().signer.key_id;
+
+    // In-process: every cut before the end of the end-of-archive marker is refused.
+    const failures: string[] = [];
+    for (let cut = 0; cut < marker + 1024; cut += cut < 1536 ? 1 : 97) {
+      const v = await verdict(bytes.subarray(0, cut), keyId);
+      if (!REFUSED.has(v)) failures.push(`cut at ${cut}: ${v}`);
+    }
+    assertEquals(failures.slice(0, 20), [], `${failures.length} truncations accepted`);
+
+    const garbage = (extra: Uint8Array) => {
+      const out = new Uint8Array(bytes.length + extra.length);
+      out.set(bytes);
+      out.set(extra, bytes.length);
+      return out;
+    };
+    const oneNonZero = new Uint8Array(4096);
+    oneNonZero[4000] = 1;
+    const cases: [string, Uint8Array][] = [
+      ["cut inside a header", bytes.subarray(0, 700)],
+      ["cut inside the last blob", bytes.subarray(0, layout(bytes).lastData + 1)],
+      ["cut before the end marker", bytes.subarray(0, marker)],
+      ["cut inside the end marker", bytes.subarray(0, marker + 600)],
+      ["text appended", garbage(encoder.encode("trailing garbage\n"))],
+      ["a non-zero byte deep in appended zeros", garbage(oneNonZero)],
+      ["a second copy of the archive appended", garbage(bytes)],
+      ["over 1 MiB of appended zeros", garbage(new Uint8Array(1024 * 1024 + 512))],
+    ];
+    const before = await storeState(bob);
+    for (const [what, data] of cases) {
+      assert(REFUSED.has(await verdict(data, keyId)), `in-process: ${what}`);
+      const path = join(bob.root, "bad.ctxbundle");
+      await Deno.writeFile(path, data);
+      const verify = await bob.run(["verify", path, "--trust", key]);
+      expectCode(verify, 1, `verify, ${what}`);
+      expectCode(await bob.run(["import", path, "--trust", key]), 1, `import, ${what}`);
+    }
+    assertEquals(await storeState(bob), before, "a refused import changed the store");
+  });
+});
+
+/** Offset just past the data of the last member (for a cut inside it). */
+function layout(bytes: Uint8Array): { lastData: number } {
+  const { members } = tarLayout(bytes);
+  const last = members[members.length - 1]!;
+  return { lastData: last.data + Math.floor(last.size / 2) };
+}
+
+Deno.test("a published snapshot with a duplicate key, an unknown field or a second document is refused (exit 1)", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "structure");
+    const file = await publish(alice, id, "s.ctxsnapshot.json");
+    const key = await publicKeyHex(alice);
+    const text = await Deno.readTextFile(file);
+    const keyId = (JSON.parse(text) as Envelope).signature.key_id;
+    const reason = '"reason": "structure"';
+    assert(text.includes(reason), text);
+    const cases: [string, string][] = [
+      // JSON.parse would keep the last value and so the genuine id and signature.
+      ["a duplicate key in the body", text.replace(reason, `"reason": "evil", ${reason}`)],
+      ["a duplicate id", text.replace('"id": ', `"id": "${"0".repeat(64)}", "id": `)],
+      ["an unknown envelope field", text.replace('{\n  "id"', '{\n  "extra": 1,\n  "id"')],
+      ["an unknown signature field", text.replace('"alg": "ed25519"', '"alg": "ed25519", "x": 1')],
+      ["a second document", text + text],
+      ["trailing text", text + "x"],
+      ["an empty file", ""],
+    ];
+    for (const [what, changed] of cases) {
+      assert(changed !== text || what === "an empty file", `${what}: nothing changed`);
+      const v = await verdict(encoder.encode(changed), keyId);
+      assert(REFUSED.has(v), `${what}: ${v}`);
+    }
+    const results = await Promise.all(cases.map(async ([, changed], i) => {
+      const path = join(carol.root, `bad-${i}.ctxsnapshot.json`);
+      await Deno.writeTextFile(path, changed);
+      return await carol.run(["verify", path, "--trust", key]);
+    }));
+    results.forEach((r, i) => expectCode(r, 1, `verify, ${cases[i]![0]}`));
+  });
+});
+
+Deno.test("a bundle member declaring a size above the limit is refused (exit 1) before its data is read", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "sizes");
+    const file = await publish(alice, id, "s.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(file);
+    const header = (at: number, size: string): Uint8Array => {
+      const out = bytes.slice();
+      out.set(encoder.encode(size), at + 124);
+      out.fill(0x20, at + 148, at + 156);
+      let sum = 0;
+      for (let i = at; i < at + 512; i++) sum += out[i]!;
+      out.set(encoder.encode(sum.toString(8).padStart(6, "0") + "\0 "), at + 148);
+      return out;
+    };
+    // 8 GiB - 1 for the manifest (limit 256 MiB), and for a blob (the manifest says 6 bytes).
+    const { members } = tarLayout(bytes);
+    const blob = members.find((m) => m.name.startsWith("blobs/"))!;
+    const cases: [string, Uint8Array][] = [
+      ["manifest", header(0, "77777777777\0")],
+      ["blob", header(blob.header, "77777777777\0")],
+    ];
+    for (const [what, data] of cases) {
+      assertEquals(tarLayout(data).members[0]!.name, "ctxsnap-bundle.json", what);
+      const path = join(carol.root, `big-${what}.ctxbundle`);
+      await Deno.writeFile(path, data);
+      const r = await carol.run(["verify", path, "--trust", key]);
+      expectCode(r, 1, `verify, ${what} declaring 8 GiB`);
+      assert(/bytes/.test(r.stderr), r.stderr);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// crafted bundles
+
+Deno.test("bundles crafted with ../x, /tmp/x, a symlink, a hard link, a directory or a duplicate member are refused (exit 1) and write nothing anywhere", async (t) => {
+  await withMachines([{ "a.txt": "alpha\n", "b.txt": "bravo\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "crafted");
+    const file = await publish(alice, id, "genuine.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    const members = (await sh("tar", ["-tf", file], alice.root)).trim().split("\n");
+    assertEquals(members.length, 5);
+    const blob = members.find((m) => m.startsWith("blobs/"))!;
+
+    // A staging dir holding the genuine members, plus the attack payloads.
+    const stage = join(alice.root, "stage");
+    await Deno.mkdir(stage);
+    await sh("tar", ["-xf", file, "-C", stage], alice.root);
+    await Deno.writeTextFile(join(stage, "x"), "pwned\n");
+    const tag = crypto.randomUUID();
+    const absTarget = `/tmp/ctxsnap-share-test-${tag}`;
+    const linkTarget = `/tmp/ctxsnap-share-link-${tag}`;
+
+    /**
+     * A bundle built by GNU tar from a copy of the staging dir (after
+     * `mutate`), holding the genuine members then `extra`, with `options`.
+     */
+    let n = 0;
+    const craft = async (
+      mutate: (dir: string) => Promise<unknown>,
+      extra: string[] = [],
+      options: string[] = [],
+      order: "extra-last" | "extra-first" = "extra-last",
+    ): Promise<string> => {
+      const dir = join(alice.root, `stage-${++n}`);
+      await sh("cp", ["-a", stage, dir], alice.root);
+      await mutate(dir);
+      const tarFile = join(alice.root, `crafted-${n}.ctxbundle`);
+      const names = order === "extra-last" ? [...members, ...extra] : [...extra, ...members];
+      await sh("tar", ["--format=ustar", ...options, "-cf", tarFile, "-C", dir, ...names], dir);
+      return tarFile;
+    };
+    const nothing = () => Promise.resolve();
+    const otherBlob = members.filter((m) => m.startsWith("blobs/"))[1]!;
+    const unlisted = `blobs/${"e".repeat(64)}`;
+
+    const crafted: { what: string; file: string; listed: RegExp; message: RegExp }[] = [
+      {
+        what: "a ../x member",
+        file: await craft(nothing, ["x"], ["-P", "--transform", "s,^x$,../x,"]),
+        listed: /^\.\.\/x$/m,
+        message: /"\.\." path segment/,
+      },
+      {
+        what: "a ../x member before the manifest",
+        file: await craft(nothing, ["x"], ["-P", "--transform", "s,^x$,../x,"], "extra-first"),
+        listed: /^\.\.\/x$/m,
+        message: /"\.\." path segment/,
+      },
+      {
+        what: "an absolute /tmp/x member",
+        file: await craft(nothing, ["x"], ["-P", "--transform", `s,^x$,${absTarget},`]),
+        listed: new RegExp(`^${absTarget}$`, "m"),
+        message: /absolute/,
+      },
+      {
+        what: "a symlink member in place of a blob",
+        file: await craft(async (dir) => {
+          await Deno.remove(join(dir, blob));
+          await Deno.symlink(linkTarget, join(dir, blob));
+        }),
+        listed: new RegExp(`^${blob}$`, "m"),
+        message: /symbolic link/,
+      },
+      {
+        what: "a hard link member with a blob name",
+        file: await craft(
+          (dir) => Deno.link(join(dir, otherBlob), join(dir, "h")),
+          ["h"],
+          ["--transform", `s,^h$,${unlisted},`],
+        ),
+        listed: new RegExp(`^${unlisted}$`, "m"),
+        message: /hard link/,
+      },
+      {
+        what: "a directory member",
+        file: await craft((dir) => Deno.mkdir(join(dir, "blobs", "d")), ["blobs/d"]),
+        listed: /^blobs\/d\/$/m,
+        message: /directory/,
+      },
+      {
+        what: "a duplicate blob member",
+        file: await (async () => {
+          const f = await craft(nothing);
+          await sh("tar", ["--format=ustar", "-rf", f, "-C", stage, blob], stage);
+          return f;
+        })(),
+        listed: new RegExp(`^${blob}$[\\s\\S]*^${blob}$`, "m"),
+        message: /duplicate/,
+      },
+    ];
+
+    const parents = [alice.root, bob.root, dirname(bob.root), join(bob.path, ".ctxsnap")];
+    const before = await storeState(bob);
+    const cwdBefore = await describeTree(bob.path);
+    for (const c of crafted) {
+      await t.step(c.what, async () => {
+        // The attack is really in the archive (GNU tar lists it).
+        const listing = await sh("tar", ["-tPf", c.file], alice.root);
+        assert(c.listed.test(listing), `crafted archive lacks the attack:\n${listing}`);
+        const verify = await bob.run(["verify", c.file, "--trust", key]);
+        expectCode(verify, 1, `verify ${c.what}`);
+        assert(c.message.test(verify.stderr), `verify ${c.what}: ${verify.stderr}`);
+        const imported = await bob.run(["import", c.file, "--trust", key, "--allow-untrusted"]);
+        expectCode(imported, 1, `import ${c.what}`);
+        for (const dir of parents) {
+          assert(!await exists(join(dir, "x")), `${join(dir, "x")} was created`);
+        }
+        assert(!await exists(absTarget), `${absTarget} was created`);
+        assert(!await exists(linkTarget), `${linkTarget} was created`);
+        assertEquals(await storeState(bob), before, "the store changed");
+        assertEquals(await describeTree(bob.path), cwdBefore, "the workspace changed");
+      });
+    }
+    // The same staging, without an attack, gives a bundle that imports.
+    const clean = await craft(nothing);
+    expectCode(
+      await bob.run(["import", clean, "--trust", key]),
+      0,
+      "import of a clean GNU tar bundle",
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// re-signed forgeries
+
+Deno.test("a tampered body re-signed with another key verifies as untrusted (exit 3), never trusted, even with --trust of the original key", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "genuine reason");
+    const published = await publish(alice, id, "genuine.ctxsnapshot.json");
+    const bundleFile = await publish(alice, id, "genuine.ctxbundle", "--with-workspace");
+    const aliceKey = await publicKeyHex(alice);
+    const envelope = JSON.parse(await Deno.readTextFile(published)) as Envelope;
+    const mallory = await newSigner();
+    const forged = await signBody({ ...envelope.body, reason: "forged reason" }, mallory);
+    assert(forged.id !== id, "the forged body has the genuine id");
+    assertEquals(forged.id, snapshotId(forged.body));
+
+    const forgedFile = join(bob.root, "forged.ctxsnapshot.json");
+    await Deno.writeFile(forgedFile, prettyEnvelope(forged));
+    const forgedBundle = join(bob.root, "forged.ctxbundle");
+    await Deno.writeFile(forgedBundle, rebundle(await Deno.readFile(bundleFile), [forged]));
+
+    for (const file of [forgedFile, forgedBundle]) {
+      for (const who of [bob, alice]) {
+        const r = await who.run(["verify", file, "--trust", aliceKey, "--json"]);
+        expectCode(r, 3, `verify ${file} on ${who === bob ? "bob" : "alice"}`);
+        const doc = r.json();
+        assertEquals([doc.valid, doc.trusted, doc.reason], [true, false, "forged reason"]);
+        assertEquals(doc.signer.key_id, mallory.keyId);
+      }
+      expectCode(await bob.run(["verify", file]), 3, "verify with no key pinned");
+      // Only pinning Mallory's own key makes it trusted: the signer is Mallory.
+      expectCode(
+        await bob.run(["verify", file, "--trust", mallory.publicKeyHex]),
+        0,
+        "verify trusting the forger",
+      );
+    }
+
+    // import refuses it (3) unless --allow-untrusted, and then quarantines it under Mallory's key.
+    const before = await storeState(bob);
+    for (const file of [forgedFile, forgedBundle]) {
+      expectCode(await bob.run(["import", file, "--trust", aliceKey]), 3, `import ${file}`);
+    }
+    assertEquals(await storeState(bob), before, "an untrusted import changed the store");
+    const allowed = await bob.run(["import", forgedBundle, "--allow-untrusted", "--json"]);
+    expectCode(allowed, 0, "import --allow-untrusted");
+    assertEquals(allowed.json().branch, `imported/${mallory.keyId}`);
+    assertEquals(allowed.json().trusted, false);
+  });
+});
+
+Deno.test("a tampered body re-hashed and signed by another key but claiming the original signer is invalid (exit 1)", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "genuine");
+    const published = await publish(alice, id, "genuine.ctxsnapshot.json");
+    const bundleFile = await publish(alice, id, "genuine.ctxbundle", "--with-workspace");
+    const aliceKey = await publicKeyHex(alice);
+    const envelope = JSON.parse(await Deno.readTextFile(published)) as Envelope;
+    const mallory = await newSigner();
+    const body = { ...envelope.body, reason: "forged" };
+    const forgedId = snapshotId(body);
+    const value = toHex(await sign(mallory.seed, signingMessage(forgedId)));
+    const forged: Envelope = { id: forgedId, body, signature: { ...envelope.signature, value } };
+
+    const file = join(carol.root, "forged.ctxsnapshot.json");
+    await Deno.writeFile(file, prettyEnvelope(forged));
+    const bundle = join(carol.root, "forged.ctxbundle");
+    await Deno.writeFile(bundle, rebundle(await Deno.readFile(bundleFile), [forged]));
+    for (const f of [file, bundle]) {
+      const r = await carol.run(["verify", f, "--trust", aliceKey, "--json"]);
+      expectCode(r, 1, `verify ${f}`);
+      assertEquals(r.json().valid, false);
+      assertEquals(r.json().trusted, false);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// offline verification
+
+Deno.test("verify FILE runs with --allow-read of that file only (no env, no other reads, no writes) and so does verify - with no permission", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "offline");
+    const key = await publicKeyHex(alice);
+    const files = [
+      await publish(alice, id, "offline.ctxsnapshot.json"),
+      await publish(alice, id, "offline.ctxbundle", "--with-workspace"),
+    ];
+    for (const file of files) {
+      const r = await carol.run(["verify", file, "--trust", key, "--json"], {
+        permissions: ["--no-prompt", `--allow-read=${file}`],
+      });
+      expectCode(r, 0, `verify ${file} with --allow-read=${file}`);
+      assertEquals([r.json().valid, r.json().trusted, r.json().primary], [true, true, id]);
+
+      // Untrusted and tampered outcomes keep their exit codes under the same sandbox.
+      const untrusted = await carol.run(["verify", file], {
+        permissions: ["--no-prompt", `--allow-read=${file}`],
+      });
+      expectCode(untrusted, 3, "verify with no key, sandboxed");
+
+      const stdin = await carol.run(["verify", "-", "--trust", key], {
+        permissions: ["--no-prompt"],
+        stdin: await Deno.readFile(file),
+      });
+      expectCode(stdin, 0, "verify - with no permission at all");
+
+      // The sandbox is real: reading a different file is not allowed.
+      const other = await carol.run(["verify", file, "--trust", key], {
+        permissions: ["--no-prompt", `--allow-read=${join(alice.root, "nothing")}`],
+      });
+      assert(other.code !== 0, "verify succeeded without read access to its file");
+    }
+    const tampered = join(alice.root, "tampered.ctxbundle");
+    const bytes = await Deno.readFile(files[1]!);
+    await Deno.writeFile(tampered, flipped(bytes, bytes.length - 5000));
+    const bad = await carol.run(["verify", tampered, "--trust", key], {
+      permissions: ["--no-prompt", `--allow-read=${tampered}`],
+    });
+    expectCode(bad, 1, "verify of a tampered bundle, sandboxed");
+
+    // Nothing was written on the verifying machine.
+    assert(!await exists(carol.configDir), "verify created the config dir");
+    assertEquals([...(await describeTree(carol.home)).keys()], []);
+    assertEquals([...(await describeTree(carol.path)).keys()], []);
+  });
+});
+
+Deno.test("verify --json of a file prints exactly one JSON document for trusted, untrusted and tampered input", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "json");
+    const key = await publicKeyHex(alice);
+    const file = await publish(alice, id, "json.ctxbundle", "--with-workspace");
+    const trusted = await bob.run(["verify", file, "--trust", key, "--json"]);
+    expectCode(trusted, 0, "trusted");
+    const t = trusted.json();
+    assertEquals([t.valid, t.trusted, t.kind, t.primary, t.with_workspace], [
+      true,
+      true,
+      "bundle",
+      id,
+      true,
+    ]);
+    assertEquals(t.snapshots.length, 1);
+
+    const untrusted = await bob.run(["verify", file, "--json"]);
+    expectCode(untrusted, 3, "untrusted");
+    assertEquals([untrusted.json().valid, untrusted.json().trusted], [true, false]);
+
+    // With a name from `key trust`, verify names the signer.
+    expectCode(await bob.run(["key", "trust", key, "--name", "alice"]), 0, "key trust");
+    const named = await bob.run(["verify", file, "--json"]);
+    expectCode(named, 0, "trusted by name");
+    assertEquals(named.json().signer.name, "alice");
+    const text = await bob.run(["verify", file]);
+    expectCode(text, 0, "text verify");
+    assert(text.stdout.includes("alice"), text.stdout);
+
+    const bytes = await Deno.readFile(file);
+    const bad = join(bob.root, "bad.ctxbundle");
+    await Deno.writeFile(bad, flipped(bytes, 600));
+    const tampered = await bob.run(["verify", bad, "--json"]);
+    expectCode(tampered, 1, "tampered");
+    assertEquals(tampered.json().error.exit, 1);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// import
+
+Deno.test("import of an untrusted signer exits 3 writing nothing; --allow-untrusted imports; a second import is already present and changes nothing", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, { "mine.txt": "bob's\n" }], async (alice, bob) => {
+    const id = await createSnap(alice, "to import");
+    const file = await publish(alice, id, "imp.ctxbundle", "--with-workspace");
+    await createSnap(bob, "bob's own");
+
+    const before = await storeState(bob);
+    const refused = await bob.run(["import", file, "--json"]);
+    expectCode(refused, 3, "import untrusted");
+    assertEquals(refused.json().error.exit, 3);
+    assertEquals(await storeState(bob), before, "an untrusted import changed the store");
+    expectCode(await bob.run(["show", id]), 4, "show of a refused import");
+
+    const branchesBefore = (await bob.run(["branch", "list", "--json"])).json();
+    const first = await bob.run(["import", file, "--allow-untrusted", "--json"]);
+    expectCode(first, 0, "import --allow-untrusted");
+    const doc = first.json();
+    assertEquals([doc.already_present, doc.imported, doc.trusted], [false, [id], false]);
+    expectCode(await bob.run(["show", id]), 0, "show of the imported snapshot");
+
+    // The current branch and its head did not move; the import has its own branch.
+    const branchesAfter = (await bob.run(["branch", "list", "--json"])).json();
+    assertEquals(branchesAfter.current, branchesBefore.current);
+    const head = (j: { branches: { name: string; head: string }[] }, name: string) =>
+      j.branches.find((b) => b.name === name)?.head;
+    assertEquals(head(branchesAfter, "main"), head(branchesBefore, "main"));
+    assertEquals(head(branchesAfter, doc.branch), id);
+    assert(/^imported\/[0-9a-f]{16}$/.test(doc.branch), doc.branch);
+
+    const middle = await storeState(bob);
+    const second = await bob.run(["import", file, "--allow-untrusted", "--json"]);
+    expectCode(second, 0, "second import");
+    assertEquals(second.json().already_present, true);
+    assertEquals(second.json().imported, []);
+    assertEquals(await storeState(bob), middle, "a repeated import changed the store");
+  });
+});
+
+Deno.test("an envelope-only import cannot restore its workspace (exit 4, names the missing content) but restores its session; its bundle then restores the files", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
+    expectCode(await alice.run(["session", "set", "--task", "ship share"]), 0, "session set");
+    const id = await createSnap(alice, "envelope only");
+    const key = await publicKeyHex(alice);
+    const envelopeFile = await publish(alice, id, "e.ctxsnapshot.json");
+    const bundleFile = await publish(alice, id, "e.ctxbundle", "--with-workspace");
+
+    const first = await bob.run(["import", envelopeFile, "--trust", key, "--json"]);
+    expectCode(first, 0, "import envelope");
+    assertEquals([first.json().kind, first.json().with_workspace], ["snapshot", false]);
+
+    const restore = await bob.run(["restore", id, "--workspace"]);
+    expectCode(restore, 4, "restore --workspace of an envelope-only import");
+    assert(/workspace content/i.test(restore.stderr), restore.stderr);
+    assert(/bundle|--with-workspace/.test(restore.stderr), restore.stderr);
+    assert(!await exists(join(bob.path, "a.txt")), "a file was restored");
+
+    expectCode(await bob.run(["restore", id, "--session"]), 0, "restore --session");
+    const session = await bob.run(["session", "show", "--json"]);
+    expectCode(session, 0, "session show");
+    assert(session.stdout.includes("ship share"), session.stdout);
+
+    // The bundle brings the content even though the envelope is already present.
+    const second = await bob.run(["import", bundleFile, "--trust", key, "--json"]);
+    expectCode(second, 0, "import bundle after envelope");
+    assertEquals(second.json().already_present, false);
+    expectCode(
+      await bob.run(["restore", id, "--workspace"]),
+      0,
+      "restore --workspace after bundle",
+    );
+    assertEquals(await Deno.readTextFile(join(bob.path, "a.txt")), "alpha\n");
+  });
+});
+
+Deno.test("--history N and --all bundles carry ancestors (oldest first) and import them all", async () => {
+  await withMachines([{ "a.txt": "v1\n" }, {}], async (alice, bob) => {
+    const ids: string[] = [];
+    for (const v of ["v1", "v2", "v3", "v4"]) {
+      await Deno.writeTextFile(join(alice.path, "a.txt"), `${v}\n`);
+      ids.push(await createSnap(alice, v));
+    }
+    const key = await publicKeyHex(alice);
+    const head = ids[3]!;
+
+    const h1 = await publish(alice, head, "h1.ctxbundle", "--history", "1");
+    const m1 = await manifestOf(h1);
+    assertEquals(m1.snapshots, ids.slice(2));
+    assertEquals([m1.primary, m1.workspace, m1.trees, m1.blobs], [head, false, [], []]);
+
+    const h2 = await publish(alice, head, "h2.ctxbundle", "--history", "2", "--with-workspace");
+    const m2 = await manifestOf(h2);
+    assertEquals(m2.snapshots, ids.slice(1));
+    assertEquals(m2.trees.length, 3);
+    assertEquals(m2.blobs.length, 3);
+
+    const all = await publish(alice, head, "all.ctxbundle", "--all", "--with-workspace");
+    assertEquals((await manifestOf(all)).snapshots, ids);
+
+    const first = await bob.run(["import", h1, "--trust", key, "--json"]);
+    expectCode(first, 0, "import --history 1");
+    assertEquals(first.json().imported, ids.slice(2));
+
+    const second = await bob.run(["import", all, "--trust", key, "--json"]);
+    expectCode(second, 0, "import --all");
+    assertEquals(second.json().imported.sort(), ids.slice(0, 2).sort());
+    assertEquals(second.json().present.sort(), ids.slice(2).sort());
+    for (const id of ids) expectCode(await bob.run(["show", id]), 0, `show ${id}`);
+    // Any ancestor's workspace can be restored from the --all bundle.
+    expectCode(await bob.run(["restore", ids[0]!, "--workspace"]), 0, "restore the oldest");
+    assertEquals(await Deno.readTextFile(join(bob.path, "a.txt")), "v1\n");
+
+    const usage = await alice.run(["publish", head, "--history", "1", "--all"]);
+    expectCode(usage, 2, "--history with --all");
+  });
+});
