@@ -168,19 +168,23 @@ export class SafeWriter {
     // Remove parents left empty, up to the root.
     let rel = path.posix.dirname(normalizeRelativePath(relPath));
     while (rel !== "." && rel !== "") {
+      const abs = path.join(this.root, rel);
       try {
-        fs.rmdirSync(path.join(this.root, rel));
+        fs.rmdirSync(abs);
       } catch {
         break;
       }
       this.checked.delete(rel);
+      this.dirty.delete(abs);
+      this.dirty.add(path.dirname(abs));
       rel = path.posix.dirname(rel);
     }
   }
 
-  /** Fsyncs every directory this writer changed. */
+  /** Fsyncs every directory this writer changed (and that still exists). */
   flush(): void {
     for (const dir of this.dirty) {
+      if (!fs.existsSync(dir)) continue; // removed after emptying
       try {
         fsyncDir(dir);
       } catch (error) {
@@ -188,6 +192,52 @@ export class SafeWriter {
       }
     }
     this.dirty.clear();
+  }
+
+  /**
+   * Removes temp files this writer's kind leaves behind when killed
+   * mid-write, in the directories of `relPaths` (used by recover).
+   */
+  removeStrayTemps(relPaths: Iterable<string>): number {
+    const dirs = new Set<string>();
+    for (const rel of relPaths) {
+      dirs.add(path.dirname(path.join(this.root, normalizeRelativePath(rel))));
+    }
+    let removed = 0;
+    for (const dir of dirs) {
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (!name.startsWith(TEMP_PREFIX)) continue;
+        fs.rmSync(path.join(dir, name), { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * The first component of `relPath`'s parents that is not a directory (a
+   * symlink, a file, …), or null when every existing parent is a directory.
+   */
+  blockedParent(relPath: string): string | null {
+    const parts = normalizeRelativePath(relPath).split("/");
+    let rel = "";
+    for (const part of parts.slice(0, -1)) {
+      rel = rel === "" ? part : `${rel}/${part}`;
+      let stat: fs.Stats;
+      try {
+        stat = fs.lstatSync(path.join(this.root, rel));
+      } catch {
+        return null; // missing: it will be created
+      }
+      if (stat.isSymbolicLink() || !stat.isDirectory()) return rel;
+    }
+    return null;
   }
 
   private refuseDirectory(relPath: string, final: string): void {

@@ -74,6 +74,12 @@ export interface PlanInput {
    * secrets, special files). A write onto one of them is a conflict.
    */
   occupied?: (path: string) => boolean;
+  /**
+   * The parent component of a path that is on disk but not a directory (say
+   * an ignored symlink), or null. A write below it is a conflict unless the
+   * plan deletes that component first.
+   */
+  blockedParent?: (path: string) => string | null;
 }
 
 /** Computes a three-way restore plan. Pure: reads and writes nothing. */
@@ -138,6 +144,10 @@ export function planRestore(input: PlanInput): RestorePlan {
       }
     }
     if (blocked === null && remainingDirs.has(write.path)) blocked = "directory_in_the_way";
+    if (blocked === null && input.blockedParent) {
+      const parent = input.blockedParent(write.path);
+      if (parent !== null && !deleted.has(parent)) blocked = "parent_in_the_way";
+    }
     if (blocked === null) writes.push(write);
     else plan.conflicts.push({ path: write.path, reason: blocked });
   }

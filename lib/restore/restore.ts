@@ -301,11 +301,13 @@ export async function restoreSnapshot(
   try {
     if (targetTree !== null) {
       const current = captureWorkspace(store, { persist: false }).tree;
+      const probe = new SafeWriter(store.workspaceRoot);
       plan = planRestore({
         target: targetTree,
         baseline,
         current,
         occupied: occupiedIn(store.workspaceRoot),
+        blockedParent: (rel) => probe.blockedParent(rel),
       });
       result.plan = plan;
     }
@@ -504,6 +506,10 @@ export async function recover(
         { hint: "move them aside, or pass --force to overwrite them" },
       );
     }
+  }
+  // A kill mid-write can leave a temp file next to a managed path.
+  if (plan.workspace) {
+    new SafeWriter(store.workspaceRoot).removeStrayTemps([...plan.writes, ...plan.deletes]);
   }
   if (options.abort) {
     if (plan.workspace) await abortOperation(store, op, "aborted", null);

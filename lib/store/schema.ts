@@ -20,14 +20,16 @@ export const MIGRATIONS: readonly string[] = [
 
   -- Content-addressed objects. id = SHA-256 hex of the object's bytes.
   -- encoding: 'raw' (bytes in data), 'file' (bytes in objects/ab/<id>).
+  -- A rowid table on purpose: with the bytes inline, WITHOUT ROWID would put
+  -- whole blobs in the id B-tree and make every lookup several times slower.
   CREATE TABLE objects (
-    id         TEXT PRIMARY KEY CHECK (length(id) = 64),
+    id         TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 64),
     kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
     size       INTEGER NOT NULL CHECK (size >= 0),
     encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'file')),
     data       BLOB,
     created_at INTEGER NOT NULL
-  ) WITHOUT ROWID;
+  );
 
   -- Signed snapshots. Rows are immutable; they leave only through forget.
   CREATE TABLE snapshots (

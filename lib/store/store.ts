@@ -252,8 +252,8 @@ export class Store {
   /** Stores bytes as a blob and returns its id; storing existing content is a no-op. */
   putBlob(data: Uint8Array, knownId?: string): string {
     const id = knownId ?? sha256Hex(data);
-    if (this.hasObject(id)) return id;
     if (data.byteLength > INLINE_BLOB_MAX) {
+      if (this.hasObject(id)) return id;
       const file = this.objectPath(id);
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
       writeFileAtomic(file, data, { mode: 0o400 });
