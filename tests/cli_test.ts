@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { sha256Hex } from "../lib/crypto/hash.ts";
@@ -82,11 +83,7 @@ interface TreeJson {
 /** Reads a tree manifest straight from the index. */
 function readTree(ws: TempWorkspace, treeId: string): TreeJson {
   return withDb(ws, (db) => {
-    const row = db.prepare("SELECT data FROM objects WHERE id = ? AND kind = 'tree'").get(
-      treeId,
-    ) as { data: Uint8Array } | undefined;
-    assert(row !== undefined, `tree ${treeId} is not in the index`);
-    return JSON.parse(decoder.decode(row.data)) as TreeJson;
+    return JSON.parse(decoder.decode(readObjectBytes(db, treeId))) as TreeJson;
   });
 }
 
@@ -409,14 +406,10 @@ Deno.test("verify exits 1 when one byte of a stored tree is flipped", async () =
   await withStore(async (ws) => {
     const made = await create(ws);
     withDb(ws, (db) => {
-      const row = db.prepare("SELECT data FROM objects WHERE id = ?").get(made.workspace.tree) as {
-        data: Uint8Array;
-      };
-      const text = decoder.decode(row.data);
+      const text = decoder.decode(readObjectBytes(db, made.workspace.tree));
       // Flip a hex digit of a blob id inside the manifest: still valid JSON.
       const at = valueIndex(text, '"blob":"', true) + 5;
-      const tampered = encoder.encode(flipHexAt(text, at));
-      db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(tampered, made.workspace.tree);
+      writeObjectBytes(db, made.workspace.tree, encoder.encode(flipHexAt(text, at)));
     });
     await expectTamperDetected(ws, made.id, "flipping a tree byte");
   });

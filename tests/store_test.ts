@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
@@ -197,15 +198,13 @@ Deno.test("Store.getTree detects a flipped byte of a stored manifest", async () 
     const tree = validateTree(manifest([file("a.txt"), file("b.txt")])) as TreeManifest;
     const id = store.putTree(tree);
     assertEquals(store.getTree(id), tree);
-    const row = store.db.prepare("SELECT data FROM objects WHERE id = ?").get(id) as {
-      data: Uint8Array;
-    };
-    const text = decoder.decode(row.data);
+    const bytes = readObjectBytes(store.db, id);
+    const text = decoder.decode(bytes);
     // Change one letter of a path: the bytes still parse as a valid manifest.
-    const flipped = row.data.slice();
+    const flipped = bytes.slice();
     const at = text.indexOf('"a.txt"') + 1;
     flipped[at] = "c".charCodeAt(0);
-    store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(flipped, id);
+    writeObjectBytes(store.db, id, flipped);
     assertThrows(() => store.getTree(id), IntegrityError, "corrupt");
   });
 });

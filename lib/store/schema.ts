@@ -19,14 +19,15 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
 
   -- Content-addressed objects. id = SHA-256 hex of the object's bytes.
-  -- encoding: 'raw' (bytes in data), 'file' (bytes in objects/ab/<id>).
+  -- encoding: 'raw' (bytes in data), 'deflate' (raw DEFLATE of the bytes in data,
+  -- RFC 1951), 'file' (bytes in objects/ab/<id>).
   -- A rowid table on purpose: with the bytes inline, WITHOUT ROWID would put
   -- whole blobs in the id B-tree and make every lookup several times slower.
   CREATE TABLE objects (
     id         TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 64),
     kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
     size       INTEGER NOT NULL CHECK (size >= 0),
-    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'file')),
+    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'deflate', 'file')),
     data       BLOB,
     created_at INTEGER NOT NULL
   );

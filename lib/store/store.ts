@@ -20,6 +20,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as zlib from "node:zlib";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
@@ -39,6 +40,8 @@ import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tr
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
+/** Inline objects at least this large are stored DEFLATE-compressed when that pays. */
+export const COMPRESS_MIN_BYTES = 64;
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
 /** The name of the index database inside a store directory. */
@@ -288,9 +291,34 @@ export class Store {
     encoding: "raw" | "file",
     data: Uint8Array | null,
   ): void {
+    let stored = data;
+    let how: "raw" | "deflate" | "file" = encoding;
+    if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
+      // Fast DEFLATE (level 1, as git uses for loose objects), kept only when
+      // it saves at least an eighth.
+      const packed = zlib.deflateRawSync(data, { level: 1 });
+      if (packed.byteLength <= data.byteLength - (data.byteLength >> 3)) {
+        stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
+        how = "deflate";
+      }
+    }
     this.stmt(
       "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(id, kind, size, encoding, data, Date.now());
+    ).run(id, kind, size, how, stored, Date.now());
+  }
+
+  /** The bytes of an inline object (raw or inflated), bounded by its recorded size. */
+  private inlineBytes(id: string, row: { size: number; encoding: string; data: Uint8Array | null }): Uint8Array {
+    const data = row.data ?? new Uint8Array();
+    if (row.encoding === "raw") return data;
+    try {
+      const out = zlib.inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
+      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    } catch (error) {
+      throw new IntegrityError(`Object ${quote(id)} is corrupt: its compressed bytes do not inflate`, {
+        cause: error,
+      });
+    }
   }
 
   private objectRow(
@@ -317,8 +345,8 @@ export class Store {
    */
   streamBlob(id: string, onChunk: (chunk: Uint8Array) => void): number {
     const row = this.objectRow(id, "blob");
-    if (row.encoding === "raw") {
-      const data = row.data ?? new Uint8Array();
+    if (row.encoding !== "file") {
+      const data = this.inlineBytes(id, row);
       if (data.byteLength !== row.size || sha256Hex(data) !== id) {
         throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
       }
@@ -389,7 +417,10 @@ export class Store {
   /** Reads, re-hashes, strictly parses and validates a manifest. */
   getTree(id: string): TreeManifest {
     const row = this.objectRow(id, "tree");
-    const bytes = row.data ?? new Uint8Array();
+    if (row.size > MAX_TREE_BYTES) {
+      throw new IntegrityError(`Tree ${quote(id)} is too large`);
+    }
+    const bytes = this.inlineBytes(id, row);
     if (bytes.byteLength > MAX_TREE_BYTES) {
       throw new IntegrityError(`Tree ${quote(id)} is too large`);
     }
