@@ -95,7 +95,7 @@ export async function importFile(
   store: Store,
   source: string,
   trust: TrustPolicy,
-  options: { allowUntrusted?: boolean } = {},
+  options: { allowUntrusted?: boolean; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<ImportResult> {
   const spooled = source === "-" ? spoolStdin(store) : null;
   const path = spooled ?? source;
@@ -145,6 +145,7 @@ export async function importFile(
       assertResolved(store, session);
       const imported: string[] = [];
       let blobs = 0;
+      let seenBlobs = 0;
       const state: { pending: PendingBlob | null } = { pending: null };
       const visitor: BundleVisitor = {
         snapshot(envelope, valid) {
@@ -178,6 +179,7 @@ export async function importFile(
           return fdWriter(fd);
         },
         blobEnd(id, size) {
+          options.onProgress?.(++seenBlobs, report.blobCount);
           const p = state.pending;
           state.pending = null;
           if (p === null || p.id !== id) return; // already present

@@ -54,6 +54,8 @@ export interface FileReport {
   withWorkspace: boolean;
   /** Bytes of blob content checked. */
   blobBytes: number;
+  /** Number of blobs checked. */
+  blobCount: number;
   /** Every signature valid. */
   valid: boolean;
   /** Valid and every signer trusted. */
@@ -175,6 +177,7 @@ export async function verifyStream(
       snapshots: [report],
       withWorkspace: false,
       blobBytes: 0,
+      blobCount: 0,
       valid: report.valid,
       trusted: report.trusted,
     };
@@ -190,6 +193,7 @@ export async function verifyStream(
     snapshots,
     withWorkspace: summary.manifest.workspace,
     blobBytes: summary.blobBytes,
+    blobCount: summary.manifest.blobs.length,
     valid,
     trusted: valid && snapshots.every((s) => s.trusted),
   };

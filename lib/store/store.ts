@@ -308,16 +308,22 @@ export class Store {
   }
 
   /** The bytes of an inline object (raw or inflated), bounded by its recorded size. */
-  private inlineBytes(id: string, row: { size: number; encoding: string; data: Uint8Array | null }): Uint8Array {
+  private inlineBytes(
+    id: string,
+    row: { size: number; encoding: string; data: Uint8Array | null },
+  ): Uint8Array {
     const data = row.data ?? new Uint8Array();
     if (row.encoding === "raw") return data;
     try {
       const out = zlib.inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     } catch (error) {
-      throw new IntegrityError(`Object ${quote(id)} is corrupt: its compressed bytes do not inflate`, {
-        cause: error,
-      });
+      throw new IntegrityError(
+        `Object ${quote(id)} is corrupt: its compressed bytes do not inflate`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 

@@ -37,6 +37,7 @@ export const importCommand: Command = {
     try {
       const result = await importFile(store, source, await trustPolicy(list(parsed, "trust")), {
         allowUntrusted: flag(parsed, "allow-untrusted"),
+        onProgress: (done, total) => ctx.out.progress("importing", done, total),
       });
       const p = result.report.primary;
       ctx.out.result({
