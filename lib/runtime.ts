@@ -165,3 +165,16 @@ export function lstat(path: string): FileStat {
   if (denoLstat !== undefined) return new DenoStat(denoLstat(path));
   return fs.lstatSync(path);
 }
+
+/**
+ * Loads a `node:` built-in synchronously on first use (`process.getBuiltinModule`,
+ * available in Deno 2 and Node 22.3+), so costly modules stay off the start-up path.
+ */
+export function builtin<T>(name: string): T {
+  const load =
+    (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  if (typeof load !== "function") {
+    throw new Error(`This runtime cannot load ${name} on demand (no process.getBuiltinModule)`);
+  }
+  return load(name) as T;
+}

@@ -18,9 +18,25 @@
  * ```
  * @module
  */
-import { createHash } from "node:crypto";
+import type * as NodeCrypto from "node:crypto";
 import { blake3 } from "@noble/hashes/blake3.js";
+import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex } from "../encoding/hex.ts";
+import { builtin } from "../runtime.ts";
+
+/** Inputs up to this size are hashed in JavaScript: no native module to load. */
+const SMALL_INPUT = 16 * 1024;
+
+let nodeCrypto: typeof NodeCrypto | undefined;
+
+/**
+ * `node:crypto`, loaded on first use: it takes 10–20 ms to load under Deno,
+ * which an unchanged recapture (hashing only small manifests) never needs.
+ */
+function createHash(algorithm: "sha256"): NodeCrypto.Hash {
+  nodeCrypto ??= builtin<typeof NodeCrypto>("node:crypto");
+  return nodeCrypto.createHash(algorithm);
+}
 
 const encoder = new TextEncoder();
 
@@ -46,7 +62,9 @@ export interface Hasher {
  * ```
  */
 export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(toBytes(data)).digest("hex");
+  const bytes = toBytes(data);
+  if (bytes.byteLength <= SMALL_INPUT) return toHex(sha256(bytes));
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /**

@@ -20,7 +20,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import * as zlib from "node:zlib";
+import type * as NodeZlib from "node:zlib";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
@@ -33,13 +33,19 @@ import {
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
-import { getEnv } from "../runtime.ts";
+import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
+let zlibModule: typeof NodeZlib | undefined;
+/** `node:zlib`, loaded on first use (it is slow to load under Deno). */
+function zlib(): typeof NodeZlib {
+  return zlibModule ??= builtin<typeof NodeZlib>("node:zlib");
+}
+
 /** Inline objects at least this large are stored DEFLATE-compressed when that pays. */
 export const COMPRESS_MIN_BYTES = 64;
 /** The store format tag recorded in `meta.format`. */
@@ -296,7 +302,7 @@ export class Store {
     if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
       // Fast DEFLATE (level 1, as git uses for loose objects), kept only when
       // it saves at least an eighth.
-      const packed = zlib.deflateRawSync(data, { level: 1 });
+      const packed = zlib().deflateRawSync(data, { level: 1 });
       if (packed.byteLength <= data.byteLength - (data.byteLength >> 3)) {
         stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
         how = "deflate";
@@ -315,7 +321,7 @@ export class Store {
     const data = row.data ?? new Uint8Array();
     if (row.encoding === "raw") return data;
     try {
-      const out = zlib.inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
+      const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     } catch (error) {
       throw new IntegrityError(
