@@ -34,7 +34,7 @@
  * ```
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import type { FileStat } from "../runtime.ts";
 import { createSha256 } from "../crypto/hash.ts";
 import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
@@ -104,6 +104,28 @@ export interface ReadOptions {
   onChunk?: (chunk: Uint8Array) => void;
   /** Return the bytes in `data` only when the file is at most this large (default 4 MiB). */
   keepBytesUpTo?: number;
+  /**
+   * The canonical path the opened file must have (the workspace's real path
+   * joined with the entry's relative path). Where the kernel can say which
+   * file a descriptor refers to (`/proc/self/fd` on Linux), a file reached
+   * through a parent directory swapped for a symlink is refused.
+   */
+  expectedRealPath?: string;
+}
+
+let procFdWorks: boolean | undefined;
+
+/** The path the kernel reports for an open descriptor, or null where it cannot say. */
+export function descriptorPath(fd: number): string | null {
+  if (procFdWorks === false) return null;
+  try {
+    const resolved = readlinkSync(`/proc/self/fd/${fd}`);
+    procFdWorks = true;
+    return resolved;
+  } catch {
+    procFdWorks ??= false;
+    return null;
+  }
 }
 
 /**
@@ -184,6 +206,14 @@ export function readRegularNoFollow(
     }
     if (before.ino !== expected.ino || before.dev !== expected.dev) {
       throw new FileChangedError(`File ${name} was replaced between lstat and open`);
+    }
+    if (options.expectedRealPath !== undefined) {
+      // O_NOFOLLOW guards only the last component: a parent directory swapped
+      // for a symlink between the walk and the open would lead elsewhere.
+      const actual = descriptorPath(fd);
+      if (actual !== null && actual !== options.expectedRealPath) {
+        throw new FileChangedError(`File ${name} was reached through a replaced directory`);
+      }
     }
     const size = before.size;
     if (size > maxBytes) {

@@ -23,6 +23,7 @@ import { ConflictError, CtxsnapError, quote } from "../encoding/errors.ts";
 import { errnoOf } from "./_errno.ts";
 import { fsyncDir, TEMP_PREFIX } from "./atomic.ts";
 import { normalizeRelativePath } from "./path.ts";
+import { descriptorPath } from "./safe_read.ts";
 
 function tempName(dir: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -39,9 +40,15 @@ export class SafeWriter {
   private readonly dirty = new Set<string>();
   private readonly checked = new Set<string>();
 
+  private real: string | null = null;
+
   /** Creates a writer for `root` (which must be an existing directory). */
   constructor(root: string) {
     this.root = path.resolve(root);
+  }
+
+  private realRoot(): string {
+    return this.real ??= fs.realpathSync(this.root);
   }
 
   /**
@@ -117,6 +124,20 @@ export class SafeWriter {
       fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,
       0o600,
     );
+    // The parents were checked, but one could be swapped for a symlink since:
+    // the kernel's view of the new file's path must be inside the root.
+    const actual = descriptorPath(fd);
+    const expected = path.join(this.realRoot(), path.relative(this.root, temp));
+    if (actual !== null && actual !== expected) {
+      fs.closeSync(fd);
+      fs.rmSync(actual, { force: true }); // ours: created just now with O_EXCL
+      throw new ConflictError(
+        `Cannot write ${quote(relPath)}: a parent directory was replaced during the restore`,
+        {
+          hint: "something is changing the workspace; stop it and retry",
+        },
+      );
+    }
     try {
       const out = fd;
       produce((chunk) => {

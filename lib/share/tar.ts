@@ -515,13 +515,22 @@ export class TarReader {
           `Tar member ${quote(member.name)} has ${member.size} bytes, more than the ${max} allowed`,
         );
       }
-      const data = new Uint8Array(member.size);
+      // Grow as data arrives: a tiny truncated file declaring a huge member
+      // must not reserve the declared size up front.
+      let data = new Uint8Array(Math.min(member.size, 1024 * 1024));
       let at = 0;
       this.#pump(member, (chunk) => {
+        if (at + chunk.length > data.length) {
+          const grown = new Uint8Array(
+            Math.min(member.size, Math.max(data.length * 2, at + chunk.length)),
+          );
+          grown.set(data.subarray(0, at));
+          data = grown;
+        }
         data.set(chunk, at);
         at += chunk.length;
       });
-      return data;
+      return at === data.length ? data : data.slice(0, at);
     });
   }
 

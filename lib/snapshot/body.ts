@@ -335,7 +335,10 @@ export function validateBody(value: unknown): SnapshotBody {
     "tool",
   ], "body");
   const createdAt = c.text(o.created_at, "created_at", 32);
-  if (!TIMESTAMP_RE.test(createdAt) || Number.isNaN(Date.parse(createdAt))) {
+  if (
+    !TIMESTAMP_RE.test(createdAt) || Number.isNaN(Date.parse(createdAt)) ||
+    new Date(createdAt).toISOString() !== createdAt // no Feb 30, no hour 24
+  ) {
     c.fail(`created_at ${quote(createdAt)} is not an RFC 3339 UTC timestamp with milliseconds`);
   }
   let source: SnapshotBody["source"] = null;

@@ -150,6 +150,9 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const ownDir = storeDirName(store, root);
   if (ownDir !== null) excludeDirs.add(ownDir);
 
+  // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
+  const realRoot = fs.realpathSync(root);
+  const realPathOf = (rel: string) => realRoot === "/" ? `/${rel}` : `${realRoot}/${rel}`;
   const cache = new Map<string, CacheRow>();
   if (useCache) {
     for (const row of store.stmt("SELECT * FROM stat_cache").iterate()) {
@@ -192,8 +195,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
       stats.reused += 1;
     } else {
       const read = persist
-        ? readFileIntoStore(store, item.absPath, item.stat, maxFileBytes)
-        : hashFile(item.absPath, item.stat, maxFileBytes);
+        ? readFileIntoStore(store, item.absPath, item.stat, maxFileBytes, realPathOf(item.path))
+        : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path));
       if ("reason" in read) {
         skipped.push({ path: item.path, reason: read.reason });
         continue;
@@ -221,6 +224,10 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
 
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   skipped.sort(compareSkipped);
+  // Two undecodable names can decode to the same spelling: record it once.
+  for (let i = skipped.length - 1; i > 0; i--) {
+    if (compareSkipped(skipped[i - 1]!, skipped[i]!) === 0) skipped.splice(i, 1);
+  }
   stats.skipped = skipped.length;
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });
@@ -239,11 +246,17 @@ function skipReason(error: unknown): { reason: string } {
   throw error;
 }
 
-function hashFile(absPath: string, expected: StatInfo, maxFileBytes: number): ReadOutcome {
+function hashFile(
+  absPath: string,
+  expected: StatInfo,
+  maxFileBytes: number,
+  expectedRealPath: string,
+): ReadOutcome {
   try {
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: 0,
+      expectedRealPath,
     });
     return { blob: result.sha256, size: result.size, stat: result.stat };
   } catch (error) {
@@ -256,6 +269,7 @@ function readFileIntoStore(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
+  expectedRealPath: string,
 ): ReadOutcome {
   const large = expected.size > INLINE_BLOB_MAX;
   let tempPath: string | null = null;
@@ -273,6 +287,7 @@ function readFileIntoStore(
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: INLINE_BLOB_MAX,
+      expectedRealPath,
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {
           let offset = 0;

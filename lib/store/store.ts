@@ -24,6 +24,7 @@ import type * as NodeZlib from "node:zlib";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
+  BusyError,
   CtxsnapError,
   IntegrityError,
   NoStoreError,
@@ -164,13 +165,32 @@ export class Store {
       const db = new DatabaseSync(file, { readOnly });
       db.exec(`PRAGMA busy_timeout = ${busyTimeout()}`);
       if (!readOnly) {
-        db.exec("PRAGMA journal_mode = WAL");
+        Store.enterWal(db);
         db.exec("PRAGMA synchronous = FULL");
       }
       db.exec("PRAGMA foreign_keys = ON");
       return db;
     } catch (error) {
       throw mapSqliteError(error, "open");
+    }
+  }
+
+  /**
+   * Switches the index to WAL mode. That needs an exclusive lock, for which
+   * SQLite does not call the busy handler, so retry until the busy timeout.
+   */
+  private static enterWal(db: DatabaseSync): void {
+    const deadline = Date.now() + busyTimeout();
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (;;) {
+      try {
+        db.exec("PRAGMA journal_mode = WAL");
+        return;
+      } catch (error) {
+        const mapped = mapSqliteError(error, "open");
+        if (!(mapped instanceof BusyError) || Date.now() >= deadline) throw mapped;
+        Atomics.wait(pause, 0, 0, 10);
+      }
     }
   }
 

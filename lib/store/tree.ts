@@ -101,6 +101,7 @@ function name(value: unknown, what: string): string {
     fail(`${what} is not a string of 1 to ${MAX_NAME_LENGTH} characters`);
   }
   if (value.includes("\0")) fail(`${what} contains NUL`);
+  if (!value.isWellFormed()) fail(`${what} contains a lone surrogate`);
   return value;
 }
 
