@@ -13,7 +13,7 @@
 import { UsageError } from "../encoding/errors.ts";
 import { getEnv, runtimeName } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
-import { type Command, GLOBAL_OPTIONS, helpText, parseCommandArgs, workingDir } from "./command.ts";
+import { type Command, helpText, parseCommandArgs, workingDir } from "./command.ts";
 import { EXIT_TABLE, Output, type Writer } from "./output.ts";
 import { create } from "./commands/create.ts";
 import { diff } from "./commands/diff.ts";
@@ -144,6 +144,3 @@ export async function main(argv: string[], write?: Writer): Promise<number> {
     return out.error(error);
   }
 }
-
-/** Option names every command accepts (for documentation). */
-export const GLOBAL_OPTION_NAMES: readonly string[] = Object.keys(GLOBAL_OPTIONS);

@@ -47,6 +47,7 @@ import {
   publicKeyFromSeed,
   seedToPkcs8Pem,
 } from "./ed25519.ts";
+import { fsyncDir } from "./_fs.ts";
 
 /** A loaded signing identity. `seed` is the private key: never print or export it. */
 export interface Identity {
@@ -225,19 +226,6 @@ export function loadIdentity(dir: string): Identity {
 export async function loadIdentityAsync(dir: string): Promise<Identity> {
   const { seed, path } = readSeed(dir);
   return identityFrom(seed, await publicKeyFromSeed(seed), path);
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, constants.O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  }
 }
 
 /** Creates `dir` with mode 0700 if missing. */

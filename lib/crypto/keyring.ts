@@ -47,6 +47,7 @@ import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/er
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { keyIdOf, parsePublicKey } from "./ed25519.ts";
 import type { Identity } from "./identity.ts";
+import { fsyncDir } from "./_fs.ts";
 
 /** One trusted public key. */
 export interface TrustedKey {
@@ -208,19 +209,6 @@ function serialize(keys: TrustedKey[]): string {
     })),
   };
   return JSON.stringify(document, null, 2) + "\n";
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, constants.O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  }
 }
 
 /** Replaces the trusted keys file atomically: temp file, fsync, rename, fsync directory. */

@@ -55,7 +55,7 @@ import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
 import { gitStatus, readGitStatus, runGit } from "../snapshot/git.ts";
-import { mergeContext, readSessionState, updateSessionState } from "../snapshot/session_state.ts";
+import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
 
@@ -535,6 +535,3 @@ export function undoTarget(store: Store, sessionName?: string, branch?: string):
   }
   throw new NotFoundError(`Branch ${sel.session}/${sel.branch} has no restore to undo`);
 }
-
-/** Reads a session's live state (re-exported for callers showing a merge). */
-export { readSessionState };

@@ -24,27 +24,35 @@ export function mapSqliteError(error: unknown, what: string): unknown {
   return error;
 }
 
+function begin(db: DatabaseSync, what: string): void {
+  try {
+    db.exec("BEGIN IMMEDIATE");
+  } catch (error) {
+    throw mapSqliteError(error, what);
+  }
+}
+
+function rollback(db: DatabaseSync): void {
+  try {
+    if (db.isTransaction) db.exec("ROLLBACK");
+  } catch {
+    // The original error matters more than a failed rollback.
+  }
+}
+
 /**
  * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on any throw.
  * Nested calls join the outer transaction.
  */
 export function inTransaction<T>(db: DatabaseSync, what: string, fn: () => T): T {
   if (db.isTransaction) return fn();
-  try {
-    db.exec("BEGIN IMMEDIATE");
-  } catch (error) {
-    throw mapSqliteError(error, what);
-  }
+  begin(db, what);
   try {
     const result = fn();
     db.exec("COMMIT");
     return result;
   } catch (error) {
-    try {
-      if (db.isTransaction) db.exec("ROLLBACK");
-    } catch {
-      // The original error matters more than a failed rollback.
-    }
+    rollback(db);
     throw mapSqliteError(error, what);
   }
 }
@@ -56,21 +64,13 @@ export async function inTransactionAsync<T>(
   fn: () => Promise<T>,
 ): Promise<T> {
   if (db.isTransaction) return await fn();
-  try {
-    db.exec("BEGIN IMMEDIATE");
-  } catch (error) {
-    throw mapSqliteError(error, what);
-  }
+  begin(db, what);
   try {
     const result = await fn();
     db.exec("COMMIT");
     return result;
   } catch (error) {
-    try {
-      if (db.isTransaction) db.exec("ROLLBACK");
-    } catch {
-      // The original error matters more than a failed rollback.
-    }
+    rollback(db);
     throw mapSqliteError(error, what);
   }
 }
