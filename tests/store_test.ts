@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
@@ -552,4 +553,44 @@ Deno.test("opening a directory without an index is NoStoreError, not a new store
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("Store keeps a compressible blob DEFLATE-compressed and reads it back exactly", async () => {
+  await withStore((store) => {
+    const data = encoder.encode("the same line again\n".repeat(400));
+    const id = store.putBlob(data);
+    const row = store.db.prepare(
+      "SELECT encoding, length(data) AS stored FROM objects WHERE id = ?",
+    )
+      .get(id) as { encoding: string; stored: number };
+    assertEquals(row.encoding, "deflate");
+    assert(row.stored < data.byteLength / 4, `stored ${row.stored} of ${data.byteLength} bytes`);
+    assertEquals(store.readBlob(id), data);
+  });
+});
+
+Deno.test("Store.readBlob refuses a compressed blob whose stored bytes are damaged", async () => {
+  await withStore((store) => {
+    const data = encoder.encode("compress me please\n".repeat(300));
+    const id = store.putBlob(data);
+    const row = store.db.prepare("SELECT data FROM objects WHERE id = ?").get(id) as {
+      data: Uint8Array;
+    };
+    const damaged = row.data.slice();
+    damaged[Math.floor(damaged.length / 2)]! ^= 0xff;
+    store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(damaged, id);
+    assertThrows(() => store.readBlob(id), IntegrityError);
+    assertEquals(store.checkBlob(id), false);
+  });
+});
+
+Deno.test("Store.readBlob refuses compressed bytes that inflate past the recorded size (a bomb)", async () => {
+  await withStore((store) => {
+    const data = encoder.encode("x".repeat(2000));
+    const id = store.putBlob(data);
+    // Same id and recorded size, but the stored stream inflates to 50 MB.
+    const bomb = new Uint8Array(zlibDeflateRaw(new Uint8Array(50 * 1024 * 1024)));
+    store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(bomb, id);
+    assertThrows(() => store.readBlob(id), IntegrityError);
+  });
 });

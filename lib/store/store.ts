@@ -48,7 +48,7 @@ function zlib(): typeof NodeZlib {
 }
 
 /** Inline objects at least this large are stored DEFLATE-compressed when that pays. */
-export const COMPRESS_MIN_BYTES = 64;
+export const COMPRESS_MIN_BYTES = 1024;
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
 /** The name of the index database inside a store directory. */
