@@ -969,3 +969,32 @@ Deno.test({
     });
   },
 });
+
+Deno.test("verify --trusted-keys is honoured for store snapshots and a missing keys file is exit 4", async () => {
+  await withStore(async (ws) => {
+    const made = await create(ws);
+    const key = (await ws.run(["key", "show", "--json"])).json().public_key as string;
+    const stranger = { CTXSNAP_CONFIG_DIR: join(ws.root, "stranger") };
+    expectCode(await ws.run(["verify", made.id], { env: stranger }), 3, "untrusted without keys");
+    // Build a trusted-keys file on another config dir, then point verify at it.
+    const pinner = { CTXSNAP_CONFIG_DIR: join(ws.root, "pinner") };
+    expectCode(
+      await ws.run(["key", "trust", key, "--name", "alice"], { env: pinner }),
+      0,
+      "key trust",
+    );
+    const keysFile = join(ws.root, "pinner", "trusted_keys.json");
+    expectCode(
+      await ws.run(["verify", made.id, "--trusted-keys", keysFile], { env: stranger }),
+      0,
+      "verify with --trusted-keys",
+    );
+    expectCode(
+      await ws.run(["verify", made.id, "--trusted-keys", join(ws.root, "nope.json")], {
+        env: stranger,
+      }),
+      4,
+      "verify with a missing keys file",
+    );
+  });
+});

@@ -5,6 +5,10 @@
  *
  * @module
  */
+import { startOperation } from "../lib/store/operations.ts";
+import { updateSessionState } from "../lib/snapshot/session_state.ts";
+import { forkBranch, switchBranch } from "../lib/snapshot/branch.ts";
+import { forgetSnapshots } from "../lib/snapshot/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { DatabaseSync } from "node:sqlite";
@@ -12,6 +16,7 @@ import { join } from "node:path";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import {
   CanonicalJsonError,
+  ConflictError,
   CtxsnapError,
   IntegrityError,
   NotFoundError,
@@ -39,9 +44,9 @@ import {
 } from "../lib/snapshot/envelope.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { INLINE_BLOB_MAX, Store } from "../lib/store/store.ts";
-import { SCHEMA_VERSION } from "../lib/store/schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
 import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
-import { assert, assertEquals, assertThrows } from "./_assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -592,5 +597,80 @@ Deno.test("Store.readBlob refuses compressed bytes that inflate past the recorde
     const bomb = new Uint8Array(zlibDeflateRaw(new Uint8Array(50 * 1024 * 1024)));
     store.db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(bomb, id);
     assertThrows(() => store.readBlob(id), IntegrityError);
+  });
+});
+
+Deno.test("a schema-1 store is migrated to the current schema on open, keeping its objects", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const storeDir = `${dir}/.ctxsnap`;
+    await Deno.mkdir(storeDir);
+    const old = new DatabaseSync(`${storeDir}/index.db`);
+    old.exec(MIGRATIONS[0]!);
+    old.exec("PRAGMA user_version = 1");
+    const insert = old.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+    insert.run("workspace_root", "..");
+    insert.run("format", "ctxsnap-store/1");
+    const data = encoder.encode("kept across the migration\n");
+    old.prepare(
+      "INSERT INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, 'blob', ?, 'raw', ?, 0)",
+    ).run(sha256Hex(data), data.byteLength, data);
+    old.close();
+
+    const store = Store.open(storeDir);
+    try {
+      const version = store.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(version.user_version, SCHEMA_VERSION);
+      assertEquals(store.readBlob(sha256Hex(data)), data);
+      // The migrated table accepts compressed objects (schema 1 refused them).
+      const packed = encoder.encode("compressible line\n".repeat(200));
+      const id = store.putBlob(packed);
+      assertEquals(store.readBlob(id), packed);
+      const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+        .map((row) => (row as { name: string }).name);
+      assert(tables.includes("forgotten") && tables.includes("gc_pending"), tables.join(","));
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an unresolved restore blocks session edits, fork, forget, branch switch and create on its session", async () => {
+  await withStore(async (store) => {
+    const signer = await makeSigner();
+    const first = await createSnapshot(store, signer, { reason: "one", workspace: false });
+    await createSnapshot(store, signer, { reason: "two", workspace: false });
+    store.transaction("test", () => {
+      startOperation(store, {
+        kind: "restore",
+        session: "main",
+        branch: "main",
+        target: first.id,
+        plan: {
+          pre_tree: "0".repeat(64),
+          writes: [],
+          deletes: [],
+          workspace: false,
+          session: true,
+        },
+      });
+    });
+    assertThrows(
+      () => updateSessionState(store, "main", (s) => ({ ...s, task: "x" })),
+      ConflictError,
+      "unresolved restore",
+    );
+    assertThrows(() => forkBranch(store, first.id, "side"), ConflictError, "unresolved restore");
+    assertThrows(() => forgetSnapshots(store, [first.id]), ConflictError, "unresolved restore");
+    assertThrows(() => switchBranch(store, "main"), ConflictError, "unresolved restore");
+    await assertRejects(
+      () => createSnapshot(store, signer, { workspace: false }),
+      ConflictError,
+      "unresolved restore",
+    );
+    // Another session is not blocked.
+    updateSessionState(store, "other", (s) => ({ ...s, task: "fine" }));
   });
 });

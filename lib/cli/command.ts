@@ -206,7 +206,12 @@ export async function trustPolicy(
 ): Promise<Keyring> {
   const useConfig = options.config ?? true;
   const keys = useConfig ? readTrustedKeys(trustedKeysPath(configDir())) : [];
-  if (options.keysFile !== undefined) keys.push(...readTrustedKeys(options.keysFile));
+  if (options.keysFile !== undefined) {
+    if (!fs.existsSync(options.keysFile)) {
+      throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(options.keysFile)}`);
+    }
+    keys.push(...readTrustedKeys(options.keysFile));
+  }
   let own: Identity | null = null;
   if (useConfig) own = await ownIdentityIfPresent();
   const keyring = new Keyring(keys, own);

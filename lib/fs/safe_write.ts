@@ -222,6 +222,8 @@ export class SafeWriter {
   removeStrayTemps(relPaths: Iterable<string>): number {
     const dirs = new Set<string>();
     for (const rel of relPaths) {
+      // Only directories reached without a symlink: never clean up outside the root.
+      if (this.blockedParent(rel) !== null) continue;
       dirs.add(path.dirname(path.join(this.root, normalizeRelativePath(rel))));
     }
     let removed = 0;
@@ -234,8 +236,15 @@ export class SafeWriter {
       }
       for (const name of names) {
         if (!name.startsWith(TEMP_PREFIX)) continue;
-        fs.rmSync(path.join(dir, name), { force: true });
-        removed++;
+        const file = path.join(dir, name);
+        try {
+          const stat = fs.lstatSync(file);
+          if (!stat.isFile() && !stat.isSymbolicLink()) continue;
+          fs.unlinkSync(file);
+          removed++;
+        } catch {
+          // Gone already, or not ours to remove.
+        }
       }
     }
     return removed;

@@ -68,6 +68,7 @@ export function switchBranch(store: Store, name: string, session?: string): Bran
   const sel = selection(store, session);
   const branch = checkName(name, "branch");
   return store.transaction("branch switch", () => {
+    assertResolved(store, sel.session);
     const row = getBranch(store, sel.session, branch);
     if (row === null) {
       throw new NotFoundError(`No branch ${quote(branch)} in session ${quote(sel.session)}`, {

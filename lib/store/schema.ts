@@ -10,7 +10,10 @@
  * @module
  */
 
-/** Migration `n` (index n-1) takes a store from version n-1 to n. */
+/**
+ * Migration `n` (index n-1) takes a store from version n-1 to n. Migrations
+ * are never edited once released: a change is a new migration.
+ */
 export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE meta (
@@ -19,18 +22,15 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
 
   -- Content-addressed objects. id = SHA-256 hex of the object's bytes.
-  -- encoding: 'raw' (bytes in data), 'deflate' (raw DEFLATE of the bytes in data,
-  -- RFC 1951), 'file' (bytes in objects/ab/<id>).
-  -- A rowid table on purpose: with the bytes inline, WITHOUT ROWID would put
-  -- whole blobs in the id B-tree and make every lookup several times slower.
+  -- encoding: 'raw' (bytes in data), 'file' (bytes in objects/ab/<id>).
   CREATE TABLE objects (
-    id         TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 64),
+    id         TEXT PRIMARY KEY CHECK (length(id) = 64),
     kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
     size       INTEGER NOT NULL CHECK (size >= 0),
-    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'deflate', 'file')),
+    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'file')),
     data       BLOB,
     created_at INTEGER NOT NULL
-  );
+  ) WITHOUT ROWID;
 
   -- Signed snapshots. Rows are immutable; they leave only through forget.
   CREATE TABLE snapshots (
@@ -94,18 +94,6 @@ export const MIGRATIONS: readonly string[] = [
     finished_at INTEGER
   );
 
-  -- Snapshots removed by forget, so chain checks know a missing parent is intended.
-  CREATE TABLE forgotten (
-    id           TEXT PRIMARY KEY,
-    operation    TEXT NOT NULL,
-    forgotten_at INTEGER NOT NULL
-  ) WITHOUT ROWID;
-
-  -- Object files whose rows gc removed; unlinked in a second step (crash-safe).
-  CREATE TABLE gc_pending (
-    id TEXT PRIMARY KEY
-  ) WITHOUT ROWID;
-
   -- Stat cache: lets an unchanged file be recognised without rehashing.
   CREATE TABLE stat_cache (
     path     TEXT PRIMARY KEY,
@@ -118,6 +106,35 @@ export const MIGRATIONS: readonly string[] = [
     blob     TEXT NOT NULL,
     stamp_ms REAL NOT NULL
   ) WITHOUT ROWID;
+  `,
+  `
+  -- 2: forget and gc bookkeeping, and objects as a rowid table that may hold
+  -- DEFLATE-compressed bytes. With blobs inline, WITHOUT ROWID put whole blobs
+  -- in the id B-tree and made every lookup several times slower.
+  CREATE TABLE IF NOT EXISTS forgotten (
+    id           TEXT PRIMARY KEY,
+    operation    TEXT NOT NULL,
+    forgotten_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE IF NOT EXISTS gc_pending (
+    id TEXT PRIMARY KEY
+  ) WITHOUT ROWID;
+
+  -- encoding: 'raw' (bytes in data), 'deflate' (raw DEFLATE, RFC 1951, of the
+  -- bytes in data), 'file' (bytes in objects/ab/<id>).
+  CREATE TABLE objects_v2 (
+    id         TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 64),
+    kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'deflate', 'file')),
+    data       BLOB,
+    created_at INTEGER NOT NULL
+  );
+  INSERT INTO objects_v2 (id, kind, size, encoding, data, created_at)
+    SELECT id, kind, size, encoding, data, created_at FROM objects;
+  DROP TABLE objects;
+  ALTER TABLE objects_v2 RENAME TO objects;
   `,
 ];
 

@@ -3,6 +3,7 @@
  * @module
  */
 import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import * as fs from "node:fs";
 import { verifyFile } from "../../share/verify_file.ts";
 import type { Keyring } from "../../crypto/keyring.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
@@ -37,6 +38,9 @@ function looksLikeFile(arg: string): boolean {
 
 async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
   const options = keysFile === undefined ? {} : { keysFile };
+  if (keysFile !== undefined && !fs.existsSync(keysFile)) {
+    throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(keysFile)}`);
+  }
   try {
     return await trustPolicy(trust, options);
   } catch (error) {
@@ -154,7 +158,8 @@ export const verify: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const trust = await trustPolicy(list(parsed, "trust"));
+      const keysFile = str(parsed, "trusted-keys");
+      const trust = await trustPolicy(list(parsed, "trust"), keysFile === undefined ? {} : { keysFile });
       if (flag(parsed, "all")) {
         const report = await verifyAll(
           store,
