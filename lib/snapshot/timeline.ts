@@ -278,7 +278,7 @@ export function listSnapshots(store: Store, filter: ListFilter): SnapshotRow[] {
   ).all(...params) as unknown as SnapshotRow[];
 }
 
-/** Walks a branch from its head through `parent` links (newest first). */
+/** Walks a branch from its head through `parent` links (newest first), over present snapshots only. */
 export function branchChain(store: Store, session: string, branch: string): string[] {
   const head = getBranch(store, session, branch)?.head ?? null;
   const chain: string[] = [];
@@ -286,11 +286,12 @@ export function branchChain(store: Store, session: string, branch: string): stri
   let cursor = head;
   while (cursor !== null && !seen.has(cursor)) {
     seen.add(cursor);
-    chain.push(cursor);
     const row = store.stmt("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
       | { parent: string | null }
       | undefined;
-    cursor = row?.parent ?? null;
+    if (row === undefined) break; // forgotten, or never imported: the timeline ends here
+    chain.push(cursor);
+    cursor = row.parent;
   }
   return chain;
 }

@@ -159,7 +159,10 @@ export const verify: Command = {
     const store = openStore(ctx, { readOnly: true });
     try {
       const keysFile = str(parsed, "trusted-keys");
-      const trust = await trustPolicy(list(parsed, "trust"), keysFile === undefined ? {} : { keysFile });
+      const trust = await trustPolicy(
+        list(parsed, "trust"),
+        keysFile === undefined ? {} : { keysFile },
+      );
       if (flag(parsed, "all")) {
         const report = await verifyAll(
           store,
