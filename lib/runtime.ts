@@ -178,3 +178,18 @@ export function builtin<T>(name: string): T {
   }
   return load(name) as T;
 }
+
+/**
+ * Flushes the filesystem holding `dir` to stable storage (`syncfs`, through
+ * `sync -f`), or runs `fallback` where that is not available.
+ */
+export function syncFilesystem(dir: string, fallback: () => void): void {
+  try {
+    const childProcess = builtin<typeof import("node:child_process")>("node:child_process");
+    const result = childProcess.spawnSync("sync", ["-f", dir], { stdio: "ignore" });
+    if (result.status === 0) return;
+  } catch {
+    // No way to spawn: fall back below.
+  }
+  fallback();
+}

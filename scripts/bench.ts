@@ -248,7 +248,11 @@ if (want("verify")) {
   await sh(`head -c ${mib}M /dev/urandom > '${big}/data.bin'`);
   const store = `${root}/verify-store`;
   await ctxsnap(["--store", store, "init", "--workspace", big]);
-  await ctxsnap(["--store", store, "create", "-m", "verify"]);
+  const made = JSON.parse(
+    (await ctxsnap(["--store", store, "create", "-m", "verify", "--max-file-size", "4G", "--json"]))
+      .stdout,
+  );
+  if (made.workspace.files !== 1) throw new Error("the data file was not captured");
   const ours = await measure(
     () => Promise.resolve(),
     () => ctxsnap(["--store", store, "verify", "--all"]),
@@ -343,9 +347,11 @@ if (want("large") && (await have("/usr/bin/time"))) {
   const store = `${root}/large-store`;
   await ctxsnap(["--store", store, "init", "--workspace", ws]);
   const base = [Deno.execPath(), "run", "-A", CLI, "--store", store];
-  const create = await peakRss([...base, "create", "-m", "large"]);
-  const id =
-    JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0].id;
+  const create = await peakRss([...base, "create", "-m", "large", "--max-file-size", "4G"]);
+  const listed =
+    JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0];
+  if (listed.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
+  const id = listed.id;
   const verify = await peakRss([...base, "verify", "--all"]);
   const publish = await peakRss([
     ...base,

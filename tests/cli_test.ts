@@ -998,3 +998,21 @@ Deno.test("verify --trusted-keys is honoured for store snapshots and a missing k
     );
   });
 });
+
+Deno.test("create --max-file-size skips larger files as too_large and refuses a bad size", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeFile(join(ws.path, "big.bin"), new Uint8Array(2048));
+    const small = (await ws.run(["create", "--max-file-size", "1K", "--json"])).json();
+    const tree = readTree(ws, small.workspace.tree);
+    assert(
+      tree.skipped.some((s) => s.path === "big.bin" && s.reason === "too_large"),
+      "big.bin not skipped",
+    );
+    const roomy = (await ws.run(["create", "--max-file-size", "4K", "--json"])).json();
+    assert(
+      readTree(ws, roomy.workspace.tree).entries.some((e) => e.path === "big.bin"),
+      "big.bin missing",
+    );
+    expectCode(await ws.run(["create", "--max-file-size", "lots"]), 2, "bad size");
+  });
+});

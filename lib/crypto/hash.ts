@@ -63,9 +63,14 @@ export interface Hasher {
  */
 export function sha256Hex(data: Uint8Array | string): string {
   const bytes = toBytes(data);
-  if (bytes.byteLength <= SMALL_INPUT) return toHex(sha256(bytes));
+  // A few small inputs (a start-up path): JavaScript. Many, or large: native.
+  if (bytes.byteLength <= SMALL_INPUT && nodeCrypto === undefined && ++smallHashes <= 64) {
+    return toHex(sha256(bytes));
+  }
   return createHash("sha256").update(bytes).digest("hex");
 }
+
+let smallHashes = 0;
 
 /**
  * Starts a streaming SHA-256.

@@ -24,6 +24,7 @@ import { errnoOf } from "./_errno.ts";
 import { fsyncDir, TEMP_PREFIX } from "./atomic.ts";
 import { normalizeRelativePath } from "./path.ts";
 import { descriptorPath } from "./safe_read.ts";
+import { syncFilesystem } from "../runtime.ts";
 
 function tempName(dir: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -39,6 +40,9 @@ export class SafeWriter {
   readonly root: string;
   private readonly dirty = new Set<string>();
   private readonly checked = new Set<string>();
+  /** Directories this writer created: nothing can be in them but what it wrote. */
+  private readonly created = new Set<string>();
+  private wroteFiles = false;
 
   private real: string | null = null;
 
@@ -75,6 +79,7 @@ export class SafeWriter {
           try {
             fs.mkdirSync(next, { mode: 0o755 });
             this.dirty.add(dir);
+            this.created.add(next);
           } catch (error) {
             if (errnoOf(error) !== "EEXIST") throw error;
           }
@@ -147,11 +152,12 @@ export class SafeWriter {
         }
       });
       fs.fchmodSync(fd, mode & 0o777);
-      fs.fsyncSync(fd);
+      // No per-file fsync: flush() makes the whole batch durable at once.
       fs.closeSync(fd);
       fd = null;
       fs.renameSync(temp, final);
       this.dirty.add(dir);
+      this.wroteFiles = true;
     } catch (error) {
       if (fd !== null) fs.closeSync(fd);
       fs.rmSync(temp, { force: true });
@@ -202,8 +208,16 @@ export class SafeWriter {
     }
   }
 
-  /** Fsyncs every directory this writer changed (and that still exists). */
+  /**
+   * Makes everything written durable: the file data of the whole batch (one
+   * `syncfs` of the filesystem where the runtime offers it, else an fsync of
+   * each file written), then every directory this writer changed.
+   */
   flush(): void {
+    if (this.wroteFiles) {
+      syncFilesystem(this.root, () => this.fsyncWritten());
+      this.wroteFiles = false;
+    }
     for (const dir of this.dirty) {
       if (!fs.existsSync(dir)) continue; // removed after emptying
       try {
@@ -270,7 +284,35 @@ export class SafeWriter {
     return null;
   }
 
+  private fsyncWritten(): void {
+    for (const dir of this.dirty) {
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        try {
+          const fd = fs.openSync(
+            path.join(dir, name),
+            fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW,
+          );
+          try {
+            fs.fsyncSync(fd);
+          } finally {
+            fs.closeSync(fd);
+          }
+        } catch {
+          // Not a regular file we can open: nothing of ours to flush.
+        }
+      }
+    }
+  }
+
   private refuseDirectory(relPath: string, final: string): void {
+    // In a directory this writer made, nothing can be in the way.
+    if (this.created.has(path.dirname(final))) return;
     let stat: fs.Stats | null = null;
     try {
       stat = fs.lstatSync(final);

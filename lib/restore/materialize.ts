@@ -77,13 +77,15 @@ export function materialize(
       throw new NotFoundError(`The snapshot has no path ${quote(w)}`);
     }
   }
+  // Into a new or empty directory nothing can differ: skip the per-path checks.
+  const fresh = !fs.existsSync(dest) || fs.readdirSync(dest).length === 0;
   fs.mkdirSync(dest, { recursive: true });
   const root = path.resolve(dest);
   const result: MaterializeResult = { written: [], identical: [] };
   const conflicts: string[] = [];
   const todo: TreeEntry[] = [];
   for (const entry of entries) {
-    const same = sameOnDisk(path.join(root, entry.path), entry);
+    const same = fresh ? null : sameOnDisk(path.join(root, entry.path), entry);
     if (same === null) todo.push(entry);
     else if (same) result.identical.push(entry.path);
     else conflicts.push(entry.path);

@@ -170,6 +170,8 @@ export interface CreateOptions {
   metadata?: Record<string, JsonValue>;
   /** Progress callback during capture. */
   onProgress?: (seen: number) => void;
+  /** Largest file captured (default 256 MiB); larger ones are skipped as `too_large`. */
+  maxFileBytes?: number;
   /** The unresolved operation this snapshot completes (a restore finishing). */
   operation?: string;
   /** Runs inside the transaction before the live session is read (e.g. a session merge). */
@@ -227,9 +229,10 @@ export async function createSnapshot(
         );
       }
     }
-    const capture = options.workspace === false
-      ? null
-      : captureWorkspace(store, options.onProgress ? { onProgress: options.onProgress } : {});
+    const capture = options.workspace === false ? null : captureWorkspace(store, {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {}),
+    });
     options.prepare?.();
     const live = readSessionState(store, sel.session);
     const { context, cursors, facets } = resolveContext(live, options.context);

@@ -7,6 +7,23 @@ import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
 import { createSnapshot, validateContextInput } from "../../snapshot/create.ts";
 import { type Command, flag, identity, openStore, readInput, short, str } from "../command.ts";
 
+/** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
+function sizeOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(\d+)([KMG]?)$/i.exec(text.trim());
+  const scale = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(match?.[2] ?? "").toUpperCase()];
+  const value = match && scale ? Number(match[1]) * scale : NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 64 * 1024 ** 3) {
+    throw new UsageError(
+      `--max-file-size ${JSON.stringify(text)} is not a size from 1 byte to 64G`,
+      {
+        hint: "for example --max-file-size 4G",
+      },
+    );
+  }
+  return value;
+}
+
 /** The `create` command. */
 export const create: Command = {
   name: "create",
@@ -38,6 +55,11 @@ export const create: Command = {
       type: "string",
       arg: "B",
       help: "branch (default: the session's current; created if missing)",
+    },
+    "max-file-size": {
+      type: "string",
+      arg: "SIZE",
+      help: "skip files larger than SIZE (bytes, or with K, M, G; default 256M)",
     },
     "expect-head": {
       type: "string",
@@ -73,6 +95,7 @@ export const create: Command = {
       source = { kind: match[1]!, id: match[2]! };
     }
     const expect = str(parsed, "expect-head");
+    const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
     const signer = await identity();
     const store = openStore(ctx);
     try {
@@ -85,6 +108,7 @@ export const create: Command = {
         ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
         ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
         onProgress: (seen) => ctx.out.progress("capturing", seen),
+        ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
       });
       const body = result.envelope.body;
       ctx.out.result({
