@@ -1016,3 +1016,26 @@ Deno.test("create --max-file-size skips larger files as too_large and refuses a 
     expectCode(await ws.run(["create", "--max-file-size", "lots"]), 2, "bad size");
   });
 });
+
+Deno.test("create --context with a float is a usage error (exit 2) and creates nothing", async () => {
+  await withStore(async (ws) => {
+    const path = join(ws.root, "context.json");
+    await Deno.writeTextFile(path, '{"progress_pct": 12.5}');
+    const result = await ws.run(["create", "--context", path]);
+    expectCode(result, 2, "float in context");
+    assertEquals((await ws.run(["list", "--json"])).json().snapshots.length, 0);
+  });
+});
+
+Deno.test("a store whose meta.format is unknown is refused (exit 1) and left unchanged", async () => {
+  await withStore(async (ws) => {
+    await create(ws);
+    withDb(
+      ws,
+      (db) => db.prepare("UPDATE meta SET value = 'ctxsnap-store/9' WHERE key = 'format'").run(),
+    );
+    const result = await ws.run(["list"]);
+    expectCode(result, 1, "unknown store format");
+    assert(result.stderr.includes("ctxsnap-store/9"), result.stderr);
+  });
+});

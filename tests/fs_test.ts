@@ -6,7 +6,8 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { CtxsnapError, NotFoundError, PathError } from "../lib/encoding/errors.ts";
+import { ConflictError, CtxsnapError, NotFoundError, PathError } from "../lib/encoding/errors.ts";
+import { SafeWriter } from "../lib/fs/safe_write.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { fsyncDir, TEMP_PREFIX, writeFileAtomic } from "../lib/fs/atomic.ts";
 import { IgnoreStack } from "../lib/fs/ignore.ts";
@@ -774,4 +775,30 @@ Deno.test("fsyncDir succeeds on a directory", async () => {
   await withTempDir((dir) => {
     fsyncDir(dir);
   });
+});
+
+Deno.test("SafeWriter refuses to write through a parent directory replaced after it was checked", async () => {
+  const root = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    const writer = new SafeWriter(root);
+    writer.writeFile("a/first.txt", 0o644, (write) => write(new TextEncoder().encode("one\n")));
+    // `a` is now known to be a real directory; swap it for a symlink to outside.
+    await Deno.remove(`${root}/a`, { recursive: true });
+    await Deno.symlink(outside, `${root}/a`);
+    assertThrows(
+      () =>
+        writer.writeFile(
+          "a/second.txt",
+          0o644,
+          (write) => write(new TextEncoder().encode("two\n")),
+        ),
+      ConflictError,
+      "replaced",
+    );
+    assertEquals([...Deno.readDirSync(outside)].map((e) => e.name), []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
 });
