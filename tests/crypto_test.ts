@@ -1218,3 +1218,14 @@ Deno.test("Keyring trusts listed keys, this machine's key and keys added for the
   assertThrows(() => keyring.add(new Uint8Array(32)), IntegrityError);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("Keyring trusts a key id only together with the exact pinned public key", async () => {
+  const pinned = await publicKeyFromSeed(generateSeed());
+  const other = await publicKeyFromSeed(generateSeed());
+  const keyring = new Keyring([]);
+  keyring.add(pinned, "alice");
+  const id = keyIdOf(pinned);
+  assert(keyring.isTrusted(id, toHex(pinned)));
+  // A key claiming alice's id (a 64-bit collision) is not alice.
+  assert(!keyring.isTrusted(id, toHex(other)));
+});

@@ -385,16 +385,27 @@ const OWN_KEY_NAME = "this machine";
 export class Keyring {
   #keys = new Map<string, TrustedKey>();
   #ownKeyId: string | null;
+  #ownPublicKeyHex: string | null;
 
   /** Builds a keyring from `keys` and, when given, this machine's identity `own`. */
   constructor(keys: TrustedKey[], own?: Identity | null) {
     for (const key of keys) this.#keys.set(key.keyId, key);
     this.#ownKeyId = own ? own.keyId : null;
+    this.#ownPublicKeyHex = own ? own.publicKeyHex : null;
   }
 
-  /** Whether a signature by key `keyId` is trusted. */
-  isTrusted(keyId: string): boolean {
-    return keyId === this.#ownKeyId || this.#keys.has(keyId);
+  /**
+   * Whether a signature by key `keyId` is trusted. Pass the signer's public
+   * key (hex) to also require that it is exactly the pinned key, not merely
+   * one whose 64-bit id collides with it.
+   */
+  isTrusted(keyId: string, publicKeyHex?: string): boolean {
+    if (keyId === this.#ownKeyId) {
+      return publicKeyHex === undefined || publicKeyHex === this.#ownPublicKeyHex;
+    }
+    const pinned = this.#keys.get(keyId);
+    if (pinned === undefined) return false;
+    return publicKeyHex === undefined || publicKeyHex === pinned.publicKeyHex;
   }
 
   /**

@@ -155,7 +155,7 @@ export async function verifyStream(
       keyId,
       signer: trust.nameOf(keyId),
       valid,
-      trusted: valid && trust.isTrusted(keyId),
+      trusted: valid && trust.isTrusted(keyId, envelope.signature.public_key),
     };
   };
   if (kind === "snapshot") {

@@ -25,8 +25,8 @@ import { branchChain, getSnapshotRow, listBranches, readEnvelope } from "./timel
 
 /** Decides whether a signer is trusted and what it is called. */
 export interface TrustPolicy {
-  /** Whether signatures by this key id count as trusted. */
-  isTrusted(keyId: string): boolean;
+  /** Whether signatures by this key (id, and the full public key in hex) count as trusted. */
+  isTrusted(keyId: string, publicKeyHex?: string): boolean;
   /** The signer's trusted name, or null. */
   nameOf(keyId: string): string | null;
 }
@@ -151,7 +151,10 @@ export async function verifySnapshot(
     }
   }
   report.valid = report.problems.length === 0;
-  report.trusted = report.valid && trust.isTrusted(envelope.signature.key_id);
+  report.trusted = report.valid && trust.isTrusted(
+    envelope.signature.key_id,
+    envelope.signature.public_key,
+  );
   return report;
 }
 
