@@ -23,6 +23,7 @@ import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { prng } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -39,18 +40,6 @@ function seedFromEnv(): number {
   const raw = Deno.env.get("CTXSNAP_TEST_SEED");
   if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
   return Math.floor(Math.random() * 2 ** 31);
-}
-
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function expectCode(result: CliResult, code: number, what: string): void {

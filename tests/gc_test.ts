@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
 import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { exists } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -93,16 +94,6 @@ function treeOf(ws: TempWorkspace, id: string): string {
     return row.tree;
   } finally {
     db.close();
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
   }
 }
 

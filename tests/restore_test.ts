@@ -19,6 +19,7 @@ import { readEnvelope } from "../lib/snapshot/timeline.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { exists, prng } from "./_util.ts";
 
 const encoder = new TextEncoder();
 
@@ -122,18 +123,6 @@ async function copyTree(src: string, dest: string): Promise<void> {
   }
 }
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function seedFromEnv(): number {
   const raw = Deno.env.get("CTXSNAP_TEST_SEED");
   if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
@@ -187,16 +176,6 @@ async function write(ws: TempWorkspace, rel: string, text: string): Promise<void
 
 function read(ws: TempWorkspace, rel: string): Promise<string> {
   return Deno.readTextFile(join(ws.path, rel));
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 async function snapshotIds(ws: TempWorkspace): Promise<string[]> {

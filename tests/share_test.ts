@@ -22,6 +22,7 @@ import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snap
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -199,16 +200,6 @@ async function storeState(ws: TempWorkspace): Promise<{ files: string[]; tables:
     return { files, tables };
   } finally {
     db.close();
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
   }
 }
 

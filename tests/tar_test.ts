@@ -30,23 +30,12 @@ import {
 import { decodeHeader, encodeHeader } from "../lib/share/_tar_header.ts";
 import { IntegrityError } from "../lib/encoding/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
+import { prng } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const HEX64 = "0123456789abcdef".repeat(4);
 
 // ---------------------------------------------------------------- helpers
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomBytes(n: number, seed: number): Uint8Array {
   const next = prng(seed);
