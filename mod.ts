@@ -17,10 +17,10 @@
  * const store = openStore(`${workspace}/.ctxsnap`);
  * const me = await loadOrCreateIdentity(config);
  * const { id } = await createSnapshot(store, me, { reason: "first look" });
- * console.assert(listSnapshots(store, {})[0]?.id === id);
+ * if (!(listSnapshots(store, {})[0]?.id === id)) throw new Error("example failed");
  *
  * const report = await verifySnapshot(store, id, new Keyring([], me));
- * console.assert(report.valid && report.trusted);
+ * if (!(report.valid && report.trusted)) throw new Error("example failed");
  * store.close();
  * await Deno.remove(workspace, { recursive: true });
  * await Deno.remove(config, { recursive: true });
@@ -38,10 +38,55 @@
  * await Deno.writeTextFile(`${workspace}/b.txt`, "two\n");
  * const now = captureWorkspace(store, { persist: false }).tree;
  * const diff = diffTrees(store.getTree(snap.envelope.body.workspace!.tree), now);
- * console.assert(diff.added.includes("b.txt"));
+ * if (!(diff.added.includes("b.txt"))) throw new Error("example failed");
  * store.close();
  * await Deno.remove(workspace, { recursive: true });
  * await Deno.remove(config, { recursive: true });
+ * ```
+ * @example Restore an earlier snapshot three-way, then undo it
+ * ```ts
+ * import { createSnapshot, initStore, loadOrCreateIdentity, restoreSnapshot, undoTarget } from "./mod.ts";
+ *
+ * const workspace = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "v1\n");
+ * const store = initStore(`${workspace}/.ctxsnap`, workspace);
+ * const v1 = await createSnapshot(store, me, { reason: "v1" });
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "v2\n");
+ * await createSnapshot(store, me, { reason: "v2" });
+ *
+ * const dry = await restoreSnapshot(store, me, v1.id, { dryRun: true });
+ * if (!(dry.plan?.writes[0]?.path === "a.txt" && dry.plan.conflicts.length === 0)) throw new Error("example failed");
+ * await restoreSnapshot(store, me, v1.id);
+ * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v1\n")) throw new Error("example failed");
+ * await restoreSnapshot(store, me, undoTarget(store)); // undo: back to v2
+ * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v2\n")) throw new Error("example failed");
+ * store.close();
+ * ```
+ *
+ * @example Publish a bundle, verify it offline, import it into another store
+ * ```ts
+ * import { createSnapshot, importFile, initStore, Keyring, loadOrCreateIdentity, publish, verifyFile } from "./mod.ts";
+ *
+ * const alice = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * const workspace = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${workspace}/notes.md`, "# shared\n");
+ * const store = initStore(`${workspace}/.ctxsnap`, workspace);
+ * const snap = await createSnapshot(store, alice, { reason: "review me" });
+ * const out = await Deno.makeTempDir();
+ * const file = publish(store, snap.id, { dir: out, withWorkspace: true }).path;
+ * store.close();
+ *
+ * const pinned = new Keyring([]);
+ * pinned.add(alice.publicKey, "alice");
+ * const report = await verifyFile(file, pinned); // no store, no network
+ * if (!(report.valid && report.trusted)) throw new Error("example failed");
+ *
+ * const other = await Deno.makeTempDir();
+ * const bob = initStore(`${other}/.ctxsnap`, other);
+ * const imported = await importFile(bob, file, pinned);
+ * if (!(imported.branch === `imported/${alice.keyId}`)) throw new Error("example failed");
+ * bob.close();
  * ```
  * @module
  */
@@ -99,6 +144,22 @@ export { diffTrees } from "./lib/snapshot/diff.ts";
 export type { TreeDiff } from "./lib/snapshot/diff.ts";
 export { gitAnchor } from "./lib/snapshot/git.ts";
 export { VERSION } from "./lib/version.ts";
+export { planRestore } from "./lib/restore/plan.ts";
+export type { PlanInput, RestorePlan } from "./lib/restore/plan.ts";
+export { recover, restoreSnapshot, undoTarget } from "./lib/restore/restore.ts";
+export type { RecoverResult, RestoreOptions, RestoreResult } from "./lib/restore/restore.ts";
+export { materialize } from "./lib/restore/materialize.ts";
+export { forkBranch, switchBranch } from "./lib/snapshot/branch.ts";
+export { forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
+export { collectGarbage } from "./lib/store/gc.ts";
+export type { GcResult } from "./lib/store/gc.ts";
+export { listOperations } from "./lib/store/operations.ts";
+export { publishToFile as publish, writePublished } from "./lib/share/publish.ts";
+export type { PublishOptions, PublishResult } from "./lib/share/publish.ts";
+export { verifyFile } from "./lib/share/verify_file.ts";
+export type { FileReport } from "./lib/share/verify_file.ts";
+export { importFile } from "./lib/share/import.ts";
+export type { ImportResult } from "./lib/share/import.ts";
 
 /** Opens the store in `dir` (a `.ctxsnap` directory). */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {
