@@ -1039,3 +1039,33 @@ Deno.test("a store whose meta.format is unknown is refused (exit 1) and left unc
     assert(result.stderr.includes("ctxsnap-store/9"), result.stderr);
   });
 });
+
+Deno.test("verify and import of a directory are exit 4, not a crash", async () => {
+  await withStore(async (ws) => {
+    for (const command of ["verify", "import"]) {
+      const result = await ws.run([command, ws.root]);
+      expectCode(result, 4, `${command} of a directory`);
+      assert(result.stderr.includes("is not a file"), result.stderr);
+    }
+  });
+});
+
+Deno.test("a store found by walking up that names another workspace is refused; init will not re-point one", async () => {
+  await withStore(async (ws) => {
+    await create(ws);
+    const elsewhere = join(ws.root, "victim");
+    await Deno.mkdir(elsewhere);
+    await Deno.writeTextFile(join(elsewhere, "id_rsa"), "private\n");
+    withDb(
+      ws,
+      (db) => db.prepare("UPDATE meta SET value = ? WHERE key = 'workspace_root'").run(elsewhere),
+    );
+    const refused = await ws.run(["create"]);
+    expectCode(refused, 1, "create with a planted workspace_root");
+    assert(refused.stderr.includes("names another workspace"), refused.stderr);
+    // With an explicit --store the user chose it: allowed.
+    expectCode(await ws.run(["--store", join(ws.path, ".ctxsnap"), "list"]), 0, "explicit --store");
+    // init does not silently keep or change the recorded workspace.
+    expectCode(await ws.run(["init"]), 5, "init over a store of another workspace");
+  });
+});

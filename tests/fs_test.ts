@@ -470,8 +470,8 @@ Deno.test("walk skips default directories once each, at any depth, without desce
       "pkg/m.py": "x",
     });
     assertEquals(summary(walk(dir)), [
-      "skip:.ctxsnap:excluded_dir",
-      "skip:.git:excluded_dir",
+      "skip:.ctxsnap:reserved",
+      "skip:.git:reserved",
       "skip:.venv:excluded_dir",
       "skip:pkg/__pycache__:excluded_dir",
       "file:pkg/m.py",
@@ -479,7 +479,8 @@ Deno.test("walk skips default directories once each, at any depth, without desce
     ]);
     const custom = walk(dir, { excludeDirs: new Set(["pkg"]) });
     assert(summary(custom).includes("skip:pkg:excluded_dir"));
-    assert(summary(custom).includes("file:.git/HEAD"));
+    // Reserved names stay out whatever the excluded set says.
+    assert(summary(custom).includes("skip:.git:reserved"));
   });
 });
 
@@ -801,4 +802,21 @@ Deno.test("SafeWriter refuses to write through a parent directory replaced after
     await Deno.remove(root, { recursive: true });
     await Deno.remove(outside, { recursive: true });
   }
+});
+
+Deno.test("walk skips a .git file (a worktree's gitdir pointer) and any case of .Git or .CTXSNAP as reserved", async () => {
+  await withTempDir((dir) => {
+    layout(dir, {
+      "sub/.git": "gitdir: ../elsewhere",
+      ".Git/x": "x",
+      "a/.CTXSNAP": "x",
+      "ok.txt": "x",
+    });
+    assertEquals(summary(walk(dir)), [
+      "skip:.Git:reserved",
+      "skip:a/.CTXSNAP:reserved",
+      "file:ok.txt",
+      "skip:sub/.git:reserved",
+    ]);
+  });
 });

@@ -10,6 +10,11 @@
  *
  * @module
  */
+import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
+import { Store } from "../lib/store/store.ts";
+import { createSnapshot } from "../lib/snapshot/create.ts";
+import { publishToFile } from "../lib/share/publish.ts";
+import { importFile } from "../lib/share/import.ts";
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join, relative } from "node:path";
 import { generateSeed, keyIdOf, publicKeyFromSeed, sign } from "../lib/crypto/ed25519.ts";
@@ -1193,4 +1198,52 @@ Deno.test("--history N and --all bundles carry ancestors (oldest first) and impo
     const usage = await alice.run(["publish", head, "--history", "1", "--all"]);
     expectCode(usage, 2, "--history with --all");
   });
+});
+
+Deno.test("import reads the file it verified: swapping the path between the passes changes nothing", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const make = async (name: string) => {
+      const ws = `${root}/${name}`;
+      await Deno.mkdir(ws);
+      await Deno.writeTextFile(`${ws}/${name}.txt`, `${name}\n`);
+      const me = await loadOrCreateIdentity(`${root}/${name}-config`);
+      const store = Store.init(`${ws}/.ctxsnap`, ws);
+      const snap = await createSnapshot(store, me, { reason: name });
+      const file =
+        publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
+          .path;
+      store.close();
+      return { me, id: snap.id, file };
+    };
+    const alice = await make("alice");
+    const mallory = await make("mallory");
+    let swapped = false;
+    const trust = {
+      isTrusted(keyId: string, publicKeyHex?: string): boolean {
+        if (!swapped) {
+          swapped = true;
+          Deno.renameSync(mallory.file, alice.file); // the path now names mallory's bundle
+        }
+        return keyId === alice.me.keyId &&
+          (publicKeyHex === undefined || publicKeyHex === alice.me.publicKeyHex);
+      },
+      nameOf: () => null,
+    };
+    await Deno.mkdir(`${root}/bob`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      const result = await importFile(bob, alice.file, trust);
+      assert(swapped, "the swap did not happen");
+      assertEquals(result.imported, [alice.id]);
+      const ids = (bob.db.prepare("SELECT id FROM snapshots").all() as { id: string }[]).map((r) =>
+        r.id
+      );
+      assertEquals(ids, [alice.id]);
+    } finally {
+      bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

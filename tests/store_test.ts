@@ -674,3 +674,20 @@ Deno.test("an unresolved restore blocks session edits, fork, forget, branch swit
     updateSessionState(store, "other", (s) => ({ ...s, task: "fine" }));
   });
 });
+
+Deno.test("validateTree refuses any entry inside a reserved name (.git, .ctxsnap, any case)", () => {
+  for (
+    const path of [".git/hooks/post-checkout", "sub/.git", ".ctxsnap/tmp/evil", "a/.GIT/config"]
+  ) {
+    assertThrows(
+      () =>
+        validateTree({
+          version: 1,
+          entries: [{ path, type: "symlink", target: "x" }],
+          skipped: [],
+        }),
+      IntegrityError,
+      "reserved",
+    );
+  }
+});

@@ -12,8 +12,9 @@
  * @module
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { NotFoundError, UsageError } from "../encoding/errors.ts";
+import { IntegrityError, NotFoundError, UsageError } from "../encoding/errors.ts";
 import {
   configDir,
   type Identity,
@@ -24,7 +25,7 @@ import { Keyring, readTrustedKeys, trustedKeysPath } from "../crypto/keyring.ts"
 import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
-import { cwd } from "../runtime.ts";
+import { cwd, getEnv } from "../runtime.ts";
 import type { Output } from "./output.ts";
 
 /** One option of a command, as `parseArgs` takes it plus help text. */
@@ -188,7 +189,25 @@ export function intOption(
 
 /** Opens the store this invocation refers to. */
 export function openStore(ctx: CommandContext, options: { readOnly?: boolean } = {}): Store {
-  return Store.open(locateStore({ store: ctx.store, cwd: ctx.cwd }), options);
+  const store = Store.open(locateStore({ store: ctx.store, cwd: ctx.cwd }), options);
+  const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
+  // A store found by walking up (say, committed into a repository) must
+  // belong to the directory holding it; it may not point capture and restore
+  // at some other directory.
+  if (!explicit && store.workspaceRoot !== path.dirname(store.dir)) {
+    const { dir, workspaceRoot } = store;
+    store.close();
+    throw new IntegrityError(
+      `The store found at ${JSON.stringify(dir)} names another workspace, ${
+        JSON.stringify(workspaceRoot)
+      }`,
+      {
+        hint:
+          "a store found by walking up must belong to the directory that holds it; pass --store DIR to use it anyway",
+      },
+    );
+  }
+  return store;
 }
 
 /** Loads this machine's identity, creating it on first use. */

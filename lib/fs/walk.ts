@@ -57,12 +57,18 @@ import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
 import { errnoOf, reasonOf } from "./_errno.ts";
 import { IgnoreStack } from "./ignore.ts";
 import { comparePaths, isSafeRelativePath, normalizeRelativePath } from "./path.ts";
-import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES, isSecretName } from "./policy.ts";
+import {
+  DEFAULT_EXCLUDED_DIRS,
+  DEFAULT_MAX_FILE_BYTES,
+  isReservedName,
+  isSecretName,
+} from "./policy.ts";
 import { type StatInfo, statInfoOf } from "./safe_read.ts";
 
 /** Why an entry was left out of a capture. */
 export type SkipReason =
   | "excluded_dir"
+  | "reserved"
   | "ignored"
   | "secret"
   | "special_file"
@@ -202,6 +208,10 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     const stats = entry.stats!;
     const { path } = entry;
 
+    if (isReservedName(entry.name)) {
+      yield { kind: "skip", path, reason: "reserved" };
+      continue;
+    }
     if (stats.isDirectory()) {
       if (excludeDirs.has(entry.name)) {
         yield { kind: "skip", path, reason: "excluded_dir" };

@@ -78,12 +78,20 @@ function spoolStdin(store: Store): string {
   return temp;
 }
 
-function withFile<T>(
-  path: string,
-  fn: (read: (buffer: Uint8Array) => number) => Promise<T>,
-): Promise<T> {
-  const fd = openSource(path);
-  return fn(fdReader(fd)).finally(() => fs.closeSync(fd));
+/** A reader from offset 0 of `fd` that does not move the descriptor's own position. */
+function readerFromStart(fd: number): (buffer: Uint8Array) => number {
+  let position = 0;
+  return (buffer) => {
+    const n = fs.readSync(fd, buffer, 0, buffer.length, position);
+    position += n;
+    return n;
+  };
+}
+
+/** Identity of an open file, to notice it being rewritten between passes. */
+function fileIdentity(fd: number): string {
+  const s = fs.fstatSync(fd);
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
 }
 
 /**
@@ -99,9 +107,13 @@ export async function importFile(
 ): Promise<ImportResult> {
   const spooled = source === "-" ? spoolStdin(store) : null;
   const path = spooled ?? source;
+  // Both passes read the same open file, so swapping the path between them
+  // changes nothing; rewriting the file in place is caught below.
+  const fd = openSource(path);
   try {
+    const before = fileIdentity(fd);
     // Pass 1: verify everything, write nothing.
-    const report = await withFile(path, (read) => verifyStream(read, trust));
+    const report = await verifyStream(readerFromStart(fd), trust);
     if (!report.valid) {
       const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
       throw new IntegrityError(
@@ -147,12 +159,16 @@ export async function importFile(
       let blobs = 0;
       let seenBlobs = 0;
       const state: { pending: PendingBlob | null } = { pending: null };
+      let position = 0;
       const visitor: BundleVisitor = {
         snapshot(envelope, valid) {
-          if (!valid) {
-            throw new IntegrityError(
-              `Signature of snapshot ${quote(envelope.id)} changed between passes`,
-            );
+          // Exactly what pass 1 verified, in the same order, or nothing.
+          const expected = report.envelopes[position++];
+          if (
+            !valid || envelope.id !== expected?.id ||
+            envelope.signature.public_key !== expected.signature.public_key
+          ) {
+            throw new IntegrityError(`The file changed between verifying and importing it`);
           }
           if (insertSnapshot(store, envelope, true)) imported.push(envelope.id);
         },
@@ -200,7 +216,13 @@ export async function importFile(
         },
       };
       try {
-        await withFile(path, (read) => verifyStream(read, trust, visitor));
+        if (fileIdentity(fd) !== before) {
+          throw new IntegrityError(`The file changed between verifying and importing it`);
+        }
+        await verifyStream(readerFromStart(fd), trust, visitor);
+        if (position !== ids.length || !hasSnapshot(store, primary.id)) {
+          throw new IntegrityError(`The file changed between verifying and importing it`);
+        }
       } catch (error) {
         const p = state.pending;
         if (p !== null && p.fd !== null) fs.closeSync(p.fd);
@@ -237,6 +259,7 @@ export async function importFile(
       };
     });
   } finally {
+    if (fd !== 0) fs.closeSync(fd);
     if (spooled !== null) fs.rmSync(spooled, { force: true });
   }
 }

@@ -96,11 +96,20 @@ function withPrefix(
 /** Opens a source for reading; the caller closes the fd (0 is stdin and is not closed). */
 export function openSource(source: FileSource): number {
   if (source === "-") return 0;
+  let fd: number;
   try {
-    return fs.openSync(source, "r");
+    fd = fs.openSync(source, "r");
   } catch (error) {
     throw new NotFoundError(`Cannot open ${quote(source)}: ${(error as Error).message}`);
   }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile() && !stat.isFIFO()) {
+    fs.closeSync(fd);
+    throw new NotFoundError(`${quote(source)} is not a file`, {
+      hint: "name a .ctxsnapshot.json or .ctxbundle file, or - for standard input",
+    });
+  }
+  return fd;
 }
 
 function readUpTo(read: (buffer: Uint8Array) => number, max: number): Uint8Array {

@@ -25,6 +25,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
   BusyError,
+  ConflictError,
   CtxsnapError,
   IntegrityError,
   NoStoreError,
@@ -105,7 +106,8 @@ export class Store {
 
   /**
    * Creates a store in `dir` for the workspace at `workspace` and opens it.
-   * Initialising an existing store is harmless and returns it.
+   * Initialising an existing store for the same workspace is harmless and
+   * returns it; one recorded for another workspace is refused.
    */
   static init(dir: string, workspace: string): Store {
     const storeDir = path.resolve(dir);
@@ -127,7 +129,17 @@ export class Store {
       db.close();
       throw mapSqliteError(error, "init");
     }
-    return new Store(storeDir, db, false);
+    const store = new Store(storeDir, db, false);
+    if (store.workspaceRoot !== root) {
+      store.close();
+      throw new ConflictError(
+        `The store at ${quote(storeDir)} already belongs to the workspace ${
+          quote(store.workspaceRoot)
+        }`,
+        { hint: "use another --store for this workspace" },
+      );
+    }
+    return store;
   }
 
   /** Opens an existing store; throws {@linkcode NoStoreError} if `dir` holds none. */

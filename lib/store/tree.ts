@@ -19,6 +19,7 @@ import { IntegrityError, quote } from "../encoding/errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { checkEntryPaths } from "../fs/path.ts";
+import { isReservedName } from "../fs/policy.ts";
 
 /** The manifest format version this code reads and writes. */
 export const TREE_VERSION = 1;
@@ -148,6 +149,11 @@ export function validateTree(value: unknown): TreeManifest {
     }
   }
   checkEntryPaths(entries.map((entry) => entry.path));
+  for (const entry of entries) {
+    if (entry.path.split("/").some(isReservedName)) {
+      fail(`entry ${quote(entry.path)} lies in a reserved name (.git or .ctxsnap)`);
+    }
+  }
   const skipped: SkippedEntry[] = [];
   for (const raw of top.skipped) {
     const record = plainObject(raw, "skipped record");
