@@ -154,7 +154,7 @@ export { forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
 export { collectGarbage } from "./lib/store/gc.ts";
 export type { GcResult } from "./lib/store/gc.ts";
 export { listOperations } from "./lib/store/operations.ts";
-export { publishToFile as publish, writePublished } from "./lib/share/publish.ts";
+export { planPublish, publishToFile as publish, writePublished } from "./lib/share/publish.ts";
 export type { PublishOptions, PublishResult } from "./lib/share/publish.ts";
 export { verifyFile } from "./lib/share/verify_file.ts";
 export type { FileReport } from "./lib/share/verify_file.ts";

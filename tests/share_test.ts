@@ -19,13 +19,13 @@ import { DatabaseSync } from "node:sqlite";
 import { dirname, join, relative } from "node:path";
 import { generateSeed, keyIdOf, publicKeyFromSeed, sign } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { CtxsnapError, exitCodeOf } from "../lib/encoding/errors.ts";
+import { CtxsnapError, exitCodeOf, IntegrityError } from "../lib/encoding/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { writeBundle } from "../lib/share/bundle.ts";
 import { verifyStream } from "../lib/share/verify_file.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
-import { assert, assertEquals } from "./_assert.ts";
+import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { exists } from "./_util.ts";
 
@@ -1242,6 +1242,81 @@ Deno.test("import reads the file it verified: swapping the path between the pass
       assertEquals(ids, [alice.id]);
     } finally {
       bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("import refuses a file rewritten in place between verifying and importing, writing nothing", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const make = async (name: string) => {
+      const ws = `${root}/${name}`;
+      await Deno.mkdir(ws);
+      await Deno.writeTextFile(`${ws}/${name}.txt`, `${name} says hello\n`);
+      const me = await loadOrCreateIdentity(`${root}/${name}-config`);
+      const store = Store.init(`${ws}/.ctxsnap`, ws);
+      const snap = await createSnapshot(store, me, { reason: name });
+      const file =
+        publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
+          .path;
+      store.close();
+      return { me, id: snap.id, file };
+    };
+    const alice = await make("alice");
+    const mallory = await make("mallory");
+    let rewritten = false;
+    const trust = {
+      isTrusted(keyId: string): boolean {
+        if (!rewritten) {
+          rewritten = true;
+          // Same inode, new bytes: what a writer holding the file open could do.
+          Deno.writeFileSync(alice.file, Deno.readFileSync(mallory.file));
+        }
+        return keyId === alice.me.keyId || keyId === mallory.me.keyId;
+      },
+      nameOf: () => null,
+    };
+    await Deno.mkdir(`${root}/bob`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      await assertRejects(() => importFile(bob, alice.file, trust), IntegrityError, "changed");
+      assert(rewritten, "the rewrite did not happen");
+      assertEquals(bob.db.prepare("SELECT count(*) AS n FROM snapshots").get(), { n: 0 });
+    } finally {
+      bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("import reads a bundle from a named pipe", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const ws = `${root}/alice`;
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(`${ws}/a.txt`, "through a pipe\n");
+    const me = await loadOrCreateIdentity(`${root}/alice-config`);
+    const store = Store.init(`${ws}/.ctxsnap`, ws);
+    const snap = await createSnapshot(store, me, {});
+    const file =
+      publishToFile(store, snap.id, { file: `${root}/a.ctxbundle`, withWorkspace: true }).path;
+    store.close();
+    const fifo = `${root}/pipe`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert(made.success, "mkfifo failed");
+    const feeder = new Deno.Command("sh", { args: ["-c", `cat '${file}' > '${fifo}'`] }).spawn();
+    await Deno.mkdir(`${root}/bob`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      const trust = { isTrusted: (id: string) => id === me.keyId, nameOf: () => null };
+      const result = await importFile(bob, fifo, trust);
+      assertEquals(result.imported, [snap.id]);
+    } finally {
+      bob.close();
+      await feeder.status;
     }
   } finally {
     await Deno.remove(root, { recursive: true });

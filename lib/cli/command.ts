@@ -189,25 +189,30 @@ export function intOption(
 
 /** Opens the store this invocation refers to. */
 export function openStore(ctx: CommandContext, options: { readOnly?: boolean } = {}): Store {
-  const store = Store.open(locateStore({ store: ctx.store, cwd: ctx.cwd }), options);
+  const dir = locateStore({ store: ctx.store, cwd: ctx.cwd });
   const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
   // A store found by walking up (say, committed into a repository) must
   // belong to the directory holding it; it may not point capture and restore
-  // at some other directory.
-  if (!explicit && store.workspaceRoot !== path.dirname(store.dir)) {
-    const { dir, workspaceRoot } = store;
-    store.close();
-    throw new IntegrityError(
-      `The store found at ${JSON.stringify(dir)} names another workspace, ${
-        JSON.stringify(workspaceRoot)
-      }`,
-      {
-        hint:
-          "a store found by walking up must belong to the directory that holds it; pass --store DIR to use it anyway",
-      },
-    );
+  // at some other directory. Checked read-only, before anything is written.
+  if (!explicit) {
+    const probe = Store.open(dir, { readOnly: true });
+    const { workspaceRoot } = probe;
+    probe.close();
+    if (workspaceRoot !== path.dirname(probe.dir)) throwForeign(dir, workspaceRoot);
   }
-  return store;
+  return Store.open(dir, options);
+}
+
+function throwForeign(dir: string, workspaceRoot: string): never {
+  throw new IntegrityError(
+    `The store found at ${JSON.stringify(dir)} names another workspace, ${
+      JSON.stringify(workspaceRoot)
+    }`,
+    {
+      hint:
+        "a store found by walking up must belong to the directory that holds it; pass --store DIR to use it anyway",
+    },
+  );
 }
 
 /** Loads this machine's identity, creating it on first use. */

@@ -31,6 +31,14 @@ interface PendingBlob {
   fd: number | null;
 }
 
+function isFifo(source: string): boolean {
+  try {
+    return fs.statSync(source).isFIFO();
+  } catch {
+    return false; // openSource reports it
+  }
+}
+
 /** The quarantine branch for snapshots signed by `keyId`. */
 export function quarantineBranch(keyId: string): string {
   return `imported/${keyId}`;
@@ -56,7 +64,9 @@ export interface ImportResult {
   operation: string | null;
 }
 
-function spoolStdin(store: Store): string {
+/** Copies a stream (stdin, a FIFO) into a temp file in the store, so it can be read twice. */
+function spool(store: Store, source: string): string {
+  const input = openSource(source);
   const temp = store.tempPath();
   const fd = fs.openSync(
     temp,
@@ -64,7 +74,7 @@ function spoolStdin(store: Store): string {
     0o600,
   );
   try {
-    const read = fdReader(0);
+    const read = fdReader(input);
     const write = fdWriter(fd);
     const buffer = new Uint8Array(1024 * 1024);
     for (;;) {
@@ -74,6 +84,7 @@ function spoolStdin(store: Store): string {
     }
   } finally {
     fs.closeSync(fd);
+    if (input !== 0) fs.closeSync(input);
   }
   return temp;
 }
@@ -105,7 +116,8 @@ export async function importFile(
   trust: TrustPolicy,
   options: { allowUntrusted?: boolean; onProgress?: (done: number, total: number) => void } = {},
 ): Promise<ImportResult> {
-  const spooled = source === "-" ? spoolStdin(store) : null;
+  const stream = source === "-" || isFifo(source);
+  const spooled = stream ? spool(store, source) : null;
   const path = spooled ?? source;
   // Both passes read the same open file, so swapping the path between them
   // changes nothing; rewriting the file in place is caught below.
