@@ -10,7 +10,7 @@ import { ConflictError, CtxsnapError, NotFoundError, PathError } from "../lib/en
 import { SafeWriter } from "../lib/fs/safe_write.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { fsyncDir, TEMP_PREFIX, writeFileAtomic } from "../lib/fs/atomic.ts";
-import { IgnoreStack } from "../lib/fs/ignore.ts";
+import { IgnoreFileError, IgnoreStack } from "../lib/fs/ignore.ts";
 import {
   checkEntryPaths,
   comparePaths,
@@ -243,15 +243,21 @@ Deno.test("IgnoreStack is case-sensitive and keeps directory-only patterns for d
   assert(!stack.ignores("readme.tmp", false));
 });
 
-Deno.test("IgnoreStack.child reads ignore files but not through symlinks", async () => {
+Deno.test("IgnoreStack.child reads ignore files but refuses one that is a symlink (fail closed)", async () => {
   await withTempDir((dir) => {
-    layout(dir, { "sub/.gitignore": "*.tmp\n", "elsewhere/rules": "*.md\n" });
+    layout(dir, {
+      "sub/.gitignore": "*.tmp\n",
+      "elsewhere/rules": "*.md\n",
+      "plain/.gitignore": "*.tmp\n",
+    });
     Deno.symlinkSync(join(dir, "elsewhere/rules"), join(dir, "sub/.ctxsnapignore"));
     const root = IgnoreStack.root().child("", dir);
     assertEquals(root, IgnoreStack.root().child("", dir)); // no files: unchanged
-    const sub = root.child("sub", join(dir, "sub"));
-    assert(sub.ignores("sub/x.tmp", false));
-    assert(!sub.ignores("sub/x.md", false));
+    const plain = root.child("plain", join(dir, "plain"));
+    assert(plain.ignores("plain/x.tmp", false));
+    // Never read through the link, and never silently dropped either.
+    assertThrows(() => root.child("sub", join(dir, "sub")), IgnoreFileError, "not a regular file");
+    assert(summary(walk(dir)).includes("skip:sub:unreadable"));
   });
 });
 
@@ -818,5 +824,18 @@ Deno.test("walk skips a .git file (a worktree's gitdir pointer) and any case of 
       "file:ok.txt",
       "skip:sub/.git:reserved",
     ]);
+  });
+});
+
+Deno.test("walk leaves out a directory whose ignore file cannot be applied (fail closed)", async () => {
+  await withTempDir((dir) => {
+    layout(dir, { "private/notes.txt": "secret-ish", "ok.txt": "x" });
+    Deno.writeTextFileSync(
+      join(dir, "private/.ctxsnapignore"),
+      "notes.txt\n" + "#".repeat(2 * 1024 * 1024),
+    );
+    const items = summary(walk(dir));
+    assert(items.includes("skip:private:unreadable"), items.join("\n"));
+    assert(!items.some((i) => i.includes("notes.txt")), items.join("\n"));
   });
 });

@@ -17,7 +17,8 @@ import { restoreSnapshot } from "../lib/restore/restore.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { readEnvelope } from "../lib/snapshot/timeline.ts";
 import { Store } from "../lib/store/store.ts";
-import { assert, assertEquals } from "./_assert.ts";
+import { assert, assertEquals, assertRejects } from "./_assert.ts";
+import { ConflictError } from "../lib/encoding/errors.ts";
 import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { exists, prng } from "./_util.ts";
 
@@ -948,4 +949,61 @@ Deno.test("log --json records restore, fork, forget and gc operations as done", 
     const local = (await runJson(ws, ["log"])).operations as { kind: string }[];
     assert(local.some((o) => o.kind === "restore") && local.some((o) => o.kind === "gc"));
   });
+});
+
+Deno.test("restore --git refuses to overwrite an edited file that git ignores but ctxsnap captures", async () => {
+  await withStore(async (ws) => {
+    const git = (...args: string[]) =>
+      new Deno.Command("git", { args, cwd: ws.path, stdout: "null", stderr: "null" }).outputSync();
+    git("init", "-q");
+    git("config", "user.email", "t@example.invalid");
+    git("config", "user.name", "t");
+    await Deno.writeTextFile(join(ws.path, ".git/info/exclude"), "TODO.md\n.ctxsnap\n");
+    await write(ws, "TODO.md", "todo v1\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "one");
+    const s1 = await create(ws, "one");
+    await write(ws, "code.txt", "v2\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "two");
+    await write(ws, "TODO.md", "todo v2\n");
+    await create(ws, "two");
+    await write(ws, "TODO.md", "todo v3 unsaved work\n");
+    const refused = await ws.run(["restore", s1, "--git"]);
+    expectCode(refused, 5, "restore --git over an edited ignored file");
+    assertEquals(await read(ws, "TODO.md"), "todo v3 unsaved work\n");
+    const forced = await runJson(ws, ["restore", s1, "--git", "--force"]);
+    assert(forced.preRestore !== null, "no pre-restore snapshot");
+    const dest = join(ws.root, "saved");
+    expectCode(await ws.run(["materialize", forced.preRestore, dest, "TODO.md"]), 0, "materialize");
+    assertEquals(await Deno.readTextFile(join(dest, "TODO.md")), "todo v3 unsaved work\n");
+  });
+});
+
+Deno.test("a file saved between planning and applying a restore is a conflict, never overwritten", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const me = await loadOrCreateIdentity(join(root, "config"));
+    await Deno.writeTextFile(join(ws, "a.txt"), "v1\n");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const s1 = await createSnapshot(store, me, { reason: "v1" });
+      await Deno.writeTextFile(join(ws, "a.txt"), "v2\n");
+      await createSnapshot(store, me, { reason: "v2" });
+      // An editor saves a.txt after the plan was made, just before the apply.
+      const original = store.transaction.bind(store);
+      store.transaction = (<T>(what: string, fn: () => T): T => {
+        if (what === "restore") Deno.writeTextFileSync(join(ws, "a.txt"), "v3 saved meanwhile\n");
+        return original(what, fn);
+      }) as typeof store.transaction;
+      await assertRejects(() => restoreSnapshot(store, me, s1.id), ConflictError, "changed while");
+      assertEquals(await Deno.readTextFile(join(ws, "a.txt")), "v3 saved meanwhile\n");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -691,3 +691,31 @@ Deno.test("validateTree refuses any entry inside a reserved name (.git, .ctxsnap
     );
   }
 });
+
+Deno.test("forget refuses the target of an unresolved restore", async () => {
+  await withStore(async (store) => {
+    const signer = await makeSigner();
+    const first = await createSnapshot(store, signer, {
+      reason: "one",
+      workspace: false,
+      session: "a",
+    });
+    await createSnapshot(store, signer, { reason: "two", workspace: false, session: "a" });
+    store.transaction("test", () => {
+      startOperation(store, {
+        kind: "restore",
+        session: "b",
+        branch: "main",
+        target: first.id,
+        plan: {
+          pre_tree: "0".repeat(64),
+          writes: [],
+          deletes: [],
+          workspace: false,
+          session: true,
+        },
+      });
+    });
+    assertThrows(() => forgetSnapshots(store, [first.id]), ConflictError, "unresolved restore");
+  });
+});

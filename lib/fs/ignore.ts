@@ -42,6 +42,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
 
 /** Ignore files larger than this (1 MiB) are treated as absent. */
 export const MAX_IGNORE_FILE_BYTES: number = 1024 * 1024;
@@ -187,21 +188,36 @@ function matcherOf(rules: string | readonly string[]): Ignore | null {
 
 /** Reads a small regular file without following a symlink; `null` when absent or unusable. */
 function readIgnoreFile(absPath: string): string | null {
+  const refuse = (why: string, cause?: unknown): never => {
+    throw new IgnoreFileError(`Ignore file ${quote(absPath)} ${why}`, {
+      hint: "its rules cannot be applied, so the directory is left out; fix or remove the file",
+      ...(cause === undefined ? {} : { cause }),
+    });
+  };
   let fd: number;
   let linkStats: Stats;
   try {
     // lstat first: under Deno without full permissions, open resolves symlinks
     // itself before applying O_NOFOLLOW, so the inode comparison is what counts.
     linkStats = lstatSync(absPath);
-    if (!linkStats.isFile()) return null;
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return null; // absent: no rules
+    return refuse("cannot be read", error);
+  }
+  // Present but unusable: fail closed rather than capture what it excludes.
+  if (!linkStats.isFile()) return refuse("is not a regular file");
+  try {
     fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
+  } catch (error) {
+    return refuse("cannot be opened", error);
   }
   try {
     const stats = fstatSync(fd);
-    if (stats.ino !== linkStats.ino || stats.dev !== linkStats.dev) return null;
-    if (!stats.isFile() || stats.size > MAX_IGNORE_FILE_BYTES) return null;
+    if (stats.ino !== linkStats.ino || stats.dev !== linkStats.dev) {
+      refuse("was replaced while read");
+    }
+    if (!stats.isFile()) refuse("is not a regular file");
+    if (stats.size > MAX_IGNORE_FILE_BYTES) refuse(`is larger than ${MAX_IGNORE_FILE_BYTES} bytes`);
     const buffer = new Uint8Array(stats.size + 1);
     let total = 0;
     while (total < buffer.length) {
@@ -209,15 +225,25 @@ function readIgnoreFile(absPath: string): string | null {
       if (count === 0) break;
       total += count;
     }
-    if (total > MAX_IGNORE_FILE_BYTES) return null;
+    if (total > MAX_IGNORE_FILE_BYTES) refuse(`is larger than ${MAX_IGNORE_FILE_BYTES} bytes`);
     return new TextDecoder().decode(buffer.subarray(0, total));
-  } catch {
-    return null;
+  } catch (error) {
+    if (error instanceof IgnoreFileError) throw error;
+    return refuse("cannot be read", error);
   } finally {
     try {
       closeSync(fd);
     } catch {
       // Nothing useful to do about a failed close of a read-only descriptor.
     }
+  }
+}
+
+/** An ignore file exists but cannot be applied (too large, unreadable, not a file). */
+export class IgnoreFileError extends IntegrityError {
+  /** Creates the error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, options);
+    this.name = "IgnoreFileError";
   }
 }

@@ -236,9 +236,16 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
           };
           continue;
         }
-        const ignore = useIgnoreFiles
-          ? frame.ignore.child(path, entry.absPath, namesOf(entries))
-          : frame.ignore;
+        let ignore = frame.ignore;
+        if (useIgnoreFiles) {
+          try {
+            ignore = frame.ignore.child(path, entry.absPath, namesOf(entries));
+          } catch (error) {
+            // Its ignore rules cannot be applied: leave the whole directory out.
+            yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };
+            continue;
+          }
+        }
         stack.push({ ignore, entries, index: 0 });
       }
       continue;

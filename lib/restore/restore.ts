@@ -54,7 +54,7 @@ import { type TreeEntry, type TreeManifest, validateTree } from "../store/tree.t
 import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import { gitStatus, readGitStatus, runGit } from "../snapshot/git.ts";
+import { gitStatus, gitTrackedFiles, readGitStatus, runGit } from "../snapshot/git.ts";
 import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
@@ -177,6 +177,7 @@ interface StoredPlan {
   session: boolean;
   pre_restore: string | null;
   git_commit: string | null;
+  git_back: string | null;
 }
 
 function storedPlan(op: Operation): StoredPlan {
@@ -195,6 +196,7 @@ function storedPlan(op: Operation): StoredPlan {
     session: p.session === true,
     pre_restore: typeof p.pre_restore === "string" ? p.pre_restore : null,
     git_commit: typeof p.git_commit === "string" ? p.git_commit : null,
+    git_back: typeof p.git_back === "string" ? p.git_back : null,
   };
 }
 
@@ -279,9 +281,39 @@ export async function restoreSnapshot(
   }
 
   let undoCheckout: (() => void) | null = null;
+  let gitBack: string | null = null;
+  if (gitCommit !== null && !result.dryRun && targetTree !== null) {
+    // git protects only what it tracks. Files it ignores but ctxsnap captures
+    // (.git/info/exclude, re-included by .ctxsnapignore) keep the usual
+    // three-way rule: changed since the branch head means conflict.
+    const tracked = gitTrackedFiles(store.workspaceRoot);
+    const risky = planRestore({
+      target: targetTree,
+      baseline,
+      current: captureWorkspace(store, { persist: false }).tree,
+    }).conflicts.filter((c) => !tracked.has(c.path));
+    if (risky.length > 0) {
+      if (!options.force) {
+        throw new ConflictError(
+          `Restore refused: ${risky.length} path(s) that git does not track changed since the branch head: ${
+            risky.slice(0, 20).map((c) => c.path).join(", ")
+          }`,
+          { hint: "git cannot bring them back; --force first snapshots the current content" },
+        );
+      }
+      const pre = await createSnapshot(store, signer, {
+        reason: "pre-restore",
+        session: sel.session,
+        branch: sel.branch,
+        metadata: { pre_restore_for: targetId },
+      });
+      result.preRestore = pre.id;
+    }
+  }
   if (gitCommit !== null && !result.dryRun) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
     const back = before?.branch ?? before?.commit ?? null;
+    gitBack = back;
     const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
     if (checkout.status !== 0) {
       throw new ConflictError(
@@ -298,9 +330,11 @@ export async function restoreSnapshot(
   }
 
   let plan: RestorePlan | null = null;
+  let planned: Map<string, TreeEntry> = new Map();
   try {
     if (targetTree !== null) {
       const current = captureWorkspace(store, { persist: false }).tree;
+      planned = entryMap(current);
       const probe = new SafeWriter(store.workspaceRoot);
       plan = planRestore({
         target: targetTree,
@@ -319,7 +353,7 @@ export async function restoreSnapshot(
     throw error;
   }
 
-  if (plan !== null && plan.conflicts.length > 0) {
+  if (plan !== null && plan.conflicts.length > 0 && result.preRestore === null) {
     // --force: keep everyone's work in a snapshot first, then overwrite.
     const pre = await createSnapshot(store, signer, {
       reason: "pre-restore",
@@ -328,6 +362,8 @@ export async function restoreSnapshot(
       metadata: { pre_restore_for: targetId },
     });
     result.preRestore = pre.id;
+  }
+  if (plan !== null && plan.conflicts.length > 0) {
     const target = entryMap(targetTree!);
     for (const conflict of plan.conflicts) {
       const entry = target.get(conflict.path);
@@ -338,27 +374,46 @@ export async function restoreSnapshot(
   }
 
   // Record the operation (with the pre-restore tree) before the first write.
-  const op = store.transaction("restore", () => {
-    assertResolved(store, sel.session);
-    const pre = captureWorkspace(store);
-    return startOperation(store, {
-      kind: "restore",
-      session: sel.session,
-      branch: sel.branch,
-      source: head,
-      target: targetId,
-      plan: {
-        target_tree: envelope.body.workspace?.tree ?? null,
-        pre_tree: pre.treeId,
-        writes: plan?.writes.map((w) => w.path) ?? [],
-        deletes: plan?.deletes ?? [],
-        workspace: plan !== null,
-        session: doSession,
-        pre_restore: result.preRestore,
-        git_commit: gitCommit,
-      },
+  let op: Operation;
+  try {
+    op = store.transaction("restore", () => {
+      assertResolved(store, sel.session);
+      const pre = captureWorkspace(store);
+      // Anything saved between planning and now would be overwritten unseen.
+      const preEntries = entryMap(pre.tree);
+      const moved = [...(plan?.writes.map((w) => w.path) ?? []), ...(plan?.deletes ?? [])]
+        .filter((rel) => !sameEntry(preEntries.get(rel), planned.get(rel)));
+      if (moved.length > 0) {
+        throw new ConflictError(
+          `Restore refused: ${moved.length} path(s) changed while the restore was being planned: ${
+            moved.slice(0, 10).join(", ")
+          }`,
+          { hint: "something is editing the workspace; retry when it is quiet" },
+        );
+      }
+      return startOperation(store, {
+        kind: "restore",
+        session: sel.session,
+        branch: sel.branch,
+        source: head,
+        target: targetId,
+        plan: {
+          target_tree: envelope.body.workspace?.tree ?? null,
+          pre_tree: pre.treeId,
+          writes: plan?.writes.map((w) => w.path) ?? [],
+          deletes: plan?.deletes ?? [],
+          workspace: plan !== null,
+          session: doSession,
+          pre_restore: result.preRestore,
+          git_commit: gitCommit,
+          git_back: gitBack,
+        },
+      });
     });
-  });
+  } catch (error) {
+    undoCheckout?.();
+    throw error;
+  }
   result.operation = op.id;
 
   if (plan !== null) {
@@ -377,6 +432,7 @@ export async function restoreSnapshot(
         "failed",
         error instanceof Error ? error.message : String(error),
       );
+      undoCheckout?.();
       throw error;
     }
   }
@@ -460,6 +516,8 @@ async function abortOperation(
     else deletes.push(rel);
   }
   applyPaths(store, pre, writes, deletes);
+  // The workspace is back to the checked-out commit's state; return git too.
+  if (plan.git_back !== null) runGit(store.workspaceRoot, ["checkout", "--quiet", plan.git_back]);
   await Promise.resolve();
   store.transaction("recover", () => finishOperation(store, op.id, status, error));
 }

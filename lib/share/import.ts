@@ -65,12 +65,14 @@ export interface ImportResult {
 }
 
 /** Copies a stream (stdin, a FIFO) into a temp file in the store, so it can be read twice. */
-function spool(store: Store, source: string): string {
+function spool(store: Store, source: string): { path: string; fd: number } {
   const input = openSource(source);
   const temp = store.tempPath();
+  // Kept open and read through this descriptor: a concurrent gc sweeping
+  // tmp/ can unlink the name, never the data.
   const fd = fs.openSync(
     temp,
-    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR,
     0o600,
   );
   try {
@@ -82,11 +84,14 @@ function spool(store: Store, source: string): string {
       if (n === 0) break;
       write(buffer.subarray(0, n));
     }
-  } finally {
+  } catch (error) {
     fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw error;
+  } finally {
     if (input !== 0) fs.closeSync(input);
   }
-  return temp;
+  return { path: temp, fd };
 }
 
 /** A reader from offset 0 of `fd` that does not move the descriptor's own position. */
@@ -118,10 +123,9 @@ export async function importFile(
 ): Promise<ImportResult> {
   const stream = source === "-" || isFifo(source);
   const spooled = stream ? spool(store, source) : null;
-  const path = spooled ?? source;
   // Both passes read the same open file, so swapping the path between them
   // changes nothing; rewriting the file in place is caught below.
-  const fd = openSource(path);
+  const fd = spooled?.fd ?? openSource(source);
   try {
     const before = fileIdentity(fd);
     // Pass 1: verify everything, write nothing.
@@ -272,6 +276,6 @@ export async function importFile(
     });
   } finally {
     if (fd !== 0) fs.closeSync(fd);
-    if (spooled !== null) fs.rmSync(spooled, { force: true });
+    if (spooled !== null) fs.rmSync(spooled.path, { force: true });
   }
 }

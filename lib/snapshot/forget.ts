@@ -90,6 +90,18 @@ export function forgetSnapshots(
     }
     if (options.deleteBranch) sessions.add(options.deleteBranch.session);
     for (const session of sessions) assertResolved(store, session);
+    // An interrupted restore still needs its target to finish.
+    for (const row of store.stmt("SELECT target FROM operations WHERE status = 'applying'").all()) {
+      const target = (row as { target: string | null }).target;
+      if (target !== null && doomed.has(target)) {
+        throw new ConflictError(
+          `Snapshot ${target.slice(0, 12)} is the target of an unresolved restore`,
+          {
+            hint: "run `ctxsnap recover` (or `recover --abort`) first",
+          },
+        );
+      }
+    }
     const deleted = options.deleteBranch;
     for (const branch of listBranches(store)) {
       const dying = deleted !== undefined && branch.session === deleted.session &&

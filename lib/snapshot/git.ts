@@ -126,3 +126,19 @@ export function gitAnchor(dir: string, excludeAbs: string | null = null): GitAnc
   if (status === null) return null;
   return { commit: status.commit, branch: status.branch, dirty: status.changes.length > 0 };
 }
+
+/** The paths git tracks in the work tree containing `dir` (relative to `dir`), or an empty set. */
+export function gitTrackedFiles(dir: string): Set<string> {
+  const run = runGit(dir, ["ls-files", "-z", "--full-name", "--", "."]);
+  if (run.status !== 0) return new Set();
+  const top = gitTopLevel(dir);
+  const prefix = top === null ? "" : path.relative(top, path.resolve(dir));
+  const out = new Set<string>();
+  for (const file of run.stdout.split("\0")) {
+    if (file === "") continue;
+    out.add(
+      prefix === "" ? file : file.startsWith(prefix + "/") ? file.slice(prefix.length + 1) : file,
+    );
+  }
+  return out;
+}

@@ -97,10 +97,12 @@ interface CacheRow {
   stamp_ms: number;
 }
 
+/** Extra racy window when the store and the workspace are on different filesystems. */
+const CROSS_DEVICE_MARGIN_MS = 3000;
 /** Milliseconds of ctime granularity assumed (some platforms report whole seconds). */
 const CTIME_GRANULARITY_MS = 1000;
 
-function cacheHit(row: CacheRow | undefined, stat: StatInfo): boolean {
+function cacheHit(row: CacheRow | undefined, stat: StatInfo, margin: number): boolean {
   if (row === undefined) return false;
   if (
     row.size !== stat.size || row.mtime_ms !== stat.mtimeMs || row.ctime_ms !== stat.ctimeMs ||
@@ -108,7 +110,8 @@ function cacheHit(row: CacheRow | undefined, stat: StatInfo): boolean {
   ) return false;
   // Racy-clean: trust only entries whose timestamps were strictly older than
   // the moment they were recorded, allowing for timestamp granularity.
-  return stat.mtimeMs + 1 <= row.stamp_ms && stat.ctimeMs + CTIME_GRANULARITY_MS <= row.stamp_ms;
+  return stat.mtimeMs + 1 + margin <= row.stamp_ms &&
+    stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= row.stamp_ms;
 }
 
 /** The filesystem's notion of "now", read from a file's mtime in the store. */
@@ -161,6 +164,9 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
     }
   }
   const stamp = persist ? filesystemNow(store) : 0;
+  // The stamp is read from the store's filesystem. When the workspace lives on
+  // another one (clock skew, 2 s FAT timestamps), widen the racy window.
+  const clockMargin = fs.statSync(store.dir).dev === rootStat.dev ? 0 : CROSS_DEVICE_MARGIN_MS;
   const upsert = store.stmt(
     `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -189,7 +195,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
     let size: number;
     let mode = item.stat.mode;
     // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-    if (cacheHit(cached, item.stat)) {
+    if (cacheHit(cached, item.stat, clockMargin)) {
       blob = cached!.blob;
       size = cached!.size;
       stats.reused += 1;
