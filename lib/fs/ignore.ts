@@ -14,9 +14,11 @@
  *    re-include (`!pattern`) what a `.gitignore` excludes.
  *
  * As in git, a file inside an ignored directory cannot be re-included: the
- * walker never descends into an ignored directory. Ignore files are read
- * without following symlinks; one that is missing, not a regular file, larger
- * than {@linkcode MAX_IGNORE_FILE_BYTES} or unreadable is treated as absent.
+ * walker never descends into an ignored directory. A missing ignore file adds
+ * no rules. One that exists but cannot be applied (a symlink or not a regular
+ * file, larger than {@linkcode MAX_IGNORE_FILE_BYTES}, unreadable) fails
+ * closed: {@linkcode IgnoreStack.child} throws {@linkcode IgnoreFileError}
+ * and the walker leaves that directory out.
  * Matching is case-sensitive (git's default on Linux).
  *
  * @example
@@ -44,7 +46,7 @@ import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
 
-/** Ignore files larger than this (1 MiB) are treated as absent. */
+/** Ignore files larger than this (1 MiB) are refused (their directory is left out). */
 export const MAX_IGNORE_FILE_BYTES: number = 1024 * 1024;
 
 /** File names of the ignore files, in the order their layers apply. */
