@@ -191,3 +191,14 @@ export async function tempWorkspace(
     },
   };
 }
+
+/** Fails with the command's output (trimmed) unless it exited with `code`. */
+export function expectCode(result: CliResult, code: number, what: string): void {
+  if (result.code !== code) {
+    throw new Error(
+      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${
+        result.stdout.slice(0, 2000)
+      }\nstderr: ${result.stderr.slice(0, 2000)}`,
+    );
+  }
+}

@@ -25,3 +25,10 @@ export async function exists(path: string): Promise<boolean> {
     throw error;
   }
 }
+
+/** The test seed: `CTXSNAP_TEST_SEED` to replay one, else a fresh random one (print it). */
+export function seedFromEnv(): number {
+  const raw = Deno.env.get("CTXSNAP_TEST_SEED");
+  if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
+  return Math.floor(Math.random() * 2 ** 31);
+}

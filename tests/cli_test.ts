@@ -14,7 +14,7 @@ import { fromHex, toHex } from "../lib/encoding/hex.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -34,15 +34,6 @@ async function withStore(
     await fn(ws);
   } finally {
     await ws.cleanup();
-  }
-}
-
-/** Fails with the command's output unless it exited with `code`. */
-function expectCode(result: CliResult, code: number, what: string): void {
-  if (result.code !== code) {
-    throw new Error(
-      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
   }
 }
 

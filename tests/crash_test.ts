@@ -22,8 +22,8 @@ import { createSnapshot } from "../lib/snapshot/create.ts";
 import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
-import { prng } from "./_util.ts";
+import { CLI, type CliResult, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { prng, seedFromEnv } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -34,20 +34,6 @@ const DIRS = 30;
 function iterations(): number {
   const raw = Number(Deno.env.get("CTXSNAP_CRASH_ITERATIONS") ?? "6");
   return Number.isSafeInteger(raw) && raw > 0 ? raw : 6;
-}
-
-function seedFromEnv(): number {
-  const raw = Deno.env.get("CTXSNAP_TEST_SEED");
-  if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
-  return Math.floor(Math.random() * 2 ** 31);
-}
-
-function expectCode(result: CliResult, code: number, what: string): void {
-  if (result.code !== code) {
-    throw new Error(
-      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
-  }
 }
 
 // deno-lint-ignore no-explicit-any

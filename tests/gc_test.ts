@@ -14,19 +14,11 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
-import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { exists } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
-
-function expectCode(result: CliResult, code: number, what: string): void {
-  if (result.code !== code) {
-    throw new Error(
-      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
-  }
-}
 
 async function withStore(fn: (ws: TempWorkspace) => Promise<void>): Promise<void> {
   const ws = await tempWorkspace();

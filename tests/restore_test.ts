@@ -19,8 +19,8 @@ import { readEnvelope } from "../lib/snapshot/timeline.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { ConflictError } from "../lib/encoding/errors.ts";
-import { type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
-import { exists, prng } from "./_util.ts";
+import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { exists, prng, seedFromEnv } from "./_util.ts";
 
 const encoder = new TextEncoder();
 
@@ -121,21 +121,6 @@ async function copyTree(src: string, dest: string): Promise<void> {
       await Deno.copyFile(from, to);
       await Deno.chmod(to, info.mode! & 0o777);
     }
-  }
-}
-
-function seedFromEnv(): number {
-  const raw = Deno.env.get("CTXSNAP_TEST_SEED");
-  if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
-  return Math.floor(Math.random() * 2 ** 31);
-}
-
-/** Fails with the command's output unless it exited with `code`. */
-function expectCode(result: CliResult, code: number, what: string): void {
-  if (result.code !== code) {
-    throw new Error(
-      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
   }
 }
 

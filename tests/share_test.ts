@@ -26,7 +26,7 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { CLI, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -34,17 +34,6 @@ const decoder = new TextDecoder();
 
 // ---------------------------------------------------------------------------
 // helpers: machines, CLI, stores
-
-/** Fails with the command's output unless it exited with `code`. */
-function expectCode(result: CliResult, code: number, what: string): void {
-  if (result.code !== code) {
-    throw new Error(
-      `${what}: expected exit ${code}, got ${result.code}\nstdout: ${
-        result.stdout.slice(0, 2000)
-      }\nstderr: ${result.stderr.slice(0, 2000)}`,
-    );
-  }
-}
 
 /** A temp workspace (own config dir and HOME: a separate machine) on which `init` succeeded. */
 async function machine(files: Record<string, string> = {}): Promise<TempWorkspace> {
@@ -1200,24 +1189,26 @@ Deno.test("--history N and --all bundles carry ancestors (oldest first) and impo
   });
 });
 
+/** A store in `root/<name>` with one snapshot of one file, published as `root/<name>.ctxbundle`. */
+async function publishedBundle(root: string, name: string) {
+  const ws = `${root}/${name}`;
+  await Deno.mkdir(ws);
+  await Deno.writeTextFile(`${ws}/${name}.txt`, `${name} says hello\n`);
+  const me = await loadOrCreateIdentity(`${root}/${name}-config`);
+  const store = Store.init(`${ws}/.ctxsnap`, ws);
+  const snap = await createSnapshot(store, me, { reason: name });
+  const file =
+    publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
+      .path;
+  store.close();
+  return { me, id: snap.id, file };
+}
+
 Deno.test("import reads the file it verified: swapping the path between the passes changes nothing", async () => {
   const root = await Deno.makeTempDir();
   try {
-    const make = async (name: string) => {
-      const ws = `${root}/${name}`;
-      await Deno.mkdir(ws);
-      await Deno.writeTextFile(`${ws}/${name}.txt`, `${name}\n`);
-      const me = await loadOrCreateIdentity(`${root}/${name}-config`);
-      const store = Store.init(`${ws}/.ctxsnap`, ws);
-      const snap = await createSnapshot(store, me, { reason: name });
-      const file =
-        publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
-          .path;
-      store.close();
-      return { me, id: snap.id, file };
-    };
-    const alice = await make("alice");
-    const mallory = await make("mallory");
+    const alice = await publishedBundle(root, "alice");
+    const mallory = await publishedBundle(root, "mallory");
     let swapped = false;
     const trust = {
       isTrusted(keyId: string, publicKeyHex?: string): boolean {
@@ -1251,21 +1242,8 @@ Deno.test("import reads the file it verified: swapping the path between the pass
 Deno.test("import refuses a file rewritten in place between verifying and importing, writing nothing", async () => {
   const root = await Deno.makeTempDir();
   try {
-    const make = async (name: string) => {
-      const ws = `${root}/${name}`;
-      await Deno.mkdir(ws);
-      await Deno.writeTextFile(`${ws}/${name}.txt`, `${name} says hello\n`);
-      const me = await loadOrCreateIdentity(`${root}/${name}-config`);
-      const store = Store.init(`${ws}/.ctxsnap`, ws);
-      const snap = await createSnapshot(store, me, { reason: name });
-      const file =
-        publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
-          .path;
-      store.close();
-      return { me, id: snap.id, file };
-    };
-    const alice = await make("alice");
-    const mallory = await make("mallory");
+    const alice = await publishedBundle(root, "alice");
+    const mallory = await publishedBundle(root, "mallory");
     let rewritten = false;
     const trust = {
       isTrusted(keyId: string): boolean {
