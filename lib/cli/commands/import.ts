@@ -3,7 +3,6 @@
  * @module
  */
 import { UsageError } from "../../encoding/errors.ts";
-import { importFile } from "../../share/import.ts";
 import { type Command, flag, identity, list, openStore, short, trustPolicy } from "../command.ts";
 
 /** The `import` command. */
@@ -35,6 +34,7 @@ export const importCommand: Command = {
     await identity(); // imports are recorded by a store that has an owner key
     const store = openStore(ctx);
     try {
+      const { importFile } = await import("../../share/import.ts");
       const result = await importFile(store, source, await trustPolicy(list(parsed, "trust")), {
         allowUntrusted: flag(parsed, "allow-untrusted"),
         onProgress: (done, total) => ctx.out.progress("importing", done, total),

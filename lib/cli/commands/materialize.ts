@@ -4,7 +4,6 @@
  */
 import * as path from "node:path";
 import { UsageError } from "../../encoding/errors.ts";
-import { materialize as materializeTree } from "../../restore/materialize.ts";
 import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short } from "../command.ts";
 
@@ -19,7 +18,7 @@ export const materialize: Command = {
   ],
   options: {},
   positionals: "any",
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const [prefix, dest, ...paths] = parsed.positionals;
     if (prefix === undefined || dest === undefined) {
       throw new UsageError("materialize needs ID and DEST");
@@ -29,6 +28,7 @@ export const materialize: Command = {
       const id = resolveSnapshotId(store, prefix);
       const tree = readEnvelope(store, id).body.workspace?.tree;
       if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
+      const { materialize: materializeTree } = await import("../../restore/materialize.ts");
       const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);
       ctx.out.result(
         { id, dest: path.resolve(ctx.cwd, dest), ...result },
@@ -37,7 +37,7 @@ export const materialize: Command = {
             result.identical.length ? `; ${result.identical.length} already identical` : ""
           }.`,
       );
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

@@ -3,7 +3,6 @@
  * @module
  */
 import { UsageError } from "../../encoding/errors.ts";
-import { fdWriter, planPublish, publishToFile, writePublished } from "../../share/publish.ts";
 import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { isTerminal } from "../../runtime.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
@@ -29,7 +28,7 @@ export const publish: Command = {
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
   },
   positionals: 1,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
     if (prefix === undefined) throw new UsageError("publish needs a snapshot ID");
     const n = intOption(parsed, "history", 0, 1_000_000);
@@ -37,6 +36,9 @@ export const publish: Command = {
       throw new UsageError("use --history N or --all, not both");
     }
     const history = flag(parsed, "all") ? "all" as const : n ?? 0;
+    const { fdWriter, planPublish, publishToFile, writePublished } = await import(
+      "../../share/publish.ts"
+    );
     const store = openStore(ctx, { readOnly: true });
     try {
       const id = resolveSnapshotId(store, prefix);
@@ -50,7 +52,7 @@ export const publish: Command = {
           });
         }
         writePublished(store, plan, fdWriter(1));
-        return Promise.resolve(0);
+        return 0;
       }
       const result = publishToFile(
         store,
@@ -64,7 +66,7 @@ export const publish: Command = {
           (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
           `, ${result.bytes} bytes; primary ${short(id)}`,
       );
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

@@ -2,7 +2,6 @@
  * `ctxsnap recover`: finish or abort an interrupted restore.
  * @module
  */
-import { recover as recoverOperation } from "../../restore/restore.ts";
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
 
 /** The `recover` command. */
@@ -24,6 +23,7 @@ export const recover: Command = {
     const signer = await identity();
     const store = openStore(ctx);
     try {
+      const { recover: recoverOperation } = await import("../../restore/restore.ts");
       const result = await recoverOperation(store, signer, {
         abort: flag(parsed, "abort"),
         force: flag(parsed, "force"),

@@ -4,13 +4,9 @@
  */
 import { UsageError } from "../../encoding/errors.ts";
 import type { RestorePlan } from "../../restore/plan.ts";
-import {
-  RestoreConflictError,
-  type RestoreOptions,
-  type RestoreResult,
-  restoreSnapshot,
-  undoTarget,
-} from "../../restore/restore.ts";
+// The restore machinery loads only when a restore runs (start-up stays light).
+import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";
+const restoreModule = () => import("../../restore/restore.ts");
 import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import type { Output } from "../output.ts";
 import {
@@ -93,9 +89,9 @@ async function runRestore(
     };
     let result: RestoreResult;
     try {
-      result = await restoreSnapshot(store, signer, target, options);
+      result = await (await restoreModule()).restoreSnapshot(store, signer, target, options);
     } catch (error) {
-      if (error instanceof RestoreConflictError && !ctx.out.json) {
+      if (error instanceof (await restoreModule()).RestoreConflictError && !ctx.out.json) {
         ctx.out.note(
           planText(error.plan).filter((l) => l.startsWith("CONFLICT")).join("\nctxsnap: "),
         );
@@ -157,6 +153,8 @@ export const undo: Command = {
   options: RESTORE_OPTIONS,
   positionals: 0,
   run(ctx, parsed) {
-    return runRestore(ctx, parsed, (store) => undoTarget(store, undefined, str(parsed, "branch")));
+    return restoreModule().then(({ undoTarget }) =>
+      runRestore(ctx, parsed, (store) => undoTarget(store, undefined, str(parsed, "branch")))
+    );
   },
 };

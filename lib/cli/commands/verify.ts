@@ -4,7 +4,6 @@
  */
 import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
 import * as fs from "node:fs";
-import { verifyFile } from "../../share/verify_file.ts";
 import type { Keyring } from "../../crypto/keyring.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch, resolveSnapshotId } from "../../snapshot/timeline.ts";
@@ -57,6 +56,7 @@ async function verifyFileCommand(
   parsed: Parsed,
   source: string,
 ): Promise<number> {
+  const { verifyFile } = await import("../../share/verify_file.ts");
   const report = await verifyFile(
     source,
     await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
