@@ -903,3 +903,40 @@ Deno.test("kill -9 at random points of gc keeps every retained snapshot material
     await ws.cleanup();
   }
 });
+
+Deno.test("a read-only command recovers the index after a writer was killed mid-transaction", async () => {
+  const ws = await tempWorkspace();
+  try {
+    expectCode(await ws.run(["init"]), 0, "init");
+    expectCode(await ws.run(["create", "-m", "before"]), 0, "create");
+    const db = join(ws.path, ".ctxsnap", "index.db");
+    // A writer dies mid-transaction, leaving a hot journal to roll back.
+    const script = `
+      import { DatabaseSync } from "node:sqlite";
+      const db = new DatabaseSync(${JSON.stringify(db)});
+      // As the index rests between commands: rollback-journal mode.
+      db.exec("PRAGMA journal_mode = DELETE");
+      db.exec("PRAGMA cache_size = 5"); // spill uncommitted pages: a hot journal
+      for (let i = 0; i < 20; i++) db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run("c" + i, "y".repeat(3000));
+      db.exec("BEGIN IMMEDIATE");
+      for (let i = 0; i < 400; i++) db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run("k" + i, "x".repeat(3000));
+      console.log("ready");
+      await new Promise(() => {});
+    `;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", script],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.getReader();
+    await reader.read(); // "ready"
+    child.kill("SIGKILL");
+    await child.status;
+    reader.releaseLock();
+    await child.stdout.cancel().catch(() => {});
+    expectCode(await ws.run(["verify", "--all"]), 0, "verify --all after a killed writer");
+    expectCode(await ws.run(["list"]), 0, "list after a killed writer");
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -151,9 +151,29 @@ export class Store {
       });
     }
     const readOnly = options.readOnly ?? false;
-    const db = Store.connect(storeDir, readOnly);
+    let db = Store.connect(storeDir, readOnly);
     try {
-      const version = Store.userVersion(db);
+      let version: number;
+      try {
+        version = Store.userVersion(db);
+      } catch (error) {
+        // A writer killed mid-transaction leaves a WAL that needs recovery,
+        // which a read-only connection may not run. Let a short read-write
+        // open recover it (where the files are writable), then read again.
+        if (!readOnly || !/readonly|read-only/i.test(String((error as Error)?.message))) {
+          throw error;
+        }
+        db.close();
+        try {
+          const writer = Store.connect(storeDir, false);
+          Store.userVersion(writer);
+          writer.close();
+        } catch {
+          // Truly read-only media: report the original problem below.
+        }
+        db = Store.connect(storeDir, true);
+        version = Store.userVersion(db);
+      }
       if (version > SCHEMA_VERSION) {
         throw new CtxsnapError(
           `The store at ${
