@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * Preloaded by `deno task test`: makes `console.assert` throw, so the
  * `console.assert` lines in JSDoc examples (run by `deno test --doc`) fail
