@@ -8,7 +8,7 @@
 const original = console.assert.bind(console);
 console.assert = (condition?: unknown, ...data: unknown[]): void => {
   if (!condition) {
-    original(condition, ...data);
+    original(false, ...data);
     throw new Error(`Assertion failed${data.length > 0 ? `: ${data.map(String).join(" ")}` : ""}`);
   }
 };
