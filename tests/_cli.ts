@@ -46,7 +46,7 @@ const homes = new Map<string, { config: string; home: string }>();
 let denoDir: string | undefined;
 
 /** The DENO_DIR of this process, so child processes reuse the npm cache with a temp HOME. */
-function realDenoDir(): string {
+export function realDenoDir(): string {
   if (denoDir !== undefined) return denoDir;
   const fromEnv = Deno.env.get("DENO_DIR");
   if (fromEnv) return (denoDir = fromEnv);

@@ -26,7 +26,7 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { CLI, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { CLI, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -93,17 +93,6 @@ async function publish(
   expectCode(result, 0, `publish ${args.join(" ")}`);
   assertEquals(result.json().path, out);
   return out;
-}
-
-let denoDir: string | undefined;
-function realDenoDir(): string {
-  if (denoDir !== undefined) return denoDir;
-  const fromEnv = Deno.env.get("DENO_DIR");
-  if (fromEnv) return (denoDir = fromEnv);
-  const out = new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stderr: "null" })
-    .outputSync();
-  denoDir = JSON.parse(decoder.decode(out.stdout)).denoDir as string;
-  return denoDir;
 }
 
 /** The environment `runCli` gives a machine's CLI runs. */
