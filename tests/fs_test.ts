@@ -613,6 +613,22 @@ Deno.test("readRegularNoFollow hashes in chunks, streams, and keeps small files"
   });
 });
 
+Deno.test("readRegularNoFollow reads a file edited after the walk's lstat afresh, whole", async () => {
+  await withTempDir((dir) => {
+    const file = join(dir, "notes.md");
+    Deno.writeFileSync(file, encoder.encode("first draft"));
+    const expected = statInfoOf(lstatSync(file));
+    // Same inode, new content and size: an ordinary edit between walk and read.
+    Deno.writeFileSync(file, encoder.encode("second, longer draft"));
+    const result = readRegularNoFollow(file, expected, { maxBytes: 1 << 20 });
+    assertEquals(new TextDecoder().decode(result.data!), "second, longer draft");
+    assertEquals(result.sha256, sha256Hex("second, longer draft"));
+    assertEquals(result.size, 20);
+    assertEquals(result.stat, statInfoOf(lstatSync(file)));
+    assertEquals(result.stat.ino, expected.ino);
+  });
+});
+
 Deno.test("readRegularNoFollow reads an empty file", async () => {
   await withTempDir((dir) => {
     const file = join(dir, "empty");

@@ -4,17 +4,25 @@
  *
  * The caller got `expected` from `lstat` during the walk. The file is opened
  * with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK` (a symlink swapped in fails with
- * `ELOOP`; a FIFO opens without blocking), then `fstat` must show a regular
- * file with the same inode and device as `expected`, before a byte is read.
+ * `ELOOP`; a FIFO opens without blocking). Then `fstat` must show a regular
+ * file with the same inode and device as `expected`, and the same size,
+ * mtime and ctime after the last byte was read, and the byte count must
+ * equal the size.
  *
  * That inode check is the real guarantee. Deno, unless run with all
  * permissions, resolves symlinks in the path itself (for its permission
  * check) and opens the resolved path, so `O_NOFOLLOW` cannot see a swapped-in
  * symlink; the open then reaches the link's target, whose inode differs, and
- * the read is refused as "replaced" without reading it. The same check stops
- * a swapped parent directory from redirecting the read to another file. The content is read in 1 MiB
- * chunks and hashed as it streams; afterwards `fstat` must report the same
- * size, mtime and ctime, and the byte count must equal the size.
+ * the read is refused as "replaced". The same check stops a swapped parent
+ * directory from redirecting the read to another file.
+ *
+ * Two paths keep that guarantee. A file kept in memory is read whole (plus
+ * one byte, which proves growth) and then checked with a single `fstat`
+ * against the walk's `lstat`; its bytes are returned only after that check,
+ * and a file that changed since the walk is read again by the other path.
+ * A file streamed to `onChunk`, or too large to keep, is checked by `fstat`
+ * before a byte is read, read in 1 MiB chunks hashed as they stream, and
+ * checked by `fstat` again at the end.
  *
  * @example
  * ```ts
@@ -191,8 +199,7 @@ export function readRegularNoFollow(
   expected: StatInfo,
   options: ReadOptions,
 ): ReadResult {
-  const { maxBytes, onChunk, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
-  const name = quote(absPath);
+  const { maxBytes, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
   let fd: number;
   try {
     fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -200,64 +207,30 @@ export function readRegularNoFollow(
     throw openFailure(absPath, error);
   }
   try {
-    const before = fstatSync(fd);
-    if (!before.isFile()) {
-      throw new FileChangedError(`File ${name} is no longer a regular file`);
-    }
-    if (before.ino !== expected.ino || before.dev !== expected.dev) {
-      throw new FileChangedError(`File ${name} was replaced between lstat and open`);
-    }
     if (options.expectedRealPath !== undefined) {
       // O_NOFOLLOW guards only the last component: a parent directory swapped
       // for a symlink between the walk and the open would lead elsewhere.
       const actual = descriptorPath(fd);
       if (actual !== null && actual !== options.expectedRealPath) {
-        throw new FileChangedError(`File ${name} was reached through a replaced directory`);
+        throw new FileChangedError(
+          `File ${quote(absPath)} was reached through a replaced directory`,
+        );
       }
     }
-    const size = before.size;
-    if (size > maxBytes) {
-      throw new FileChangedError(
-        `File ${name} is larger than the size limit of ${maxBytes} bytes (${size} bytes)`,
-      );
-    }
-    const data = size <= keepBytesUpTo ? new Uint8Array(size) : null;
-    const hasher = createSha256();
-    const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size + 1));
-    // Read at most one byte past the size seen at open: that byte proves growth.
-    const limit = size + 1;
-    let total = 0;
-    while (total < limit) {
-      const want = Math.min(buffer.length, limit - total);
-      const count = readSync(fd, buffer, 0, want, total);
-      if (count === 0) break;
-      if (total + count > size) break; // grew; reported below
-      const chunk = buffer.subarray(0, count);
-      hasher.update(chunk);
-      data?.set(chunk, total);
-      if (onChunk !== undefined) {
-        try {
-          onChunk(chunk);
-        } catch (error) {
-          throw new CallbackFailure(error);
-        }
-      }
-      total += count;
-    }
-    const after = fstatSync(fd);
     if (
-      total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||
-      after.ctimeMs !== before.ctimeMs || after.ino !== before.ino
+      options.onChunk === undefined && expected.size <= keepBytesUpTo && expected.size <= maxBytes
     ) {
-      throw new FileChangedError(`File ${name} changed while being read`, {
-        hint: "Capture again once the file is no longer being written",
-      });
+      const fast = readWholeChecked(fd, absPath, expected);
+      if (fast !== null) return fast;
+      // Same file, but it changed since the walk's lstat: read it afresh.
     }
-    return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(before) };
+    return readStreaming(fd, absPath, expected, options);
   } catch (error) {
     if (error instanceof CallbackFailure) throw error.error; // not the file's fault
     if (error instanceof IntegrityError) throw error;
-    throw new UnreadableError(`Cannot read file ${name}: ${reasonOf(error)}`, { cause: error });
+    throw new UnreadableError(`Cannot read file ${quote(absPath)}: ${reasonOf(error)}`, {
+      cause: error,
+    });
   } finally {
     try {
       closeSync(fd);
@@ -265,6 +238,118 @@ export function readRegularNoFollow(
       // A failed close of a read-only descriptor loses nothing.
     }
   }
+}
+
+/** A one-byte buffer for the read past the end that proves a file grew. */
+const PROBE = new Uint8Array(1);
+
+/**
+ * The fast path for a file kept in memory: read `expected.size` bytes and
+ * one more, then a single `fstat` must match the walk's `lstat` exactly
+ * (inode, device, size, mtime, ctime). The bytes leave this function only
+ * after that check. Returns null when it is the same regular file but it
+ * changed since the `lstat`, for the caller to read it again.
+ */
+function readWholeChecked(
+  fd: number,
+  absPath: string,
+  expected: StatInfo,
+): ReadResult | null {
+  const size = expected.size;
+  const data = new Uint8Array(size);
+  let total = 0;
+  let failure: unknown = null;
+  try {
+    while (total < size) {
+      const count = readSync(fd, data, total, size - total, total);
+      if (count === 0) break;
+      total += count;
+    }
+    if (total === size && readSync(fd, PROBE, 0, 1, size) !== 0) total += 1; // grew
+  } catch (error) {
+    failure = error; // classified once fstat says what was opened
+  }
+  const after = checkIdentity(fd, absPath, expected);
+  if (failure !== null) throw failure;
+  if (
+    total !== size || after.size !== size || after.mtimeMs !== expected.mtimeMs ||
+    after.ctimeMs !== expected.ctimeMs
+  ) {
+    return null;
+  }
+  const hasher = createSha256();
+  hasher.update(data);
+  return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(after) };
+}
+
+/**
+ * `fstat`s the open file and checks that it is a regular file with the
+ * inode and device the walk saw.
+ */
+function checkIdentity(fd: number, absPath: string, expected: StatInfo): FileStat {
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    throw new FileChangedError(`File ${quote(absPath)} is no longer a regular file`);
+  }
+  if (stat.ino !== expected.ino || stat.dev !== expected.dev) {
+    throw new FileChangedError(`File ${quote(absPath)} was replaced between lstat and open`);
+  }
+  return stat;
+}
+
+function tooLarge(absPath: string, maxBytes: number, size: number): FileChangedError {
+  return new FileChangedError(
+    `File ${quote(absPath)} is larger than the size limit of ${maxBytes} bytes (${size} bytes)`,
+  );
+}
+
+/**
+ * The general path: `fstat` before a byte is read (identity and size), the
+ * content streamed in chunks to `onChunk` and the hash, then `fstat` again.
+ */
+function readStreaming(
+  fd: number,
+  absPath: string,
+  expected: StatInfo,
+  options: ReadOptions,
+): ReadResult {
+  const { maxBytes, onChunk, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
+  const before = checkIdentity(fd, absPath, expected);
+  const size = before.size;
+  if (size > maxBytes) throw tooLarge(absPath, maxBytes, size);
+  const data = size <= keepBytesUpTo ? new Uint8Array(size) : null;
+  const hasher = createSha256();
+  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size + 1));
+  // Read at most one byte past the size seen at open: that byte proves growth.
+  const limit = size + 1;
+  let total = 0;
+  while (total < limit) {
+    const want = Math.min(buffer.length, limit - total);
+    const count = readSync(fd, buffer, 0, want, total);
+    if (count === 0) break;
+    if (total + count > size) break; // grew; reported below
+    const chunk = buffer.subarray(0, count);
+    hasher.update(chunk);
+    data?.set(chunk, total);
+    if (onChunk !== undefined) {
+      try {
+        onChunk(chunk);
+      } catch (error) {
+        throw new CallbackFailure(error);
+      }
+    }
+    total += count;
+  }
+  const after = fstatSync(fd);
+  if (
+    total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||
+    after.ctimeMs !== before.ctimeMs || after.ino !== before.ino
+  ) {
+    throw new FileChangedError(`File ${quote(absPath)} changed while being read`, {
+      hint: "Capture again once the file is no longer being written",
+    });
+  }
+  return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(before) };
 }
 
 /** Carries an exception out of `onChunk` so it is rethrown as is, not as unreadable. */
