@@ -189,6 +189,9 @@ async function buildWithDeno(output: string, timeoutMs: number | undefined): Pro
     // only when all permissions are granted. Narrower flags would either break
     // those guarantees or have to be so broad as to mean the same thing.
     "--allow-all",
+    // Started through a computed URL, so deno compile cannot find it by itself.
+    "--include",
+    "lib/store/_deflate_worker.ts",
     "--output",
     output,
     "cli.ts",

@@ -11,6 +11,10 @@ import { forkBranch, switchBranch } from "../lib/snapshot/branch.ts";
 import { forgetSnapshots } from "../lib/snapshot/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
+import { prng } from "./_util.ts";
+import { type DeflateOutcome, DeflatePool } from "../lib/store/_deflate_pool.ts";
+import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "../lib/store/_pack.ts";
+import { captureWorkspace } from "../lib/store/capture.ts";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
@@ -717,5 +721,99 @@ Deno.test("forget refuses the target of an unresolved restore", async () => {
       });
     });
     assertThrows(() => forgetSnapshots(store, [first.id]), ConflictError, "unresolved restore");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// compression on a second core
+
+/** The row the store writes for `data` when it compresses on the main thread. */
+function inlineRow(data: Uint8Array): { encoding: string; data: Uint8Array } {
+  if (data.byteLength < COMPRESS_MIN_BYTES) return { encoding: "raw", data };
+  const packed = new Uint8Array(zlibDeflateRaw(data, DEFLATE_OPTIONS));
+  return packPays(data.byteLength, packed.byteLength)
+    ? { encoding: "deflate", data: packed }
+    : { encoding: "raw", data };
+}
+
+/** Text that compresses, random bytes that do not, and the sizes at the edges of a slot. */
+function mixedBlobs(count: number, seed: number): Uint8Array[] {
+  const random = prng(seed);
+  const sizes = [COMPRESS_MIN_BYTES, COMPRESS_MIN_BYTES + 1, INLINE_BLOB_MAX, 4096, 70_000];
+  return Array.from({ length: count }, (_, i) => {
+    const size = sizes[i % sizes.length]!;
+    const bytes = new Uint8Array(size);
+    if (i % 3 === 0) {
+      for (let j = 0; j < size; j++) bytes[j] = Math.floor(random() * 256);
+    } else {
+      const line = encoder.encode(`line ${i} of blob ${seed}: ${"words ".repeat(i % 7)}\n`);
+      for (let j = 0; j < size; j++) bytes[j] = line[j % line.length]!;
+    }
+    return bytes;
+  });
+}
+
+Deno.test("DeflatePool compresses on a worker byte for byte as the store does inline", () => {
+  const blobs = mixedBlobs(40, 7);
+  const outcomes = new Map<string, DeflateOutcome>();
+  const pool = DeflatePool.start((job, outcome) => outcomes.set(job.id, outcome));
+  assert(pool !== null, "this runtime has Worker and SharedArrayBuffer");
+  try {
+    assert(pool.waitReady(20_000), "the worker started");
+    const ids = blobs.map((data, i) => {
+      const id = `${i}`;
+      assert(pool.submit({ id, size: data.byteLength, data }), `blob ${i} was accepted`);
+      return id;
+    });
+    pool.finish();
+    assertEquals(pool.offloaded, blobs.length); // every blob went through the worker
+    blobs.forEach((data, i) => {
+      const outcome = outcomes.get(ids[i]!);
+      const expected = inlineRow(data);
+      if (expected.encoding === "raw") assertEquals(outcome, "raw", `blob ${i}`);
+      else assertEquals(outcome, expected.data, `blob ${i}`);
+    });
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("DeflatePool.submit declines blobs too small or too large for a slot, and after close", () => {
+  const pool = DeflatePool.start(() => {});
+  assert(pool !== null);
+  try {
+    assert(pool.waitReady(20_000));
+    const small = new Uint8Array(COMPRESS_MIN_BYTES - 1);
+    const large = new Uint8Array(INLINE_BLOB_MAX + 1);
+    assertEquals(pool.submit({ id: "s", size: small.byteLength, data: small }), false);
+    assertEquals(pool.submit({ id: "l", size: large.byteLength, data: large }), false);
+  } finally {
+    pool.close();
+  }
+  const data = new Uint8Array(COMPRESS_MIN_BYTES);
+  assertEquals(pool.submit({ id: "c", size: data.byteLength, data }), false);
+  assertEquals(pool.offloaded, 0);
+});
+
+Deno.test("a capture large enough to compress on a worker stores the same rows as inline compression", async () => {
+  await withStore((store, dir) => {
+    const blobs = mixedBlobs(60, 11); // about 13 MiB: well past the point the worker starts
+    blobs.forEach((data, i) => Deno.writeFileSync(join(dir, `f${i}.bin`), data));
+    Deno.writeFileSync(join(dir, "copy.bin"), blobs[1]!); // the same content twice
+    const { tree, stats } = store.transaction("capture", () => captureWorkspace(store));
+    assertEquals(stats.files, 61);
+    const rows = store.db.prepare("SELECT id, encoding, data FROM objects WHERE kind = 'blob'")
+      .all() as { id: string; encoding: string; data: Uint8Array }[];
+    assertEquals(rows.length, new Set(blobs.map((b) => sha256Hex(b))).size);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const data of blobs) {
+      const id = sha256Hex(data);
+      const row = byId.get(id)!;
+      const expected = inlineRow(data);
+      assertEquals(row.encoding, expected.encoding, `blob ${id}`);
+      assertEquals(new Uint8Array(row.data), expected.data, `blob ${id}`);
+      assertEquals(store.readBlob(id), data);
+    }
+    for (const entry of tree.entries) assert(byId.has((entry as { blob: string }).blob));
   });
 });

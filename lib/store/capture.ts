@@ -6,7 +6,10 @@
  * A stat cache recognises unchanged files without rehashing them. Like git's
  * racy-clean rule, a cached entry is trusted only if the file's mtime and
  * ctime were strictly older than the moment the entry was recorded, so an
- * edit in the same timestamp tick is always re-read.
+ * edit in the same timestamp tick is always re-read. Content already stored
+ * is never compressed again, and once a capture has stored a megabyte of
+ * compressible bytes, compression moves to a worker on another core
+ * (`_deflate_pool.ts`) while the next files are read.
  *
  * @example
  * ```ts
@@ -34,6 +37,8 @@ import {
 } from "../fs/safe_read.ts";
 import { walkWorkspace } from "../fs/walk.ts";
 import { INLINE_BLOB_MAX, type Store } from "./store.ts";
+import { DeflatePool } from "./_deflate_pool.ts";
+import { COMPRESS_MIN_BYTES } from "./_pack.ts";
 import {
   compareSkipped,
   type SkippedEntry,
@@ -179,48 +184,60 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const skipped: SkippedEntry[] = [];
   const stats: CaptureStats = { files: 0, symlinks: 0, skipped: 0, bytes: 0, hashed: 0, reused: 0 };
   const seen = new Set<string>();
-
-  for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs })) {
-    if (item.kind === "skip") {
-      skipped.push({ path: item.path, reason: item.reason });
-      continue;
-    }
-    if (item.kind === "symlink") {
-      entries.push({ path: item.path, type: "symlink", target: item.target });
-      stats.symlinks += 1;
-      continue;
-    }
-    const cached = cache.get(item.path);
-    let blob: string;
-    let size: number;
-    let mode = item.stat.mode;
-    // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-    if (cacheHit(cached, item.stat, clockMargin)) {
-      blob = cached!.blob;
-      size = cached!.size;
-      stats.reused += 1;
-    } else {
-      const read = persist
-        ? readFileIntoStore(store, item.absPath, item.stat, maxFileBytes, realPathOf(item.path))
-        : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path));
-      if ("reason" in read) {
-        skipped.push({ path: item.path, reason: read.reason });
+  const blobs = new InlineBlobWriter(store);
+  try {
+    for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs })) {
+      if (item.kind === "skip") {
+        skipped.push({ path: item.path, reason: item.reason });
         continue;
       }
-      blob = read.blob;
-      size = read.size;
-      mode = read.stat.mode;
-      stats.hashed += 1;
-      if (useCache && persist) {
-        const s = read.stat;
-        upsert.run(item.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev, s.mode, blob, stamp);
+      if (item.kind === "symlink") {
+        entries.push({ path: item.path, type: "symlink", target: item.target });
+        stats.symlinks += 1;
+        continue;
       }
+      const cached = cache.get(item.path);
+      let blob: string;
+      let size: number;
+      let mode = item.stat.mode;
+      // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
+      if (cacheHit(cached, item.stat, clockMargin)) {
+        blob = cached!.blob;
+        size = cached!.size;
+        stats.reused += 1;
+      } else {
+        const read = persist
+          ? readFileIntoStore(
+            store,
+            blobs,
+            item.absPath,
+            item.stat,
+            maxFileBytes,
+            realPathOf(item.path),
+          )
+          : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path));
+        if ("reason" in read) {
+          skipped.push({ path: item.path, reason: read.reason });
+          continue;
+        }
+        blob = read.blob;
+        size = read.size;
+        mode = read.stat.mode;
+        stats.hashed += 1;
+        if (useCache && persist) {
+          const s = read.stat;
+          upsert.run(item.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev, s.mode, blob, stamp);
+        }
+      }
+      seen.add(item.path);
+      entries.push({ path: item.path, type: "file", blob, size, mode });
+      stats.files += 1;
+      stats.bytes += size;
+      options.onProgress?.(entries.length + skipped.length);
     }
-    seen.add(item.path);
-    entries.push({ path: item.path, type: "file", blob, size, mode });
-    stats.files += 1;
-    stats.bytes += size;
-    options.onProgress?.(entries.length + skipped.length);
+    blobs.finish();
+  } finally {
+    blobs.close();
   }
 
   if (useCache && persist) {
@@ -272,6 +289,7 @@ function hashFile(
 
 function readFileIntoStore(
   store: Store,
+  blobs: InlineBlobWriter,
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
@@ -304,7 +322,7 @@ function readFileIntoStore(
       }),
     });
     if (result.data !== null && result.size <= INLINE_BLOB_MAX) {
-      store.putBlob(result.data, result.sha256);
+      blobs.put(result.sha256, result.data);
     } else if (tempPath !== null && tempFd !== null) {
       fs.fsyncSync(tempFd);
       fs.closeSync(tempFd);
@@ -320,5 +338,54 @@ function readFileIntoStore(
   } finally {
     if (tempFd !== null) fs.closeSync(tempFd);
     if (tempPath !== null) fs.rmSync(tempPath, { force: true });
+  }
+}
+
+/** Inline bytes a capture compresses itself before it starts a compression worker. */
+const POOL_AFTER_BYTES = 1024 * 1024;
+
+/**
+ * Stores a capture's inline blobs. Content already stored is skipped before
+ * any compression. Once the capture has stored {@linkcode POOL_AFTER_BYTES}
+ * of compressible bytes, and the machine has a second core, compression moves
+ * to a {@linkcode DeflatePool} worker; the stored rows are the same either way.
+ */
+class InlineBlobWriter {
+  #pool: DeflatePool | null | undefined;
+  #compressible = 0;
+
+  constructor(private readonly store: Store) {}
+
+  put(id: string, data: Uint8Array): void {
+    if (this.store.hasObject(id)) return;
+    if (data.byteLength >= COMPRESS_MIN_BYTES) {
+      if (this.#pool === undefined) {
+        this.#compressible += data.byteLength;
+        if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
+      }
+      if (this.#pool?.submit({ id, size: data.byteLength, data })) return;
+    }
+    this.store.putBlob(data, id);
+  }
+
+  /** Waits for the worker's last results and stores them. */
+  finish(): void {
+    this.#pool?.finish();
+  }
+
+  /** Stops the worker, if one was started. */
+  close(): void {
+    this.#pool?.close();
+  }
+
+  #startPool(): DeflatePool | null {
+    // deno-lint-ignore no-explicit-any
+    const cores = (globalThis as any).navigator?.hardwareConcurrency ?? 1;
+    if (cores < 2) return null;
+    return DeflatePool.start((job, outcome) => {
+      if (outcome === "unpacked") this.store.putBlob(job.data, job.id);
+      else if (outcome === "raw") this.store.putPackedBlob(job.id, job.size, "raw", job.data);
+      else this.store.putPackedBlob(job.id, job.size, "deflate", outcome);
+    });
   }
 }

@@ -38,6 +38,7 @@ import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "./_pack.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
@@ -48,8 +49,7 @@ function zlib(): typeof NodeZlib {
   return zlibModule ??= builtin<typeof NodeZlib>("node:zlib");
 }
 
-/** Inline objects at least this large are stored DEFLATE-compressed when that pays. */
-export const COMPRESS_MIN_BYTES = 1024;
+export { COMPRESS_MIN_BYTES } from "./_pack.ts";
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
 /** The name of the index database inside a store directory. */
@@ -342,6 +342,17 @@ export class Store {
     this.insertObject(id, "blob", size, "file", null);
   }
 
+  /**
+   * Stores an inline blob of `size` bytes whose id the caller computed, as
+   * `stored`: its raw bytes (`raw`) or their DEFLATE compression made by the
+   * shared rule of `_pack.ts` (`deflate`). Storing existing content is a no-op.
+   */
+  putPackedBlob(id: string, size: number, how: "raw" | "deflate", stored: Uint8Array): void {
+    this.stmt(
+      "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(id, "blob", size, how, stored, Date.now());
+  }
+
   private insertObject(
     id: string,
     kind: "blob" | "tree",
@@ -352,10 +363,8 @@ export class Store {
     let stored = data;
     let how: "raw" | "deflate" | "file" = encoding;
     if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
-      // Fast DEFLATE (level 1, as git uses for loose objects), kept only when
-      // it saves at least an eighth.
-      const packed = zlib().deflateRawSync(data, { level: 1 });
-      if (packed.byteLength <= data.byteLength - (data.byteLength >> 3)) {
+      const packed = zlib().deflateRawSync(data, DEFLATE_OPTIONS);
+      if (packPays(data.byteLength, packed.byteLength)) {
         stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
         how = "deflate";
       }
