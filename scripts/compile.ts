@@ -191,7 +191,7 @@ async function buildWithDeno(output: string, timeoutMs: number | undefined): Pro
     "--allow-all",
     // Started through a computed URL, so deno compile cannot find it by itself.
     "--include",
-    "lib/store/_deflate_worker.ts",
+    "lib/store/_zlib_worker.ts",
     "--output",
     output,
     "cli.ts",

@@ -12,9 +12,13 @@ import { forgetSnapshots } from "../lib/snapshot/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { prng } from "./_util.ts";
-import { type DeflateOutcome, DeflatePool } from "../lib/store/_deflate_pool.ts";
+import { type PoolOutcome, ZlibPool } from "../lib/store/_zlib_pool.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "../lib/store/_pack.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
+import { materialize } from "../lib/restore/materialize.ts";
+import { FileWrites, totalBytes } from "../lib/restore/_file_writes.ts";
+import { SafeWriter } from "../lib/fs/safe_write.ts";
+import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
@@ -753,45 +757,68 @@ function mixedBlobs(count: number, seed: number): Uint8Array[] {
   });
 }
 
-Deno.test("DeflatePool compresses on a worker byte for byte as the store does inline", () => {
+Deno.test("ZlibPool deflates on a worker byte for byte as the store does inline", () => {
   const blobs = mixedBlobs(40, 7);
-  const outcomes = new Map<string, DeflateOutcome>();
-  const pool = DeflatePool.start((job, outcome) => outcomes.set(job.id, outcome));
-  assert(pool !== null, "this runtime has Worker and SharedArrayBuffer");
+  const outcomes = new Map<number, PoolOutcome>();
+  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
+  assert(pool !== null, "this runtime has Worker, SharedArrayBuffer and two cores");
   try {
     assert(pool.waitReady(20_000), "the worker started");
-    const ids = blobs.map((data, i) => {
-      const id = `${i}`;
-      assert(pool.submit({ id, size: data.byteLength, data }), `blob ${i} was accepted`);
-      return id;
-    });
+    blobs.forEach((data, i) => assert(pool.deflate(i, data), `blob ${i} was accepted`));
     pool.finish();
     assertEquals(pool.offloaded, blobs.length); // every blob went through the worker
     blobs.forEach((data, i) => {
-      const outcome = outcomes.get(ids[i]!);
       const expected = inlineRow(data);
-      if (expected.encoding === "raw") assertEquals(outcome, "raw", `blob ${i}`);
-      else assertEquals(outcome, expected.data, `blob ${i}`);
+      const outcome = outcomes.get(i);
+      if (expected.encoding === "raw") assertEquals(outcome, { kind: "raw" }, `blob ${i}`);
+      else assertEquals(outcome, { kind: "packed", bytes: expected.data }, `blob ${i}`);
     });
   } finally {
     pool.close();
   }
 });
 
-Deno.test("DeflatePool.submit declines blobs too small or too large for a slot, and after close", () => {
-  const pool = DeflatePool.start(() => {});
+Deno.test("ZlibPool inflates and hashes on a worker, and reports damaged input as failed", () => {
+  const blobs = mixedBlobs(20, 9);
+  const outcomes = new Map<string, PoolOutcome>();
+  const pool = ZlibPool.start<string>((token, outcome) => outcomes.set(token, outcome));
+  assert(pool !== null);
+  try {
+    assert(pool.waitReady(20_000));
+    const packable = blobs.filter((data) => inlineRow(data).encoding === "deflate");
+    assert(packable.length > 5 && packable.length < blobs.length);
+    packable.forEach((data, i) =>
+      assert(pool.inflate(`inflate ${i}`, inlineRow(data).data, data.byteLength))
+    );
+    blobs.forEach((data, i) => assert(pool.hash(`hash ${i}`, data)));
+    assert(pool.inflate("bomb", inlineRow(packable[0]!).data, packable[0]!.byteLength - 1));
+    assert(pool.inflate("garbage", new Uint8Array(2000).fill(0xff), 4000));
+    pool.finish();
+    const plain = (data: Uint8Array) => ({ kind: "plain", bytes: data, sha256: sha256Hex(data) });
+    packable.forEach((data, i) => assertEquals(outcomes.get(`inflate ${i}`), plain(data)));
+    blobs.forEach((data, i) => assertEquals(outcomes.get(`hash ${i}`), plain(data)));
+    assertEquals(outcomes.get("bomb"), { kind: "failed" });
+    assertEquals(outcomes.get("garbage"), { kind: "failed" });
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("ZlibPool declines blobs too small or too large for a slot, and everything after close", () => {
+  const pool = ZlibPool.start<string>(() => {});
   assert(pool !== null);
   try {
     assert(pool.waitReady(20_000));
     const small = new Uint8Array(COMPRESS_MIN_BYTES - 1);
     const large = new Uint8Array(INLINE_BLOB_MAX + 1);
-    assertEquals(pool.submit({ id: "s", size: small.byteLength, data: small }), false);
-    assertEquals(pool.submit({ id: "l", size: large.byteLength, data: large }), false);
+    assertEquals(pool.deflate("s", small), false);
+    assertEquals(pool.deflate("l", large), false);
+    assertEquals(pool.inflate("l", small, INLINE_BLOB_MAX + 1), false);
+    assertEquals(pool.hash("l", large), false);
   } finally {
     pool.close();
   }
-  const data = new Uint8Array(COMPRESS_MIN_BYTES);
-  assertEquals(pool.submit({ id: "c", size: data.byteLength, data }), false);
+  assertEquals(pool.deflate("c", new Uint8Array(COMPRESS_MIN_BYTES)), false);
   assertEquals(pool.offloaded, 0);
 });
 
@@ -815,5 +842,67 @@ Deno.test("a capture large enough to compress on a worker stores the same rows a
       assertEquals(store.readBlob(id), data);
     }
     for (const entry of tree.entries) assert(byId.has((entry as { blob: string }).blob));
+  });
+});
+
+Deno.test("materialize of a tree large enough for the worker writes every file byte for byte", async () => {
+  await withStore((store, dir) => {
+    const blobs = mixedBlobs(60, 13);
+    const ids = blobs.map((data) => store.putBlob(data));
+    const entries = blobs.map((data, i) => ({
+      path: `d${i % 4}/f${String(i).padStart(2, "0")}`,
+      type: "file" as const,
+      blob: ids[i]!,
+      size: data.byteLength,
+      mode: i % 2 ? 0o600 : 0o644,
+    })).sort((a, b) => a.path < b.path ? -1 : 1);
+    const treeId = store.putTree(validateTree({ version: 1, entries, skipped: [] }));
+    const out = join(dir, "out");
+    const result = materialize(store, treeId, out);
+    assertEquals(result.written.length, 60);
+    for (const entry of entries) {
+      const index = ids.indexOf(entry.blob);
+      assertEquals(Deno.readFileSync(join(out, entry.path)), blobs[index]!, entry.path);
+      assertEquals(Deno.statSync(join(out, entry.path)).mode! & 0o777, entry.mode, entry.path);
+    }
+  });
+});
+
+Deno.test("FileWrites refuses a damaged inline blob the worker inflated, writing no file for it", async () => {
+  await withStore((store, dir) => {
+    const blobs = mixedBlobs(30, 17);
+    const entries = blobs.map((data, i) => ({
+      path: `f${String(i).padStart(2, "0")}`,
+      type: "file" as const,
+      blob: store.putBlob(data),
+      size: data.byteLength,
+      mode: 0o644,
+    }));
+    // Damage the last compressed blob so that it still inflates, to other bytes.
+    const victim = entries.findLast((_e, i) => inlineRow(blobs[i]!).encoding === "deflate")!;
+    const bytes = readObjectBytes(store.db, victim.blob).slice();
+    bytes[bytes.length >> 1]! ^= 0x01;
+    writeObjectBytes(store.db, victim.blob, bytes);
+    const out = join(dir, "out");
+    Deno.mkdirSync(out);
+    const files = new FileWrites(store, new SafeWriter(out), totalBytes(entries), 20_000);
+    try {
+      assertThrows(
+        () => {
+          for (const entry of entries) files.write(entry);
+          files.finish();
+        },
+        IntegrityError,
+        "do not hash to its id",
+      );
+      assert(files.offloaded > 0, "the worker inflated blobs");
+    } finally {
+      files.close();
+    }
+    assert(!existsSync(join(out, victim.path)), "the damaged file was not written");
+    const before = entries.slice(0, entries.indexOf(victim));
+    for (const entry of before) {
+      assertEquals(Deno.readFileSync(join(out, entry.path)), blobs[entries.indexOf(entry)]!);
+    }
   });
 });

@@ -25,6 +25,7 @@ import * as path from "node:path";
 import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
+import { FileWrites, totalBytes } from "./_file_writes.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry } from "../store/tree.ts";
@@ -102,10 +103,15 @@ export function materialize(
     );
   }
   const writer = new SafeWriter(root);
-  for (const entry of todo) {
-    if (entry.type === "symlink") writer.writeSymlink(entry.path, entry.target);
-    else writer.writeFile(entry.path, entry.mode, (write) => store.streamBlob(entry.blob, write));
-    result.written.push(entry.path);
+  const files = new FileWrites(store, writer, totalBytes(todo));
+  try {
+    for (const entry of todo) {
+      files.write(entry);
+      result.written.push(entry.path);
+    }
+    files.finish();
+  } finally {
+    files.close();
   }
   writer.flush();
   return result;

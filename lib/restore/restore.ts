@@ -40,6 +40,7 @@ import {
   quote,
   UsageError,
 } from "../encoding/errors.ts";
+import { FileWrites, totalBytes } from "./_file_writes.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import {
@@ -161,11 +162,6 @@ function occupiedIn(root: string): (path: string) => boolean {
       return false;
     }
   };
-}
-
-function writeEntry(store: Store, writer: SafeWriter, entry: TreeEntry): void {
-  if (entry.type === "symlink") writer.writeSymlink(entry.path, entry.target);
-  else writer.writeFile(entry.path, entry.mode, (write) => store.streamBlob(entry.blob, write));
 }
 
 interface StoredPlan {
@@ -459,13 +455,22 @@ function applyPaths(
     writer.remove(rel);
     onProgress?.(++done, total);
   }
-  for (const rel of writes) {
+  const toWrite = writes.map((rel) => {
     const entry = entries.get(rel);
     if (entry === undefined) {
       throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
     }
-    writeEntry(store, writer, entry);
-    onProgress?.(++done, total);
+    return entry;
+  });
+  const files = new FileWrites(store, writer, totalBytes(toWrite));
+  try {
+    for (const entry of toWrite) {
+      files.write(entry);
+      onProgress?.(++done, total);
+    }
+    files.finish();
+  } finally {
+    files.close();
   }
   writer.flush();
 }

@@ -9,7 +9,7 @@
  * edit in the same timestamp tick is always re-read. Content already stored
  * is never compressed again, and once a capture has stored a megabyte of
  * compressible bytes, compression moves to a worker on another core
- * (`_deflate_pool.ts`) while the next files are read.
+ * (`_zlib_pool.ts`) while the next files are read.
  *
  * @example
  * ```ts
@@ -37,7 +37,7 @@ import {
 } from "../fs/safe_read.ts";
 import { walkWorkspace } from "../fs/walk.ts";
 import { INLINE_BLOB_MAX, type Store } from "./store.ts";
-import { DeflatePool } from "./_deflate_pool.ts";
+import { ZlibPool } from "./_zlib_pool.ts";
 import { COMPRESS_MIN_BYTES } from "./_pack.ts";
 import {
   compareSkipped,
@@ -347,11 +347,11 @@ const POOL_AFTER_BYTES = 1024 * 1024;
 /**
  * Stores a capture's inline blobs. Content already stored is skipped before
  * any compression. Once the capture has stored {@linkcode POOL_AFTER_BYTES}
- * of compressible bytes, and the machine has a second core, compression moves
- * to a {@linkcode DeflatePool} worker; the stored rows are the same either way.
+ * of compressible bytes, compression moves to a {@linkcode ZlibPool} worker
+ * on another core; the stored rows are the same either way.
  */
 class InlineBlobWriter {
-  #pool: DeflatePool | null | undefined;
+  #pool: ZlibPool<{ id: string; data: Uint8Array }> | null | undefined;
   #compressible = 0;
 
   constructor(private readonly store: Store) {}
@@ -363,7 +363,7 @@ class InlineBlobWriter {
         this.#compressible += data.byteLength;
         if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
       }
-      if (this.#pool?.submit({ id, size: data.byteLength, data })) return;
+      if (this.#pool?.deflate({ id, data }, data)) return;
     }
     this.store.putBlob(data, id);
   }
@@ -378,14 +378,15 @@ class InlineBlobWriter {
     this.#pool?.close();
   }
 
-  #startPool(): DeflatePool | null {
-    // deno-lint-ignore no-explicit-any
-    const cores = (globalThis as any).navigator?.hardwareConcurrency ?? 1;
-    if (cores < 2) return null;
-    return DeflatePool.start((job, outcome) => {
-      if (outcome === "unpacked") this.store.putBlob(job.data, job.id);
-      else if (outcome === "raw") this.store.putPackedBlob(job.id, job.size, "raw", job.data);
-      else this.store.putPackedBlob(job.id, job.size, "deflate", outcome);
+  #startPool(): ZlibPool<{ id: string; data: Uint8Array }> | null {
+    return ZlibPool.start(({ id, data }, outcome) => {
+      if (outcome.kind === "packed") {
+        this.store.putPackedBlob(id, data.byteLength, "deflate", outcome.bytes);
+      } else if (outcome.kind === "raw") {
+        this.store.putPackedBlob(id, data.byteLength, "raw", data);
+      } else {
+        this.store.putBlob(data, id);
+      }
     });
   }
 }

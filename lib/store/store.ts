@@ -454,6 +454,24 @@ export class Store {
     return total;
   }
 
+  /**
+   * The stored row of an inline blob, unverified: its encoding, recorded
+   * size and stored bytes; null when the blob is file-backed or absent. For
+   * callers that inflate and hash elsewhere and must then compare the digest
+   * with `id` (see `_zlib_pool.ts`); anything else uses
+   * {@linkcode Store.streamBlob}, which verifies.
+   */
+  storedInlineBlob(
+    id: string,
+  ): { encoding: "raw" | "deflate"; size: number; data: Uint8Array } | null {
+    const row = this.stmt("SELECT kind, size, encoding, data FROM objects WHERE id = ?").get(id) as
+      | { kind: string; size: number; encoding: string; data: Uint8Array | null }
+      | undefined;
+    if (row === undefined || row.kind !== "blob" || row.data === null) return null;
+    if (row.encoding !== "raw" && row.encoding !== "deflate") return null;
+    return { encoding: row.encoding, size: row.size, data: row.data };
+  }
+
   /** Reads a whole blob into memory, verified. */
   readBlob(id: string): Uint8Array {
     const chunks: Uint8Array[] = [];

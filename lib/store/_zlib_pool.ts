@@ -1,0 +1,280 @@
+/**
+ * Compression, decompression and hashing on a second core.
+ *
+ * A capture reads, hashes and inserts on the main thread; DEFLATE is the
+ * other half of its CPU time. A restore creates files on the main thread;
+ * inflating and hashing blobs is the other half of its. {@linkcode ZlibPool}
+ * hands such blobs to one worker through a ring of shared-memory slots, so
+ * the main thread reads or writes the next file meanwhile. Everything stays
+ * synchronous: the main thread waits (`Atomics.wait`) only when the ring is
+ * full or at the end.
+ *
+ * Results are byte-identical to doing the work on the main thread (same
+ * `node:zlib`, same options, same {@linkcode packPays} rule), and nothing
+ * depends on the worker: until it is ready, after it fails, or where the
+ * runtime has no `Worker`, the submit methods return false (or the outcome is
+ * `failed`) and the caller does the work itself. The worker only transforms
+ * bytes: it never touches the store, the filesystem or the network, and every
+ * digest it reports is compared by the caller with the id it expects.
+ *
+ * @example
+ * ```ts
+ * import { ZlibPool } from "./_zlib_pool.ts";
+ * const seen: string[] = [];
+ * const pool = ZlibPool.start<string>((token, outcome) => seen.push(`${token}:${outcome.kind}`));
+ * if (pool !== null) {
+ *   pool.waitReady(10_000);
+ *   const data = new TextEncoder().encode("abc".repeat(1000));
+ *   if (pool.deflate("a", data)) pool.finish();
+ *   pool.close();
+ *   console.assert(seen.length === 0 || seen[0] === "a:packed");
+ * }
+ * ```
+ * @module
+ */
+import { COMPRESS_MIN_BYTES } from "./_pack.ts";
+
+/** Control word: the worker has started (1). */
+export const READY = 0;
+/** Control word: the worker must exit (1). */
+export const STOP = 1;
+/** Words per slot: state, operation, length (then outcome), expected size. */
+export const SLOT_WORDS = 4;
+/** Slot state: free for the main thread to fill. */
+export const FREE = 0;
+/** Slot state: holds input for the worker. */
+export const FULL = 1;
+/** Slot state: holds the worker's outcome. */
+export const DONE = 2;
+/** Operation: DEFLATE the input; outcome is the compressed length or {@linkcode KEEP_RAW}. */
+export const OP_DEFLATE = 1;
+/** Operation: inflate the input to at most the expected size, then hash it; outcome is its length. */
+export const OP_INFLATE = 2;
+/** Operation: hash the input; outcome is its length. */
+export const OP_HASH = 3;
+/** Outcome: compression does not pay; store the bytes raw. */
+export const KEEP_RAW = -1;
+/** Outcome: the worker could not do it; the caller must. */
+export const WORKER_FAILED = -2;
+
+/** Index of slot `slot`'s first control word. */
+export function slotIndex(slot: number): number {
+  return 2 + slot * SLOT_WORDS;
+}
+
+/** Slots in the ring: enough to keep the worker busy while a large file is read or written. */
+const SLOTS = 8;
+/** Bytes per slot: the largest inline blob. */
+const SLOT_BYTES = 1024 * 1024;
+/** A slot still not done after this long means the worker is gone. */
+const STALL_MS = 10_000;
+
+/** What became of one submitted blob. */
+export type PoolOutcome =
+  /** Deflate: the compressed bytes, worth keeping. */
+  | { kind: "packed"; bytes: Uint8Array }
+  /** Deflate: compression does not pay; keep the input raw. */
+  | { kind: "raw" }
+  /** Inflate or hash: the plain bytes and their SHA-256 (hex), for the caller to check. */
+  | { kind: "plain"; bytes: Uint8Array; sha256: string }
+  /** The worker could not do it (damaged input, or the worker is gone): do it yourself. */
+  | { kind: "failed" };
+
+/** Receives each submitted blob's token and outcome, in submission order. */
+export type PoolSink<T> = (token: T, outcome: PoolOutcome) => void;
+
+interface WorkerLike {
+  postMessage(message: unknown): void;
+  terminate(): void;
+  onerror: ((event: Event) => void) | null;
+}
+
+interface Pending<T> {
+  token: T;
+  input: Uint8Array;
+  op: number;
+}
+
+/** One worker and its ring of shared-memory slots. */
+export class ZlibPool<T> {
+  readonly #worker: WorkerLike;
+  readonly #control: Int32Array;
+  readonly #data: Uint8Array;
+  readonly #digests: Uint8Array;
+  readonly #sink: PoolSink<T>;
+  readonly #pending: (Pending<T> | null)[] = new Array(SLOTS).fill(null);
+  #head = 0;
+  #oldest = 0;
+  #broken = false;
+  #closed = false;
+  /** Blobs the worker handled. */
+  offloaded = 0;
+
+  private constructor(
+    worker: WorkerLike,
+    memory: { control: SharedArrayBuffer; data: SharedArrayBuffer; digests: SharedArrayBuffer },
+    sink: PoolSink<T>,
+  ) {
+    this.#worker = worker;
+    this.#control = new Int32Array(memory.control);
+    this.#data = new Uint8Array(memory.data);
+    this.#digests = new Uint8Array(memory.digests);
+    this.#sink = sink;
+  }
+
+  /**
+   * Starts the worker, or returns null where the runtime cannot (no `Worker`,
+   * no shared memory, or a single core). The worker boots in the background.
+   */
+  static start<T>(sink: PoolSink<T>): ZlibPool<T> | null {
+    // deno-lint-ignore no-explicit-any
+    const scope = globalThis as any;
+    const WorkerClass = scope.Worker;
+    if (typeof WorkerClass !== "function" || typeof SharedArrayBuffer !== "function") return null;
+    if ((scope.navigator?.hardwareConcurrency ?? 1) < 2) return null;
+    try {
+      const memory = {
+        control: new SharedArrayBuffer(4 * (2 + SLOT_WORDS * SLOTS)),
+        data: new SharedArrayBuffer(SLOTS * SLOT_BYTES),
+        digests: new SharedArrayBuffer(SLOTS * 32),
+      };
+      const worker: WorkerLike = new WorkerClass(
+        new URL("./_zlib_worker.ts", import.meta.url).href,
+        { type: "module" },
+      );
+      const pool = new ZlibPool(worker, memory, sink);
+      worker.onerror = (event: Event) => {
+        event.preventDefault(); // a worker that cannot load is not the command's failure
+        pool.#broken = true;
+      };
+      worker.postMessage({ ...memory, slots: SLOTS, slotBytes: SLOT_BYTES });
+      return pool;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Whether the worker is running and accepting blobs. */
+  get ready(): boolean {
+    return !this.#broken && !this.#closed && Atomics.load(this.#control, READY) === 1;
+  }
+
+  /** Waits up to `ms` for the worker to start; returns {@linkcode ZlibPool.ready}. */
+  waitReady(ms: number): boolean {
+    if (!this.ready && !this.#broken) Atomics.wait(this.#control, READY, 0, ms);
+    return this.ready;
+  }
+
+  /**
+   * Queues `data` for DEFLATE. Returns false (compress it yourself) when the
+   * worker is not ready or `data` is too small to compress or too large for a slot.
+   */
+  deflate(token: T, data: Uint8Array): boolean {
+    if (data.byteLength < COMPRESS_MIN_BYTES) return false;
+    return this.#submit(token, data, OP_DEFLATE, 0);
+  }
+
+  /**
+   * Queues stored DEFLATE bytes to be inflated to at most `size` bytes and
+   * hashed. Returns false (do it yourself) when the worker is not ready or
+   * `size` is larger than a slot.
+   */
+  inflate(token: T, stored: Uint8Array, size: number): boolean {
+    if (size > SLOT_BYTES) return false;
+    return this.#submit(token, stored, OP_INFLATE, size);
+  }
+
+  /** Queues `data` to be hashed. Returns false (hash it yourself) as {@linkcode ZlibPool.inflate} does. */
+  hash(token: T, data: Uint8Array): boolean {
+    return this.#submit(token, data, OP_HASH, data.byteLength);
+  }
+
+  /** Delivers every result already done, oldest first, without waiting. */
+  collectDone(): void {
+    while (this.#pending[this.#oldest] !== null && this.#collect(false));
+  }
+
+  /** Waits for and delivers every pending result. */
+  finish(): void {
+    while (this.#pending[this.#oldest] !== null) this.#collect(true);
+  }
+
+  /** Stops the worker. Pending results not yet delivered are dropped. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    Atomics.store(this.#control, STOP, 1);
+    for (let slot = 0; slot < SLOTS; slot++) Atomics.notify(this.#control, slotIndex(slot));
+    this.#worker.terminate();
+  }
+
+  #submit(token: T, input: Uint8Array, op: number, size: number): boolean {
+    if (!this.ready || input.byteLength > SLOT_BYTES) return false;
+    if (this.#pending[this.#head] !== null) this.#collect(true); // ring full: the oldest first
+    if (this.#broken) return false;
+    const slot = this.#head;
+    this.#data.set(input, slot * SLOT_BYTES);
+    const at = slotIndex(slot);
+    Atomics.store(this.#control, at + 1, op);
+    Atomics.store(this.#control, at + 2, input.byteLength);
+    Atomics.store(this.#control, at + 3, size);
+    Atomics.store(this.#control, at, FULL);
+    Atomics.notify(this.#control, at);
+    this.#pending[slot] = { token, input, op };
+    this.#head = (slot + 1) % SLOTS;
+    this.collectDone();
+    return true;
+  }
+
+  /** Delivers the oldest pending result; with `wait`, waits for it. Returns whether it did. */
+  #collect(wait: boolean): boolean {
+    const slot = this.#oldest;
+    const job = this.#pending[slot]!;
+    const at = slotIndex(slot);
+    if (Atomics.load(this.#control, at) !== DONE) {
+      if (!wait) return false;
+      const deadline = Date.now() + STALL_MS;
+      while (Atomics.load(this.#control, at) !== DONE) {
+        if (this.#broken || Date.now() >= deadline) {
+          this.#broken = true; // the worker is gone: the caller does the rest itself
+          this.#deliver(slot, job, WORKER_FAILED);
+          return true;
+        }
+        Atomics.wait(this.#control, at, FULL, 50);
+      }
+    }
+    this.#deliver(slot, job, Atomics.load(this.#control, at + 2));
+    return true;
+  }
+
+  #deliver(slot: number, job: Pending<T>, outcome: number): void {
+    this.#pending[slot] = null;
+    this.#oldest = (slot + 1) % SLOTS;
+    Atomics.store(this.#control, slotIndex(slot), FREE);
+    if (outcome === WORKER_FAILED) {
+      this.#sink(job.token, { kind: "failed" });
+      return;
+    }
+    this.offloaded += 1;
+    const start = slot * SLOT_BYTES;
+    if (job.op === OP_DEFLATE) {
+      this.#sink(
+        job.token,
+        outcome === KEEP_RAW
+          ? { kind: "raw" }
+          : { kind: "packed", bytes: this.#data.slice(start, start + outcome) },
+      );
+      return;
+    }
+    const bytes = job.op === OP_HASH ? job.input : this.#data.slice(start, start + outcome);
+    this.#sink(job.token, { kind: "plain", bytes, sha256: hex(this.#digests, slot * 32) });
+  }
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+function hex(bytes: Uint8Array, offset: number): string {
+  let out = "";
+  for (let i = offset; i < offset + 32; i++) out += HEX[bytes[i]!];
+  return out;
+}
