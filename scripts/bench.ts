@@ -9,12 +9,14 @@
  *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
- * The real source tree is npm's own installed package tree (about 2k files,
- * present wherever Node.js is), or `--tree DIR`.
+ * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
+ * Python packages and their compiled bytecode, present wherever python3 is),
+ * else npm's own package tree (about 2k files), or `--tree DIR`.
  * @module
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { isSecretName } from "../lib/fs/policy.ts";
 
 const args = parseArgs({
   args: Deno.args,
@@ -56,22 +58,34 @@ async function have(tool: string): Promise<boolean> {
 
 interface Run {
   ms: number;
+  /** User + system CPU time of the process and its children (GNU time), or NaN. */
+  cpuMs: number;
   stdout: string;
   stderr: string;
 }
 
+const GNU_TIME = await Deno.stat("/usr/bin/time").then(() => "/usr/bin/time", () => null);
+const timeFile = `${root}/cpu-time`;
+
 async function run(cmd: string[], options: { cwd?: string; check?: boolean } = {}): Promise<Run> {
+  const argv = GNU_TIME ? [GNU_TIME, "-f", "%U %S", "-o", timeFile, ...cmd] : cmd;
   const started = performance.now();
-  const out = await new Deno.Command(cmd[0]!, {
-    args: cmd.slice(1),
+  const out = await new Deno.Command(argv[0]!, {
+    args: argv.slice(1),
     cwd: options.cwd ?? root,
     env,
     stdout: "piped",
     stderr: "piped",
   }).output();
   const ms = performance.now() - started;
+  let cpuMs = NaN;
+  if (GNU_TIME) {
+    const [user, system] = (await Deno.readTextFile(timeFile)).trim().split(/\s+/).slice(-2);
+    cpuMs = (Number(user) + Number(system)) * 1000;
+  }
   const result = {
     ms,
+    cpuMs,
     stdout: new TextDecoder().decode(out.stdout),
     stderr: new TextDecoder().decode(out.stderr),
   };
@@ -91,7 +105,7 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Median of RUNS timed runs after one warm-up; `setup` runs untimed before each. */
+/** Median wall time of RUNS timed runs after one warm-up; `setup` runs untimed before each. */
 async function measure(
   setup: (i: number) => Promise<void>,
   timed: (i: number) => Promise<Run>,
@@ -106,6 +120,38 @@ async function measure(
   return median(times);
 }
 
+/** One side of an interleaved comparison: untimed `setup`, then the timed run. */
+interface Subject {
+  setup: (i: number) => Promise<void>;
+  timed: (i: number) => Promise<Run>;
+}
+
+/**
+ * Like {@linkcode measure} for several subjects at once, interleaved: each
+ * round runs every subject once, so a machine that speeds up or slows down
+ * during the benchmark (a shared virtual machine does) affects all alike.
+ * Returns each subject's median wall and CPU time.
+ */
+async function interleaved<K extends string>(
+  subjects: Record<K, Subject>,
+): Promise<Record<K, { wall: number; cpu: number }>> {
+  const names = Object.keys(subjects) as K[];
+  const walls = new Map<K, number[]>(names.map((k) => [k, []]));
+  const cpus = new Map<K, number[]>(names.map((k) => [k, []]));
+  for (let i = -1; i < RUNS; i++) {
+    for (const name of names) {
+      await subjects[name].setup(i);
+      const result = await subjects[name].timed(i);
+      if (i < 0) continue; // warm-up
+      walls.get(name)!.push(result.ms);
+      cpus.get(name)!.push(result.cpuMs);
+    }
+  }
+  return Object.fromEntries(
+    names.map((k) => [k, { wall: median(walls.get(k)!), cpu: median(cpus.get(k)!) }]),
+  ) as Record<K, { wall: number; cpu: number }>;
+}
+
 /** Peak RSS in MiB of one run, from GNU time. */
 async function peakRss(cmd: string[], cwd?: string): Promise<number> {
   const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], cwd ? { cwd } : {});
@@ -117,14 +163,30 @@ function fmt(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
 }
 
-function ratio(name: string, ours: number, theirs: number, what: string): void {
-  const r = theirs / ours;
+function times(r: number): string {
+  return r >= 1 ? `${r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`;
+}
+
+/** Prints wall-time medians and their ratio, and CPU-time medians when `cpu` is given. */
+function ratio(
+  name: string,
+  ours: number,
+  theirs: number,
+  what: string,
+  cpu?: [number, number],
+): void {
   console.log(
-    `  ${name.padEnd(44)} ctxsnap ${fmt(ours).padStart(9)}   ${what} ${
-      fmt(theirs).padStart(9)
-    }   ` +
-      `${r >= 1 ? `${r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`}`,
+    `  ${name.padEnd(44)} ctxsnap ${fmt(ours).padStart(9)}   ${what} ${fmt(theirs).padStart(9)}   ${
+      times(theirs / ours)
+    }`,
   );
+  if (cpu && cpu.every(Number.isFinite)) {
+    console.log(
+      `  ${"".padEnd(44)}     cpu ${fmt(cpu[0]).padStart(9)}   ${"cpu".padStart(what.length)} ${
+        fmt(cpu[1]).padStart(9)
+      }   (user + system)`,
+    );
+  }
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
@@ -153,17 +215,33 @@ console.log(
 );
 console.log(`deno ${Deno.version.deno}; runs: median of ${RUNS} after a warm-up; data in ${root}`);
 
-const source = args.values.tree ?? "/usr/lib/node_modules/npm";
+const source = args.values.tree ??
+  (await Deno.stat("/usr/lib/python3").then(
+    () => "/usr/lib/python3",
+    () => "/usr/lib/node_modules/npm",
+  ));
 const tree = `${root}/tree`;
 await copyTree(source, tree);
+// ctxsnap skips node_modules/, __pycache__/ and .venv/ by default: rename those
+// directories so every tool sees the same files. Drop the tree's own ignore
+// files and the files ctxsnap never captures (secret names such as *.pem).
+await sh(
+  `cd '${tree}' && find . -depth -type d \\( -name node_modules -o -name __pycache__ -o -name .venv \\) ` +
+    `-exec sh -c 'mv "$1" "$(dirname "$1")/vendored-$(basename "$1")"' _ {} \\; ` +
+    `&& find . \\( -name .gitignore -o -name .npmignore -o -name .ctxsnapignore \\) -delete`,
+);
+const removed: string[] = [];
+for (const path of (await sh(`cd '${tree}' && find . -type f`)).stdout.trim().split("\n")) {
+  if (isSecretName(path.slice(path.lastIndexOf("/") + 1))) {
+    await Deno.remove(`${tree}/${path}`);
+    removed.push(path.slice(2));
+  }
+}
 const treeFiles = Number((await sh(`find '${tree}' -type f | wc -l`)).stdout.trim());
 const treeBytes = await du(tree);
-console.log(`real tree: ${source} — ${treeFiles} files, ${(treeBytes / 1048576).toFixed(1)} MiB\n`);
-// ctxsnap skips node_modules/ by default; rename those directories so every tool
-// sees the same ~2k files, and drop the tree's own ignore files.
-await sh(
-  `cd '${tree}' && find . -depth -type d -name node_modules -exec sh -c 'mv "$1" "$(dirname "$1")/vendored"' _ {} \\; ` +
-    `&& find . -name .gitignore -delete && find . -name .npmignore -delete`,
+console.log(
+  `real tree: ${source} — ${treeFiles} files, ${(treeBytes / 1048576).toFixed(1)} MiB` +
+    (removed.length ? ` (left out, as ctxsnap does: ${removed.join(", ")})` : "") + "\n",
 );
 const hasRestic = await have("restic");
 
@@ -171,37 +249,52 @@ if (want("capture")) {
   console.log("capture (whole process, fresh store / repository each run)");
   let n = 0;
   const store = () => `${root}/store-${n}`;
-  const first = await measure(
-    async () => {
-      n++;
-      await ctxsnap(["--store", store(), "init", "--workspace", tree]);
-    },
-    () => ctxsnap(["--store", store(), "create", "-m", "bench"]),
-  );
-  const gitFirst = await measure(
-    async () => {
-      n++;
-      await sh(`git init -q --bare '${store()}'`);
-    },
-    () =>
-      sh(
-        `GIT_DIR='${store()}' GIT_WORK_TREE='${tree}' sh -c 'git add -A && git write-tree' >/dev/null`,
-      ),
-  );
-  ratio("first capture vs git add -A && write-tree", first, gitFirst, "git");
-  results.first_capture_ms = first;
-  results.git_first_ms = gitFirst;
-  if (hasRestic) {
-    const resticFirst = await measure(
-      async () => {
+  const firstRuns = await interleaved({
+    ctxsnap: {
+      setup: async () => {
         n++;
-        await run(["restic", "init", "--quiet", "-r", store()]);
+        await ctxsnap(["--store", store(), "init", "--workspace", tree]);
       },
-      () => run(["restic", "backup", "--quiet", "-r", store(), "."], { cwd: tree }),
+      timed: () => ctxsnap(["--store", store(), "create", "-m", "bench"]),
+    },
+    git: {
+      setup: async () => {
+        n++;
+        await sh(`git init -q --bare '${store()}'`);
+      },
+      timed: () =>
+        sh(
+          `GIT_DIR='${store()}' GIT_WORK_TREE='${tree}' sh -c 'git add -A && git write-tree' >/dev/null`,
+        ),
+    },
+    ...(hasRestic
+      ? {
+        restic: {
+          setup: async () => {
+            n++;
+            await run(["restic", "init", "--quiet", "-r", store()]);
+          },
+          timed: () => run(["restic", "backup", "--quiet", "-r", store(), "."], { cwd: tree }),
+        },
+      }
+      : {}),
+  } as Record<string, Subject>);
+  const first = firstRuns.ctxsnap!;
+  for (const other of ["git", "restic"]) {
+    const theirs = firstRuns[other];
+    if (theirs === undefined) continue;
+    ratio(
+      `first capture vs ${other === "git" ? "git add -A && write-tree" : "restic backup"}`,
+      first.wall,
+      theirs.wall,
+      other,
+      [first.cpu, theirs.cpu],
     );
-    ratio("first capture vs restic backup", first, resticFirst, "restic");
-    results.restic_first_ms = resticFirst;
+    results[`${other}_first_ms`] = theirs.wall;
+    results[`${other}_first_cpu_ms`] = theirs.cpu;
   }
+  results.first_capture_ms = first.wall;
+  results.first_capture_cpu_ms = first.cpu;
   // Unchanged recapture: one store, files older than the racy window.
   await sh(`find '${tree}' -exec touch -h -d '2 minutes ago' {} +`);
   await new Promise((r) => setTimeout(r, 1100));
@@ -279,40 +372,55 @@ if (want("restore")) {
   const store = `${root}/restore-store`;
   await ctxsnap(["--store", store, "init", "--workspace", tree]);
   const snap = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout);
-  let n = 0;
-  const ours = await measure(
-    () => {
-      n++;
-      return Promise.resolve();
-    },
-    () => ctxsnap(["--store", store, "materialize", snap.id, `${root}/out-${n}`]),
-  );
-  await sh(`diff -r '${tree}' '${root}/out-${n}' >/dev/null`);
+  const repo = `${root}/restic-restore`;
   if (hasRestic) {
-    const repo = `${root}/restic-restore`;
     await run(["restic", "init", "--quiet", "-r", repo]);
     await run(["restic", "backup", "--quiet", "-r", repo, "."], { cwd: tree });
-    const theirs = await measure(
-      () => {
-        n++;
-        return Promise.resolve();
-      },
-      () =>
-        run([
-          "restic",
-          "restore",
-          "--quiet",
-          "-r",
-          repo,
-          "latest",
-          "--target",
-          `${root}/rout-${n}`,
-        ]),
-    );
-    ratio("restore (materialize) vs restic restore", ours, theirs, "restic");
-    results.restic_restore_ms = theirs;
-  } else console.log(`  ctxsnap ${fmt(ours)} (restic not installed)`);
-  results.restore_ms = ours;
+  }
+  let n = 0;
+  let lastOut = "";
+  const next = () => {
+    n++;
+    return Promise.resolve();
+  };
+  const runs = await interleaved({
+    ctxsnap: {
+      setup: next,
+      timed: () =>
+        ctxsnap(["--store", store, "materialize", snap.id, lastOut = `${root}/out-${n}`]),
+    },
+    ...(hasRestic
+      ? {
+        restic: {
+          setup: next,
+          timed: () =>
+            run([
+              "restic",
+              "restore",
+              "--quiet",
+              "-r",
+              repo,
+              "latest",
+              "--target",
+              `${root}/out-${n}`,
+            ]),
+        },
+      }
+      : {}),
+  } as Record<string, Subject>);
+  await sh(`diff -r '${tree}' '${lastOut}' >/dev/null`);
+  const ours = runs.ctxsnap!;
+  const theirs = runs.restic;
+  if (theirs) {
+    ratio("restore (materialize) vs restic restore", ours.wall, theirs.wall, "restic", [
+      ours.cpu,
+      theirs.cpu,
+    ]);
+    results.restic_restore_ms = theirs.wall;
+    results.restic_restore_cpu_ms = theirs.cpu;
+  } else console.log(`  ctxsnap ${fmt(ours.wall)} (restic not installed)`);
+  results.restore_ms = ours.wall;
+  results.restore_cpu_ms = ours.cpu;
   console.log();
 }
 
