@@ -13,7 +13,12 @@ import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { prng } from "./_util.ts";
 import { type PoolOutcome, ZlibPool } from "../lib/store/_zlib_pool.ts";
-import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "../lib/store/_pack.ts";
+import {
+  COMPRESS_MIN_BYTES,
+  DEFLATE_OPTIONS,
+  packPays,
+  TREE_DEFLATE_OPTIONS,
+} from "../lib/store/_pack.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
 import { materialize } from "../lib/restore/materialize.ts";
 import { FileWrites, totalBytes } from "../lib/restore/_file_writes.ts";
@@ -53,7 +58,7 @@ import {
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { INLINE_BLOB_MAX, Store } from "../lib/store/store.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
-import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import { treeBytes, type TreeManifest, validateTree } from "../lib/store/tree.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();
@@ -904,5 +909,36 @@ Deno.test("FileWrites refuses a damaged inline blob the worker inflated, writing
     for (const entry of before) {
       assertEquals(Deno.readFileSync(join(out, entry.path)), blobs[entries.indexOf(entry)]!);
     }
+  });
+});
+
+Deno.test("a tree manifest is stored DEFLATE-compressed at level 6 and blobs at level 1", async () => {
+  await withStore((store) => {
+    const text = encoder.encode("a line of a blob that repeats\n".repeat(300));
+    const blob = store.putBlob(text);
+    const entries = Array.from({ length: 200 }, (_, i) => ({
+      path: `dir/file-${String(i).padStart(3, "0")}.txt`,
+      type: "file" as const,
+      blob,
+      size: text.byteLength,
+      mode: 0o644,
+    }));
+    const tree = validateTree({ version: 1, entries, skipped: [] });
+    const id = store.putTree(tree);
+    const row = (id: string) =>
+      store.db.prepare("SELECT encoding, data FROM objects WHERE id = ?").get(id) as {
+        encoding: string;
+        data: Uint8Array;
+      };
+    assertEquals(row(id).encoding, "deflate");
+    assertEquals(
+      new Uint8Array(row(id).data),
+      new Uint8Array(zlibDeflateRaw(treeBytes(tree), TREE_DEFLATE_OPTIONS)),
+    );
+    assertEquals(
+      new Uint8Array(row(blob).data),
+      new Uint8Array(zlibDeflateRaw(text, DEFLATE_OPTIONS)),
+    );
+    assertEquals(store.getTree(id), tree);
   });
 });

@@ -3,13 +3,16 @@
  * compression worker so both store byte-identical rows.
  *
  * An inline object of at least {@linkcode COMPRESS_MIN_BYTES} is DEFLATE-
- * compressed (raw DEFLATE, level 1, as git uses for loose objects) and the
- * result is kept only when it saves at least an eighth.
+ * compressed (raw DEFLATE) and the result is kept only when it saves at least
+ * an eighth. Blobs, most of a capture's bytes, use level 1 (fast, as git does
+ * for loose objects); tree manifests, one per capture and much like their
+ * parent's, use level 6.
  *
  * @example
  * ```ts
- * import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "./_pack.ts";
+ * import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, TREE_DEFLATE_OPTIONS, packPays } from "./_pack.ts";
  * console.assert(COMPRESS_MIN_BYTES === 1024 && DEFLATE_OPTIONS.level === 1);
+ * console.assert(TREE_DEFLATE_OPTIONS.level === 6);
  * console.assert(packPays(1024, 896) && !packPays(1024, 897));
  * ```
  * @module
@@ -18,8 +21,11 @@
 /** Inline objects at least this large are stored DEFLATE-compressed when that pays. */
 export const COMPRESS_MIN_BYTES = 1024;
 
-/** The `node:zlib` options every compressed object is written with. */
+/** The `node:zlib` options every compressed blob is written with. */
 export const DEFLATE_OPTIONS: { readonly level: 1 } = { level: 1 };
+
+/** The `node:zlib` options every compressed tree manifest is written with. */
+export const TREE_DEFLATE_OPTIONS: { readonly level: 6 } = { level: 6 };
 
 /** Whether `packed` bytes of compressed output are worth keeping for `raw` bytes of input. */
 export function packPays(raw: number, packed: number): boolean {

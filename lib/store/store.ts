@@ -38,7 +38,7 @@ import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays } from "./_pack.ts";
+import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
@@ -363,7 +363,8 @@ export class Store {
     let stored = data;
     let how: "raw" | "deflate" | "file" = encoding;
     if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
-      const packed = zlib().deflateRawSync(data, DEFLATE_OPTIONS);
+      const options = kind === "tree" ? TREE_DEFLATE_OPTIONS : DEFLATE_OPTIONS;
+      const packed = zlib().deflateRawSync(data, options);
       if (packPays(data.byteLength, packed.byteLength)) {
         stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
         how = "deflate";
