@@ -783,6 +783,29 @@ Deno.test("ZlibPool deflates on a worker byte for byte as the store does inline"
   }
 });
 
+Deno.test("ZlibPool holds blobs back while its worker starts and deflates them once it has", () => {
+  const blobs = mixedBlobs(12, 5);
+  const outcomes = new Map<number, PoolOutcome>();
+  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
+  assert(pool !== null);
+  try {
+    assertEquals(pool.ready, false); // a worker cannot have loaded its module yet
+    blobs.forEach((data, i) => assert(pool.deflate(i, data), `blob ${i} was accepted`));
+    assertEquals(outcomes.size, 0);
+    pool.finish();
+    assertEquals(pool.offloaded, blobs.length);
+    blobs.forEach((data, i) => {
+      const expected = inlineRow(data);
+      assertEquals(
+        outcomes.get(i),
+        expected.encoding === "raw" ? { kind: "raw" } : { kind: "packed", bytes: expected.data },
+      );
+    });
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("ZlibPool inflates and hashes on a worker, and reports damaged input as failed", () => {
   const blobs = mixedBlobs(20, 9);
   const outcomes = new Map<string, PoolOutcome>();

@@ -68,6 +68,10 @@ const SLOTS = 8;
 const SLOT_BYTES = 1024 * 1024;
 /** A slot still not done after this long means the worker is gone. */
 const STALL_MS = 10_000;
+/** Bytes of DEFLATE input held back while the worker starts. */
+const BACKLOG_BYTES = 32 * 1024 * 1024;
+/** How long {@linkcode ZlibPool.finish} waits for a worker that has not started yet. */
+const START_MS = 2_000;
 
 /** What became of one submitted blob. */
 export type PoolOutcome =
@@ -103,6 +107,8 @@ export class ZlibPool<T> {
   readonly #digests: Uint8Array;
   readonly #sink: PoolSink<T>;
   readonly #pending: (Pending<T> | null)[] = new Array(SLOTS).fill(null);
+  readonly #backlog: Pending<T>[] = [];
+  #backlogBytes = 0;
   #head = 0;
   #oldest = 0;
   #broken = false;
@@ -166,11 +172,23 @@ export class ZlibPool<T> {
   }
 
   /**
-   * Queues `data` for DEFLATE. Returns false (compress it yourself) when the
-   * worker is not ready or `data` is too small to compress or too large for a slot.
+   * Queues `data` for DEFLATE. While the worker starts, up to 32 MiB wait for
+   * it. Returns false (compress it yourself) when `data` is too small to
+   * compress or too large for a slot, when that backlog is full, or when the
+   * worker failed.
    */
   deflate(token: T, data: Uint8Array): boolean {
-    if (data.byteLength < COMPRESS_MIN_BYTES) return false;
+    if (data.byteLength < COMPRESS_MIN_BYTES || data.byteLength > SLOT_BYTES) return false;
+    if (this.#broken || this.#closed) return false;
+    if (this.#backlog.length > 0 || !this.ready) {
+      if (this.ready) this.#drainBacklog();
+      if (!this.ready || this.#backlog.length > 0) {
+        if (this.#backlogBytes + data.byteLength > BACKLOG_BYTES) return false;
+        this.#backlog.push({ token, input: data, op: OP_DEFLATE });
+        this.#backlogBytes += data.byteLength;
+        return true;
+      }
+    }
     return this.#submit(token, data, OP_DEFLATE, 0);
   }
 
@@ -194,8 +212,14 @@ export class ZlibPool<T> {
     while (this.#pending[this.#oldest] !== null && this.#collect(false));
   }
 
-  /** Waits for and delivers every pending result. */
+  /**
+   * Waits for and delivers every pending result. Blobs still waiting for a
+   * worker that did not start are delivered as `failed`.
+   */
   finish(): void {
+    if (this.#backlog.length > 0 && this.waitReady(START_MS)) this.#drainBacklog();
+    for (const job of this.#backlog.splice(0)) this.#sink(job.token, { kind: "failed" });
+    this.#backlogBytes = 0;
     while (this.#pending[this.#oldest] !== null) this.#collect(true);
   }
 
@@ -206,6 +230,18 @@ export class ZlibPool<T> {
     Atomics.store(this.#control, STOP, 1);
     for (let slot = 0; slot < SLOTS; slot++) Atomics.notify(this.#control, slotIndex(slot));
     this.#worker.terminate();
+  }
+
+  /** Moves the blobs that waited for the worker into the ring, oldest first. */
+  #drainBacklog(): void {
+    const jobs = this.#backlog.splice(0);
+    this.#backlogBytes = 0;
+    for (const [i, job] of jobs.entries()) {
+      if (!this.#submit(job.token, job.input, job.op, 0)) {
+        for (const rest of jobs.slice(i)) this.#sink(rest.token, { kind: "failed" });
+        return;
+      }
+    }
   }
 
   #submit(token: T, input: Uint8Array, op: number, size: number): boolean {
