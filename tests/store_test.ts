@@ -762,48 +762,40 @@ function mixedBlobs(count: number, seed: number): Uint8Array[] {
   });
 }
 
-Deno.test("ZlibPool deflates on a worker byte for byte as the store does inline", () => {
-  const blobs = mixedBlobs(40, 7);
+/**
+ * Deflates `blobs` through a new pool (once its worker has started, or at
+ * once with `waitFirst` false) and checks every outcome is what the store
+ * writes when it compresses inline.
+ */
+function deflateThroughPool(blobs: Uint8Array[], waitFirst: boolean): void {
   const outcomes = new Map<number, PoolOutcome>();
   const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
   assert(pool !== null, "this runtime has Worker, SharedArrayBuffer and two cores");
   try {
-    assert(pool.waitReady(20_000), "the worker started");
+    if (waitFirst) assert(pool.waitReady(20_000), "the worker started");
+    else assertEquals(pool.ready, false); // a worker cannot have loaded its module yet
     blobs.forEach((data, i) => assert(pool.deflate(i, data), `blob ${i} was accepted`));
+    if (!waitFirst) assertEquals(outcomes.size, 0); // held back, not compressed here
     pool.finish();
     assertEquals(pool.offloaded, blobs.length); // every blob went through the worker
     blobs.forEach((data, i) => {
       const expected = inlineRow(data);
-      const outcome = outcomes.get(i);
-      if (expected.encoding === "raw") assertEquals(outcome, { kind: "raw" }, `blob ${i}`);
-      else assertEquals(outcome, { kind: "packed", bytes: expected.data }, `blob ${i}`);
+      const want = expected.encoding === "raw"
+        ? { kind: "raw" }
+        : { kind: "packed", bytes: expected.data };
+      assertEquals(outcomes.get(i), want, `blob ${i}`);
     });
   } finally {
     pool.close();
   }
+}
+
+Deno.test("ZlibPool deflates on a worker byte for byte as the store does inline", () => {
+  deflateThroughPool(mixedBlobs(40, 7), true);
 });
 
 Deno.test("ZlibPool holds blobs back while its worker starts and deflates them once it has", () => {
-  const blobs = mixedBlobs(12, 5);
-  const outcomes = new Map<number, PoolOutcome>();
-  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
-  assert(pool !== null);
-  try {
-    assertEquals(pool.ready, false); // a worker cannot have loaded its module yet
-    blobs.forEach((data, i) => assert(pool.deflate(i, data), `blob ${i} was accepted`));
-    assertEquals(outcomes.size, 0);
-    pool.finish();
-    assertEquals(pool.offloaded, blobs.length);
-    blobs.forEach((data, i) => {
-      const expected = inlineRow(data);
-      assertEquals(
-        outcomes.get(i),
-        expected.encoding === "raw" ? { kind: "raw" } : { kind: "packed", bytes: expected.data },
-      );
-    });
-  } finally {
-    pool.close();
-  }
+  deflateThroughPool(mixedBlobs(12, 5), false);
 });
 
 Deno.test("ZlibPool inflates and hashes on a worker, and reports damaged input as failed", () => {
