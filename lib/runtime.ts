@@ -60,6 +60,21 @@ export function exit(code: number): never {
   process.exit(code);
 }
 
+/**
+ * Whether this process may read `path`: false only where the runtime has a
+ * permission system (Deno) and read access to `path` is not granted.
+ */
+export function mayRead(path: string): boolean {
+  // deno-lint-ignore no-explicit-any
+  const deno = (globalThis as any).Deno;
+  if (typeof deno?.permissions?.querySync !== "function") return true;
+  try {
+    return deno.permissions.querySync({ name: "read", path }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
 /** Current working directory. */
 export function cwd(): string {
   try {

@@ -775,7 +775,10 @@ function deflateThroughPool(blobs: Uint8Array[], waitFirst: boolean): void {
     if (waitFirst) assert(pool.waitReady(20_000), "the worker started");
     else assertEquals(pool.ready, false); // a worker cannot have loaded its module yet
     blobs.forEach((data, i) => assert(pool.deflate(i, data), `blob ${i} was accepted`));
-    if (!waitFirst) assertEquals(outcomes.size, 0); // held back, not compressed here
+    if (!waitFirst) {
+      assertEquals(outcomes.size, 0); // held back, not compressed here
+      assert(pool.waitReady(20_000), "the worker started");
+    }
     pool.finish();
     assertEquals(pool.offloaded, blobs.length); // every blob went through the worker
     blobs.forEach((data, i) => {
@@ -796,6 +799,24 @@ Deno.test("ZlibPool deflates on a worker byte for byte as the store does inline"
 
 Deno.test("ZlibPool holds blobs back while its worker starts and deflates them once it has", () => {
   deflateThroughPool(mixedBlobs(12, 5), false);
+});
+
+Deno.test("ZlibPool.finish hands back blobs still waiting for a worker that has not started", () => {
+  const blobs = mixedBlobs(12, 3);
+  const outcomes = new Map<number, PoolOutcome>();
+  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
+  assert(pool !== null);
+  try {
+    blobs.forEach((data, i) => assert(pool.deflate(i, data)));
+    pool.finish(); // does not wait for the worker: the caller compresses what it gets back
+    assertEquals(outcomes.size, blobs.length);
+    const failed = [...outcomes.values()].filter((o) => o.kind === "failed").length;
+    assertEquals(failed + pool.offloaded, blobs.length); // the worker took any rest, once up
+    assert(failed > 0, "the worker had not started when finish() ran");
+  } finally {
+    pool.close();
+  }
+  pool.finish(); // after close: nothing to do, and no wait
 });
 
 Deno.test("ZlibPool inflates and hashes on a worker, and reports damaged input as failed", () => {
@@ -956,4 +977,34 @@ Deno.test("a tree manifest is stored DEFLATE-compressed at level 6 and blobs at 
     );
     assertEquals(store.getTree(id), tree);
   });
+});
+
+Deno.test("ZlibPool does not start a worker the process may not load (read permission), and says nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-pool-perm-" });
+  try {
+    const script = join(dir, "probe.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { ZlibPool } from ${
+        JSON.stringify(import.meta.resolve("../lib/store/_zlib_pool.ts"))
+      };
+      const pool = ZlibPool.start(() => {});
+      console.log(pool === null ? "none" : "started");
+      pool?.close();`,
+    );
+    const run = (read: string) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", `--allow-read=${read}`, "--no-lock", script],
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(30_000),
+      }).output();
+    const narrow = await run(dir);
+    assertEquals(new TextDecoder().decode(narrow.stdout).trim(), "none");
+    assertEquals(new TextDecoder().decode(narrow.stderr), "");
+    const wide = await run("/");
+    assertEquals(new TextDecoder().decode(wide.stdout).trim(), "started");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

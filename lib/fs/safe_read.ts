@@ -16,13 +16,15 @@
  * the read is refused as "replaced". The same check stops a swapped parent
  * directory from redirecting the read to another file.
  *
- * Two paths keep that guarantee. A file kept in memory is read whole (plus
- * one byte, which proves growth) and then checked with a single `fstat`
- * against the walk's `lstat`; its bytes are returned only after that check,
- * and a file that changed since the walk is read again by the other path.
- * A file streamed to `onChunk`, or too large to keep, is checked by `fstat`
- * before a byte is read, read in 1 MiB chunks hashed as they stream, and
- * checked by `fstat` again at the end.
+ * Two paths keep that guarantee. When the kernel confirmed that the open
+ * descriptor is `expectedRealPath` (the workspace's own file at this path,
+ * through `/proc/self/fd`), a file kept in memory is read whole (plus one
+ * byte, which proves growth) and then checked with a single `fstat` against
+ * the walk's `lstat`; its bytes are returned only after that check, and a
+ * file that changed since the walk is read again by the other path.
+ * Otherwise (no such check, a file streamed to `onChunk`, or one too large to
+ * keep) `fstat` checks the file before a byte is read, it is read in 1 MiB
+ * chunks hashed as they stream, and `fstat` checks it again at the end.
  *
  * @example
  * ```ts
@@ -207,6 +209,7 @@ export function readRegularNoFollow(
     throw openFailure(absPath, error);
   }
   try {
+    let confirmed = false;
     if (options.expectedRealPath !== undefined) {
       // O_NOFOLLOW guards only the last component: a parent directory swapped
       // for a symlink between the walk and the open would lead elsewhere.
@@ -216,9 +219,13 @@ export function readRegularNoFollow(
           `File ${quote(absPath)} was reached through a replaced directory`,
         );
       }
+      confirmed = actual !== null;
     }
+    // Reading before the identity check is only for a descriptor the kernel
+    // confirmed is the workspace's own file at this path: never an outside one.
     if (
-      options.onChunk === undefined && expected.size <= keepBytesUpTo && expected.size <= maxBytes
+      confirmed && options.onChunk === undefined && expected.size <= keepBytesUpTo &&
+      expected.size <= maxBytes
     ) {
       const fast = readWholeChecked(fd, absPath, expected);
       if (fast !== null) return fast;

@@ -31,7 +31,7 @@
  * @module
  */
 import type { SafeWriter } from "../fs/safe_write.ts";
-import type { Store } from "../store/store.ts";
+import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
 import type { TreeEntry } from "../store/tree.ts";
 import { ZlibPool } from "../store/_zlib_pool.ts";
 
@@ -40,10 +40,12 @@ const POOL_FROM_BYTES = 2 * 1024 * 1024;
 
 type FileEntry = Extract<TreeEntry, { type: "file" }>;
 
-/** The bytes the files among `entries` hold. */
+/** The bytes the files among `entries` small enough to be stored inline hold. */
 export function totalBytes(entries: Iterable<TreeEntry>): number {
   let total = 0;
-  for (const entry of entries) if (entry.type === "file") total += entry.size;
+  for (const entry of entries) {
+    if (entry.type === "file" && entry.size <= INLINE_BLOB_MAX) total += entry.size;
+  }
   return total;
 }
 
@@ -54,8 +56,8 @@ export class FileWrites {
   readonly #pool: ZlibPool<{ entry: FileEntry; size: number }> | null;
 
   /**
-   * `totalBytes`: the bytes all the files to be written hold (decides whether
-   * to start a worker). `waitForWorkerMs`: wait that long for the worker to
+   * `totalBytes`: the bytes of the inline blobs to be written, from
+   * {@linkcode totalBytes} (decides whether to start a worker). `waitForWorkerMs`: wait that long for the worker to
    * start before writing (tests), instead of writing directly until it has.
    */
   constructor(store: Store, writer: SafeWriter, totalBytes: number, waitForWorkerMs = 0) {

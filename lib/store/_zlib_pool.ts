@@ -11,11 +11,18 @@
  *
  * Results are byte-identical to doing the work on the main thread (same
  * `node:zlib`, same options, same {@linkcode packPays} rule), and nothing
- * depends on the worker: until it is ready, after it fails, or where the
- * runtime has no `Worker`, the submit methods return false (or the outcome is
- * `failed`) and the caller does the work itself. The worker only transforms
- * bytes: it never touches the store, the filesystem or the network, and every
- * digest it reports is compared by the caller with the id it expects.
+ * depends on the worker. Where the runtime has no `Worker`, or may not read
+ * the worker's module, there is no pool. Blobs to deflate wait (up to 32 MiB)
+ * while the worker starts, and {@linkcode ZlibPool.finish} hands any still
+ * waiting back to the caller as `failed`, without waiting for the worker;
+ * inflate and hash jobs are declined until it is ready. After the worker
+ * fails, every outcome is `failed` and the caller does the work itself. The
+ * worker only transforms bytes: it never touches the store, the filesystem or
+ * the network, and every digest it reports is compared by the caller with the
+ * id it expects.
+ *
+ * An exception thrown by the sink propagates from the call that delivered the
+ * result; the pool must then be closed.
  *
  * @example
  * ```ts
@@ -33,6 +40,7 @@
  * @module
  */
 import { COMPRESS_MIN_BYTES } from "./_pack.ts";
+import { mayRead } from "../runtime.ts";
 
 /** Control word: the worker has started (1). */
 export const READY = 0;
@@ -70,8 +78,6 @@ const SLOT_BYTES = 1024 * 1024;
 const STALL_MS = 10_000;
 /** Bytes of DEFLATE input held back while the worker starts. */
 const BACKLOG_BYTES = 32 * 1024 * 1024;
-/** How long {@linkcode ZlibPool.finish} waits for a worker that has not started yet. */
-const START_MS = 2_000;
 
 /** What became of one submitted blob. */
 export type PoolOutcome =
@@ -138,16 +144,17 @@ export class ZlibPool<T> {
     const WorkerClass = scope.Worker;
     if (typeof WorkerClass !== "function" || typeof SharedArrayBuffer !== "function") return null;
     if ((scope.navigator?.hardwareConcurrency ?? 1) < 2) return null;
+    const url = new URL("./_zlib_worker.ts", import.meta.url);
+    // A worker whose module may not be read fails to load, noisily, after the fact.
+    if (url.protocol === "file:" && !mayRead(decodeURIComponent(url.pathname))) return null;
+    let worker: WorkerLike | null = null;
     try {
       const memory = {
         control: new SharedArrayBuffer(4 * (2 + SLOT_WORDS * SLOTS)),
         data: new SharedArrayBuffer(SLOTS * SLOT_BYTES),
         digests: new SharedArrayBuffer(SLOTS * 32),
       };
-      const worker: WorkerLike = new WorkerClass(
-        new URL("./_zlib_worker.ts", import.meta.url).href,
-        { type: "module" },
-      );
+      worker = new WorkerClass(url.href, { type: "module" }) as WorkerLike;
       const pool = new ZlibPool(worker, memory, sink);
       worker.onerror = (event: Event) => {
         event.preventDefault(); // a worker that cannot load is not the command's failure
@@ -156,6 +163,7 @@ export class ZlibPool<T> {
       worker.postMessage({ ...memory, slots: SLOTS, slotBytes: SLOT_BYTES });
       return pool;
     } catch {
+      worker?.terminate();
       return null;
     }
   }
@@ -189,7 +197,7 @@ export class ZlibPool<T> {
         return true;
       }
     }
-    return this.#submit(token, data, OP_DEFLATE, 0);
+    return this.#submitAndCollect(token, data, OP_DEFLATE, 0);
   }
 
   /**
@@ -199,12 +207,12 @@ export class ZlibPool<T> {
    */
   inflate(token: T, stored: Uint8Array, size: number): boolean {
     if (size > SLOT_BYTES) return false;
-    return this.#submit(token, stored, OP_INFLATE, size);
+    return this.#submitAndCollect(token, stored, OP_INFLATE, size);
   }
 
   /** Queues `data` to be hashed. Returns false (hash it yourself) as {@linkcode ZlibPool.inflate} does. */
   hash(token: T, data: Uint8Array): boolean {
-    return this.#submit(token, data, OP_HASH, data.byteLength);
+    return this.#submitAndCollect(token, data, OP_HASH, data.byteLength);
   }
 
   /** Delivers every result already done, oldest first, without waiting. */
@@ -213,37 +221,56 @@ export class ZlibPool<T> {
   }
 
   /**
-   * Waits for and delivers every pending result. Blobs still waiting for a
-   * worker that did not start are delivered as `failed`.
+   * Delivers every result, waiting for the worker's. Blobs still waiting for
+   * a worker that has not started are handed back as `failed`, one at a time,
+   * until it has (then it takes the rest). Does nothing after
+   * {@linkcode ZlibPool.close}.
    */
   finish(): void {
-    if (this.#backlog.length > 0 && this.waitReady(START_MS)) this.#drainBacklog();
-    for (const job of this.#backlog.splice(0)) this.#sink(job.token, { kind: "failed" });
-    this.#backlogBytes = 0;
+    if (this.#closed) return;
+    while (this.#backlog.length > 0) {
+      if (this.ready) {
+        this.#drainBacklog();
+        break;
+      }
+      const job = this.#backlog.shift()!;
+      this.#backlogBytes -= job.input.byteLength;
+      this.#sink(job.token, { kind: "failed" });
+    }
     while (this.#pending[this.#oldest] !== null) this.#collect(true);
   }
 
-  /** Stops the worker. Pending results not yet delivered are dropped. */
+  /** Stops the worker. Results not yet delivered are dropped. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#broken = true;
     Atomics.store(this.#control, STOP, 1);
     for (let slot = 0; slot < SLOTS; slot++) Atomics.notify(this.#control, slotIndex(slot));
     this.#worker.terminate();
   }
 
-  /** Moves the blobs that waited for the worker into the ring, oldest first. */
+  /**
+   * Moves the blobs that waited for the worker into the ring, oldest first;
+   * each leaves the backlog only once it is in a slot or handed back.
+   */
   #drainBacklog(): void {
-    const jobs = this.#backlog.splice(0);
-    this.#backlogBytes = 0;
-    for (const [i, job] of jobs.entries()) {
-      if (!this.#submit(job.token, job.input, job.op, 0)) {
-        for (const rest of jobs.slice(i)) this.#sink(rest.token, { kind: "failed" });
-        return;
-      }
+    while (this.#backlog.length > 0) {
+      const job = this.#backlog[0]!;
+      const queued = this.#submit(job.token, job.input, job.op, 0);
+      this.#backlog.shift();
+      this.#backlogBytes -= job.input.byteLength;
+      if (!queued) this.#sink(job.token, { kind: "failed" }); // the worker failed
     }
   }
 
+  #submitAndCollect(token: T, input: Uint8Array, op: number, size: number): boolean {
+    if (!this.#submit(token, input, op, size)) return false;
+    this.collectDone();
+    return true;
+  }
+
+  /** Puts a job in the next slot, first delivering the oldest result if the ring is full. */
   #submit(token: T, input: Uint8Array, op: number, size: number): boolean {
     if (!this.ready || input.byteLength > SLOT_BYTES) return false;
     if (this.#pending[this.#head] !== null) this.#collect(true); // ring full: the oldest first
@@ -258,7 +285,6 @@ export class ZlibPool<T> {
     Atomics.notify(this.#control, at);
     this.#pending[slot] = { token, input, op };
     this.#head = (slot + 1) % SLOTS;
-    this.collectDone();
     return true;
   }
 
@@ -269,9 +295,9 @@ export class ZlibPool<T> {
     const at = slotIndex(slot);
     if (Atomics.load(this.#control, at) !== DONE) {
       if (!wait) return false;
-      const deadline = Date.now() + STALL_MS;
+      const deadline = performance.now() + STALL_MS;
       while (Atomics.load(this.#control, at) !== DONE) {
-        if (this.#broken || Date.now() >= deadline) {
+        if (this.#broken || performance.now() >= deadline) {
           this.#broken = true; // the worker is gone: the caller does the rest itself
           this.#deliver(slot, job, WORKER_FAILED);
           return true;
@@ -302,7 +328,8 @@ export class ZlibPool<T> {
       );
       return;
     }
-    const bytes = job.op === OP_HASH ? job.input : this.#data.slice(start, start + outcome);
+    // The bytes the worker hashed (its copy of the slot), not the caller's buffer.
+    const bytes = this.#data.slice(start, start + outcome);
     this.#sink(job.token, { kind: "plain", bytes, sha256: hex(this.#digests, slot * 32) });
   }
 }

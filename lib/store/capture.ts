@@ -298,6 +298,8 @@ function readFileIntoStore(
   const large = expected.size > INLINE_BLOB_MAX;
   let tempPath: string | null = null;
   let tempFd: number | null = null;
+  let inline: Uint8Array | null = null;
+  let read: ReadOutcome;
   try {
     if (large) {
       tempPath = store.tempPath();
@@ -322,7 +324,7 @@ function readFileIntoStore(
       }),
     });
     if (result.data !== null && result.size <= INLINE_BLOB_MAX) {
-      blobs.put(result.sha256, result.data);
+      inline = result.data;
     } else if (tempPath !== null && tempFd !== null) {
       fs.fsyncSync(tempFd);
       fs.closeSync(tempFd);
@@ -332,13 +334,18 @@ function readFileIntoStore(
     } else {
       throw new IntegrityError(`${quote(absPath)} grew past the inline limit while being read`);
     }
-    return { blob: result.sha256, size: result.size, stat: result.stat };
+    read = { blob: result.sha256, size: result.size, stat: result.stat };
   } catch (error) {
     return skipReason(error);
   } finally {
     if (tempFd !== null) fs.closeSync(tempFd);
     if (tempPath !== null) fs.rmSync(tempPath, { force: true });
   }
+  // Outside the try: an error storing a blob (this one's, or an earlier one
+  // the compression worker hands back now) is the store's, never a reason to
+  // leave this file out.
+  if (inline !== null) blobs.put(read.blob, inline);
+  return read;
 }
 
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
