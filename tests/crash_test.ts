@@ -315,6 +315,7 @@ Deno.test("kill -9 at random points of create leaves a store that verify --all p
   try {
     expectCode(await ws.run(["init"]), 0, "init");
     await writeState(ws.path, "A");
+    await writeTextLogs(ws.path, -1);
     let full = 0;
     full = await timed(async () => {
       await runJson(ws, ["create", "-m", "first"]);
@@ -332,6 +333,7 @@ Deno.test("kill -9 at random points of create leaves a store that verify --all p
         join(ws.path, `d0/round${round}.bin`),
         new Uint8Array(1024 * 1024 + round + 1).fill(round + 1),
       );
+      await writeTextLogs(ws.path, round);
       const before = await snapshotIds(ws);
       const delay = Math.floor(rand() * full * 1.3);
       const { killed, code } = await runAndKill(ws, ["create", "-m", `round ${round}`], delay);
@@ -354,6 +356,17 @@ Deno.test("kill -9 at random points of create leaves a store that verify --all p
     await ws.cleanup();
   }
 });
+
+/**
+ * 3 MiB of new compressible inline content for `round`, so that a capture
+ * compresses on the worker (lib/store/_zlib_pool.ts) and a kill can land then.
+ */
+async function writeTextLogs(root: string, round: number): Promise<void> {
+  for (let j = 0; j < 6; j++) {
+    const lines = Array.from({ length: 20_000 }, (_, k) => `round ${round} file ${j} line ${k}\n`);
+    await Deno.writeTextFile(join(root, `d1/text${j}.log`), lines.join("").slice(0, 512 * 1024));
+  }
+}
 
 // ---------------------------------------------------------------------------
 // helpers for import, forget and gc
