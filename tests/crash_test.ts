@@ -160,6 +160,12 @@ async function writeState(root: string, state: "A" | "B"): Promise<void> {
     for (let i = 0; i < size; i++) data[i] = (i * (state === "A" ? 7 : 11)) & 0xff;
     await Deno.writeFile(join(root, name), data);
   }
+  // 2 MiB of compressible text that differs, so a restore between the states
+  // inflates and hashes on the worker (lib/restore/_file_writes.ts).
+  for (let j = 0; j < 4; j++) {
+    const lines = Array.from({ length: 20_000 }, (_, k) => `state ${state} file ${j} line ${k}\n`);
+    await Deno.writeTextFile(join(root, `text${j}.log`), lines.join("").slice(0, 512 * 1024));
+  }
   const huge = new Uint8Array(1024 * 1024 + 1000);
   for (let i = 0; i < huge.length; i++) huge[i] = (i * (state === "A" ? 3 : 5) + 1) & 0xff;
   await Deno.writeFile(join(root, "huge.bin"), huge);
