@@ -113,7 +113,9 @@ export class ZlibPool<T> {
   readonly #digests: Uint8Array;
   readonly #sink: PoolSink<T>;
   readonly #pending: (Pending<T> | null)[] = new Array(SLOTS).fill(null);
-  readonly #backlog: Pending<T>[] = [];
+  /** Deflate jobs waiting for the worker to start: `#backlog[#backlogHead..]`. */
+  readonly #backlog: (Pending<T> | null)[] = [];
+  #backlogHead = 0;
   #backlogBytes = 0;
   #head = 0;
   #oldest = 0;
@@ -188,9 +190,9 @@ export class ZlibPool<T> {
   deflate(token: T, data: Uint8Array): boolean {
     if (data.byteLength < COMPRESS_MIN_BYTES || data.byteLength > SLOT_BYTES) return false;
     if (this.#broken || this.#closed) return false;
-    if (this.#backlog.length > 0 || !this.ready) {
+    if (this.#waiting() > 0 || !this.ready) {
       if (this.ready) this.#drainBacklog();
-      if (!this.ready || this.#backlog.length > 0) {
+      if (!this.ready || this.#waiting() > 0) {
         if (this.#backlogBytes + data.byteLength > BACKLOG_BYTES) return false;
         this.#backlog.push({ token, input: data, op: OP_DEFLATE });
         this.#backlogBytes += data.byteLength;
@@ -228,14 +230,12 @@ export class ZlibPool<T> {
    */
   finish(): void {
     if (this.#closed) return;
-    while (this.#backlog.length > 0) {
+    while (this.#waiting() > 0) {
       if (this.ready) {
         this.#drainBacklog();
         break;
       }
-      const job = this.#backlog.shift()!;
-      this.#backlogBytes -= job.input.byteLength;
-      this.#sink(job.token, { kind: "failed" });
+      this.#sink(this.#takeWaiting().token, { kind: "failed" });
     }
     while (this.#pending[this.#oldest] !== null) this.#collect(true);
   }
@@ -255,13 +255,29 @@ export class ZlibPool<T> {
    * each leaves the backlog only once it is in a slot or handed back.
    */
   #drainBacklog(): void {
-    while (this.#backlog.length > 0) {
-      const job = this.#backlog[0]!;
+    while (this.#waiting() > 0) {
+      const job = this.#backlog[this.#backlogHead]!;
       const queued = this.#submit(job.token, job.input, job.op, 0);
-      this.#backlog.shift();
-      this.#backlogBytes -= job.input.byteLength;
+      this.#takeWaiting();
       if (!queued) this.#sink(job.token, { kind: "failed" }); // the worker failed
     }
+  }
+
+  /** How many deflate jobs wait for the worker. */
+  #waiting(): number {
+    return this.#backlog.length - this.#backlogHead;
+  }
+
+  /** Takes the oldest waiting job off the backlog (in constant time). */
+  #takeWaiting(): Pending<T> {
+    const job = this.#backlog[this.#backlogHead]!;
+    this.#backlog[this.#backlogHead++] = null;
+    this.#backlogBytes -= job.input.byteLength;
+    if (this.#backlogHead === this.#backlog.length) {
+      this.#backlog.length = 0;
+      this.#backlogHead = 0;
+    }
+    return job;
   }
 
   #submitAndCollect(token: T, input: Uint8Array, op: number, size: number): boolean {
