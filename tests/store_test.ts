@@ -762,15 +762,21 @@ function mixedBlobs(count: number, seed: number): Uint8Array[] {
   });
 }
 
+/** A new pool whose outcomes are collected by token. */
+function startPool<T>(): { pool: ZlibPool<T>; outcomes: Map<T, PoolOutcome> } {
+  const outcomes = new Map<T, PoolOutcome>();
+  const pool = ZlibPool.start<T>((token, outcome) => outcomes.set(token, outcome));
+  assert(pool !== null, "this runtime has Worker, SharedArrayBuffer and two cores");
+  return { pool, outcomes };
+}
+
 /**
  * Deflates `blobs` through a new pool (once its worker has started, or at
  * once with `waitFirst` false) and checks every outcome is what the store
  * writes when it compresses inline.
  */
 function deflateThroughPool(blobs: Uint8Array[], waitFirst: boolean): void {
-  const outcomes = new Map<number, PoolOutcome>();
-  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
-  assert(pool !== null, "this runtime has Worker, SharedArrayBuffer and two cores");
+  const { pool, outcomes } = startPool<number>();
   try {
     if (waitFirst) assert(pool.waitReady(20_000), "the worker started");
     else assertEquals(pool.ready, false); // a worker cannot have loaded its module yet
@@ -803,9 +809,7 @@ Deno.test("ZlibPool holds blobs back while its worker starts and deflates them o
 
 Deno.test("ZlibPool.finish hands back blobs still waiting for a worker that has not started", () => {
   const blobs = mixedBlobs(12, 3);
-  const outcomes = new Map<number, PoolOutcome>();
-  const pool = ZlibPool.start<number>((i, outcome) => outcomes.set(i, outcome));
-  assert(pool !== null);
+  const { pool, outcomes } = startPool<number>();
   try {
     blobs.forEach((data, i) => assert(pool.deflate(i, data)));
     pool.finish(); // does not wait for the worker: the caller compresses what it gets back
@@ -821,9 +825,7 @@ Deno.test("ZlibPool.finish hands back blobs still waiting for a worker that has 
 
 Deno.test("ZlibPool inflates and hashes on a worker, and reports damaged input as failed", () => {
   const blobs = mixedBlobs(20, 9);
-  const outcomes = new Map<string, PoolOutcome>();
-  const pool = ZlibPool.start<string>((token, outcome) => outcomes.set(token, outcome));
-  assert(pool !== null);
+  const { pool, outcomes } = startPool<string>();
   try {
     assert(pool.waitReady(20_000));
     const packable = blobs.filter((data) => inlineRow(data).encoding === "deflate");
