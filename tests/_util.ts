@@ -3,6 +3,17 @@
  * @module
  */
 
+/** The bytes of `parts`, one after another. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** mulberry32: a small seeded pseudo-random generator returning floats in [0, 1). */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

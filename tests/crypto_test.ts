@@ -12,6 +12,7 @@ import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
+import { concatBytes as concat } from "./_util.ts";
 import {
   CanonicalJsonError,
   IntegrityError,
@@ -403,16 +404,6 @@ function toLe(value: bigint): Uint8Array {
   for (let i = 0; i < 32; i++) {
     out[i] = Number(value & 255n);
     value >>= 8n;
-  }
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
   }
   return out;
 }

@@ -63,6 +63,7 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { assert, assertEquals, AssertionError } from "./_assert.ts";
+import { concatBytes as concat } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -159,16 +160,6 @@ function memReader(
 }
 
 const TRUST_ALL: TrustPolicy = { isTrusted: () => true, nameOf: () => "fuzz" };
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

@@ -27,7 +27,7 @@ import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snap
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { CLI, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
-import { exists } from "./_util.ts";
+import { concatBytes, exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -322,13 +322,7 @@ function rebundle(bytes: Uint8Array, envelopes: Envelope[]): Uint8Array {
     blobs: new Map([...blobs].map(([id, data]) => [id, data.length])),
     streamBlob: (id, onChunk) => onChunk(blobs.get(id)!),
   }, (chunk) => chunks.push(chunk.slice()));
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(...chunks);
 }
 
 // ---------------------------------------------------------------------------

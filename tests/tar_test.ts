@@ -30,7 +30,9 @@ import {
 import { decodeHeader, encodeHeader } from "../lib/share/_tar_header.ts";
 import { IntegrityError } from "../lib/encoding/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
-import { prng } from "./_util.ts";
+import { concatBytes, prng } from "./_util.ts";
+
+const concat = (chunks: Uint8Array[]): Uint8Array => concatBytes(...chunks);
 
 const encoder = new TextEncoder();
 const HEX64 = "0123456789abcdef".repeat(4);
@@ -41,16 +43,6 @@ function randomBytes(n: number, seed: number): Uint8Array {
   const next = prng(seed);
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = Math.floor(next() * 256);
-  return out;
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
   return out;
 }
 

@@ -11,18 +11,13 @@
  *
  * @module
  */
+import { concatBytes } from "../../_util.ts";
 
 const enc = new TextEncoder();
 
 function bytes(...parts: (string | number[])[]): Uint8Array {
   const chunks = parts.map((part) => typeof part === "string" ? enc.encode(part) : new Uint8Array(part));
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
+  return concatBytes(...chunks);
 }
 
 /** Name (without `.json`) → file content. */
