@@ -4,7 +4,7 @@
  */
 
 /** The bytes of `parts`, one after another. */
-export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

@@ -12,7 +12,9 @@ import { ed25519, ED25519_TORSION_SUBGROUP } from "@noble/curves/ed25519.js";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
-import { concatBytes as concat } from "./_util.ts";
+import { concatBytes } from "./_util.ts";
+
+const concat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);
 import {
   CanonicalJsonError,
   IntegrityError,

@@ -63,7 +63,9 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { assert, assertEquals, AssertionError } from "./_assert.ts";
-import { concatBytes as concat } from "./_util.ts";
+import { concatBytes } from "./_util.ts";
+
+const concat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

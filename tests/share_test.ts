@@ -322,7 +322,7 @@ function rebundle(bytes: Uint8Array, envelopes: Envelope[]): Uint8Array {
     blobs: new Map([...blobs].map(([id, data]) => [id, data.length])),
     streamBlob: (id, onChunk) => onChunk(blobs.get(id)!),
   }, (chunk) => chunks.push(chunk.slice()));
-  return concatBytes(...chunks);
+  return concatBytes(chunks);
 }
 
 // ---------------------------------------------------------------------------

@@ -30,9 +30,7 @@ import {
 import { decodeHeader, encodeHeader } from "../lib/share/_tar_header.ts";
 import { IntegrityError } from "../lib/encoding/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
-import { concatBytes, prng } from "./_util.ts";
-
-const concat = (chunks: Uint8Array[]): Uint8Array => concatBytes(...chunks);
+import { concatBytes as concat, prng } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const HEX64 = "0123456789abcdef".repeat(4);

@@ -17,7 +17,7 @@ const enc = new TextEncoder();
 
 function bytes(...parts: (string | number[])[]): Uint8Array {
   const chunks = parts.map((part) => typeof part === "string" ? enc.encode(part) : new Uint8Array(part));
-  return concatBytes(...chunks);
+  return concatBytes(chunks);
 }
 
 /** Name (without `.json`) → file content. */
