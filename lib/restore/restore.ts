@@ -241,6 +241,16 @@ export async function restoreSnapshot(
     gitCommit: null,
     sessionMerged: false,
   };
+  /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
+  const snapshotBeforeRestore = async (): Promise<void> => {
+    const pre = await createSnapshot(store, signer, {
+      reason: "pre-restore",
+      session: sel.session,
+      branch: sel.branch,
+      metadata: { pre_restore_for: targetId },
+    });
+    result.preRestore = pre.id;
+  };
 
   // --git: everything is checked before anything changes.
   let gitCommit: string | null = null;
@@ -297,13 +307,7 @@ export async function restoreSnapshot(
           { hint: "git cannot bring them back; --force first snapshots the current content" },
         );
       }
-      const pre = await createSnapshot(store, signer, {
-        reason: "pre-restore",
-        session: sel.session,
-        branch: sel.branch,
-        metadata: { pre_restore_for: targetId },
-      });
-      result.preRestore = pre.id;
+      await snapshotBeforeRestore();
     }
   }
   if (gitCommit !== null && !result.dryRun) {
@@ -351,13 +355,7 @@ export async function restoreSnapshot(
 
   if (plan !== null && plan.conflicts.length > 0 && result.preRestore === null) {
     // --force: keep everyone's work in a snapshot first, then overwrite.
-    const pre = await createSnapshot(store, signer, {
-      reason: "pre-restore",
-      session: sel.session,
-      branch: sel.branch,
-      metadata: { pre_restore_for: targetId },
-    });
-    result.preRestore = pre.id;
+    await snapshotBeforeRestore();
   }
   if (plan !== null && plan.conflicts.length > 0) {
     const target = entryMap(targetTree!);
