@@ -159,6 +159,9 @@ async function peakRss(cmd: string[], cwd?: string): Promise<number> {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/** Peak RSS in MiB of one `ctxsnap` run. */
+const ctxsnapRss = (argv: string[]) => peakRss([Deno.execPath(), "run", "-A", CLI, ...argv]);
+
 function fmt(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
 }
@@ -454,15 +457,23 @@ if (want("large") && (await have("/usr/bin/time"))) {
   await sh(`head -c ${gib}G /dev/urandom > '${ws}/big.bin'`);
   const store = `${root}/large-store`;
   await ctxsnap(["--store", store, "init", "--workspace", ws]);
-  const base = [Deno.execPath(), "run", "-A", CLI, "--store", store];
-  const create = await peakRss([...base, "create", "-m", "large", "--max-file-size", "4G"]);
+  const create = await ctxsnapRss([
+    "--store",
+    store,
+    "create",
+    "-m",
+    "large",
+    "--max-file-size",
+    "4G",
+  ]);
   const listed =
     JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0];
   if (listed.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
   const id = listed.id;
-  const verify = await peakRss([...base, "verify", "--all"]);
-  const publish = await peakRss([
-    ...base,
+  const verify = await ctxsnapRss(["--store", store, "verify", "--all"]);
+  const publish = await ctxsnapRss([
+    "--store",
+    store,
     "publish",
     id,
     "--with-workspace",
@@ -470,31 +481,10 @@ if (want("large") && (await have("/usr/bin/time"))) {
     `${root}/large.ctxbundle`,
   ]);
   const store2 = `${root}/large-store2`;
-  await ctxsnap(["--store", store2, "init", "--workspace", `${root}/large-ws2`]).catch(async () => {
-    await Deno.mkdir(`${root}/large-ws2`, { recursive: true });
-    await ctxsnap(["--store", store2, "init", "--workspace", `${root}/large-ws2`]);
-  });
-  const imp = await peakRss([
-    Deno.execPath(),
-    "run",
-    "-A",
-    CLI,
-    "--store",
-    store2,
-    "import",
-    `${root}/large.ctxbundle`,
-  ]);
-  const restore = await peakRss([
-    Deno.execPath(),
-    "run",
-    "-A",
-    CLI,
-    "--store",
-    store2,
-    "materialize",
-    id,
-    `${root}/large-out`,
-  ]);
+  await Deno.mkdir(`${root}/large-ws2`, { recursive: true });
+  await ctxsnap(["--store", store2, "init", "--workspace", `${root}/large-ws2`]);
+  const imp = await ctxsnapRss(["--store", store2, "import", `${root}/large.ctxbundle`]);
+  const restore = await ctxsnapRss(["--store", store2, "materialize", id, `${root}/large-out`]);
   console.log(
     `  create ${create.toFixed(0)} MiB, verify --all ${verify.toFixed(0)} MiB, publish ${
       publish.toFixed(0)
@@ -600,9 +590,7 @@ if (want("memory") && (await have("/usr/bin/time"))) {
   const store = `${root}/mem-store`;
   await ctxsnap(["--store", store, "init", "--workspace", ws]);
   const id = JSON.parse((await ctxsnap(["--store", store, "create", "--json"])).stdout).id;
-  const base = [Deno.execPath(), "run", "-A", CLI];
-  const publish = await peakRss([
-    ...base,
+  const publish = await ctxsnapRss([
     "--store",
     store,
     "publish",
@@ -613,8 +601,7 @@ if (want("memory") && (await have("/usr/bin/time"))) {
   ]);
   await Deno.mkdir(`${root}/mem-ws2`);
   await ctxsnap(["--store", `${root}/mem-store2`, "init", "--workspace", `${root}/mem-ws2`]);
-  const imp = await peakRss([
-    ...base,
+  const imp = await ctxsnapRss([
     "--store",
     `${root}/mem-store2`,
     "import",
