@@ -192,6 +192,20 @@ export async function tempWorkspace(
   };
 }
 
+/** Runs `fn` with a fresh workspace (holding `files`) on which `ctxsnap init` succeeded. */
+export async function withStore(
+  fn: (ws: TempWorkspace) => Promise<void>,
+  files?: Record<string, string>,
+): Promise<void> {
+  const ws = await tempWorkspace(files);
+  try {
+    expectCode(await ws.run(["init"]), 0, "init");
+    await fn(ws);
+  } finally {
+    await ws.cleanup();
+  }
+}
+
 /** Fails with the command's output (trimmed) unless it exited with `code`. */
 export function expectCode(result: CliResult, code: number, what: string): void {
   if (result.code !== code) {

@@ -14,28 +14,13 @@ import { fromHex, toHex } from "../lib/encoding/hex.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { expectCode, type TempWorkspace, tempWorkspace, withStore } from "./_cli.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 // ---------------------------------------------------------------------------
 // helpers
-
-/** Runs `fn` with a fresh workspace on which `ctxsnap init` succeeded. */
-async function withStore(
-  fn: (ws: TempWorkspace) => Promise<void>,
-  files?: Record<string, string>,
-): Promise<void> {
-  const ws = await tempWorkspace(files);
-  try {
-    const init = await ws.run(["init", "--json"]);
-    expectCode(init, 0, "init");
-    await fn(ws);
-  } finally {
-    await ws.cleanup();
-  }
-}
 
 /** `ctxsnap create --json ...args`, expecting success; returns the JSON document. */
 // deno-lint-ignore no-explicit-any

@@ -14,21 +14,11 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
-import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
 import { exists } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
-
-async function withStore(fn: (ws: TempWorkspace) => Promise<void>): Promise<void> {
-  const ws = await tempWorkspace();
-  try {
-    expectCode(await ws.run(["init"]), 0, "init");
-    await fn(ws);
-  } finally {
-    await ws.cleanup();
-  }
-}
 
 // deno-lint-ignore no-explicit-any
 async function runJson(ws: TempWorkspace, args: string[], code = 0): Promise<any> {

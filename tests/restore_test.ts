@@ -19,7 +19,7 @@ import { readEnvelope } from "../lib/snapshot/timeline.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { ConflictError } from "../lib/encoding/errors.ts";
-import { expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
 import { exists, prng, seedFromEnv } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -121,20 +121,6 @@ async function copyTree(src: string, dest: string): Promise<void> {
       await Deno.copyFile(from, to);
       await Deno.chmod(to, info.mode! & 0o777);
     }
-  }
-}
-
-/** Runs `fn` with a fresh workspace on which `ctxsnap init` succeeded. */
-async function withStore(
-  fn: (ws: TempWorkspace) => Promise<void>,
-  files?: Record<string, string>,
-): Promise<void> {
-  const ws = await tempWorkspace(files);
-  try {
-    expectCode(await ws.run(["init"]), 0, "init");
-    await fn(ws);
-  } finally {
-    await ws.cleanup();
   }
 }
 
