@@ -479,14 +479,22 @@ Deno.test({
 // ---------------------------------------------------------------------------
 // safe apply
 
+/** Snapshots `a/x`, then replaces directory `a` with a symlink to a directory outside the workspace. */
+async function snapshotThenSymlinkParent(
+  ws: TempWorkspace,
+): Promise<{ s1: string; outside: string }> {
+  await write(ws, "a/x", "inside\n");
+  const s1 = await create(ws, "a/x");
+  const outside = join(ws.root, "outside");
+  await Deno.mkdir(outside);
+  await Deno.remove(join(ws.path, "a"), { recursive: true });
+  await Deno.symlink(outside, join(ws.path, "a"));
+  return { s1, outside };
+}
+
 Deno.test("a symlinked directory in the way of a/x makes the restore refuse (exit 5), even with --force, writing nothing outside", async () => {
   await withStore(async (ws) => {
-    await write(ws, "a/x", "inside\n");
-    const s1 = await create(ws, "a/x");
-    const outside = join(ws.root, "outside");
-    await Deno.mkdir(outside);
-    await Deno.remove(join(ws.path, "a"), { recursive: true });
-    await Deno.symlink(outside, join(ws.path, "a"));
+    const { s1, outside } = await snapshotThenSymlinkParent(ws);
 
     const plain = await ws.run(["restore", s1]);
     expectCode(plain, 5, "restore through a symlinked directory");
@@ -500,12 +508,7 @@ Deno.test("a symlinked directory in the way of a/x makes the restore refuse (exi
 
 Deno.test("an ignored symlinked directory in the way of a/x is refused before any change, writes nothing outside and blocks nothing", async () => {
   await withStore(async (ws) => {
-    await write(ws, "a/x", "inside\n");
-    const s1 = await create(ws, "a/x");
-    const outside = join(ws.root, "outside");
-    await Deno.mkdir(outside);
-    await Deno.remove(join(ws.path, "a"), { recursive: true });
-    await Deno.symlink(outside, join(ws.path, "a"));
+    const { s1, outside } = await snapshotThenSymlinkParent(ws);
     // The capture cannot see `a` now: only the on-disk parent check can.
     await write(ws, ".ctxsnapignore", "a\n");
 
