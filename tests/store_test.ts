@@ -650,26 +650,31 @@ Deno.test("a schema-1 store is migrated to the current schema on open, keeping i
   }
 });
 
+/** Records a session-only restore of `target` on `session` that never finishes (as if killed). */
+function leaveRestoreUnresolved(store: Store, session: string, target: string): void {
+  store.transaction("test", () => {
+    startOperation(store, {
+      kind: "restore",
+      session,
+      branch: "main",
+      target,
+      plan: {
+        pre_tree: "0".repeat(64),
+        writes: [],
+        deletes: [],
+        workspace: false,
+        session: true,
+      },
+    });
+  });
+}
+
 Deno.test("an unresolved restore blocks session edits, fork, forget, branch switch and create on its session", async () => {
   await withStore(async (store) => {
     const signer = await makeSigner();
     const first = await createSnapshot(store, signer, { reason: "one", workspace: false });
     await createSnapshot(store, signer, { reason: "two", workspace: false });
-    store.transaction("test", () => {
-      startOperation(store, {
-        kind: "restore",
-        session: "main",
-        branch: "main",
-        target: first.id,
-        plan: {
-          pre_tree: "0".repeat(64),
-          writes: [],
-          deletes: [],
-          workspace: false,
-          session: true,
-        },
-      });
-    });
+    leaveRestoreUnresolved(store, "main", first.id);
     assertThrows(
       () => updateSessionState(store, "main", (s) => ({ ...s, task: "x" })),
       ConflictError,
@@ -714,21 +719,7 @@ Deno.test("forget refuses the target of an unresolved restore", async () => {
       session: "a",
     });
     await createSnapshot(store, signer, { reason: "two", workspace: false, session: "a" });
-    store.transaction("test", () => {
-      startOperation(store, {
-        kind: "restore",
-        session: "b",
-        branch: "main",
-        target: first.id,
-        plan: {
-          pre_tree: "0".repeat(64),
-          writes: [],
-          deletes: [],
-          workspace: false,
-          session: true,
-        },
-      });
-    });
+    leaveRestoreUnresolved(store, "b", first.id);
     assertThrows(() => forgetSnapshots(store, [first.id]), ConflictError, "unresolved restore");
   });
 });
