@@ -348,9 +348,7 @@ export class Store {
    * shared rule of `_pack.ts` (`deflate`). Storing existing content is a no-op.
    */
   putPackedBlob(id: string, size: number, how: "raw" | "deflate", stored: Uint8Array): void {
-    this.stmt(
-      "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(id, "blob", size, how, stored, Date.now());
+    this.insertRow(id, "blob", size, how, stored);
   }
 
   private insertObject(
@@ -370,9 +368,19 @@ export class Store {
         how = "deflate";
       }
     }
+    this.insertRow(id, kind, size, how, stored);
+  }
+
+  private insertRow(
+    id: string,
+    kind: "blob" | "tree",
+    size: number,
+    encoding: "raw" | "deflate" | "file",
+    data: Uint8Array | null,
+  ): void {
     this.stmt(
       "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(id, kind, size, how, stored, Date.now());
+    ).run(id, kind, size, encoding, data, Date.now());
   }
 
   /** The bytes of an inline object (raw or inflated), bounded by its recorded size. */
