@@ -299,14 +299,16 @@ export class Fields {
 /** A value for the serde_json-compatible writers. */
 export type Ordered = null | boolean | string | U64 | F64 | Fields | Ordered[];
 
+// deno-lint-ignore no-control-regex
+const SERDE_ESCAPED = /["\\\u0000-\u001f]/g;
+
 /**
  * A JSON string as serde_json writes it: `"` and `\` escaped, `\b \f \n \r \t`,
  * other U+0000–U+001F as `\u00xx` (lowercase), everything else raw UTF-8.
  */
 export function serdeString(text: string): string {
-  // deno-lint-ignore no-control-regex
   return `"${
-    text.replace(/["\\\u0000-\u001f]/g, (c) => {
+    text.replace(SERDE_ESCAPED, (c) => {
       switch (c) {
         case '"':
           return '\\"';
