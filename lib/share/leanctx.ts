@@ -45,6 +45,7 @@ import {
   NumberLiteral,
   type Ordered,
   parseRawDocument,
+  parseRawJson,
   prettyJson,
   type RawJson,
   RawObject,
@@ -322,6 +323,22 @@ const TOP_FIELDS = [
 /** Whether a parsed JSON document is a lean-ctx snapshot: an object with a `schema_version` member. */
 export function isLeanCtxDocument(value: RawJson): boolean {
   return value instanceof RawObject && value.members.has("schema_version");
+}
+
+/**
+ * Whether a JSON file is meant as a lean-ctx snapshot rather than a ctxsnap
+ * envelope: its top-level object has a `schema_version` member. A file that
+ * does not parse counts as lean-ctx when it names `"schema_version"`
+ * anywhere, so that the lean-ctx reader explains what is wrong with it.
+ */
+export function looksLikeLeanCtx(bytes: Uint8Array): boolean {
+  try {
+    return isLeanCtxDocument(parseRawJson(bytes, { maxBytes: MAX_LEANCTX_BYTES }));
+  } catch {
+    return new TextDecoder().decode(bytes.subarray(0, MAX_LEANCTX_BYTES)).includes(
+      '"schema_version"',
+    );
+  }
 }
 
 /** Validates a parsed document as a lean-ctx snapshot; throws `IntegrityError` naming the field. */
