@@ -38,6 +38,7 @@ import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { blake3Hex, sha256Hex } from "../crypto/hash.ts";
 import { keyIdOf, sign, verify } from "../crypto/ed25519.ts";
 import type { Signer } from "../snapshot/envelope.ts";
+import type { TrustPolicy } from "../snapshot/verify.ts";
 import {
   compactJson,
   F64,
@@ -51,6 +52,8 @@ import {
   RawObject,
   U64,
 } from "./_leanctx_json.ts";
+
+export { formatF64 } from "./_serde_f64.ts";
 
 /** The only `schema_version` this code reads and writes. */
 export const LEANCTX_SCHEMA_VERSION = 1;
@@ -656,6 +659,25 @@ export async function checkLeanCtx(snapshot: LeanCtxSnapshot, text: string): Pro
     layout: text === leanCtxFileText(snapshot) ? "canonical" : "non_canonical",
     intact: idMatches && signatureValid !== false,
   };
+}
+
+/** The verdict on a lean-ctx snapshot under a trust policy. */
+export type LeanCtxVerdict = "trusted" | "untrusted" | "unsigned" | "tampered";
+
+/** The verdict of a check: tampered, unsigned, or whether the signer is pinned. */
+export function leanCtxVerdict(check: LeanCtxCheck, trust: TrustPolicy): LeanCtxVerdict {
+  if (!check.intact) return "tampered";
+  const sig = check.snapshot.signature;
+  if (sig === null || check.keyId === null) return "unsigned";
+  return trust.isTrusted(check.keyId, sig.public_key) ? "trusted" : "untrusted";
+}
+
+/** The checks a tampered file fails: `id`, `signature`. */
+export function tamperedChecks(check: LeanCtxCheck): string[] {
+  const failed: string[] = [];
+  if (!check.idMatches) failed.push("id");
+  if (check.signatureValid === false) failed.push("signature");
+  return failed;
 }
 
 /**

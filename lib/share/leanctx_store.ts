@@ -62,24 +62,16 @@ import {
   type LeanCtxCheck,
   leanCtxFromRaw,
   type LeanCtxSnapshot,
+  type LeanCtxVerdict,
+  leanCtxVerdict,
   MAX_LEANCTX_BYTES,
   MAX_LEANCTX_DEPTH,
+  tamperedChecks,
 } from "./leanctx.ts";
 import { quarantineBranch } from "./import.ts";
 
 /** The quarantine branch of unsigned lean-ctx snapshots. */
 export const UNSIGNED_BRANCH = "imported/unsigned";
-
-/** The verdict on a lean-ctx snapshot under a trust policy. */
-export type LeanCtxVerdict = "trusted" | "untrusted" | "unsigned" | "tampered";
-
-/** The verdict of a check: tampered, unsigned, or whether the signer is pinned. */
-export function leanCtxVerdict(check: LeanCtxCheck, trust: TrustPolicy): LeanCtxVerdict {
-  if (!check.intact) return "tampered";
-  const sig = check.snapshot.signature;
-  if (sig === null || check.keyId === null) return "unsigned";
-  return trust.isTrusted(check.keyId, sig.public_key) ? "trusted" : "untrusted";
-}
 
 /** What {@linkcode importLeanCtx} did. */
 export interface LeanCtxImportResult {
@@ -170,14 +162,6 @@ export async function importLeanCtx(
     finishOperation(store, op.id, "done");
     return { ...result, alreadyPresent: false, operation: op.id };
   });
-}
-
-/** The checks a tampered file fails: `id`, `signature`. */
-export function tamperedChecks(check: LeanCtxCheck): string[] {
-  const failed: string[] = [];
-  if (!check.idMatches) failed.push("id");
-  if (check.signatureValid === false) failed.push("signature");
-  return failed;
 }
 
 /** A stored lean-ctx snapshot, parsed. */

@@ -21,8 +21,13 @@ import {
 } from "../snapshot/envelope.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";
 import { type BundleVisitor, readBundle } from "./bundle.ts";
-import { checkLeanCtxBytes, type LeanCtxCheck, looksLikeLeanCtx } from "./leanctx.ts";
-import { type LeanCtxVerdict, leanCtxVerdict } from "./leanctx_store.ts";
+import {
+  checkLeanCtxBytes,
+  type LeanCtxCheck,
+  type LeanCtxVerdict,
+  leanCtxVerdict,
+  looksLikeLeanCtx,
+} from "./leanctx.ts";
 import { fdReader } from "./tar.ts";
 
 /** A readable source: a path, or `-` for standard input. */
