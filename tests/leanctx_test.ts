@@ -1520,7 +1520,7 @@ Deno.test("create --context sets roi, lineage and ledger; show prints them; publ
 // ===========================================================================
 // 8. Process boundary: offline verify, default file name
 
-Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --format lean-ctx names the file <id12>.ctxsnapshot.json in the working directory", async () => {
+Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --format lean-ctx names the file <id12>.ctxsnapshot.json in the working directory; import - reads one from standard input", async () => {
   const ws = await tempWorkspace({});
   try {
     const c = CASES.find((c) => c.file === "a4916171986e.ctxsnapshot.json")!;
@@ -1544,6 +1544,13 @@ Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --fo
     const expected = join(ws.path, `${c.id!.slice(0, 12)}.ctxsnapshot.json`);
     assertEquals(pub.json().path, expected);
     assertEquals(await Deno.readFile(expected), await Deno.readFile(file));
+    // From standard input (spooled into the store, then read like a file).
+    const other = CASES.find((c) => c.file === "b878a33bd3e3.ctxsnapshot.json")!;
+    const piped = await ws.run(["import", "-", "--trust", other.signer!, "--json"], {
+      stdin: await Deno.readFile(fixture(other.file)),
+    });
+    expectCode(piped, 0, "import -");
+    assertEquals([piped.json().format, piped.json().primary], ["lean-ctx", other.id]);
   } finally {
     await ws.cleanup();
   }

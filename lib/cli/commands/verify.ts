@@ -218,7 +218,7 @@ export const verify: Command = {
                 (ok
                   ? (untrusted === 0
                     ? "all intact and trusted"
-                    : `${untrusted} signed by untrusted keys`)
+                    : `${untrusted} unsigned or signed by untrusted keys`)
                   : `${invalid + report.problems.length} problems`),
             );
             return lines.join("\n");
