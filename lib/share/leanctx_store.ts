@@ -31,7 +31,7 @@
  * const first = await importLeanCtx(store, file, trust);
  * const again = await importLeanCtx(store, file, trust);
  * if (first.alreadyPresent || !again.alreadyPresent) throw new Error("idempotence");
- * if (readLeanCtx(store, first.id).branch !== `imported/${signer.keyId}`) throw new Error("branch");
+ * if (readLeanCtx(store, first.id).row.branch !== `imported/${signer.keyId}`) throw new Error("branch");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
