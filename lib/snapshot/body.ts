@@ -333,7 +333,7 @@ export function validateBody(value: unknown): SnapshotBody {
   }
   const sliced = SLICE_FIELDS.filter((key) => key in o);
   if (o.schema === SNAPSHOT_SCHEMA_V2 && sliced.length === 0) {
-    c.fail(`a ${SNAPSHOT_SCHEMA_V2} body carries none of ${SLICE_FIELDS.join(", ")}`);
+    c.fail(`schema ${SNAPSHOT_SCHEMA_V2} needs at least one of ${SLICE_FIELDS.join(", ")}`);
   }
   c.exactKeys(o, [
     ...(o.schema === SNAPSHOT_SCHEMA_V2 ? sliced : []),
