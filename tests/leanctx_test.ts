@@ -953,6 +953,46 @@ Deno.test("a float changed by one ulp is tampered, even where lean-ctx's reader 
   }
 });
 
+Deno.test("u64 values above 2^53 - 1 verify exactly, and show --json gives them as decimal strings", async () => {
+  await withMachines(1, async (m) => {
+    const lean = newLeanCtxSnapshot("2026-02-02T02:02:02.2Z", "3.9.18");
+    lean.roi = {
+      input_tokens: 18446744073709551615n,
+      output_tokens: 9007199254740993n,
+      tokens_saved: 9007199254740991n,
+      compression_rate: 1e-300,
+    };
+    const signed = await signLeanCtx(lean, TEST_SIGNER);
+    const text = leanCtxFileText(signed);
+    assert(text.includes('"input_tokens": 18446744073709551615,'), text);
+    const file = await writeTemp(m.root, "big.ctxsnapshot.json", text);
+    expect(await m.run(["import", file, "--trust", TEST_SIGNER.publicKeyHex]), 0, "import");
+    const roi =
+      expect(await m.run(["show", signed.snapshot_id, "--json"]), 0, "show").json().snapshot
+        .roi;
+    assertEquals(roi, {
+      input_tokens: "18446744073709551615",
+      output_tokens: "9007199254740993",
+      tokens_saved: 9007199254740991,
+      compression_rate: 1e-300,
+    });
+    // One more than u64::MAX is refused; one less than the stored value is tampered.
+    const over = await writeTemp(
+      m.root,
+      "over.json",
+      text.replace("18446744073709551615", "18446744073709551616"),
+    );
+    expect(await m.run(["verify", over]), 1, "u64 overflow");
+    const less = await writeTemp(
+      m.root,
+      "less.json",
+      text.replace("9007199254740993", "9007199254740992"),
+    );
+    const run = expect(await m.run(["verify", less, "--json"]), 1, "one less");
+    assertEquals(run.json().failed_checks, ["id"]);
+  });
+});
+
 Deno.test("byte edits of a signed lean-ctx file are refused, reported tampered, or leave its content unchanged", async () => {
   const original = encoder.encode(fixtureText("972c29b9b085.ctxsnapshot.json"));
   const originalBody = leanCtxCanonicalBody((await checkLeanCtxBytes(original)).snapshot);

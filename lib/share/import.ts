@@ -4,6 +4,8 @@
  * pass re-verifies while writing, inside one transaction. Imported snapshots
  * land on a quarantine branch `imported/<key_id>` of their session and never
  * move the current head. Importing the same file again changes nothing.
+ * {@linkcode importAnyFile} also takes a lean-ctx snapshot file, kept as
+ * itself (see `leanctx_store.ts`).
  *
  * @example
  * ```ts

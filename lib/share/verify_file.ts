@@ -2,7 +2,8 @@
  * Offline verification of a published snapshot (`.ctxsnapshot.json`) or a
  * bundle (`.ctxbundle`): no store, no config, no writes, no network. It checks
  * the format version, canonical form, every id and hash, every signature, and
- * whether each signer is trusted.
+ * whether each signer is trusted. {@linkcode verifyAnyFile} also recognises a
+ * lean-ctx snapshot file by its content and checks it (see `leanctx.ts`).
  *
  * @example
  * ```ts
