@@ -936,6 +936,7 @@ Deno.test("a float changed by one ulp is tampered, even where lean-ctx's reader 
           '"compression_ratio": 0.99999999999999990',
         ),
         text.replace('"compression_rate": 0.6', '"compression_rate": 6e-1'),
+        text.replace('"compression_rate": 0.6', '"compression_rate": 0.60000000000000000001'),
         text.replace("a é.rs", "a \\u00e9.rs"),
         text.replaceAll("\n  ", "\n    "),
         JSON.stringify(parsed).replace('"input_tokens":10', '"input_tokens":10 '),
@@ -948,6 +949,18 @@ Deno.test("a float changed by one ulp is tampered, even where lean-ctx's reader 
         parsed.snapshot_id,
       ]);
     }
+    // Zero: the integer literal -0 is the value 0.0 to serde_json (intact), the
+    // float -0.0 is another double (tampered).
+    const zero = newLeanCtxSnapshot("2026-05-05T05:05:05Z", "3.9.18");
+    const zeroText = leanCtxFileText(await signLeanCtx(zero, TEST_SIGNER));
+    assertEquals(
+      (await verify(zeroText.replace('"compression_rate": 0.0', '"compression_rate": -0'))).code,
+      0,
+    );
+    const negative = await verify(
+      zeroText.replace('"compression_rate": 0.0', '"compression_rate": -0.0'),
+    );
+    assertEquals([negative.code, negative.json().failed_checks], [1, ["id"]]);
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }

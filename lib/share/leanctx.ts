@@ -280,7 +280,8 @@ class Shape {
     if (!(value instanceof NumberLiteral)) this.fail(`${what} is ${describe(value)}, not a number`);
     const number = Number(value.text);
     if (!Number.isFinite(number)) this.fail(`${what} ${quote(value.text)} is out of range`);
-    return number;
+    // serde_json reads the integer literal `-0` as the integer 0, so as +0.0.
+    return value.isInteger && number === 0 ? 0 : number;
   }
 
   list<T>(value: RawJson | undefined, what: string, item: (v: RawJson, w: string) => T): T[] {
