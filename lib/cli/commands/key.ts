@@ -13,7 +13,7 @@ const SUBCOMMANDS = ["show", "export", "import", "trust", "untrust", "list"];
 /** The `key` command. */
 export const key: Command = {
   name: "key",
-  summary: "show or export this machine's key; manage trusted keys",
+  summary: "show, export or import (from lean-ctx) this machine's key; manage trusted keys",
   usage: [
     "key [show]",
     "key export",

@@ -143,6 +143,7 @@ export const verify: Command = {
     "ctxsnap verify --all           # every object, snapshot and branch chain",
     "ctxsnap verify 3f2a9c --trust 5c1d…e0   # also trust this public key",
     "ctxsnap verify review.ctxbundle --trust alice.pub.pem   # offline: no store needed",
+    "ctxsnap verify 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot file",
   ],
   options: {
     all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
