@@ -6,6 +6,7 @@ import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
 import { createSnapshot, validateContextInput } from "../../snapshot/create.ts";
 import { type Command, flag, identity, openStore, readInput, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
 function sizeOption(text: string | undefined): number | undefined {
@@ -122,11 +123,13 @@ export const create: Command = {
         capture: result.capture,
         key_id: result.envelope.signature.key_id,
       }, () => {
-        if (!result.created) return `${result.id}  (already recorded for source ${sourceText})`;
+        if (!result.created) {
+          return `${result.id}  (already recorded for source ${esc(sourceText)})`;
+        }
         const w = body.workspace;
         const lines = [`${result.id}`];
         lines.push(
-          `  ${body.session}/${body.branch}  parent ${
+          `  ${esc(body.session)}/${esc(body.branch)}  parent ${
             short(body.parent)
           }  signed by ${result.envelope.signature.key_id}`,
         );
@@ -140,7 +143,7 @@ export const create: Command = {
         }
         if (body.git) {
           lines.push(
-            `  git ${short(body.git.commit)} ${body.git.branch ?? "(detached)"}${
+            `  git ${esc(short(body.git.commit))} ${esc(body.git.branch ?? "(detached)")}${
               body.git.dirty ? " dirty" : ""
             }`,
           );

@@ -7,6 +7,7 @@ import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
 import { configDir } from "../../crypto/identity.ts";
 import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "../../crypto/keyring.ts";
 import { type Command, identity, readKeyArgument, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 const SUBCOMMANDS = ["show", "export", "trust", "untrust", "list"];
 
@@ -40,7 +41,8 @@ export const key: Command = {
         const me = await identity();
         ctx.out.result(
           { key_id: me.keyId, public_key: me.publicKeyHex, path: me.path },
-          () => `key id      ${me.keyId}\npublic key  ${me.publicKeyHex}\nprivate key ${me.path}`,
+          () =>
+            `key id      ${me.keyId}\npublic key  ${me.publicKeyHex}\nprivate key ${esc(me.path)}`,
         );
         return 0;
       }
@@ -60,7 +62,7 @@ export const key: Command = {
         const trusted = trustKey(dir, readKeyArgument(arg), name);
         ctx.out.result(
           { key_id: trusted.keyId, public_key: trusted.publicKeyHex, name: trusted.name },
-          () => `Trusted ${trusted.keyId}${trusted.name ? ` as ${trusted.name}` : ""}`,
+          () => `Trusted ${trusted.keyId}${trusted.name ? ` as ${esc(trusted.name)}` : ""}`,
         );
         return 0;
       }
@@ -69,7 +71,8 @@ export const key: Command = {
         const removed = untrustKey(dir, arg);
         ctx.out.result(
           { key_id: removed.keyId, name: removed.name },
-          () => `No longer trusting ${removed.keyId}${removed.name ? ` (${removed.name})` : ""}`,
+          () =>
+            `No longer trusting ${removed.keyId}${removed.name ? ` (${esc(removed.name)})` : ""}`,
         );
         return 0;
       }
@@ -87,7 +90,7 @@ export const key: Command = {
           () =>
             keys.length === 0
               ? "No trusted keys. Add one with `ctxsnap key trust KEY --name N`."
-              : keys.map((k) => `${k.keyId}  ${k.name ?? "-"}  ${k.publicKeyHex}`).join("\n"),
+              : keys.map((k) => `${k.keyId}  ${esc(k.name ?? "-")}  ${k.publicKeyHex}`).join("\n"),
         );
         return 0;
       }

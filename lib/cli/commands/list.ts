@@ -12,6 +12,7 @@ import {
   type SnapshotRow,
 } from "../../snapshot/timeline.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `list` command. */
 export const list: Command = {
@@ -70,11 +71,11 @@ export const list: Command = {
         if (items.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
         return items.map((item) =>
           [
-            short(item.id),
-            item.created_at.replace("T", " ").slice(0, 19),
-            `${item.session}/${item.branch}`,
+            esc(short(item.id)),
+            esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+            `${esc(item.session)}/${esc(item.branch)}`,
             item.files === null ? "no workspace" : `${item.files} files`,
-            item.readable ? (item.reason || "-") : "(unreadable envelope: run `ctxsnap verify`)",
+            item.readable ? esc(item.reason || "-") : "(unreadable envelope: run `ctxsnap verify`)",
           ].join("  ")
         ).join("\n");
       });

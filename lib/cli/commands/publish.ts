@@ -6,6 +6,7 @@ import { UsageError } from "../../encoding/errors.ts";
 import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { isTerminal } from "../../runtime.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `publish` command. */
 export const publish: Command = {
@@ -62,7 +63,7 @@ export const publish: Command = {
       ctx.out.result(
         result,
         () =>
-          `Wrote ${result.path}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
+          `Wrote ${esc(result.path)}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
           (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
           `, ${result.bytes} bytes; primary ${short(id)}`,
       );

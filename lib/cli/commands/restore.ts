@@ -8,7 +8,7 @@ import type { RestorePlan } from "../../restore/plan.ts";
 import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
 import { resolveSnapshotId } from "../../snapshot/timeline.ts";
-import type { Output } from "../output.ts";
+import { esc, type Output } from "../output.ts";
 import {
   type Command,
   type CommandContext,
@@ -23,11 +23,11 @@ import {
 function planText(plan: RestorePlan): string[] {
   const lines: string[] = [];
   for (const w of plan.writes) {
-    lines.push(`${w.action === "create" ? "create " : "replace"}  ${w.path}`);
+    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}`);
   }
-  for (const d of plan.deletes) lines.push(`delete   ${d}`);
+  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}`);
   for (const c of plan.conflicts) {
-    lines.push(`CONFLICT ${c.path}  (${c.reason.replaceAll("_", " ")})`);
+    lines.push(`CONFLICT ${esc(c.path)}  (${esc(c.reason.replaceAll("_", " "))})`);
   }
   lines.push(
     `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
@@ -92,9 +92,9 @@ async function runRestore(
       result = await (await restoreModule()).restoreSnapshot(store, signer, target, options);
     } catch (error) {
       if (error instanceof (await restoreModule()).RestoreConflictError && !ctx.out.json) {
-        ctx.out.note(
-          planText(error.plan).filter((l) => l.startsWith("CONFLICT")).join("\nctxsnap: "),
-        );
+        for (const line of planText(error.plan).filter((l) => l.startsWith("CONFLICT"))) {
+          ctx.out.note(line);
+        }
       }
       throw error;
     }

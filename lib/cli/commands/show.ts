@@ -5,6 +5,7 @@
 import { getSnapshotRow, readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short, trustPolicy } from "../command.ts";
 import { UsageError } from "../../encoding/errors.ts";
+import { esc } from "../output.ts";
 
 /** The `show` command. */
 export const show: Command = {
@@ -31,43 +32,43 @@ export const show: Command = {
       ctx.out.result({ id, imported: row.imported === 1, signer, envelope }, () => {
         const lines = [
           `snapshot   ${id}`,
-          `created    ${b.created_at}`,
-          `timeline   ${b.session}/${b.branch}  parent ${short(b.parent)}`,
-          `reason     ${b.reason || "-"}`,
-          `signer     ${keyId}${signer.name ? ` (${signer.name})` : ""}${
+          `created    ${esc(b.created_at)}`,
+          `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
+          `reason     ${esc(b.reason || "-")}`,
+          `signer     ${esc(keyId)}${signer.name ? ` (${esc(signer.name)})` : ""}${
             signer.trusted ? "" : "  untrusted"
           }`,
         ];
-        if (b.source) lines.push(`source     ${b.source.kind}:${b.source.id}`);
+        if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
         lines.push(
           b.git
-            ? `git        ${b.git.commit ?? "(no commit)"} ${b.git.branch ?? "(detached)"}${
-              b.git.dirty ? " dirty" : " clean"
-            }`
+            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
+              esc(b.git.branch ?? "(detached)")
+            }${b.git.dirty ? " dirty" : " clean"}`
             : "git        not a git work tree",
         );
         lines.push(
           b.workspace
             ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
-              short(b.workspace.tree)
+              esc(short(b.workspace.tree))
             })`
             : "workspace  not captured",
         );
         const c = b.context;
-        lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);
+        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
         const section = (title: string, items: string[]) => {
           if (items.length === 0) return;
           lines.push(`${title}:`);
-          for (const item of items) lines.push(`  - ${item}`);
+          for (const item of items) lines.push(`  - ${esc(item)}`);
         };
         section("decisions", c.decisions);
         section("files touched", c.files_touched);
         section("findings", c.findings);
         section("knowledge", c.knowledge);
         const ext = Object.keys(c.extensions);
-        if (ext.length > 0) lines.push(`extensions ${ext.join(", ")}`);
+        if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
         const meta = Object.keys(b.facets.metadata);
-        if (meta.length > 0) lines.push(`metadata   ${JSON.stringify(b.facets.metadata)}`);
+        if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
         return lines.join("\n");
       });
       return 0;
