@@ -5,7 +5,7 @@
 import { UsageError } from "../../encoding/errors.ts";
 import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
 import { configDir } from "../../crypto/identity.ts";
-import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "../../crypto/keyring.ts";
+import { readConfigTrustedKeys, trustKey, untrustKey } from "../../crypto/keyring.ts";
 import { type Command, identity, readKeyArgument, str } from "../command.ts";
 import { esc } from "../output.ts";
 
@@ -77,7 +77,7 @@ export const key: Command = {
         return 0;
       }
       case "list": {
-        const keys = readTrustedKeys(trustedKeysPath(dir));
+        const keys = readConfigTrustedKeys(dir);
         ctx.out.result(
           {
             keys: keys.map((k) => ({
