@@ -249,10 +249,13 @@ Deno.test("readKeyFile and readTrustedKeys throw ConfigError for devices, FIFOs 
   try {
     const fifo = join(dir, "fifo");
     await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assertThrows(() => readKeyFile("/dev/zero"), ConfigError, "not a regular file");
-    assertThrows(() => readKeyFile(fifo), ConfigError, "not a regular file");
-    assertThrows(() => readTrustedKeys("/dev/zero"), ConfigError, "not a regular file");
-    assertThrows(() => readTrustedKeys(fifo), ConfigError, "not a regular file");
+    // Refused on the lstat, before open() (opening a device may have effects of its own).
+    const notOpened = "not a regular file; it was not opened";
+    assertThrows(() => readKeyFile("/dev/zero"), ConfigError, `character device, ${notOpened}`);
+    assertThrows(() => readKeyFile(fifo), ConfigError, `a FIFO, ${notOpened}`);
+    assertThrows(() => readTrustedKeys("/dev/zero"), ConfigError, notOpened);
+    assertThrows(() => readTrustedKeys(fifo), ConfigError, notOpened);
+    assertThrows(() => readKeyFile(dir), ConfigError, `a directory, ${notOpened}`);
     const big = join(dir, "trusted_keys.json");
     await Deno.writeFile(big, new Uint8Array(1024 * 1024 + 1).fill(0x20));
     assertThrows(() => readTrustedKeys(big), ConfigError, "too large");

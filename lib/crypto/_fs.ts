@@ -48,6 +48,15 @@ function currentUid(): number | null {
   }
 }
 
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isFIFO()) return "a FIFO";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice()) return "a character device";
+  if (stat.isBlockDevice()) return "a block device";
+  return "of an unknown type";
+}
+
 function modeText(stat: Stats): string {
   return (stat.mode & 0o7777).toString(8).padStart(4, "0");
 }
@@ -161,7 +170,8 @@ export function readConfigFile(path: string, options: ConfigFileOptions): Uint8A
     throw failed(error);
   }
   if (!before.isFile()) {
-    throw new ConfigError(`${name} is not a regular file`);
+    // Refused before open(): opening a device can have effects of its own.
+    throw new ConfigError(`${name} is ${kindOf(before)}, not a regular file; it was not opened`);
   }
   let fd: number;
   try {
