@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory
+ *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory,manifest
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -17,6 +17,7 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { isSecretName } from "../lib/fs/policy.ts";
+import { TarWriter } from "../lib/share/tar.ts";
 
 const args = parseArgs({
   args: Deno.args,
@@ -152,9 +153,12 @@ async function interleaved<K extends string>(
   ) as Record<K, { wall: number; cpu: number }>;
 }
 
-/** Peak RSS in MiB of one run, from GNU time. */
-async function peakRss(cmd: string[], cwd?: string): Promise<number> {
-  const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], cwd ? { cwd } : {});
+/** Peak RSS in MiB of one run, from GNU time (`check: false` for a run expected to fail). */
+async function peakRss(cmd: string[], cwd?: string, check = true): Promise<number> {
+  const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], {
+    ...(cwd ? { cwd } : {}),
+    check,
+  });
   const match = /RSS_KB=(\d+)/.exec(out.stderr);
   return match ? Number(match[1]) / 1024 : NaN;
 }
@@ -609,6 +613,50 @@ if (want("memory") && (await have("/usr/bin/time"))) {
   ]);
   console.log(`  publish ${publish.toFixed(0)} MiB, import ${imp.toFixed(0)} MiB\n`);
   Object.assign(results, { memory_rss_mib: { publish, import: imp, workspace_gib: gib } });
+}
+
+if (want("manifest") && (await have("/usr/bin/time"))) {
+  // A bundle holding only a huge, well-formed manifest: it lists one snapshot and
+  // ~800k blobs, then ends. The reader validates the whole manifest before it
+  // finds the first listed member missing, so the peak is the manifest's cost.
+  const mib = QUICK ? 16 : 64;
+  console.log(`peak RSS verifying a bundle whose only member is a ${mib} MiB manifest`);
+  const hex = (n: number) => n.toString(16).padStart(64, "0");
+  const head = `{"blobs":[`;
+  const tail = `],"format":"ctxsnap.bundle/v1","primary":"${"a".repeat(64)}","snapshots":["${
+    "a".repeat(64)
+  }"],"trees":[],"workspace":true}`;
+  const parts: string[] = [];
+  let length = head.length + tail.length;
+  for (let i = 0; length < mib * 1024 * 1024; i++) {
+    const record = `${i === 0 ? "" : ","}{"id":"${hex(i)}","size":${1000 + i}}`;
+    parts.push(record);
+    length += record.length;
+  }
+  const manifest = new TextEncoder().encode(head + parts.join("") + tail);
+  const file = await Deno.open(`${root}/manifest.ctxbundle`, { write: true, create: true });
+  const tar = new TarWriter((chunk) => {
+    let at = 0;
+    while (at < chunk.length) at += file.writeSync(chunk.subarray(at));
+  });
+  tar.addFile("ctxsnap-bundle.json", manifest);
+  tar.finish();
+  file.close();
+  const rss = await peakRss(
+    [Deno.execPath(), "run", "-A", CLI, "verify", `${root}/manifest.ctxbundle`],
+    undefined,
+    false,
+  );
+  const baseline = await peakRss([Deno.execPath(), "run", "-A", CLI, "--version"]);
+  console.log(
+    `  ${parts.length} blob records, ${(manifest.length / 1048576).toFixed(1)} MiB: ` +
+      `verify ${rss.toFixed(0)} MiB (ctxsnap --version ${
+        baseline.toFixed(0)
+      } MiB; target < 256 MiB)\n`,
+  );
+  Object.assign(results, {
+    manifest_rss_mib: { verify: rss, version: baseline, manifest_mib: manifest.length / 1048576 },
+  });
 }
 
 console.log("JSON " + JSON.stringify(results));
