@@ -16,7 +16,8 @@
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { isSecretName } from "../lib/fs/policy.ts";
+import { isSecretPath } from "../lib/fs/policy.ts";
+import { SecretScanner } from "../lib/fs/secret_scan.ts";
 import { TarWriter } from "../lib/share/tar.ts";
 
 const args = parseArgs({
@@ -231,7 +232,8 @@ const tree = `${root}/tree`;
 await copyTree(source, tree);
 // ctxsnap skips node_modules/, __pycache__/ and .venv/ by default: rename those
 // directories so every tool sees the same files. Drop the tree's own ignore
-// files and the files ctxsnap never captures (secret names such as *.pem).
+// files and the files ctxsnap never captures (secrets by name such as *.pem,
+// or by content such as a private-key block).
 await sh(
   `cd '${tree}' && find . -depth -type d \\( -name node_modules -o -name __pycache__ -o -name .venv \\) ` +
     `-exec sh -c 'mv "$1" "$(dirname "$1")/vendored-$(basename "$1")"' _ {} \\; ` +
@@ -239,7 +241,9 @@ await sh(
 );
 const removed: string[] = [];
 for (const path of (await sh(`cd '${tree}' && find . -type f`)).stdout.trim().split("\n")) {
-  if (isSecretName(path.slice(path.lastIndexOf("/") + 1))) {
+  const scanner = new SecretScanner();
+  if (!isSecretPath(path.slice(2))) scanner.update(await Deno.readFile(`${tree}/${path}`));
+  if (isSecretPath(path.slice(2)) || scanner.found !== null) {
     await Deno.remove(`${tree}/${path}`);
     removed.push(path.slice(2));
   }

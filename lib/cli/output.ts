@@ -190,6 +190,6 @@ export const EXIT_TABLE: string = [
   `  ${EXIT_CODES.not_found}   not found (id, file, branch)`,
   `  ${EXIT_CODES.conflict}   conflict: restore conflicts, dirty git tree, head moved, unresolved operation`,
   `  ${EXIT_CODES.busy}   store busy (lock timeout)`,
-  `  ${EXIT_CODES.config}   configuration problem: config dir, identity key or trusted keys unusable`,
+  `  ${EXIT_CODES.config}   configuration problem: config dir, keys, trusted keys or allow-secrets unusable`,
   `  ${EXIT_CODES.no_store}  no store here`,
 ].join("\n");

@@ -141,11 +141,12 @@ export class BusyError extends CtxsnapError {
 }
 
 /**
- * The verifier's own configuration cannot be used (exit 7): the config
- * directory or a trust file is writable by others or owned by another user,
+ * ctxsnap's own configuration cannot be used (exit 7): the config directory
+ * or a trust file is writable by others or owned by another user,
  * `identity.pem` is exposed or malformed, `trusted_keys.json` is invalid, a
- * `--trust` key file is not a small regular file holding a public key. Never
- * exit 1: that status means the thing being checked is tampered or corrupt.
+ * `--trust` key file is not a small regular file holding a public key, a
+ * store's `allow-secrets` list is exposed. Never exit 1: that status means
+ * the thing being checked is tampered or corrupt.
  */
 export class ConfigError extends CtxsnapError {
   /** Creates a configuration error. */

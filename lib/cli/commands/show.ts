@@ -3,7 +3,7 @@
  * @module
  */
 import { getSnapshotRow, readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
-import { type Command, openStore, short, trustPolicy } from "../command.ts";
+import { type Command, flag, openStore, short, trustPolicy } from "../command.ts";
 import { UsageError } from "../../encoding/errors.ts";
 import { esc } from "../output.ts";
 
@@ -11,9 +11,18 @@ import { esc } from "../output.ts";
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show ID",
-  examples: ["ctxsnap show 3f2a9c", "ctxsnap show 3f2a9c --json | jq .envelope.body.context"],
-  options: {},
+  usage: "show ID [--skipped]",
+  examples: [
+    "ctxsnap show 3f2a9c",
+    "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
+    "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
+  ],
+  options: {
+    skipped: {
+      type: "boolean",
+      help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
+    },
+  },
   positionals: 1,
   async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
@@ -24,6 +33,20 @@ export const show: Command = {
     try {
       const id = resolveSnapshotId(store, prefix);
       const envelope = readEnvelope(store, id);
+      if (flag(parsed, "skipped")) {
+        const workspace = envelope.body.workspace;
+        const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
+        ctx.out.result(
+          { id, captured: workspace !== null, skipped },
+          () =>
+            workspace === null
+              ? `snapshot ${id} recorded no workspace`
+              : skipped.length === 0
+              ? "nothing was left out"
+              : skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
+        );
+        return 0;
+      }
       const row = getSnapshotRow(store, id)!;
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
