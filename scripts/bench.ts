@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory,manifest
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,startup,memory,manifest
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -19,6 +19,9 @@ import { fileURLToPath } from "node:url";
 import { isSecretPath } from "../lib/fs/policy.ts";
 import { SecretScanner } from "../lib/fs/secret_scan.ts";
 import { TarWriter } from "../lib/share/tar.ts";
+import { Store } from "../lib/store/store.ts";
+import { captureWorkspace } from "../lib/store/capture.ts";
+import process from "node:process";
 
 const args = parseArgs({
   args: Deno.args,
@@ -342,6 +345,77 @@ if (want("capture")) {
   results.startup_ms = startup;
   results.recapture_hashed = last.capture.hashed;
   console.log();
+}
+
+if (want("secrets")) {
+  // In-process, so the figures are the capture's own, without the runtime's start-up.
+  console.log("secret detection by content: first capture of the tree with and without the scan");
+  const capture = async (scan: boolean, i: number) => {
+    const dir = `${root}/secrets-${scan ? "scan" : "plain"}-${i}`;
+    const store = Store.init(dir, tree);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const result = store.transaction(
+      "capture",
+      () => captureWorkspace(store, { scanContent: scan }),
+    );
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+    return { ms, cpuMs: (cpu.user + cpu.system) / 1000, files: result.stats.files };
+  };
+  await capture(true, -1);
+  await capture(false, -1);
+  const walls: Record<string, number[]> = { scan: [], plain: [] };
+  const cpus: Record<string, number[]> = { scan: [], plain: [] };
+  for (let i = 0; i < RUNS; i++) {
+    // Alternate which goes first, so drift on a shared machine affects both alike.
+    for (const scan of i % 2 === 0 ? [true, false] : [false, true]) {
+      const run = await capture(scan, i);
+      walls[scan ? "scan" : "plain"]!.push(run.ms);
+      cpus[scan ? "scan" : "plain"]!.push(run.cpuMs);
+    }
+  }
+  // The scanner alone, over every file's bytes in memory.
+  const files: Uint8Array[] = [];
+  for (const path of (await sh(`cd '${tree}' && find . -type f`)).stdout.trim().split("\n")) {
+    files.push(await Deno.readFile(`${tree}/${path}`));
+  }
+  const bytes = files.reduce((n, f) => n + f.length, 0);
+  const scanTimes: number[] = [];
+  const scanCpus: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (const file of files) new SecretScanner().update(file);
+    scanTimes.push(performance.now() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    scanCpus.push((cpu.user + cpu.system) / 1000);
+  }
+  const scanMs = median(scanTimes);
+  const scanOnlyCpu = median(scanCpus);
+  const [scanWall, plainWall] = [median(walls.scan!), median(walls.plain!)];
+  const [scanCpu, plainCpu] = [median(cpus.scan!), median(cpus.plain!)];
+  console.log(
+    `  capture with detection ${fmt(scanWall)} (cpu ${fmt(scanCpu)}), without ${fmt(plainWall)} ` +
+      `(cpu ${fmt(plainCpu)}): ${(scanWall / plainWall).toFixed(2)}× wall, ${
+        (scanCpu / plainCpu).toFixed(2)
+      }× cpu`,
+  );
+  console.log(
+    `  the scanner alone: ${fmt(scanMs)} (cpu ${fmt(scanOnlyCpu)}) for ${files.length} files, ${
+      (bytes / 1048576).toFixed(1)
+    } MiB: ${(bytes / 1048576 / (scanOnlyCpu / 1000)).toFixed(0)} MiB/s of CPU time\n`,
+  );
+  Object.assign(results, {
+    secrets_scan_ms: scanWall,
+    secrets_plain_ms: plainWall,
+    secrets_scan_cpu_ms: scanCpu,
+    secrets_plain_cpu_ms: plainCpu,
+    secrets_scanner_cpu_ms: scanOnlyCpu,
+    secrets_scanner_mib_s: bytes / 1048576 / (scanOnlyCpu / 1000),
+  });
 }
 
 if (want("verify")) {
