@@ -150,8 +150,13 @@ Deno.test("list, show, verify, session show and diff escape stored task, decisio
     assertHonest(await ok(f.config, ...s, "session", "show"), "session show");
     // A file whose name holds the sequence (control characters are legal in names).
     await Deno.writeTextFile(join(f.ws, HOSTILE), "named\n");
-    const created = await ok(f.config, ...s, "create", "-m", HOSTILE, "--json");
-    const id = JSON.parse(created.stdout).id as string;
+    // …and a secret whose name holds it: named on stderr by create, listed by show --skipped.
+    await Deno.writeTextFile(join(f.ws, `${HOSTILE}.env`), "TOKEN=1\n");
+    const created = await ok(f.config, ...s, "create", "-m", HOSTILE);
+    assert(created.stderr.includes("left out 1 secret file(s): fix\\x1b[2K"), created.stderr);
+    assertHonest(created, "create");
+    const id = created.stdout.split("\n")[0]!;
+    assertHonest(await ok(f.config, ...s, "show", id, "--skipped"), "show --skipped");
     assertHonest(await ok(f.config, ...s, "list"), "list");
     const shown = await ok(f.config, ...s, "show", id);
     assert(shown.stdout.includes("fix\\x1b[2K\\r\\nOK: intact"), shown.stdout);
