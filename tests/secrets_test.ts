@@ -373,7 +373,7 @@ Deno.test("stat-cache rows from a capture under other secret rules are not trust
   });
 });
 
-Deno.test("the store's allow-secrets list re-includes exact paths; a file taken off it is scanned again", async () => {
+Deno.test("the store's allow-secrets list re-includes exact paths, and a file taken off it is scanned again", async () => {
   await withWorkspace(async (w) => {
     await create(w); // a first capture, so the next ones run under the current rules
     await w.write("tests/fixtures/id_rsa", "fixture key\n");
