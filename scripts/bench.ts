@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,verify,restore,scale,large,size,startup,memory
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,startup,memory,manifest
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -16,7 +16,12 @@
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { isSecretName } from "../lib/fs/policy.ts";
+import { isSecretPath } from "../lib/fs/policy.ts";
+import { SecretScanner } from "../lib/fs/secret_scan.ts";
+import { TarWriter } from "../lib/share/tar.ts";
+import { Store } from "../lib/store/store.ts";
+import { captureWorkspace } from "../lib/store/capture.ts";
+import process from "node:process";
 
 const args = parseArgs({
   args: Deno.args,
@@ -152,9 +157,12 @@ async function interleaved<K extends string>(
   ) as Record<K, { wall: number; cpu: number }>;
 }
 
-/** Peak RSS in MiB of one run, from GNU time. */
-async function peakRss(cmd: string[], cwd?: string): Promise<number> {
-  const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], cwd ? { cwd } : {});
+/** Peak RSS in MiB of one run, from GNU time (`check: false` for a run expected to fail). */
+async function peakRss(cmd: string[], cwd?: string, check = true): Promise<number> {
+  const out = await run(["/usr/bin/time", "-f", "RSS_KB=%M", ...cmd], {
+    ...(cwd ? { cwd } : {}),
+    check,
+  });
   const match = /RSS_KB=(\d+)/.exec(out.stderr);
   return match ? Number(match[1]) / 1024 : NaN;
 }
@@ -227,7 +235,8 @@ const tree = `${root}/tree`;
 await copyTree(source, tree);
 // ctxsnap skips node_modules/, __pycache__/ and .venv/ by default: rename those
 // directories so every tool sees the same files. Drop the tree's own ignore
-// files and the files ctxsnap never captures (secret names such as *.pem).
+// files and the files ctxsnap never captures (secrets by name such as *.pem,
+// or by content such as a private-key block).
 await sh(
   `cd '${tree}' && find . -depth -type d \\( -name node_modules -o -name __pycache__ -o -name .venv \\) ` +
     `-exec sh -c 'mv "$1" "$(dirname "$1")/vendored-$(basename "$1")"' _ {} \\; ` +
@@ -235,7 +244,9 @@ await sh(
 );
 const removed: string[] = [];
 for (const path of (await sh(`cd '${tree}' && find . -type f`)).stdout.trim().split("\n")) {
-  if (isSecretName(path.slice(path.lastIndexOf("/") + 1))) {
+  const scanner = new SecretScanner();
+  if (!isSecretPath(path.slice(2))) scanner.update(await Deno.readFile(`${tree}/${path}`));
+  if (isSecretPath(path.slice(2)) || scanner.found !== null) {
     await Deno.remove(`${tree}/${path}`);
     removed.push(path.slice(2));
   }
@@ -334,6 +345,77 @@ if (want("capture")) {
   results.startup_ms = startup;
   results.recapture_hashed = last.capture.hashed;
   console.log();
+}
+
+if (want("secrets")) {
+  // In-process, so the figures are the capture's own, without the runtime's start-up.
+  console.log("secret detection by content: first capture of the tree with and without the scan");
+  const capture = async (scan: boolean, i: number) => {
+    const dir = `${root}/secrets-${scan ? "scan" : "plain"}-${i}`;
+    const store = Store.init(dir, tree);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const result = store.transaction(
+      "capture",
+      () => captureWorkspace(store, { scanContent: scan }),
+    );
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+    return { ms, cpuMs: (cpu.user + cpu.system) / 1000, files: result.stats.files };
+  };
+  await capture(true, -1);
+  await capture(false, -1);
+  const walls: Record<string, number[]> = { scan: [], plain: [] };
+  const cpus: Record<string, number[]> = { scan: [], plain: [] };
+  for (let i = 0; i < RUNS; i++) {
+    // Alternate which goes first, so drift on a shared machine affects both alike.
+    for (const scan of i % 2 === 0 ? [true, false] : [false, true]) {
+      const run = await capture(scan, i);
+      walls[scan ? "scan" : "plain"]!.push(run.ms);
+      cpus[scan ? "scan" : "plain"]!.push(run.cpuMs);
+    }
+  }
+  // The scanner alone, over every file's bytes in memory.
+  const files: Uint8Array[] = [];
+  for (const path of (await sh(`cd '${tree}' && find . -type f`)).stdout.trim().split("\n")) {
+    files.push(await Deno.readFile(`${tree}/${path}`));
+  }
+  const bytes = files.reduce((n, f) => n + f.length, 0);
+  const scanTimes: number[] = [];
+  const scanCpus: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (const file of files) new SecretScanner().update(file);
+    scanTimes.push(performance.now() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    scanCpus.push((cpu.user + cpu.system) / 1000);
+  }
+  const scanMs = median(scanTimes);
+  const scanOnlyCpu = median(scanCpus);
+  const [scanWall, plainWall] = [median(walls.scan!), median(walls.plain!)];
+  const [scanCpu, plainCpu] = [median(cpus.scan!), median(cpus.plain!)];
+  console.log(
+    `  capture with detection ${fmt(scanWall)} (cpu ${fmt(scanCpu)}), without ${fmt(plainWall)} ` +
+      `(cpu ${fmt(plainCpu)}): ${(scanWall / plainWall).toFixed(2)}× wall, ${
+        (scanCpu / plainCpu).toFixed(2)
+      }× cpu`,
+  );
+  console.log(
+    `  the scanner alone: ${fmt(scanMs)} (cpu ${fmt(scanOnlyCpu)}) for ${files.length} files, ${
+      (bytes / 1048576).toFixed(1)
+    } MiB: ${(bytes / 1048576 / (scanOnlyCpu / 1000)).toFixed(0)} MiB/s of CPU time\n`,
+  );
+  Object.assign(results, {
+    secrets_scan_ms: scanWall,
+    secrets_plain_ms: plainWall,
+    secrets_scan_cpu_ms: scanCpu,
+    secrets_plain_cpu_ms: plainCpu,
+    secrets_scanner_cpu_ms: scanOnlyCpu,
+    secrets_scanner_mib_s: bytes / 1048576 / (scanOnlyCpu / 1000),
+  });
 }
 
 if (want("verify")) {
@@ -609,6 +691,50 @@ if (want("memory") && (await have("/usr/bin/time"))) {
   ]);
   console.log(`  publish ${publish.toFixed(0)} MiB, import ${imp.toFixed(0)} MiB\n`);
   Object.assign(results, { memory_rss_mib: { publish, import: imp, workspace_gib: gib } });
+}
+
+if (want("manifest") && (await have("/usr/bin/time"))) {
+  // A bundle holding only a huge, well-formed manifest: it lists one snapshot and
+  // ~800k blobs, then ends. The reader validates the whole manifest before it
+  // finds the first listed member missing, so the peak is the manifest's cost.
+  const mib = QUICK ? 16 : 64;
+  console.log(`peak RSS verifying a bundle whose only member is a ${mib} MiB manifest`);
+  const hex = (n: number) => n.toString(16).padStart(64, "0");
+  const head = `{"blobs":[`;
+  const tail = `],"format":"ctxsnap.bundle/v1","primary":"${"a".repeat(64)}","snapshots":["${
+    "a".repeat(64)
+  }"],"trees":[],"workspace":true}`;
+  const parts: string[] = [];
+  let length = head.length + tail.length;
+  for (let i = 0; length < mib * 1024 * 1024; i++) {
+    const record = `${i === 0 ? "" : ","}{"id":"${hex(i)}","size":${1000 + i}}`;
+    parts.push(record);
+    length += record.length;
+  }
+  const manifest = new TextEncoder().encode(head + parts.join("") + tail);
+  const file = await Deno.open(`${root}/manifest.ctxbundle`, { write: true, create: true });
+  const tar = new TarWriter((chunk) => {
+    let at = 0;
+    while (at < chunk.length) at += file.writeSync(chunk.subarray(at));
+  });
+  tar.addFile("ctxsnap-bundle.json", manifest);
+  tar.finish();
+  file.close();
+  const rss = await peakRss(
+    [Deno.execPath(), "run", "-A", CLI, "verify", `${root}/manifest.ctxbundle`],
+    undefined,
+    false,
+  );
+  const baseline = await peakRss([Deno.execPath(), "run", "-A", CLI, "--version"]);
+  console.log(
+    `  ${parts.length} blob records, ${(manifest.length / 1048576).toFixed(1)} MiB: ` +
+      `verify ${rss.toFixed(0)} MiB (ctxsnap --version ${
+        baseline.toFixed(0)
+      } MiB; target < 256 MiB)\n`,
+  );
+  Object.assign(results, {
+    manifest_rss_mib: { verify: rss, version: baseline, manifest_mib: manifest.length / 1048576 },
+  });
 }
 
 console.log("JSON " + JSON.stringify(results));
