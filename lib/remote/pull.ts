@@ -56,7 +56,13 @@ import {
   MAX_ENVELOPE_BYTES,
   parseEnvelope,
 } from "../snapshot/envelope.ts";
-import { ensureBranch, getBranch, hasSnapshot, insertSnapshot } from "../snapshot/timeline.ts";
+import {
+  ensureBranch,
+  getBranch,
+  hasSnapshot,
+  insertSnapshot,
+  readEnvelope,
+} from "../snapshot/timeline.ts";
 import { type TrustPolicy, verifySnapshot } from "../snapshot/verify.ts";
 import { quarantineBranch } from "../share/import.ts";
 import { type Backend, mapLimit } from "./backend.ts";
@@ -356,6 +362,18 @@ export async function pull(
 
     /** Resolves the chain from `head` and stages its content; throws RefRefused / UntrustedError. */
     const resolve = async (plan: Plan, head: string, signerKey: string | null): Promise<void> => {
+      if (signerKey !== null) {
+        // A ref names only its signer's snapshots, even one this store has already.
+        const top = hasSnapshot(store, head)
+          ? readEnvelope(store, head)
+          : await fetchEnvelope(head);
+        if (top === null) throw new RefRefused(`the remote lacks snapshot ${head.slice(0, 12)}`);
+        if (top.signature.public_key !== signerKey) {
+          throw new RefRefused(
+            `snapshot ${head.slice(0, 12)} is signed by another key than its ref`,
+          );
+        }
+      }
       let cursor: string | null = head;
       const seen = new Set<string>();
       while (cursor !== null && !hasSnapshot(store, cursor) && !seen.has(cursor)) {
@@ -369,11 +387,6 @@ export async function pull(
             throw new RefRefused(`the remote lacks snapshot ${head.slice(0, 12)}`);
           }
           break; // the history pushed starts here (older snapshots were never sent)
-        }
-        if (cursor === head && signerKey !== null && envelope.signature.public_key !== signerKey) {
-          throw new RefRefused(
-            `snapshot ${head.slice(0, 12)} is signed by another key than its ref`,
-          );
         }
         const { key_id, public_key } = envelope.signature;
         if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {
