@@ -96,12 +96,17 @@ export function backendConformance(
         await t.step("list returns every key under a prefix, sorted, across pages", async () => {
           const keys: string[] = [];
           for (let i = 0; i < 23; i++) {
-            keys.push(`objects/${(i % 4).toString(16).padStart(2, "0")}/k${String(i).padStart(3, "0")}`);
+            keys.push(
+              `objects/${(i % 4).toString(16).padStart(2, "0")}/k${String(i).padStart(3, "0")}`,
+            );
           }
           keys.push("refs/0123456789abcdef/main@exp/one/0000000000000001-00112233aabbccdd.json");
           for (const key of keys) await b.put(key, encoder.encode(key));
           const objects = await b.list("objects/");
-          assertEquals(objects.map((o) => o.key), keys.filter((k) => k.startsWith("objects/")).sort());
+          assertEquals(
+            objects.map((o) => o.key),
+            keys.filter((k) => k.startsWith("objects/")).sort(),
+          );
           for (const o of objects) assertEquals(o.size, encoder.encode(o.key).length);
           const refs = await b.list("refs/0123456789abcdef/");
           assertEquals(refs.map((o) => o.key), [keys[keys.length - 1]]);

@@ -13,19 +13,16 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { type Identity, loadOrCreateIdentity } from "../lib/crypto/identity.ts";
+import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
 import { Keyring } from "../lib/crypto/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { IntegrityError, UsageError } from "../lib/encoding/errors.ts";
-import { Store } from "../lib/store/store.ts";
-import { treeBytes, type TreeManifest } from "../lib/store/tree.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
+import { treeBytes } from "../lib/store/tree.ts";
 import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
 import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";
 import { getBranch, listBranches, readEnvelope } from "../lib/snapshot/timeline.ts";
-import { verifyAll, verifySnapshot } from "../lib/snapshot/verify.ts";
+import { verifySnapshot } from "../lib/snapshot/verify.ts";
 import { materialize } from "../lib/restore/materialize.ts";
 import { EMPTY_SHA256, signRequest } from "../lib/remote/sigv4.ts";
 import { FileBackend } from "../lib/remote/file_backend.ts";
@@ -46,12 +43,27 @@ import {
 } from "../lib/remote/ref_record.ts";
 import { iniSection, parseRemoteUrl } from "../lib/remote/remote_config.ts";
 import { push } from "../lib/remote/push.ts";
-import { pull, type PullResult, trackingBranch } from "../lib/remote/pull.ts";
+import { pull, trackingBranch } from "../lib/remote/pull.ts";
 import { clone } from "../lib/remote/clone.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
-import { CLI, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
-import { prng, seedFromEnv } from "./_util.ts";
+import { expectCode, tempWorkspace } from "./_cli.ts";
+import { prng } from "./_util.ts";
 import { backendConformance } from "./_backend_conformance.ts";
+import {
+  assertVerifies,
+  counts,
+  FILES,
+  killDuringPushAndPull,
+  type Machine,
+  machine,
+  pubKey,
+  refOf,
+  type RemoteTarget,
+  snap,
+  tree,
+  trusting,
+  twoUsersAtOnce,
+} from "./_remote.ts";
 
 const encoder = new TextEncoder();
 
@@ -294,54 +306,7 @@ Deno.test("remote URLs: s3 and file forms parse; anything else is a usage error"
   assertEquals(iniSection(ini, "other").get("aws_access_key_id"), "B");
 });
 
-// ---------------------------------------------------------------------------
-// Machines: a workspace, its store and its own key
-
-interface Machine {
-  root: string;
-  ws: string;
-  store: Store;
-  me: Identity;
-  close(): Promise<void>;
-}
-
-const FILES: Record<string, string> = {
-  "a.txt": "alpha\n",
-  "notes/b.md": "# bravo\n" + "words ".repeat(400),
-  "src/main.ts": "console.log('charlie');\n",
-};
-
-async function machine(files: Record<string, string | Uint8Array> = FILES): Promise<Machine> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-remote-" }));
-  const ws = join(root, "ws");
-  await Deno.mkdir(ws);
-  for (const [name, content] of Object.entries(files)) {
-    await Deno.mkdir(join(ws, name, ".."), { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(join(ws, name), content);
-    else await Deno.writeFile(join(ws, name), content);
-  }
-  const store = Store.init(join(ws, ".ctxsnap"), ws);
-  const me = await loadOrCreateIdentity(join(root, "config"));
-  return {
-    root,
-    ws,
-    store,
-    me,
-    async close() {
-      store.close();
-      await new Deno.Command("chmod", { args: ["-R", "u+rwX", root] }).output();
-      await Deno.remove(root, { recursive: true });
-    },
-  };
-}
-
-/** A keyring of `m`'s own key plus `others` pinned. */
-function trusting(m: Machine, ...others: Machine[]): Keyring {
-  const keyring = new Keyring([], m.me);
-  for (const other of others) keyring.add(other.me.publicKey);
-  return keyring;
-}
-
+/** Runs `fn` with an empty `file://` remote. */
 async function withRemote(
   fn: (remote: FileBackend, dir: string) => Promise<void>,
 ): Promise<void> {
@@ -352,54 +317,6 @@ async function withRemote(
     await new Deno.Command("chmod", { args: ["-R", "u+rwX", dir] }).output();
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-/** Rows a pull may add: snapshots, objects, branches and operations. */
-function counts(store: Store): Record<string, number> {
-  const count = (table: string) =>
-    (store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-  return {
-    snapshots: count("snapshots"),
-    objects: count("objects"),
-    branches: count("branches"),
-    operations: count("operations"),
-  };
-}
-
-/** Every regular file and symlink under `dir` (without `.ctxsnap`), with content and mode. */
-async function tree(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (rel: string) => {
-    for await (const entry of Deno.readDir(join(dir, rel))) {
-      const path = rel === "" ? entry.name : `${rel}/${entry.name}`;
-      if (path === ".ctxsnap") continue;
-      const full = join(dir, path);
-      const stat = await Deno.lstat(full);
-      if (entry.isSymlink) out[path] = `link:${await Deno.readLink(full)}`;
-      else if (entry.isDirectory) await walk(path);
-      else {out[path] = `${(stat.mode! & 0o777).toString(8)}:${
-          sha256Hex(await Deno.readFile(full))
-        }`;}
-    }
-  };
-  await walk("");
-  return out;
-}
-
-async function snap(m: Machine, reason = "work"): Promise<string> {
-  return (await createSnapshot(m.store, m.me, { reason })).id;
-}
-
-async function assertVerifies(store: Store, trust: Keyring): Promise<void> {
-  const report = await verifyAll(store, trust);
-  assertEquals(report.problems, [], "verify --all");
-  for (const s of report.snapshots) assertEquals(s.problems, [], `snapshot ${s.id}`);
-}
-
-function refOf(result: PullResult, keyId: string) {
-  const ref = result.refs.find((r) => r.keyId === keyId);
-  assert(ref !== undefined, `no ref of ${keyId} in ${JSON.stringify(result.refs)}`);
-  return ref;
 }
 
 // ---------------------------------------------------------------------------
@@ -680,4 +597,333 @@ Deno.test("a rolled-back ref is reported stale and never moves the tracking bran
     await alice.close();
     await bob.close();
   }
+});
+
+Deno.test("snapshots of an unpinned signer are refused unless --allow-untrusted, which quarantines them still verified", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      const { head } = await aliceOnRemote(alice, remote);
+      const before = counts(bob.store);
+      const refused = await pull(bob.store, remote, trusting(bob), "origin");
+      const ref = refOf(refused, alice.me.keyId);
+      assertEquals(ref.status, "untrusted");
+      assertEquals(ref.head, null, "an unpinned signer's records are not even read");
+      assertEquals(counts(bob.store), before);
+      const allowed = await pull(bob.store, remote, trusting(bob), "origin", {
+        allowUntrusted: true,
+      });
+      assertEquals(refOf(allowed, alice.me.keyId).status, "updated");
+      const tracking = trackingBranch("origin", alice.me.keyId, "main");
+      assertEquals(getBranch(bob.store, "main", tracking)?.head, head);
+      assertEquals(getBranch(bob.store, "main", "main")?.head ?? null, null, "main never moves");
+      const report = await verifySnapshot(bob.store, head, trusting(bob));
+      assertEquals([report.valid, report.trusted], [true, false]);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("a trusted signer's tree that writes into .git is refused by pull like by import", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      await aliceOnRemote(alice, remote);
+      const hook = encoder.encode("#!/bin/sh\necho owned\n");
+      const blob = sha256Hex(hook);
+      const treeJson = canonicalBytes({
+        entries: [{
+          blob,
+          mode: 0o755,
+          path: ".git/hooks/post-checkout",
+          size: hook.length,
+          type: "file",
+        }],
+        skipped: [],
+        version: 1,
+      });
+      const treeId = sha256Hex(treeJson);
+      await remote.put(objectKey(blob), encodeObject(hook, 0));
+      await remote.put(objectKey(treeId), encodeObject(treeJson, 0));
+      const envelope = await signBody({
+        schema: SNAPSHOT_SCHEMA,
+        created_at: "2026-11-30T10:00:00.000Z",
+        parent: null,
+        session: "main",
+        branch: "main",
+        reason: "innocent",
+        source: null,
+        git: null,
+        workspace: { tree: treeId, files: 1, bytes: hook.length, skipped: 0 },
+        context: emptyContext(),
+        cursors: emptyCursors(),
+        facets: emptyFacets(),
+        tool: { name: "ctxsnap", version: "0.1.0" },
+      }, alice.me);
+      await remote.put(snapshotKey(envelope.id), envelopeBytes(envelope));
+      const record = await signRefRecord(alice.me, {
+        session: "main",
+        branch: "main",
+        seq: 2,
+        previous: "00".repeat(32),
+        head: envelope.id,
+        created_at: new Date().toISOString(),
+      });
+      await remote.put(refKey(alice.me.keyId, "main", "main", 2, record.hash), record.bytes);
+      await refusedLeavesNothing(bob, alice, remote, /reserved/);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("push ID uploads a snapshot and its history without a ref; pull NAME ID lands it on imported/<key id>", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      await snap(alice, "one");
+      await Deno.writeTextFile(join(alice.ws, "a.txt"), "two\n");
+      const id = await snap(alice, "two");
+      const pushed = await push(alice.store, remote, alice.me, "origin", { kind: "snapshot", id });
+      assertEquals([pushed.refs.length, pushed.snapshots.uploaded], [0, 2]);
+      assertEquals(await remote.list("refs/"), []);
+      const refs = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals([refs.refs.length, refs.operation], [0, null]);
+      const pulled = await pull(bob.store, remote, trusting(bob, alice), "origin", {
+        snapshot: id,
+      });
+      assertEquals(pulled.snapshot, {
+        id,
+        session: "main",
+        branch: `imported/${alice.me.keyId}`,
+      });
+      assertEquals(pulled.snapshots.fetched, 2);
+      await assertVerifies(bob.store, trusting(bob, alice));
+      const missing = await pull(bob.store, remote, trusting(bob, alice), "origin", {
+        snapshot: "ab".repeat(32),
+      });
+      assertEquals(missing.refs[0]?.status, "refused");
+      assertEquals(missing.operation, null);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("push sends only your own branches: quarantine branches and others' heads are refused or skipped", async () => {
+  const alice = await machine();
+  const bob = await machine({ "b.txt": "bob\n" });
+  try {
+    await withRemote(async (remote) => {
+      const { head } = await aliceOnRemote(alice, remote);
+      await snap(bob);
+      await pull(bob.store, remote, trusting(bob, alice), "origin");
+      const tracking = trackingBranch("origin", alice.me.keyId, "main");
+      await assertRejects(
+        () =>
+          push(bob.store, remote, bob.me, "origin", {
+            kind: "branch",
+            session: "main",
+            branch: tracking,
+          }),
+        UsageError,
+        "quarantine",
+      );
+      const { forkBranch } = await import("../lib/snapshot/branch.ts");
+      forkBranch(bob.store, head, "alices");
+      await assertRejects(
+        () =>
+          push(bob.store, remote, bob.me, "origin", {
+            kind: "branch",
+            session: "main",
+            branch: "alices",
+          }),
+        UsageError,
+        "not signed by this machine",
+      );
+      const all = await push(bob.store, remote, bob.me, "origin", { kind: "all" });
+      assertEquals(all.refs.map((r) => r.branch), ["main"]);
+      assertEquals(all.skipped, [{
+        session: "main",
+        branch: "alices",
+        reason: "signed_by_another_key",
+      }]);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// The command line (real subprocesses)
+
+Deno.test("CLI: remote add/list/remove, push and pull --json, exit statuses", async () => {
+  const alice = await tempWorkspace();
+  const bob = await tempWorkspace({});
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+  try {
+    expectCode(await alice.run(["init"]), 0, "init");
+    expectCode(await bob.run(["init"]), 0, "init");
+    const url = `file://${dir}/shared`;
+    const added = await alice.run(["remote", "add", "origin", url, "--json"]);
+    expectCode(added, 0, "remote add");
+    assertEquals(added.json(), {
+      name: "origin",
+      url,
+      endpoint: null,
+      region: null,
+      path_style: null,
+    });
+    expectCode(await alice.run(["remote", "add", "origin", url]), 5, "duplicate remote");
+    expectCode(await alice.run(["remote", "add", "x", "ftp://nope"]), 2, "bad URL");
+    expectCode(
+      await alice.run(["remote", "add", "x", url, "--endpoint", "http://h"]),
+      2,
+      "file + endpoint",
+    );
+    expectCode(await alice.run(["remote", "add", "bad name", url]), 2, "bad name");
+    expectCode(await alice.run(["remote", "remove", "nope"]), 4, "remove unknown");
+    expectCode(
+      await alice.run([
+        "remote",
+        "add",
+        "s3",
+        "s3://bucket-x/p",
+        "--endpoint",
+        "http://127.0.0.1:1",
+        "--region",
+        "eu-west-1",
+        "--path-style",
+      ]),
+      0,
+      "s3 remote",
+    );
+    const listed = (await alice.run(["remote", "list", "--json"])).json();
+    assertEquals(listed.remotes.map((r: { name: string }) => r.name), ["origin", "s3"]);
+    assertEquals(listed.remotes[1].path_style, true);
+    expectCode(await alice.run(["remote", "remove", "s3"]), 0, "remove");
+
+    expectCode(await alice.run(["create", "-m", "one"]), 0, "create");
+    const pushed = await alice.run(["push", "--json"]);
+    expectCode(pushed, 0, "push");
+    const doc = pushed.json();
+    assertEquals(Object.keys(doc).sort(), [
+      "bytes_sent",
+      "finished_at",
+      "location",
+      "objects",
+      "refs",
+      "remote",
+      "requests",
+      "skipped",
+      "snapshot",
+      "snapshots",
+      "started_at",
+    ]);
+    assert(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(doc.started_at));
+    assertEquals(doc.refs[0].status, "updated");
+    assertEquals(doc.refs[0].head.length, 64);
+
+    expectCode(await bob.run(["remote", "add", "origin", url]), 0, "bob remote add");
+    const untrusted = await bob.run(["pull", "--json"]);
+    expectCode(untrusted, 3, "pull of an unpinned signer");
+    assertEquals(untrusted.json().refs[0].status, "untrusted");
+    assert(untrusted.stderr.includes("--allow-untrusted"));
+    const pulled = await bob.run(["pull", "--trust", await pubKey(alice), "--json"]);
+    expectCode(pulled, 0, "pull");
+    const ref = pulled.json().refs[0];
+    assertEquals(ref.status, "updated");
+    assertEquals(ref.head, doc.refs[0].head);
+    assert(ref.local_branch.startsWith("origin/"));
+    const listing = await bob.run(["list", "--branch", ref.local_branch, "--json"]);
+    expectCode(listing, 0, "list the tracking branch");
+    assertEquals(listing.json().snapshots[0].id, ref.head);
+    expectCode(
+      await bob.run(["verify", "--all", "--trust", await pubKey(alice)]),
+      0,
+      "verify --all",
+    );
+    expectCode(await bob.run(["pull", "origin", "abcd"]), 2, "pull needs a full id");
+    expectCode(await bob.run(["push", "nowhere", "main"]), 4, "unknown remote");
+  } finally {
+    await alice.cleanup();
+    await bob.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("CLI: clone makes a workspace byte for byte and refuses a non-empty directory", async () => {
+  const alice = await tempWorkspace();
+  const bob = await tempWorkspace({});
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+  try {
+    expectCode(await alice.run(["init"]), 0, "init");
+    await Deno.writeFile(
+      join(alice.path, "bin.dat"),
+      new Uint8Array(2_000_000).map((_, i) => (i * 7) & 255),
+    );
+    expectCode(await alice.run(["create"]), 0, "create");
+    const url = `file://${dir}/shared`;
+    expectCode(await alice.run(["remote", "add", "origin", url]), 0, "remote add");
+    expectCode(await alice.run(["push"]), 0, "push");
+    const target = join(bob.root, "clone");
+    const cloned = await bob.run(["clone", url, target, "--trust", await pubKey(alice), "--json"], {
+      cwd: bob.root,
+    });
+    expectCode(cloned, 0, "clone");
+    assertEquals(cloned.json().restored.key_id.length, 16);
+    assertEquals(await tree(target), await tree(alice.path));
+    const again = await bob.run(["clone", url, target], { cwd: bob.root });
+    expectCode(again, 5, "clone into a non-empty directory");
+    const untrusted = await bob.run(["clone", url, join(bob.root, "c2"), "--json"], {
+      cwd: bob.root,
+    });
+    expectCode(untrusted, 3, "clone of an unpinned signer");
+    assertEquals(untrusted.json().restored, null);
+  } finally {
+    await alice.cleanup();
+    await bob.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// ---------------------------------------------------------------------------
+// kill -9 and concurrent users (real subprocesses)
+
+// ---------------------------------------------------------------------------
+// kill -9 and concurrent users (real subprocesses)
+
+async function withFileTarget(fn: (target: RemoteTarget) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+  try {
+    await fn({
+      url: `file://${dir}/shared`,
+      addArgs: [],
+      env: {},
+      backend: () => new FileBackend(`${dir}/shared`),
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("kill -9 at random points of a push and of a pull leaves both sides consistent; reruns complete (file://)", async () => {
+  await withFileTarget((target) =>
+    killDuringPushAndPull(target, {
+      rounds: Number(Deno.env.get("CTXSNAP_REMOTE_KILLS") ?? "1"),
+      largeBytes: 3 * 1024 * 1024,
+    })
+  );
+});
+
+Deno.test("two users with different keys push to one file:// remote at the same time, then pull each other", async () => {
+  await withFileTarget((target) => twoUsersAtOnce(target));
 });

@@ -54,6 +54,7 @@ import {
   branchChain,
   currentSelection,
   getBranch,
+  isTrackingBranchName,
   listBranches,
   readEnvelope,
 } from "../snapshot/timeline.ts";
@@ -132,10 +133,8 @@ function zlib(): typeof NodeZlib {
 }
 
 /** Branch names never pushed: quarantine branches of imports and of remotes. */
-function isQuarantine(store: Store, branch: string): boolean {
-  if (branch.startsWith("imported/")) return true;
-  const first = branch.split("/")[0]!;
-  return branch.includes("/") && store.getMeta(`remote:${first}`) !== null;
+function isQuarantine(branch: string): boolean {
+  return branch.startsWith("imported/") || isTrackingBranchName(branch);
 }
 
 interface BranchPlan {
@@ -158,7 +157,7 @@ function selectBranches(
     const plans: BranchPlan[] = [];
     for (const row of listBranches(store)) {
       if (row.head === null) continue;
-      if (isQuarantine(store, row.name)) continue;
+      if (isQuarantine(row.name)) continue;
       if (!ownHead(row.head)) {
         skipped.push({ session: row.session, branch: row.name, reason: "signed_by_another_key" });
         continue;
@@ -175,7 +174,7 @@ function selectBranches(
       hint: "create one with `ctxsnap create`",
     });
   }
-  if (isQuarantine(store, branch)) {
+  if (isQuarantine(branch)) {
     throw new UsageError(`Branch ${quote(branch)} is a quarantine branch and is not pushed`, {
       hint: "push your own branches; others' snapshots stay with their signers",
     });
