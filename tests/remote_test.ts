@@ -26,6 +26,7 @@ import { verifySnapshot } from "../lib/snapshot/verify.ts";
 import { materialize } from "../lib/restore/materialize.ts";
 import { EMPTY_SHA256, signRequest } from "../lib/remote/sigv4.ts";
 import { FileBackend } from "../lib/remote/file_backend.ts";
+import { S3Backend } from "../lib/remote/s3_backend.ts";
 import {
   decodeObject,
   encodeObject,
@@ -172,6 +173,38 @@ Deno.test("file:// remote: symlinks, FIFOs and non-files in the shared directory
     assertEquals(await backend.list("objects/ef/"), []);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("s3 backend: a hostile server's lying listings and oversized bodies are refused", async () => {
+  let body = "";
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(body),
+  );
+  try {
+    const backend = new S3Backend({
+      endpoint: new URL(`http://127.0.0.1:${server.addr.port}`),
+      bucket: "b-x",
+      prefix: "team",
+      region: "us-east-1",
+      pathStyle: true,
+      credentials: null,
+    });
+    body = "<ListBucketResult><IsTruncated>false</IsTruncated>" +
+      "<Contents><Key>elsewhere/x</Key><Size>1</Size></Contents></ListBucketResult>";
+    await assertRejects(() => backend.list("objects/"), IntegrityError, "malformed listing");
+    body = "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>";
+    await assertRejects(() => backend.list("objects/"), IntegrityError, "continuation");
+    body =
+      "<ListBucketResult><Contents><Key>team/a</Key><Size>-1</Size></Contents></ListBucketResult>";
+    await assertRejects(() => backend.list(""), IntegrityError);
+    body = "x".repeat(5000);
+    await assertRejects(() => backend.get("objects/ab/c", 4096), IntegrityError, "larger than");
+    await assertRejects(() => backend.getStream("objects/ab/c", 4096, () => {}), IntegrityError);
+    assertEquals((await backend.get("objects/ab/c", 5000))?.length, 5000);
+  } finally {
+    await server.shutdown();
   }
 });
 

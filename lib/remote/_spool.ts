@@ -45,12 +45,20 @@ export class Spool {
     return { offset, length: bytes.byteLength };
   }
 
-  /** Starts a streamed append; `end()` returns the range written. */
-  appendStream(): { write(chunk: Uint8Array): void; end(): SpoolRange; abandon(): void } {
+  /**
+   * Reserves `capacity` bytes for a streamed write and returns a writer into
+   * them; `end()` returns the range written. Appends made meanwhile (other
+   * downloads) go after the reservation, so concurrent writers never overlap.
+   */
+  reserve(capacity: number): { write(chunk: Uint8Array): void; end(): SpoolRange } {
     const offset = this.size;
+    this.size += capacity;
     let length = 0;
     return {
       write: (chunk) => {
+        if (length + chunk.byteLength > capacity) {
+          throw new Error("A streamed object is larger than its reservation");
+        }
         let done = 0;
         while (done < chunk.byteLength) {
           done += fs.writeSync(
@@ -62,12 +70,8 @@ export class Spool {
           );
         }
         length += chunk.byteLength;
-        this.size = offset + length;
       },
       end: () => ({ offset, length }),
-      abandon: () => {
-        this.size = offset; // later appends overwrite it
-      },
     };
   }
 

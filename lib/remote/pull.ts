@@ -295,7 +295,7 @@ export async function pull(
       if (size > DEFLATE_MAX_BYTES) {
         // Large: streamed into the spool, raw only, hashed as it arrives.
         const hasher = createSha256();
-        const sink = spool.appendStream();
+        const sink = spool.reserve(size);
         let first = true;
         let total = 0;
         let found: boolean;
@@ -314,18 +314,15 @@ export async function pull(
             sink.write(data);
           });
         } catch (error) {
-          sink.abandon();
           if (error instanceof IntegrityError) {
             throw new RefRefused(`blob ${id.slice(0, 12)}: ${error.message}`);
           }
           throw error;
         }
         if (!found) {
-          sink.abandon();
           throw new RefRefused(`the remote lacks blob ${id.slice(0, 12)}`);
         }
         if (total !== size || hasher.digestHex() !== id) {
-          sink.abandon();
           throw new RefRefused(`blob ${id.slice(0, 12)} is truncated or does not hash to its id`);
         }
         staged.set(id, { kind: "blob", size, encoding: "raw", range: sink.end() });

@@ -115,8 +115,14 @@ async function readBody(
         await reader.cancel();
         throw new IntegrityError(`The remote object ${what} is larger than ${max} bytes`);
       }
-      if (onChunk) onChunk(next.value);
-      else chunks.push(next.value);
+      if (onChunk) {
+        try {
+          onChunk(next.value);
+        } catch (error) {
+          await reader.cancel().catch(() => {});
+          throw error;
+        }
+      } else chunks.push(next.value);
     }
   } finally {
     reader.releaseLock();
