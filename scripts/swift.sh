@@ -20,7 +20,7 @@ OBJECT_PORT=16200
 CONTAINER_PORT=16201
 ACCOUNT_PORT=16202
 MEMCACHE_PORT=16211
-PACKAGES=(swift-proxy swift-object swift-container swift-account memcached)
+PACKAGES=(swift-proxy swift-object swift-container swift-account memcached curl)
 
 settings() {
   cat <<EOF
