@@ -42,7 +42,12 @@ import {
   signRefRecord,
   validateRefRecord,
 } from "../lib/remote/ref_record.ts";
-import { iniSection, parseRemoteUrl } from "../lib/remote/remote_config.ts";
+import {
+  credentialsFromEnvironment,
+  iniSection,
+  openBackend,
+  parseRemoteUrl,
+} from "../lib/remote/remote_config.ts";
 import { push } from "../lib/remote/push.ts";
 import { pull, trackingBranch } from "../lib/remote/pull.ts";
 import { clone } from "../lib/remote/clone.ts";
@@ -351,6 +356,74 @@ async function withRemote(
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+Deno.test("remote settings: endpoint, region, addressing and credentials come from the remote, then the AWS variables, then the credentials file", async () => {
+  const names = [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+  ];
+  const saved = new Map(names.map((n) => [n, Deno.env.get(n)]));
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const name of names) Deno.env.delete(name);
+    const base = { url: "s3://team-bucket/ctx", endpoint: null, region: null, path_style: null };
+    const aws = openBackend(base) as S3Backend;
+    assertEquals(
+      aws.objectUrl("refs/a").href,
+      "https://team-bucket.s3.us-east-1.amazonaws.com/ctx/refs/a",
+      "AWS: virtual-hosted",
+    );
+    Deno.env.set("AWS_ENDPOINT_URL", "http://127.0.0.1:9000");
+    Deno.env.set("AWS_REGION", "eu-central-1");
+    assertEquals(
+      (openBackend(base) as S3Backend).objectUrl("refs/a").href,
+      "http://127.0.0.1:9000/team-bucket/ctx/refs/a",
+      "a custom endpoint: path-style",
+    );
+    const own = { ...base, endpoint: "https://s3.example.net", path_style: false };
+    assertEquals(
+      (openBackend(own) as S3Backend).objectUrl("refs/a").href,
+      "https://team-bucket.s3.example.net/ctx/refs/a",
+    );
+    assertEquals(credentialsFromEnvironment(), null);
+    await Deno.writeTextFile(
+      join(dir, "credentials"),
+      "[default]\naws_access_key_id = DEF\naws_secret_access_key = defsecret\n" +
+        "[team]\naws_access_key_id=TEAM\naws_secret_access_key=teamsecret\naws_session_token=tok\n",
+    );
+    Deno.env.set("AWS_SHARED_CREDENTIALS_FILE", join(dir, "credentials"));
+    assertEquals(credentialsFromEnvironment(), {
+      accessKeyId: "DEF",
+      secretAccessKey: "defsecret",
+    });
+    Deno.env.set("AWS_PROFILE", "team");
+    assertEquals(credentialsFromEnvironment(), {
+      accessKeyId: "TEAM",
+      secretAccessKey: "teamsecret",
+      sessionToken: "tok",
+    });
+    Deno.env.set("AWS_ACCESS_KEY_ID", "ENV");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "envsecret");
+    assertEquals(credentialsFromEnvironment(), {
+      accessKeyId: "ENV",
+      secretAccessKey: "envsecret",
+    });
+    assertThrows(() => openBackend({ ...base, endpoint: null, region: "Bad Region" }), UsageError);
+  } finally {
+    for (const [name, value] of saved) {
+      if (value === undefined) Deno.env.delete(name);
+      else Deno.env.set(name, value);
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 // ---------------------------------------------------------------------------
 // push / pull / clone between machines
