@@ -17,7 +17,7 @@ import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
 import { Keyring } from "../lib/crypto/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
-import { IntegrityError, UsageError } from "../lib/encoding/errors.ts";
+import { IntegrityError, NotFoundError, UsageError } from "../lib/encoding/errors.ts";
 import { treeBytes } from "../lib/store/tree.ts";
 import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
 import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";
@@ -565,6 +565,8 @@ Deno.test("pull refuses tampered, truncated and withheld objects with nothing la
       forged.entries.push({ path: "zz.txt", type: "file", blob, size: 3010, mode: 0o644 });
       await Deno.writeFile(treeFile, encodeObject(treeBytes(forged), 0));
       await refusedLeavesNothing(bob, alice, remote, /tree .* hash/);
+      await Deno.remove(treeFile);
+      await refusedLeavesNothing(bob, alice, remote, /lacks tree/);
       await Deno.writeFile(treeFile, treeOriginal);
       // An envelope edited on the remote.
       const envFile = join(dir, snapshotKey(head));
@@ -811,6 +813,25 @@ Deno.test("push ID uploads a snapshot and its history without a ref; pull NAME I
       });
       assertEquals(pulled.snapshots.fetched, 2);
       await assertVerifies(bob.store, trusting(bob, alice));
+      // A snapshot this store has only as an envelope is never pushed half.
+      const { publishToFile } = await import("../lib/share/publish.ts");
+      const { importFile } = await import("../lib/share/import.ts");
+      const carol = await machine({});
+      try {
+        const published = publishToFile(alice.store, id, { dir: carol.root });
+        await importFile(carol.store, published.path, trusting(carol, alice));
+        await assertRejects(
+          () =>
+            push(carol.store, new FileBackend(join(carol.root, "empty")), carol.me, "origin", {
+              kind: "snapshot",
+              id,
+            }),
+          NotFoundError,
+          "no workspace content",
+        );
+      } finally {
+        await carol.close();
+      }
       const missing = await pull(bob.store, remote, trusting(bob, alice), "origin", {
         snapshot: "ab".repeat(32),
       });

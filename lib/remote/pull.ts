@@ -138,8 +138,6 @@ export interface PullResult {
   snapshots: { fetched: number; present: number };
   /** Objects that landed. */
   objects: { fetched: number };
-  /** Snapshots landed without workspace content (the remote has no tree for them). */
-  withoutContent: number;
   /** Bytes of objects received. */
   bytesReceived: number;
   /** Requests made. */
@@ -189,7 +187,6 @@ export async function pull(
     refs: [],
     snapshots: { fetched: 0, present: 0 },
     objects: { fetched: 0 },
-    withoutContent: 0,
     bytesReceived: 0,
     requests: 0,
     operation: null,
@@ -209,7 +206,6 @@ export async function pull(
   try {
     const envelopes = new Map<string, Envelope>(); // fetched and verified, by id
     const staged = new Map<string, Staged>(); // verified objects, by id
-    const noContent = new Set<string>(); // snapshots whose tree the remote lacks
     const plans: Plan[] = [];
 
     /** Fetches and checks one envelope; null when the remote has none. */
@@ -246,47 +242,38 @@ export async function pull(
       return envelope;
     };
 
-    /** Fetches, checks and stages a tree; returns the blobs it needs. Null when the remote lacks it. */
-    const fetchTree = async (
-      envelope: Envelope,
-    ): Promise<{ id: string; size: number }[] | null> => {
-      const ref = envelope.body.workspace!;
-      const encoded = await backend.get(objectKey(ref.tree), maxEncodedBytes(MAX_TREE_BYTES));
-      if (encoded === null) return null;
+    /** What a staged tree holds: its totals and the blobs it names. */
+    const treeInfo = new Map<string, { files: number; bytes: number; blobs: [string, number][] }>();
+
+    /** Fetches, checks and stages a tree (false when the remote lacks it). */
+    const fetchTree = async (id: string): Promise<boolean> => {
+      const encoded = await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
+      if (encoded === null) return false;
       let bytes: Uint8Array;
       try {
         bytes = decodeObject(encoded, "tree", MAX_TREE_BYTES);
       } catch (error) {
-        throw new RefRefused(`tree ${ref.tree.slice(0, 12)}: ${(error as Error).message}`);
+        throw new RefRefused(`tree ${id.slice(0, 12)}: ${(error as Error).message}`);
       }
-      if (sha256Hex(bytes) !== ref.tree) {
-        throw new RefRefused(`tree ${ref.tree.slice(0, 12)} does not hash to its id`);
+      if (sha256Hex(bytes) !== id) {
+        throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);
       }
-      let totals: { files: number; bytes: number };
-      let blobs: { id: string; size: number }[];
       try {
         const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
-        totals = treeTotals(tree);
-        blobs = tree.entries.flatMap((e) =>
-          e.type === "file" ? [{ id: e.blob, size: e.size }] : []
-        );
+        treeInfo.set(id, {
+          ...treeTotals(tree),
+          blobs: tree.entries.flatMap((e) => e.type === "file" ? [[e.blob, e.size]] : []),
+        });
       } catch (error) {
-        throw new RefRefused(
-          `tree ${ref.tree.slice(0, 12)} is invalid: ${(error as Error).message}`,
-        );
+        throw new RefRefused(`tree ${id.slice(0, 12)} is invalid: ${(error as Error).message}`);
       }
-      if (totals.files !== ref.files || totals.bytes !== ref.bytes) {
-        throw new RefRefused(
-          `tree ${ref.tree.slice(0, 12)} disagrees with the counts its snapshot signed`,
-        );
-      }
-      staged.set(ref.tree, {
+      staged.set(id, {
         kind: "tree",
         size: bytes.byteLength,
         encoding: "raw",
         range: spool.append(bytes),
       });
-      return blobs;
+      return true;
     };
 
     /** Fetches, checks and stages one blob. */
@@ -395,45 +382,41 @@ export async function pull(
         progress("fetching snapshots", plan.chain.length, plan.chain.length);
         cursor = envelope.body.parent;
       }
-      // Trees, then the blobs they need that the store lacks.
+      // Trees the store lacks, fetched concurrently and checked, then the blobs they name.
+      const wanted = new Set<string>();
+      for (const envelope of plan.chain) {
+        const ref = envelope.body.workspace;
+        if (ref === null || store.hasObject(ref.tree)) continue;
+        if (failedObjects.has(ref.tree)) throw new RefRefused(failedObjects.get(ref.tree)!);
+        if (!staged.has(ref.tree)) wanted.add(ref.tree);
+      }
+      await mapLimit([...wanted], concurrency, async (id) => {
+        try {
+          if (!(await fetchTree(id))) {
+            throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+          }
+        } catch (error) {
+          if (error instanceof RefRefused) failedObjects.set(id, error.message);
+          throw error;
+        }
+      });
       const blobs = new Map<string, number>();
       for (const envelope of plan.chain) {
         const ref = envelope.body.workspace;
-        if (ref === null) continue;
-        if (store.hasObject(ref.tree)) continue;
+        if (ref === null || store.hasObject(ref.tree)) continue;
+        const info = treeInfo.get(ref.tree)!;
+        if (info.files !== ref.files || info.bytes !== ref.bytes) {
+          throw new RefRefused(
+            `tree ${ref.tree.slice(0, 12)} disagrees with the counts snapshot ${
+              envelope.id.slice(0, 12)
+            } signed`,
+          );
+        }
         plan.objects.add(ref.tree);
-        if (failedObjects.has(ref.tree)) throw new RefRefused(failedObjects.get(ref.tree)!);
-        if (noContent.has(envelope.id)) {
-          plan.objects.delete(ref.tree);
-          continue;
-        }
-        let needs: { id: string; size: number }[] | null;
-        const stagedTree = staged.get(ref.tree);
-        if (stagedTree !== undefined) {
-          const tree = validateTree(
-            parseCanonical(spool.read(stagedTree.range), { maxBytes: MAX_TREE_BYTES }),
-          );
-          needs = tree.entries.flatMap((e) =>
-            e.type === "file" ? [{ id: e.blob, size: e.size }] : []
-          );
-        } else {
-          try {
-            needs = await fetchTree(envelope);
-          } catch (error) {
-            if (error instanceof RefRefused) failedObjects.set(ref.tree, error.message);
-            throw error;
-          }
-        }
-        if (needs === null) {
-          // The remote has no content for it (pushed as an envelope only): it lands without.
-          noContent.add(envelope.id);
-          plan.objects.delete(ref.tree);
-          continue;
-        }
-        for (const blob of needs) {
-          if (store.hasObject(blob.id)) continue;
-          plan.objects.add(blob.id);
-          if (!staged.has(blob.id)) blobs.set(blob.id, blob.size);
+        for (const [id, size] of info.blobs) {
+          if (store.hasObject(id)) continue;
+          plan.objects.add(id);
+          if (!staged.has(id)) blobs.set(id, size);
         }
       }
       for (const id of blobs.keys()) {
@@ -510,10 +493,6 @@ export async function pull(
     if (plans.length > 0) {
       await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted);
     }
-    result.withoutContent = [...noContent].filter((id) =>
-      plans.some((p) => p.chain.some((e) => e.id === id))
-    )
-      .length;
     return finish(result, backend);
   } finally {
     spool.close();

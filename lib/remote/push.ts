@@ -17,7 +17,9 @@
  * never sent again.
  *
  * Only branches whose head this machine's key signed are pushed, and never a
- * quarantine branch (`imported/…`, `<remote>/…`).
+ * quarantine branch (`imported/…`, `<remote>/…`). A snapshot whose tree this
+ * store lacks (an envelope-only import) is refused: a remote only ever holds
+ * whole snapshots.
  *
  * Part of the remote layer (above share, below cli).
  *
@@ -79,6 +81,9 @@ import {
 } from "./layout.ts";
 import { checkRefRecord, MAX_REF_BYTES, parseRefRecord, signRefRecord } from "./ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
+
+/** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
+export const PROBE_LIMIT = 32;
 
 /** What to push. */
 export type PushTarget =
@@ -332,7 +337,7 @@ function objectsOf(store: Store, envelope: Envelope): NeededObject[] | null {
   try {
     tree = store.getTree(ref.tree);
   } catch (error) {
-    if (error instanceof NotFoundError) return null; // envelope-only import: no content to send
+    if (error instanceof NotFoundError) return null; // an envelope-only import: no content here
     throw error;
   }
   const out: NeededObject[] = [{ id: ref.tree, kind: "tree", size: 0 }];
@@ -397,13 +402,25 @@ export async function push(
   }
   const needed = new Map<string, NeededObject>();
   for (const id of toSend) {
-    for (const object of objectsOf(store, envelopes.get(id)!) ?? []) {
+    const objects = objectsOf(store, envelopes.get(id)!);
+    if (objects === null) {
+      throw new NotFoundError(
+        `Snapshot ${
+          quote(id)
+        } has no workspace content in this store, so it cannot be pushed whole`,
+        {
+          hint:
+            "it was imported as an envelope only; import its bundle first, or push another branch",
+        },
+      );
+    }
+    for (const object of objects) {
       if (!known.has(object.id) && !needed.has(object.id)) needed.set(object.id, object);
     }
   }
   const candidates = [...needed.values()];
   let missing: NeededObject[];
-  if (candidates.length <= 256) {
+  if (candidates.length <= PROBE_LIMIT) {
     const found = await mapLimit(
       candidates,
       concurrency,
@@ -484,9 +501,18 @@ async function writeRef(
       key !== null && key.keyId === signer.keyId && key.session === session && key.branch === branch
     )
     .sort((a, b) => b!.seq - a!.seq || (a!.hash16 < b!.hash16 ? 1 : -1));
-  // The newest record that verifies (a few tries: junk under our prefix is ignored).
+  const local = readRefState(store, remoteName, signer.keyId, session, branch);
+  // The newest record that verifies (a few tries: junk under our prefix is ignored). When
+  // it is the record this store wrote last, its content is known: no need to read it.
   let remote: { seq: number; hash: string; head: string } | null = null;
-  for (const key of listed.slice(0, 8)) {
+  const newest = listed[0];
+  if (
+    local !== null && newest !== undefined && newest!.seq === local.seq &&
+    local.record.startsWith(newest!.hash16)
+  ) {
+    remote = { seq: local.seq, hash: local.record, head: local.head };
+  }
+  for (const key of remote === null ? listed.slice(0, 8) : []) {
     const bytes = await backend.get(key!.key, MAX_REF_BYTES);
     if (bytes === null) continue;
     try {
@@ -504,7 +530,6 @@ async function writeRef(
       // Not a record of ours: ignored.
     }
   }
-  const local = readRefState(store, remoteName, signer.keyId, session, branch);
   if (remote !== null && remote.head === head && remote.seq >= (local?.seq ?? 0)) {
     store.transaction(
       "push",

@@ -279,7 +279,6 @@ function pullJson(name: string, result: PullResult, startedAt: string): Record<s
     snapshot: result.snapshot,
     snapshots: result.snapshots,
     objects: result.objects,
-    without_content: result.withoutContent,
     bytes_received: result.bytesReceived,
     requests: result.requests,
     operation: result.operation,
@@ -305,11 +304,6 @@ function pullLines(result: PullResult): string[] {
           `  ${ref.status.toUpperCase()} ${ref.keyId}'s ${ref.session}/${ref.branch}: ${ref.reason}`,
         );
     }
-  }
-  if (result.withoutContent > 0) {
-    lines.push(
-      `  ${result.withoutContent} snapshot(s) without workspace content (the remote has none)`,
-    );
   }
   return lines;
 }
