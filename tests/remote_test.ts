@@ -790,6 +790,23 @@ Deno.test("a trusted signer's tree that writes into .git is refused by pull like
   }
 });
 
+Deno.test("a pulled snapshot whose --source another snapshot of that session holds is refused, not half-recorded", async () => {
+  const alice = await machine();
+  const bob = await machine({ "b.txt": "bob\n" });
+  try {
+    await withRemote(async (remote) => {
+      const { createSnapshot } = await import("../lib/snapshot/create.ts");
+      await createSnapshot(alice.store, alice.me, { source: { kind: "cell", id: "42" } });
+      await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+      await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
+      await refusedLeavesNothing(bob, alice, remote, /has the source "cell:42"/);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
 Deno.test("push ID uploads a snapshot and its history without a ref; pull NAME ID lands it on imported/<key id>", async () => {
   const alice = await machine();
   const bob = await machine({});

@@ -345,7 +345,10 @@ export async function pull(
     const failedObjects = new Map<string, string>();
 
     /** Resolves the chain from `head` and stages its content; throws RefRefused / UntrustedError. */
+    const plannedSources = new Map<string, string>(); // session+source → id, of refs that will land
+    let sources = new Map<string, string>(); // the same, for the ref being resolved
     const resolve = async (plan: Plan, head: string, signerKey: string | null): Promise<void> => {
+      sources = new Map();
       if (signerKey !== null) {
         // A ref names only its signer's snapshots, even one this store has already.
         const top = hasSnapshot(store, head)
@@ -377,6 +380,23 @@ export async function pull(
           throw new UntrustedError(
             `snapshot ${cursor.slice(0, 12)} is signed by unpinned key ${key_id}`,
           );
+        }
+        const source = envelope.body.source;
+        if (source !== null) {
+          // A session holds one snapshot per source (the idempotency key of `create --source`).
+          const key = `${envelope.body.session}\0${source.kind}\0${source.id}`;
+          const local = store.stmt(
+            "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
+          ).get(envelope.body.session, source.kind, source.id) as { id: string } | undefined;
+          const other = local?.id ?? plannedSources.get(key);
+          if (other !== undefined && other !== envelope.id) {
+            throw new RefRefused(
+              `snapshot ${cursor.slice(0, 12)} has the source ${
+                quote(`${source.kind}:${source.id}`)
+              } of snapshot ${other.slice(0, 12)} in session ${quote(envelope.body.session)}`,
+            );
+          }
+          sources.set(key, envelope.id);
         }
         plan.chain.push(envelope);
         progress("fetching snapshots", plan.chain.length, plan.chain.length);
@@ -440,6 +460,7 @@ export async function pull(
         await resolve(plan, head, signerKey);
         plan.ref.status = "updated";
         plans.push(plan);
+        for (const [key, id] of sources) plannedSources.set(key, id);
       } catch (error) {
         if (error instanceof RefRefused) {
           plan.ref.status = "refused";
@@ -636,7 +657,8 @@ async function land(
       }
       for (const envelope of [...plan.chain].reverse()) {
         if (insertSnapshot(store, envelope, true)) landed.push(envelope.id);
-        else present++;
+        else if (hasSnapshot(store, envelope.id)) present++;
+        else throw new IntegrityError(`Snapshot ${quote(envelope.id)} could not be recorded`);
       }
     }
     // The same check as `ctxsnap verify ID`, now reading from the store.
