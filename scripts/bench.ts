@@ -19,7 +19,8 @@ import { fileURLToPath } from "node:url";
 import { isSecretName } from "../lib/fs/policy.ts";
 
 const args = parseArgs({
-  args: Deno.args,
+  // `deno task bench -- --only x` passes the `--` through.
+  args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
   options: {
     only: { type: "string" },
     runs: { type: "string", default: "5" },

@@ -276,9 +276,9 @@ export class FileBackend implements Backend {
     }
   }
 
-  private publish(fd: number, temp: string, dir: string, key: string): void {
+  private publish(fd: number, temp: string, dir: string, key: string, sync = true): void {
     try {
-      fs.fsyncSync(fd);
+      if (sync) fs.fsyncSync(fd);
       fs.closeSync(fd);
       fs.renameSync(temp, path.join(dir, path.basename(key)));
     } catch (error) {
@@ -289,21 +289,20 @@ export class FileBackend implements Backend {
   }
 
   /** {@inheritDoc Backend.put} */
-  put(key: string, data: Uint8Array): Promise<void> {
+  async put(key: string, data: Uint8Array): Promise<void> {
+    const { dir, temp, fd } = this.createTemp(key);
     try {
-      const { dir, temp, fd } = this.createTemp(key);
-      try {
-        this.writeAll(fd, data, key);
-      } catch (error) {
-        fs.closeSync(fd);
-        fs.rmSync(temp, { force: true });
-        throw error;
-      }
-      this.publish(fd, temp, dir, key);
-      return Promise.resolve();
+      this.writeAll(fd, data, key);
+      // Asynchronous, so the fsyncs of concurrent puts overlap (one journal commit for many).
+      await new Promise<void>((resolve, reject) =>
+        fs.fsync(fd, (error) => (error ? reject(this.ioError("write", key, error)) : resolve()))
+      );
     } catch (error) {
-      return Promise.reject(error);
+      fs.closeSync(fd);
+      fs.rmSync(temp, { force: true });
+      throw error;
     }
+    this.publish(fd, temp, dir, key, false);
   }
 
   /** {@inheritDoc Backend.list} */
