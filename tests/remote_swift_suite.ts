@@ -3,8 +3,8 @@
  * The long remote suite (`deno task test:remote`): `s3://` against a real
  * OpenStack Swift with its S3 API (s3api + tempauth, SigV4 checked), on
  * 127.0.0.1, started by `scripts/swift.sh` (the same script `.ci/run` uses),
- * plus the subprocess-heavy `file://` scenarios with more rounds than the
- * fast suite runs.
+ * plus the subprocess-heavy `file://` scenarios (kill -9 of push and pull,
+ * two users at once), kept out of the fast suite.
  *
  * It covers the backend conformance suite over S3 (with small list pages),
  * a wrong secret (403), a missing bucket, clone byte for byte with a
@@ -442,6 +442,25 @@ Deno.test({
 
 // ---------------------------------------------------------------------------
 // file:// with more rounds than the fast suite
+
+Deno.test({
+  name:
+    "file://: two users with different keys push to one directory at the same time, then pull each other",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+    try {
+      await twoUsersAtOnce({
+        url: `file://${dir}/shared`,
+        addArgs: [],
+        env: {},
+        backend: () => new FileBackend(`${dir}/shared`),
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
 
 Deno.test({
   name:

@@ -462,7 +462,8 @@ export async function pull(
         plans.push(plan);
         for (const [key, id] of sources) plannedSources.set(key, id);
       } catch (error) {
-        if (error instanceof RefRefused) {
+        // IntegrityError: a remote object over its bound, or unsafe in a shared directory.
+        if (error instanceof RefRefused || error instanceof IntegrityError) {
           plan.ref.status = "refused";
           plan.ref.reason = error.message;
         } else if (error instanceof UntrustedError) {
