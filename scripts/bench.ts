@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,startup,memory,manifest
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -24,7 +24,8 @@ import { captureWorkspace } from "../lib/store/capture.ts";
 import process from "node:process";
 
 const args = parseArgs({
-  args: Deno.args,
+  // `deno task bench -- --only x` passes the `--` through.
+  args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
   options: {
     only: { type: "string" },
     runs: { type: "string", default: "5" },
@@ -616,6 +617,245 @@ if (want("size") && hasRestic) {
     restic_size_bytes: theirs,
     size_commits: commits.length,
   });
+}
+
+/**
+ * A TLS-terminating proxy in front of the S3 server that counts the bytes
+ * (of HTTP, after TLS) each way: both tools talk to the server through it, so
+ * "bytes sent" includes all of HTTP for both. TLS because restic's S3 client
+ * signs payloads in aws-chunked form over plain HTTP, which Swift's s3api
+ * refuses; over HTTPS both tools send plain signed or unsigned payloads.
+ */
+function countingProxy(
+  target: URL,
+  tls: { cert: string; key: string },
+): { endpoint: string; sent: number; received: number; close(): void } {
+  const listener = Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...tls });
+  const counts = {
+    endpoint: `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    sent: 0,
+    received: 0,
+    close: () => listener.close(),
+  };
+  const pump = async (from: Deno.Conn, to: Deno.Conn, key: "sent" | "received") => {
+    const buffer = new Uint8Array(64 * 1024);
+    for (;;) {
+      const n = await from.read(buffer).catch(() => null);
+      if (n === null) break;
+      counts[key] += n;
+      let done = 0;
+      while (done < n) done += await to.write(buffer.subarray(done, n));
+    }
+    await to.closeWrite().catch(() => {});
+  };
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        const upstream = await Deno.connect({
+          hostname: target.hostname,
+          port: Number(target.port),
+        });
+        await Promise.all([pump(conn, upstream, "sent"), pump(upstream, conn, "received")]);
+        conn.close();
+        upstream.close();
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  return counts;
+}
+
+/** A throwaway CA and a server certificate for 127.0.0.1 (openssl), for the proxy. */
+async function testCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
+  await Deno.mkdir(dir, { recursive: true });
+  const ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  await sh(
+    `cd '${dir}' && openssl req -x509 ${ec} -keyout ca.key -out ca.pem -days 2 -subj /CN=bench-ca 2>/dev/null` +
+      ` && openssl req ${ec} -keyout key.pem -out req.csr -subj /CN=127.0.0.1 2>/dev/null` +
+      ` && printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n' > ext.cnf` +
+      ` && openssl x509 -req -in req.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 2 -extfile ext.cnf 2>/dev/null`,
+  );
+  return {
+    ca: `${dir}/ca.pem`,
+    cert: await Deno.readTextFile(`${dir}/cert.pem`),
+    key: await Deno.readTextFile(`${dir}/key.pem`),
+  };
+}
+
+if (want("remote") && hasRestic) {
+  console.log(
+    "remote: push and pull 30 successive commits of this repository through OpenStack Swift's S3 API, vs restic",
+  );
+  const started = await run(["bash", `${REPO}/scripts/swift.sh`, "start"], { check: false });
+  if (started.stdout.trim() === "") {
+    console.log(`  skipped: scripts/swift.sh start failed (${started.stderr.trim()})\n`);
+  } else {
+    const settings = new Map(
+      started.stdout.trim().split("\n").map((l) => l.split("=", 2) as [string, string]),
+    );
+    const { S3Backend } = await import("../lib/remote/s3_backend.ts");
+    const bucket = `bench-${crypto.randomUUID().slice(0, 8)}`;
+    await new S3Backend({
+      endpoint: new URL(settings.get("AWS_ENDPOINT_URL")!),
+      bucket,
+      prefix: "",
+      region: "us-east-1",
+      pathStyle: true,
+      credentials: {
+        accessKeyId: settings.get("AWS_ACCESS_KEY_ID")!,
+        secretAccessKey: settings.get("AWS_SECRET_ACCESS_KEY")!,
+      },
+    }).createBucket();
+    const certs = await testCertificates(`${root}/tls`);
+    const proxy = countingProxy(new URL(settings.get("AWS_ENDPOINT_URL")!), certs);
+    Object.assign(env, {
+      DENO_CERT: certs.ca,
+      AWS_ACCESS_KEY_ID: settings.get("AWS_ACCESS_KEY_ID")!,
+      AWS_SECRET_ACCESS_KEY: settings.get("AWS_SECRET_ACCESS_KEY")!,
+      AWS_REGION: "us-east-1",
+    });
+    const commits = (await sh(`git -C '${REPO}' rev-list --reverse HEAD | tail -30`)).stdout.trim()
+      .split("\n");
+    const ws = `${root}/remote-ws`;
+    const wsB = `${root}/remote-ws-b`;
+    await run(["git", "clone", "-q", REPO, ws]);
+    await Deno.mkdir(wsB);
+    const storeA = `${root}/remote-store-a`;
+    const storeB = `${root}/remote-store-b`;
+    const configB = `${root}/config-b`;
+    await ctxsnap(["--store", storeA, "init", "--workspace", ws]);
+    const key = JSON.parse((await ctxsnap(["key", "show", "--json"])).stdout).public_key;
+    const url = `s3://${bucket}/ctxsnap`;
+    await ctxsnap([
+      "--store",
+      storeA,
+      "remote",
+      "add",
+      "origin",
+      url,
+      "--endpoint",
+      proxy.endpoint,
+    ]);
+    const asB = (argv: string[]) =>
+      run(["env", `CTXSNAP_CONFIG_DIR=${configB}`, Deno.execPath(), "run", "-A", CLI, ...argv]);
+    await asB(["--store", storeB, "init", "--workspace", wsB]);
+    await asB(["--store", storeB, "remote", "add", "origin", url, "--endpoint", proxy.endpoint]);
+    const repo = `-r s3:${proxy.endpoint}/${bucket}/restic --cacert '${certs.ca}'`;
+    await sh(`restic ${repo} init --quiet`);
+    interface Step {
+      ms: number;
+      bytes: number;
+    }
+    const rows: Record<string, Step[]> = {
+      create: [],
+      push: [],
+      pull: [],
+      restic_backup: [],
+      restic_restore: [],
+    };
+    const through = async (fn: () => Promise<Run>, dir: "sent" | "received") => {
+      const before = proxy[dir];
+      const result = await fn();
+      return { ms: result.ms, bytes: proxy[dir] - before };
+    };
+    for (const [i, commit] of commits.entries()) {
+      await run(["git", "-C", ws, "checkout", "-q", "--detach", commit]);
+      rows.create!.push(
+        await through(() => ctxsnap(["--store", storeA, "create", "-m", commit]), "sent"),
+      );
+      rows.push!.push(await through(() => ctxsnap(["--store", storeA, "push"]), "sent"));
+      rows.pull!.push(
+        await through(() => asB(["--store", storeB, "pull", "--trust", key]), "received"),
+      );
+      rows.restic_backup!.push(
+        await through(() => sh(`restic ${repo} backup --quiet --exclude .git .`, ws), "sent"),
+      );
+      const target = `${root}/restic-restore-${i}`;
+      rows.restic_restore!.push(
+        await through(
+          () => sh(`restic ${repo} restore latest --quiet --target '${target}'`),
+          "received",
+        ),
+      );
+      await Deno.remove(target, { recursive: true }).catch(() => {});
+    }
+    proxy.close();
+    const kib = (b: number) => `${(b / 1024).toFixed(0)} KiB`;
+    const summary = (name: string) => {
+      const steps = rows[name]!;
+      const rest = steps.slice(1);
+      return {
+        first_ms: steps[0]!.ms,
+        first_bytes: steps[0]!.bytes,
+        incremental_median_ms: median(rest.map((s) => s.ms)),
+        incremental_median_bytes: median(rest.map((s) => s.bytes)),
+        total_ms: steps.reduce((n, s) => n + s.ms, 0),
+        total_bytes: steps.reduce((n, s) => n + s.bytes, 0),
+      };
+    };
+    const push = summary("push");
+    const create = summary("create");
+    const pull = summary("pull");
+    const backup = summary("restic_backup");
+    const restore = summary("restic_restore");
+    const line = (
+      what: string,
+      ours: ReturnType<typeof summary>,
+      theirs: ReturnType<typeof summary>,
+      other: string,
+    ) => {
+      ratio(`${what}, first`, ours.first_ms, theirs.first_ms, other);
+      console.log(
+        `  ${"".padEnd(44)}   bytes ${kib(ours.first_bytes).padStart(9)}   ${
+          "bytes".padStart(other.length)
+        } ${kib(theirs.first_bytes).padStart(9)}   ${
+          (ours.first_bytes / theirs.first_bytes).toFixed(2)
+        }×`,
+      );
+      ratio(
+        `${what}, incremental (median of ${commits.length - 1})`,
+        ours.incremental_median_ms,
+        theirs.incremental_median_ms,
+        other,
+      );
+      console.log(
+        `  ${"".padEnd(44)}   bytes ${kib(ours.incremental_median_bytes).padStart(9)}   ${
+          "bytes".padStart(other.length)
+        } ${kib(theirs.incremental_median_bytes).padStart(9)}   ${
+          (ours.incremental_median_bytes / theirs.incremental_median_bytes).toFixed(2)
+        }×`,
+      );
+      console.log(
+        `  ${"".padEnd(44)}   all ${commits.length}: ${fmt(ours.total_ms)}, ${
+          kib(ours.total_bytes)
+        } vs ${fmt(theirs.total_ms)}, ${kib(theirs.total_bytes)}`,
+      );
+    };
+    line("push vs restic backup", push, backup, "restic");
+    const createPush = {
+      ...push,
+      first_ms: push.first_ms + create.first_ms,
+      incremental_median_ms: median(
+        rows.push!.slice(1).map((s, i) => s.ms + rows.create![i + 1]!.ms),
+      ),
+      total_ms: push.total_ms + create.total_ms,
+    };
+    line("create + push vs restic backup", createPush, backup, "restic");
+    line("pull vs restic restore", pull, restore, "restic");
+    console.log();
+    for (const name of ["DENO_CERT", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"]) {
+      delete (env as Record<string, string>)[name];
+    }
+    Object.assign(results, {
+      remote: {
+        commits: commits.length,
+        push,
+        create,
+        pull,
+        restic_backup: backup,
+        restic_restore: restore,
+      },
+    });
+  }
 }
 
 if (want("startup")) {

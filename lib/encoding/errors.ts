@@ -165,6 +165,18 @@ export class NoStoreError extends CtxsnapError {
   }
 }
 
+/**
+ * A remote could not be reached, refused the request (authentication, a
+ * missing bucket) or kept failing after retries (exit 1).
+ */
+export class RemoteError extends CtxsnapError {
+  /** Creates a remote error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, "failure", options);
+    this.name = "RemoteError";
+  }
+}
+
 /** Maps any thrown value to an exit status: typed errors by code, anything else 1. */
 export function exitCodeOf(error: unknown): number {
   return error instanceof CtxsnapError ? EXIT_CODES[error.code] : 1;
