@@ -26,7 +26,14 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { CLI, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import {
+  cliCommand,
+  expectCode,
+  NEEDS_DENO_PERMISSIONS,
+  realDenoDir,
+  type TempWorkspace,
+  tempWorkspace,
+} from "./_cli.ts";
 import { concatBytes, exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -113,8 +120,9 @@ async function runRaw(
   args: string[],
   stdin?: Uint8Array,
 ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, ...args],
+  const [command, ...argv] = cliCommand(args);
+  const child = new Deno.Command(command, {
+    args: argv,
     cwd: ws.path,
     env: machineEnv(ws),
     clearEnv: true,
@@ -464,7 +472,7 @@ Deno.test({
       const id = await createSnap(alice, "tty");
       const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
       const inTerminal = async (args: string[]) => {
-        const command = [Deno.execPath(), "run", "-A", "--quiet", CLI, ...args].map(quote)
+        const command = cliCommand(args).map(quote)
           .join(" ");
         const out = await new Deno.Command("script", {
           args: ["-qec", command, "/dev/null"],
@@ -966,7 +974,12 @@ Deno.test("a tampered body re-hashed and signed by another key but claiming the 
 // ---------------------------------------------------------------------------
 // offline verification
 
-Deno.test("verify FILE runs with --allow-read of that file only (no env, no other reads, no writes) and so does verify - with no permission", async () => {
+Deno.test({
+  name:
+    "verify FILE runs with --allow-read of that file only (no env, no other reads, no writes) and so does verify - with no permission",
+  // Deno's permission sandbox is the point; a compiled binary has none.
+  ignore: NEEDS_DENO_PERMISSIONS,
+}, async () => {
   await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
     const id = await createSnap(alice, "offline");
     const key = await publicKeyHex(alice);
