@@ -18,7 +18,7 @@
  * import { checkMachO } from "./check_macho.ts";
  * let refused = false;
  * try {
- *   await checkMachO(new Uint8Array(64), "arm64");
+ *   checkMachO(new Uint8Array(64), "arm64");
  * } catch {
  *   refused = true;
  * }
@@ -140,13 +140,13 @@ interface Segment {
 }
 
 /** Parses one CodeDirectory at `at` (file offset) and checks every hash in it. */
-async function checkCodeDirectory(
+function checkCodeDirectory(
   r: Reader,
   at: number,
   blobs: Map<number, { offset: number; length: number }>,
   signatureOffset: number,
   textSegment: Segment | undefined,
-): Promise<Omit<MachOReport, "arch" | "signatureBytes">> {
+): Omit<MachOReport, "arch" | "signatureBytes"> {
   if (r.u32be(at) !== CSMAGIC_CODEDIRECTORY) fail("slot 0 does not hold a CodeDirectory");
   const length = r.u32be(at + 4);
   const version = r.u32be(at + 8);
@@ -228,7 +228,7 @@ async function checkCodeDirectory(
  * valid ad-hoc code signature; throws {@linkcode MachOError} saying what is
  * wrong otherwise.
  */
-export async function checkMachO(bytes: Uint8Array, arch: Arch): Promise<MachOReport> {
+export function checkMachO(bytes: Uint8Array, arch: Arch): MachOReport {
   const r = new Reader(bytes);
   if (bytes.length < 32 || r.u32le(0) !== MH_MAGIC_64) {
     fail("not a 64-bit little-endian Mach-O (magic 0xfeedfacf)");
@@ -322,7 +322,7 @@ export async function checkMachO(bytes: Uint8Array, arch: Arch): Promise<MachORe
   const text = segments.find((s) => s.name === "__TEXT");
   let report: Omit<MachOReport, "arch" | "signatureBytes"> | undefined;
   for (const directory of directories) {
-    const result = await checkCodeDirectory(r, directory, blobs, signature.offset, text);
+    const result = checkCodeDirectory(r, directory, blobs, signature.offset, text);
     report ??= result;
   }
   return { arch, signatureBytes: superLength, ...report! };
@@ -342,7 +342,7 @@ if (import.meta.main) {
       Deno.exit(2);
     }
     try {
-      const report = await checkMachO(await Deno.readFile(file), arch);
+      const report = checkMachO(await Deno.readFile(file), arch);
       console.log(
         `ok    ${file}: Mach-O ${arch}, ad-hoc signature of ${JSON.stringify(report.identifier)} ` +
           `(flags 0x${report.flags.toString(16)}), ${report.pages} pages of ${report.pageSize} ` +

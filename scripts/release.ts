@@ -66,15 +66,17 @@ async function ensureSigned(path: string, target: Target, runtime: string): Prom
   const arch = target.name === "darwin-arm64" ? "arm64" : "x86_64";
   const bytes = await Deno.readFile(path);
   try {
-    await checkMachO(bytes, arch);
+    checkMachO(bytes, arch);
     return runtime;
   } catch (error) {
     log(`${target.name}: ${(error as Error).message}; signing ad hoc`);
   }
   const signed = adhocSign(bytes, "ctxsnap");
-  await checkMachO(signed, arch).catch((error) => {
-    throw new BuildError(`ad-hoc signature of ${path} does not check: ${error.message}`);
-  });
+  try {
+    checkMachO(signed, arch);
+  } catch (error) {
+    throw new BuildError(`ad-hoc signature of ${path} does not check: ${(error as Error).message}`);
+  }
   await Deno.writeFile(path, signed);
   return "scripts/_macho_sign.ts";
 }
