@@ -15,6 +15,11 @@
 #
 # Prints "e2e_binary: PASS" or "e2e_binary: FAIL (...)"; exits 0 only on PASS.
 # Set KEEP=1 to keep the temp dir.
+#
+# CTXSNAP_E2E_RUNNER runs a binary built for another machine through an
+# emulator: its words (absolute paths) are put before the binary, e.g.
+#   CTXSNAP_E2E_RUNNER="/usr/bin/qemu-aarch64-static -L /path/to/arm64-root"
+# `ctxsnap` on the inner PATH is then a two-line sh wrapper that execs it.
 set -u
 
 if [ "${1:-}" = "--inner" ]; then
@@ -128,6 +133,7 @@ if [ "${1:-}" = "--inner" ]; then
   cd "$T/elsewhere" || exit 1
   export CTXSNAP_CONFIG_DIR="$T/config/verifier"
   expect 1 "verify TAMPERED --trust KEY" -- ctxsnap verify "$BAD" --trust "$KEY"
+  expect 1 "verify BUNDLE TAMPERED --trust KEY (one run, worst status)" -- ctxsnap verify "$BUNDLE" "$BAD" --trust "$KEY"
   cd "$W2" || exit 1
   export CTXSNAP_CONFIG_DIR="$T/config/two"
   expect 1 "import TAMPERED --trust KEY (refused)" -- ctxsnap --json import "$BAD" --trust "$KEY"
@@ -174,7 +180,14 @@ for tool in sh cat chmod cmp cp cut dd diff grep head ln ls mkdir printf readlin
     *) [ "$tool" = printf ] || { echo "e2e_binary: FAIL (needs $tool)"; exit 1; } ;;
   esac
 done
-cp "$BIN" "$T/bin/ctxsnap" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+if [ -n "${CTXSNAP_E2E_RUNNER:-}" ]; then
+  cp "$BIN" "$T/ctxsnap.bin" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+  printf '#!%s\nexec %s "%s" "$@"\n' "$(command -v sh)" "$CTXSNAP_E2E_RUNNER" "$T/ctxsnap.bin" >"$T/bin/ctxsnap"
+  chmod 755 "$T/bin/ctxsnap"
+  echo "e2e_binary: running $BIN through: $CTXSNAP_E2E_RUNNER"
+else
+  cp "$BIN" "$T/bin/ctxsnap" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+fi
 cp "$SCRIPT" "$T/e2e.sh"
 
 NET="network isolated: unshare -n"
