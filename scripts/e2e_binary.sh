@@ -98,6 +98,16 @@ if [ "${1:-}" = "--inner" ]; then
   expect 0 "verify BUNDLE --trust KEY (no store, empty config)" -- ctxsnap verify "$BUNDLE" --trust "$KEY"
   expect 0 "verify BUNDLE --trust KEY --json" -- ctxsnap --json verify "$BUNDLE" --trust "$KEY"
   expect 3 "verify BUNDLE without a trusted key" -- ctxsnap verify "$BUNDLE"
+  # Configuration files in the working directory are not the runtime's to read:
+  # a .env naming the signer's config dir (whose key it trusts), or a bunfig.toml
+  # preloading a script, would turn this untrusted verdict into a trusted one.
+  printf 'CTXSNAP_CONFIG_DIR=%s\n' "$T/config/one" >.env
+  printf 'preload = ["./preload.js"]\n' >bunfig.toml
+  printf 'require("fs").writeFileSync("%s/preloaded", "x");\n' "$T" >preload.js
+  expect 3 "verify BUNDLE with a hostile .env and bunfig.toml in the working directory" -- \
+    env -u CTXSNAP_CONFIG_DIR ctxsnap verify "$BUNDLE"
+  if [ -e "$T/preloaded" ]; then bad "bunfig.toml's preload ran"; else ok "no preload ran"; fi
+  rm -f .env bunfig.toml preload.js
 
   # A second store, with its own config: import, then restore the workspace.
   W2=$T/work/two
@@ -173,7 +183,7 @@ trap 'exit 130' INT TERM
 
 mkdir -p "$T/bin" "$T/home" "$T/tmp" "$T/config/empty"
 # Only these tools, as symlinks; the ctxsnap binary as a plain copy.
-for tool in sh cat chmod cmp cp cut dd diff grep head ln ls mkdir printf readlink rm sed; do
+for tool in sh cat chmod cmp cp cut dd diff env grep head ln ls mkdir printf readlink rm sed; do
   path=$(command -v "$tool" 2>/dev/null) || true
   case $path in
     /*) ln -s "$path" "$T/bin/$tool" ;;
