@@ -1342,6 +1342,12 @@ Deno.test("verify A B C… reports every file in order and exits with the worst 
       expectCode(sneakyRun, 3, "verify with a control character in a file name");
       assert(!sneakyRun.stdout.includes("\x1b") && !sneakyRun.stdout.includes("\r"));
       assert(sneakyRun.stdout.includes(JSON.stringify(sneaky)), sneakyRun.stdout);
+      // The same for a name that does not exist (its error message quotes the path).
+      const gone = `${sneaky}.gone`;
+      const goneRun = await verify(good, gone);
+      expectCode(goneRun, 4, "verify of a missing file with a control character in its name");
+      assert(!goneRun.stdout.includes("\x1b") && !goneRun.stdout.includes("\r"), goneRun.stdout);
+      assert(goneRun.stdout.split("\n")[1]!.startsWith("NOT FOUND"), goneRun.stdout);
 
       const json = await carol.run([
         "verify",

@@ -174,7 +174,19 @@ const BATCH_LABELS: Record<number, string> = {
 
 /** A file name for a human line: as given if plain, else quoted (no control characters). */
 function shownName(file: string): string {
-  return /^[\x21-\x7e]+$/.test(file) ? file : quote(file);
+  return /^[\x21-\x7e]+$/.test(file) ? file : printable(quote(file));
+}
+
+/**
+ * Text for a human line with C0/C1 controls, DEL and bidirectional overrides
+ * escaped, so a name or message from the input cannot paint a fake verdict.
+ */
+function printable(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function batchLine(result: BatchResult): string {
@@ -183,7 +195,7 @@ function batchLine(result: BatchResult): string {
   const r = result.report;
   if (r !== null) {
     const who = r.snapshots.find((s) => s.id === r.primary.id)!;
-    const signer = `signed by ${who.keyId}${who.signer ? ` (${who.signer})` : ""}`;
+    const signer = `signed by ${who.keyId}${who.signer ? ` (${printable(who.signer)})` : ""}`;
     const what = r.kind === "bundle"
       ? `bundle of ${r.snapshots.length}${r.withWorkspace ? " with workspace" : ""}`
       : "snapshot";
@@ -195,7 +207,7 @@ function batchLine(result: BatchResult): string {
       : "";
     return `${label}  ${name}  ${short(r.primary.id)}  ${what}, ${signer}${tail}`;
   }
-  return `${label}  ${name}  ${result.error?.message ?? ""}`;
+  return `${label}  ${name}  ${printable(result.error?.message ?? "")}`;
 }
 
 /**
