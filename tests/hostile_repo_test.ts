@@ -1,0 +1,165 @@
+/**
+ * Issue #11: a workspace ctxsnap did not write can never turn it against its
+ * user. Names other filesystems fold to reserved ones, custom store
+ * locations, modes, git run as data, stored plans and envelopes read before
+ * use, race-free restore writes, and store trust.
+ * @module
+ */
+import * as fs from "node:fs";
+import { join } from "node:path";
+import { IntegrityError } from "../lib/encoding/errors.ts";
+import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
+import { sha256Hex } from "../lib/crypto/hash.ts";
+import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
+import { toHex } from "../lib/encoding/hex.ts";
+import { walkWorkspace } from "../lib/fs/walk.ts";
+import { validateTree } from "../lib/store/tree.ts";
+import { Store } from "../lib/store/store.ts";
+import { createSnapshot } from "../lib/snapshot/create.ts";
+import { type Envelope, signBody, type Signer } from "../lib/snapshot/envelope.ts";
+import { writeBundle } from "../lib/share/bundle.ts";
+import { concatBytes, exists } from "./_util.ts";
+import { expectCode, withStore } from "./_cli.ts";
+import { assert, assertEquals, assertThrows } from "./_assert.ts";
+
+/** Spellings that some filesystem (NTFS, HFS+, APFS) treats as `.git` or `.ctxsnap`. */
+const FOLDED_RESERVED: readonly string[] = [
+  ".git.",
+  ".git ",
+  ".git. .",
+  ".GIT",
+  "GIT~1",
+  "git~2",
+  "gi7a2b~1",
+  ".g\u200cit",
+  ".\u200dgit",
+  ".gi\ufefft",
+  ".g\u202eit",
+  ".g\u0131t",
+  ".git::$INDEX_ALLOCATION",
+  ".ctxsnap.",
+  ".CtxSnap ",
+  "CTXSNA~1",
+  ".ctx\u017Fnap",
+  ".ctx\u200bsnap",
+];
+
+async function makeSigner(): Promise<Signer> {
+  const seed = generateSeed();
+  const publicKey = await publicKeyFromSeed(seed);
+  return { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
+}
+
+async function withTempDir(fn: (dir: string) => Promise<void> | void): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-hostile-" }));
+  try {
+    await fn(dir);
+  } finally {
+    await new Deno.Command("chmod", { args: ["-R", "u+rwX", dir] }).output();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// 5. names other filesystems fold to reserved ones
+
+Deno.test("reserved names: validateTree refuses every spelling other filesystems fold to .git or .ctxsnap", () => {
+  for (const name of FOLDED_RESERVED) {
+    for (const path of [name, `${name}/hooks/post-checkout`, `sub/${name}/config`]) {
+      assertThrows(
+        () =>
+          validateTree({
+            version: 1,
+            entries: [{ path, type: "symlink", target: "x" }],
+            skipped: [],
+          }),
+        IntegrityError,
+        "reserved",
+      );
+    }
+  }
+  // Names that merely look alike are ordinary names.
+  const ordinary = [
+    ".github",
+    ".gitignore",
+    "git",
+    ".git-credentials.md",
+    ".ctxsnapignore",
+    "a.git",
+  ];
+  validateTree({
+    version: 1,
+    entries: ordinary.sort().map((path) => ({ path, type: "symlink" as const, target: "x" })),
+    skipped: [],
+  });
+});
+
+Deno.test("reserved names: capture skips every folded spelling as reserved, never descending", async () => {
+  await withTempDir((dir) => {
+    for (const name of FOLDED_RESERVED) {
+      fs.mkdirSync(join(dir, "d", name), { recursive: true });
+      fs.writeFileSync(join(dir, "d", name, "config"), "[core]\n");
+    }
+    fs.writeFileSync(join(dir, "ok.txt"), "ok\n");
+    const items = [...walkWorkspace(dir)];
+    assertEquals(items.filter((i) => i.kind !== "skip").map((i) => i.path), ["ok.txt"]);
+    const reserved = items.filter((i) => i.kind === "skip" && i.reason === "reserved");
+    assertEquals(reserved.length, FOLDED_RESERVED.length);
+  });
+});
+
+/** A bundle whose one snapshot, signed by `signer`, names `tree` (bytes written as given). */
+async function craftedBundle(signer: Signer, treeValue: unknown): Promise<Uint8Array> {
+  const blob = new TextEncoder().encode("[core]\n\tfsmonitor = /tmp/evil\n");
+  const treeBytes = canonicalBytes(treeValue as never);
+  const treeId = sha256Hex(treeBytes);
+  let envelope: Envelope | null = null;
+  await withTempDir(async (ws) => {
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const made = await createSnapshot(store, signer, { reason: "template" });
+      envelope = await signBody({
+        ...made.envelope.body,
+        workspace: { tree: treeId, files: 1, bytes: blob.length, skipped: 0 },
+      }, signer);
+    } finally {
+      store.close();
+    }
+  });
+  const chunks: Uint8Array[] = [];
+  writeBundle({
+    envelopes: [envelope!],
+    trees: new Map([[treeId, treeBytes]]),
+    blobs: new Map([[sha256Hex(blob), blob.length]]),
+    streamBlob: (_id, onChunk) => onChunk(blob),
+  }, (chunk) => chunks.push(chunk.slice()));
+  return concatBytes(chunks);
+}
+
+Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GIT~1 and writes nothing", async () => {
+  const signer = await makeSigner();
+  for (const name of [".git.", "GIT~1", ".g\u200cit", ".ctx\u017Fnap"]) {
+    const blob = new TextEncoder().encode("[core]\n\tfsmonitor = /tmp/evil\n");
+    const bundle = await craftedBundle(signer, {
+      version: 1,
+      entries: [{
+        path: `${name}/config`,
+        type: "file",
+        blob: sha256Hex(blob),
+        size: blob.length,
+        mode: 0o644,
+      }],
+      skipped: [],
+    });
+    await withStore(async (ws) => {
+      const file = join(ws.root, "crafted.ctxbundle");
+      await Deno.writeFile(file, bundle);
+      const before = (await ws.run(["list", "--all", "--json"])).stdout;
+      const result = await ws.run(["import", file, "--trust", signer.publicKeyHex]);
+      expectCode(result, 1, `import of a tree naming ${JSON.stringify(name)}`);
+      assert(result.stderr.includes("reserved"), result.stderr);
+      assertEquals((await ws.run(["list", "--all", "--json"])).stdout, before);
+      assert(!(await exists(join(ws.path, name))), `${name} was written`);
+    });
+  }
+});
