@@ -163,3 +163,63 @@ Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GI
     });
   }
 });
+
+// ---------------------------------------------------------------------------
+// 10. a custom store location excludes exactly that path
+
+Deno.test("custom store: a store at data/store excludes exactly that directory; other directories named store are captured", async () => {
+  await withTempDir(async (ws) => {
+    for (const rel of ["store/x.txt", "other/store/y.txt", "data/storex/z.txt", "a.txt"]) {
+      fs.mkdirSync(join(ws, rel, ".."), { recursive: true });
+      fs.writeFileSync(join(ws, rel), rel);
+    }
+    const store = Store.init(join(ws, "data", "store"), ws);
+    try {
+      const made = await createSnapshot(store, await makeSigner(), { reason: "custom" });
+      const tree = store.getTree(made.envelope.body.workspace!.tree);
+      assertEquals(tree.entries.map((e) => e.path), [
+        "a.txt",
+        "data/storex/z.txt",
+        "other/store/y.txt",
+        "store/x.txt",
+      ]);
+      assertEquals(tree.skipped, [{ path: "data/store", reason: "excluded_dir" }]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("custom store: restore and materialize refuse a tree that writes into the store's location in a folded spelling, writing nothing", async () => {
+  await withTempDir(async (ws) => {
+    fs.writeFileSync(join(ws, "a.txt"), "a\n");
+    const store = Store.init(join(ws, "mystore"), ws);
+    try {
+      const signer = await makeSigner();
+      // On Linux "MyStore." is another directory, so it is captured; on NTFS
+      // or APFS it would be the store itself.
+      fs.mkdirSync(join(ws, "MyStore."));
+      fs.writeFileSync(join(ws, "MyStore.", "index.db"), "planted\n");
+      const planted = await createSnapshot(store, signer, { reason: "planted" });
+      fs.rmSync(join(ws, "MyStore."), { recursive: true });
+      await createSnapshot(store, signer, { reason: "clean" });
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { materialize } = await import("../lib/restore/materialize.ts");
+      const error = await restoreSnapshot(store, signer, planted.id).then(
+        () => null,
+        (e) => e,
+      );
+      assert(error instanceof IntegrityError, String(error));
+      assert(String(error.message).includes("store"), error.message);
+      assert(!(await exists(join(ws, "MyStore."))), "restore wrote into the store's location");
+      assertThrows(
+        () => materialize(store, planted.envelope.body.workspace!.tree, ws),
+        IntegrityError,
+        "store",
+      );
+      assert(!(await exists(join(ws, "MyStore."))), "materialize wrote into the store's location");
+    } finally {
+      store.close();
+    }
+  });
+});

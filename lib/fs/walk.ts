@@ -6,8 +6,9 @@
  * Skipped entries are yielded as {@linkcode WalkSkip} with a reason:
  *
  * - `excluded_dir`: a directory named in `excludeDirs` (default
- *   {@linkcode DEFAULT_EXCLUDED_DIRS}) at any depth, reported once as the
- *   directory's path and not descended into;
+ *   {@linkcode DEFAULT_EXCLUDED_DIRS}) at any depth, or the one directory
+ *   `skipDirectory` names by device and inode (the store), reported once as
+ *   the directory's path and not descended into;
  * - `ignored`: matched by a `.gitignore`/`.ctxsnapignore` (see
  *   {@linkcode IgnoreStack}); an ignored directory is reported once, not descended;
  * - `secret`: a file or symlink whose name {@linkcode isSecretName} (never opened);
@@ -122,6 +123,12 @@ export interface WalkOptions {
   excludeDirs?: ReadonlySet<string>;
   /** Honor `.gitignore` and `.ctxsnapignore` files (default true). */
   useIgnoreFiles?: boolean;
+  /**
+   * One directory left out as `excluded_dir` wherever it is met, recognised by
+   * its device and inode, not its name (the store's own directory): exactly
+   * that directory, never another one of the same name.
+   */
+  skipDirectory?: { dev: number; ino: number } | null;
 }
 
 interface Entry {
@@ -170,6 +177,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const excludeDirs = options.excludeDirs ?? DEFAULT_EXCLUDED_DIRS;
   const useIgnoreFiles = options.useIgnoreFiles ?? true;
+  const skipDirectory = options.skipDirectory ?? null;
   const rootAbs = resolve(root);
   const rootIgnore = IgnoreStack.root();
 
@@ -213,7 +221,11 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       continue;
     }
     if (stats.isDirectory()) {
-      if (excludeDirs.has(entry.name)) {
+      if (
+        excludeDirs.has(entry.name) ||
+        (skipDirectory !== null && stats.ino === skipDirectory.ino &&
+          stats.dev === skipDirectory.dev)
+      ) {
         yield { kind: "skip", path, reason: "excluded_dir" };
       } else if (useIgnoreFiles && frame.ignore.ignores(path, true)) {
         yield { kind: "skip", path, reason: "ignored" };

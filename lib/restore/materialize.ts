@@ -26,6 +26,7 @@ import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
 import { FileWrites, totalBytes } from "./_file_writes.ts";
+import { refuseStorePaths } from "./_paths.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry } from "../store/tree.ts";
@@ -78,6 +79,7 @@ export function materialize(
       throw new NotFoundError(`The snapshot has no path ${quote(w)}`);
     }
   }
+  refuseStorePaths(dest, store.dir, entries.map((e) => e.path));
   // Into a new or empty directory nothing can differ: skip the per-path checks.
   const fresh = !fs.existsSync(dest) || fs.readdirSync(dest).length === 0;
   fs.mkdirSync(dest, { recursive: true });

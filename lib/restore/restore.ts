@@ -59,6 +59,7 @@ import { gitStatus, gitTrackedFiles, readGitStatus, runGit } from "../snapshot/g
 import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
+import { refuseStorePaths } from "./_paths.ts";
 
 /** A restore refused because of conflicts; carries the plan. */
 export class RestoreConflictError extends ConflictError {
@@ -277,6 +278,9 @@ export async function restoreSnapshot(
   const targetTree = doWorkspace
     ? requireContent(store, envelope, workspaceTree(store, envelope))
     : null;
+  if (targetTree !== null) {
+    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
+  }
   const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
   let baseline: TreeManifest | null = null;
   if (head !== null) {
@@ -444,6 +448,7 @@ function applyPaths(
   deletes: string[],
   onProgress?: (done: number, total: number) => void,
 ): void {
+  refuseStorePaths(store.workspaceRoot, store.dir, [...writes, ...deletes]);
   const writer = new SafeWriter(store.workspaceRoot);
   const entries = entryMap(tree);
   const total = writes.length + deletes.length;
