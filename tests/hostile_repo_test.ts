@@ -223,3 +223,74 @@ Deno.test("custom store: restore and materialize refuse a tree that writes into 
     }
   });
 });
+
+// ---------------------------------------------------------------------------
+// 7. modes: the umask applies; no setuid, setgid, sticky or world-write bit
+
+Deno.test("modes: restored and materialized files honour the umask and never get setuid, setgid, sticky or world-write bits", async () => {
+  const recorded: Record<string, number> = {
+    "suid.sh": 0o4777,
+    "sgid.sh": 0o2775,
+    "sticky.txt": 0o1666,
+    "open.txt": 0o666,
+    "private.txt": 0o600,
+    "run.sh": 0o755,
+  };
+  const previous = Deno.umask();
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    fs.mkdirSync(ws);
+    for (const [name, mode] of Object.entries(recorded)) {
+      fs.writeFileSync(join(ws, name), name);
+      fs.chmodSync(join(ws, name), mode);
+    }
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      const snap = await createSnapshot(store, signer, { reason: "modes" });
+      const tree = store.getTree(snap.envelope.body.workspace!.tree);
+      assertEquals(
+        Object.fromEntries(tree.entries.map((e) => [e.path, e.type === "file" ? e.mode : 0])),
+        recorded,
+      );
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { materialize } = await import("../lib/restore/materialize.ts");
+      const modesIn = (dir: string) =>
+        Object.fromEntries(
+          Object.keys(recorded).map((name) => [name, fs.lstatSync(join(dir, name)).mode & 0o7777]),
+        );
+      // restore under umask 027
+      for (const name of Object.keys(recorded)) fs.writeFileSync(join(ws, name), "changed");
+      await createSnapshot(store, signer, { reason: "changed" });
+      Deno.umask(0o027);
+      await restoreSnapshot(store, signer, snap.id);
+      assertEquals(modesIn(ws), {
+        "suid.sh": 0o750,
+        "sgid.sh": 0o750,
+        "sticky.txt": 0o640,
+        "open.txt": 0o640,
+        "private.txt": 0o600,
+        "run.sh": 0o750,
+      });
+      // materialize under umask 0: still nothing world-writable
+      Deno.umask(0);
+      const dest = join(root, "dest");
+      materialize(store, snap.envelope.body.workspace!.tree, dest);
+      assertEquals(modesIn(dest), {
+        "suid.sh": 0o775,
+        "sgid.sh": 0o775,
+        "sticky.txt": 0o664,
+        "open.txt": 0o664,
+        "private.txt": 0o600,
+        "run.sh": 0o755,
+      });
+      // and materializing again finds every file identical, not in conflict
+      const again = materialize(store, snap.envelope.body.workspace!.tree, dest);
+      assertEquals(again.written, []);
+      assertEquals(again.identical.length, Object.keys(recorded).length);
+    } finally {
+      Deno.umask(previous);
+      store.close();
+    }
+  });
+});

@@ -22,6 +22,7 @@ import * as path from "node:path";
 import { ConflictError, CtxsnapError, quote } from "../encoding/errors.ts";
 import { errnoOf } from "./_errno.ts";
 import { fsyncDir, TEMP_PREFIX } from "./atomic.ts";
+import { creationMode } from "./mode.ts";
 import { normalizeRelativePath } from "./path.ts";
 import { descriptorPath } from "./safe_read.ts";
 import { syncFilesystem } from "../runtime.ts";
@@ -113,7 +114,9 @@ export class SafeWriter {
   /**
    * Writes a regular file atomically. `produce` is called with a `write`
    * function and must write the whole content; if it throws (for example a
-   * blob failing its hash check) nothing replaces the destination.
+   * blob failing its hash check) nothing replaces the destination. `mode` is
+   * the recorded mode: the file is created with {@linkcode creationMode} of
+   * it and the umask applies (no setuid, setgid, sticky or world-write bit).
    */
   writeFile(
     relPath: string,
@@ -127,7 +130,7 @@ export class SafeWriter {
     let fd: number | null = fs.openSync(
       temp,
       fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,
-      0o600,
+      creationMode(mode), // the kernel removes the umask's bits
     );
     // The parents were checked, but one could be swapped for a symlink since:
     // the kernel's view of the new file's path must be inside the root.
@@ -151,7 +154,6 @@ export class SafeWriter {
           offset += fs.writeSync(out, chunk, offset, chunk.byteLength - offset);
         }
       });
-      fs.fchmodSync(fd, mode & 0o777);
       // No per-file fsync: flush() makes the whole batch durable at once.
       fs.closeSync(fd);
       fd = null;

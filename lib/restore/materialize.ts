@@ -23,6 +23,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
+import { modeMatches } from "../fs/mode.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
 import { FileWrites, totalBytes } from "./_file_writes.ts";
@@ -53,7 +54,7 @@ function sameOnDisk(abs: string, entry: TreeEntry): boolean | null {
   try {
     return readRegularNoFollow(abs, statInfoOf(stat), { maxBytes: entry.size, keepBytesUpTo: 0 })
           .sha256 ===
-        entry.blob && (stat.mode & 0o777) === (entry.mode & 0o777);
+        entry.blob && modeMatches(stat.mode, entry.mode);
   } catch {
     return false;
   }
