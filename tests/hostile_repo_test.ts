@@ -294,3 +294,151 @@ Deno.test("modes: restored and materialized files honour the umask and never get
     }
   });
 });
+
+// ---------------------------------------------------------------------------
+// 4. git is data, not code
+
+function git(cwd: string, ...args: string[]): string {
+  const out = new Deno.Command("git", {
+    args: ["-c", "user.email=t@example.invalid", "-c", "user.name=t", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+/** What the test itself passes to git once a repository is armed. */
+const DISARMED = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "filter.evil.clean=",
+  "-c",
+  "filter.evil.smudge=",
+  "-c",
+  "filter.evil.process=",
+];
+
+/** Makes every program `.git/config` and hooks can name write to `marker` (and pass data through). */
+function armRepository(ws: string, marker: string): void {
+  const script = join(ws, "..", "evil.sh");
+  fs.writeFileSync(script, `#!/bin/sh\necho "$0 $*" >> '${marker}'\ncat\n`, { mode: 0o755 });
+  git(ws, "config", "core.fsmonitor", script);
+  git(ws, "config", "filter.evil.clean", `${script} clean`);
+  git(ws, "config", "filter.evil.smudge", `${script} smudge`);
+  git(ws, "config", "filter.evil.process", `${script} process`);
+  git(ws, "config", "core.pager", script);
+  git(ws, "config", "diff.external", script);
+  git(ws, "config", "credential.helper", script);
+  git(ws, "config", "core.askPass", script);
+  fs.writeFileSync(join(ws, ".git", "info", "attributes"), "* filter=evil\n");
+  for (const hook of ["post-checkout", "reference-transaction", "post-index-change"]) {
+    fs.writeFileSync(join(ws, ".git", "hooks", hook), `#!/bin/sh\n'${script}' hook\n`, {
+      mode: 0o755,
+    });
+  }
+}
+
+Deno.test("git: create and restore --git never run the repository's fsmonitor, hooks, filters, pager or helpers", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const marker = join(root, "marker");
+    fs.mkdirSync(ws);
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, "a.txt"), "one\n");
+    fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    armRepository(ws, marker);
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      const first = await createSnapshot(store, signer, { reason: "one" });
+      assertEquals(first.envelope.body.git?.dirty, false);
+      fs.writeFileSync(join(ws, "a.txt"), "two\n");
+      const dirty = await createSnapshot(store, signer, { reason: "dirty" });
+      assertEquals(dirty.envelope.body.git?.dirty, true);
+      git(ws, ...DISARMED, "commit", "-qam", "two");
+      fs.writeFileSync(join(ws, "a.txt"), "two\n"); // a racily clean entry: git re-reads (and cleans) it
+      await createSnapshot(store, signer, { reason: "two" });
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const result = await restoreSnapshot(store, signer, first.id, { git: true });
+      assertEquals(result.gitCommit, first.envelope.body.git?.commit);
+      assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
+      assertEquals(git(ws, ...DISARMED, "rev-parse", "HEAD"), result.gitCommit);
+      assert(!(await exists(marker)), `git ran a repository program:\n${await readIfAny(marker)}`);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+async function readIfAny(file: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(file);
+  } catch {
+    return "";
+  }
+}
+
+Deno.test("git: core.worktree in .git/config cannot point a restore --git at another directory", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const outside = join(root, "outside");
+    fs.mkdirSync(ws);
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+    fs.writeFileSync(join(ws, "a.txt"), "one\n");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      const first = await createSnapshot(store, signer, { reason: "one" });
+      fs.writeFileSync(join(ws, "a.txt"), "two\n");
+      git(ws, "commit", "-qam", "two");
+      await createSnapshot(store, signer, { reason: "two" });
+      // The planted config names a directory holding exactly what the index
+      // expects, so git, if it obeyed, would find a clean tree there and
+      // check the old commit out into it.
+      fs.mkdirSync(outside);
+      fs.writeFileSync(join(outside, ".gitignore"), ".ctxsnap/\n");
+      fs.writeFileSync(join(outside, "a.txt"), "two\n");
+      git(ws, "config", "core.worktree", outside);
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      await restoreSnapshot(store, signer, first.id, { git: true });
+      assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
+      assertEquals(fs.readFileSync(join(outside, "a.txt"), "utf8"), "two\n");
+      assertEquals(fs.readdirSync(outside).sort(), [".gitignore", "a.txt"]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("git: a repository owned by another user is refused by git's own safe.directory rule (no anchor)", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    fs.mkdirSync(ws);
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, "a.txt"), "one\n");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    const { gitAnchor } = await import("../lib/snapshot/git.ts");
+    assert(gitAnchor(ws) !== null, "own repository has an anchor");
+    if (Deno.uid() !== 0) return; // only root can give the repository away
+    const other = 4242;
+    await new Deno.Command("chown", { args: ["-R", `${other}:${other}`, ws] }).output();
+    try {
+      assertEquals(gitAnchor(ws), null);
+    } finally {
+      await new Deno.Command("chown", { args: ["-R", "0:0", ws] }).output();
+    }
+  });
+});

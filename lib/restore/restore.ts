@@ -55,7 +55,13 @@ import { type TreeEntry, type TreeManifest, validateTree } from "../store/tree.t
 import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import { gitStatus, gitTrackedFiles, readGitStatus, runGit } from "../snapshot/git.ts";
+import {
+  gitStatus,
+  gitSwitch,
+  gitTrackedFiles,
+  isBranchName,
+  readGitStatus,
+} from "../snapshot/git.ts";
 import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
@@ -316,16 +322,17 @@ export async function restoreSnapshot(
   }
   if (gitCommit !== null && !result.dryRun) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
-    const back = before?.branch ?? before?.commit ?? null;
+    const branch = before?.branch ?? null;
+    const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
     gitBack = back;
-    const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
+    const checkout = gitSwitch(store.workspaceRoot, gitCommit);
     if (checkout.status !== 0) {
       throw new ConflictError(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
     }
     if (back !== null) {
-      undoCheckout = () => void runGit(store.workspaceRoot, ["checkout", "--quiet", back]);
+      undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
     }
     result.gitCommit = gitCommit;
     // The tree was clean, so everything it held is in git history: the
@@ -525,7 +532,7 @@ async function abortOperation(
   }
   applyPaths(store, pre, writes, deletes);
   // The workspace is back to the checked-out commit's state; return git too.
-  if (plan.git_back !== null) runGit(store.workspaceRoot, ["checkout", "--quiet", plan.git_back]);
+  if (plan.git_back !== null) gitSwitch(store.workspaceRoot, plan.git_back);
   await Promise.resolve();
   store.transaction("recover", () => finishOperation(store, op.id, status, error));
 }
