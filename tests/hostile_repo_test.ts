@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { IntegrityError } from "../lib/encoding/errors.ts";
+import { ConflictError, IntegrityError } from "../lib/encoding/errors.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
@@ -439,6 +439,263 @@ Deno.test("git: a repository owned by another user is refused by git's own safe.
       assertEquals(gitAnchor(ws), null);
     } finally {
       await new Deno.Command("chown", { args: ["-R", "0:0", ws] }).output();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// 3. the durability fallback never opens a FIFO or a device
+
+Deno.test("durability fallback: a restore with no `sync -f` never opens a FIFO next to the files it writes (no hang)", async () => {
+  await withStore(async (ws) => {
+    // A PATH holding git but no `sync`: the writer must fall back to fsyncing files itself.
+    const bin = join(ws.root, "bin");
+    fs.mkdirSync(bin);
+    const gitPath = new TextDecoder().decode(
+      new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).outputSync()
+        .stdout,
+    ).trim();
+    fs.symlinkSync(gitPath, join(bin, "git"));
+    const env = { PATH: bin };
+    fs.mkdirSync(join(ws.path, "d"));
+    fs.writeFileSync(join(ws.path, "d", "a.txt"), "one\n");
+    const first = (await ws.run(["create", "-m", "one", "--json"], { env })).json().id as string;
+    fs.writeFileSync(join(ws.path, "d", "a.txt"), "two\n");
+    expectCode(await ws.run(["create", "-m", "two"], { env }), 0, "create two");
+    const mkfifo = await new Deno.Command("mkfifo", { args: [join(ws.path, "d", "pipe")] })
+      .output();
+    assert(mkfifo.success, "mkfifo");
+    const restored = await ws.run(["restore", first, "--json"], { env, timeoutMs: 30_000 });
+    expectCode(restored, 0, "restore next to a FIFO without sync");
+    assertEquals(fs.readFileSync(join(ws.path, "d", "a.txt"), "utf8"), "one\n");
+    assert(fs.lstatSync(join(ws.path, "d", "pipe")).isFIFO(), "the FIFO is left alone");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// 3. a directory swapped for a symlink while a restore writes
+
+/**
+ * While `<signals>/go` exists, swaps `<ws>/dir/sub` for a symlink to
+ * `outside` and back as fast as it can; writes `<signals>/going` after the
+ * first flip of a burst and `<signals>/idle` once a burst is over (the
+ * directory back in place). Prints the number of flips when `<signals>/stop`
+ * appears.
+ */
+const RESTORE_SWAPPER = `
+const [ws, outside, signals] = Deno.args;
+const victim = ws + "/dir/sub";
+const parked = ws + "/parked";
+const link = ws + "/link.tmp";
+const has = (name) => { try { Deno.statSync(signals + "/" + name); return true; } catch { return false; } };
+const pause = new Int32Array(new SharedArrayBuffer(4));
+let flips = 0;
+let strays = 0;
+let burst = 0;
+const started = Date.now();
+for (;;) {
+  if (has("stop") || Date.now() - started > 300000) break;
+  if (!has("go")) {
+    if (burst > 0) { burst = 0; Deno.writeTextFileSync(signals + "/idle", ""); }
+    Atomics.wait(pause, 0, 0, 1);
+    continue;
+  }
+  try { Deno.renameSync(victim, parked); } catch { continue; }
+  try {
+    Deno.symlinkSync(outside, link);
+    Deno.renameSync(link, victim);
+    Deno.removeSync(victim);
+  } catch {
+    // The restore made a new directory in the gap: move it aside.
+    try { Deno.removeSync(link); } catch { /* not there */ }
+    try { Deno.renameSync(victim, ws + "/stray-" + strays++); } catch { /* not there */ }
+  }
+  Deno.renameSync(parked, victim);
+  flips++;
+  if (burst++ === 0) Deno.writeTextFileSync(signals + "/going", "");
+}
+console.log(flips);
+`;
+
+/** Waits (polling) until `file` exists. */
+function waitForFileSync(file: string): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 60_000;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} never appeared`);
+    Atomics.wait(pause, 0, 0, 1);
+  }
+}
+
+Deno.test({
+  name:
+    "races: a directory swapped for a symlink while restores write and delete never lets them touch anything outside the workspace",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withTempDir(async (root) => {
+      const ws = join(root, "ws");
+      const outside = join(root, "outside");
+      const signals = join(root, "signals");
+      fs.mkdirSync(join(ws, "dir", "sub"), { recursive: true });
+      fs.mkdirSync(outside);
+      fs.mkdirSync(signals);
+      const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`);
+      const doomed = Array.from({ length: 100 }, (_, i) => `del-${String(i).padStart(3, "0")}.txt`);
+      for (const name of [...names, ...doomed]) {
+        fs.writeFileSync(join(outside, name), "SENTINEL\n");
+      }
+      const store = Store.init(join(ws, ".ctxsnap"), ws);
+      let child: Deno.ChildProcess | null = null;
+      try {
+        const signer = await makeSigner();
+        for (const name of [...names, ...doomed]) {
+          fs.writeFileSync(join(ws, "dir", "sub", name), `A ${name}\n`);
+        }
+        const a = await createSnapshot(store, signer, { reason: "A" });
+        for (const name of doomed) fs.rmSync(join(ws, "dir", "sub", name));
+        for (const name of names) fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
+        const b = await createSnapshot(store, signer, { reason: "B" });
+        const script = join(root, "swapper.ts");
+        fs.writeFileSync(script, RESTORE_SWAPPER);
+        child = new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "--quiet", script, ws, outside, signals],
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        const { recover, restoreSnapshot } = await import("../lib/restore/restore.ts");
+        const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
+        const outcomes = new Map<string, number>();
+        const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+        for (let i = 0; i < rounds; i++) {
+          // Quiet workspace: end whatever the last round left, then plan and start.
+          await recover(store, signer, { abort: true, force: true });
+          let started = false;
+          try {
+            await restoreSnapshot(store, signer, i % 2 === 0 ? a.id : b.id, {
+              force: true,
+              onProgress: () => {
+                if (started) return;
+                started = true;
+                // The plan is made and the operation recorded: start swapping now.
+                fs.rmSync(join(signals, "going"), { force: true });
+                fs.rmSync(join(signals, "idle"), { force: true });
+                fs.writeFileSync(join(signals, "go"), "");
+                waitForFileSync(join(signals, "going"));
+              },
+            });
+            note("restored");
+          } catch (error) {
+            note(`${(error as Error).name}: ${(error as Error).message.replace(/".*"/g, "…")}`);
+          } finally {
+            if (started) {
+              fs.rmSync(join(signals, "go"));
+              waitForFileSync(join(signals, "idle"));
+            }
+          }
+        }
+        fs.writeFileSync(join(signals, "stop"), "");
+        const flips = Number(new TextDecoder().decode((await child.output()).stdout).trim());
+        child = null;
+        console.log(`  ${flips} flips, outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
+        assert(flips >= rounds, `only ${flips} flips: the race was not exercised`);
+        // Whatever happened, nothing outside changed...
+        assertEquals(fs.readdirSync(outside).sort(), [...names, ...doomed].sort());
+        for (const name of [...names, ...doomed]) {
+          assertEquals(fs.readFileSync(join(outside, name), "utf8"), "SENTINEL\n", name);
+        }
+        // ...and once the swapping stops, what a restore left behind can be ended.
+        await recover(store, signer, { abort: true, force: true });
+        await restoreSnapshot(store, signer, a.id, { force: true });
+        for (const name of [...names, ...doomed]) {
+          assertEquals(fs.readFileSync(join(ws, "dir", "sub", name), "utf8"), `A ${name}\n`);
+        }
+      } finally {
+        if (child !== null) {
+          fs.writeFileSync(join(signals, "stop"), "");
+          await child.output();
+        }
+        store.close();
+      }
+    });
+  },
+});
+
+Deno.test("races: a parent directory swapped for a symlink between two changes of a restore stops it, and nothing outside is touched", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const outside = join(root, "outside");
+    fs.mkdirSync(join(ws, "dir", "sub"), { recursive: true });
+    fs.mkdirSync(outside);
+    const names = ["a.txt", "b.txt", "c.txt"];
+    const doomed = ["del-1.txt", "del-2.txt", "del-3.txt"];
+    for (const name of [...names, ...doomed]) fs.writeFileSync(join(outside, name), "SENTINEL\n");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      for (const name of names) fs.writeFileSync(join(ws, "dir", "sub", name), `A ${name}\n`);
+      const a = await createSnapshot(store, signer, { reason: "A" });
+      for (const name of [...names, ...doomed]) {
+        fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
+      }
+      await createSnapshot(store, signer, { reason: "B" });
+      const { recover, restoreSnapshot } = await import("../lib/restore/restore.ts");
+      let swapped = false;
+      const error = await restoreSnapshot(store, signer, a.id, {
+        onProgress: () => {
+          if (swapped) return;
+          swapped = true; // after the first delete: swap the directory out
+          fs.renameSync(join(ws, "dir", "sub"), join(ws, "parked"));
+          fs.symlinkSync(outside, join(ws, "dir", "sub"));
+        },
+      }).then(() => null, (e) => e);
+      assert(swapped, "the restore reached its first change");
+      assert(error instanceof ConflictError, String(error));
+      assertEquals(fs.readdirSync(outside).sort(), [...names, ...doomed].sort());
+      for (const name of [...names, ...doomed]) {
+        assertEquals(fs.readFileSync(join(outside, name), "utf8"), "SENTINEL\n", name);
+      }
+      // The directory comes back; the interrupted restore can be aborted.
+      fs.rmSync(join(ws, "dir", "sub"));
+      fs.renameSync(join(ws, "parked"), join(ws, "dir", "sub"));
+      const ended = await recover(store, signer, { abort: true, force: true });
+      assert(ended.operation === null || ended.status === "aborted", JSON.stringify(ended));
+      for (const name of names) {
+        assertEquals(fs.readFileSync(join(ws, "dir", "sub", name), "utf8"), `B ${name}\n`);
+      }
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("races: without /proc descriptors, each change re-checks the whole parent chain and refuses a directory swapped for a symlink", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const outside = join(root, "outside");
+    fs.mkdirSync(join(ws, "dir", "sub"), { recursive: true });
+    fs.mkdirSync(outside);
+    fs.writeFileSync(join(outside, "gone.txt"), "SENTINEL\n");
+    fs.writeFileSync(join(ws, "dir", "sub", "gone.txt"), "mine\n");
+    const { SafeWriter } = await import("../lib/fs/safe_write.ts");
+    const writer = new SafeWriter(ws, { descriptors: false });
+    try {
+      const bytes = new TextEncoder().encode("one\n");
+      writer.writeFile("dir/sub/first.txt", 0o644, (write) => write(bytes));
+      // `dir/sub` was checked for that write; swap it now.
+      fs.renameSync(join(ws, "dir", "sub"), join(ws, "parked"));
+      fs.symlinkSync(outside, join(ws, "dir", "sub"));
+      assertThrows(
+        () => writer.writeFile("dir/sub/second.txt", 0o644, (write) => write(bytes)),
+        ConflictError,
+        "symlink",
+      );
+      assertThrows(() => writer.remove("dir/sub/gone.txt"), ConflictError, "symlink");
+      assertEquals(fs.readdirSync(outside), ["gone.txt"]);
+      assertEquals(fs.readFileSync(join(outside, "gone.txt"), "utf8"), "SENTINEL\n");
+    } finally {
+      writer.close();
     }
   });
 });

@@ -106,16 +106,20 @@ export function materialize(
     );
   }
   const writer = new SafeWriter(root);
-  const files = new FileWrites(store, writer, totalBytes(todo));
   try {
-    for (const entry of todo) {
-      files.write(entry);
-      result.written.push(entry.path);
+    const files = new FileWrites(store, writer, totalBytes(todo));
+    try {
+      for (const entry of todo) {
+        files.write(entry);
+        result.written.push(entry.path);
+      }
+      files.finish();
+    } finally {
+      files.close();
     }
-    files.finish();
+    writer.flush();
   } finally {
-    files.close();
+    writer.close();
   }
-  writer.flush();
   return result;
 }

@@ -457,32 +457,36 @@ function applyPaths(
 ): void {
   refuseStorePaths(store.workspaceRoot, store.dir, [...writes, ...deletes]);
   const writer = new SafeWriter(store.workspaceRoot);
-  const entries = entryMap(tree);
-  const total = writes.length + deletes.length;
-  let done = 0;
-  // Deletes first, so a file giving way to a directory is gone before the directory is made.
-  for (const rel of deletes) {
-    writer.remove(rel);
-    onProgress?.(++done, total);
-  }
-  const toWrite = writes.map((rel) => {
-    const entry = entries.get(rel);
-    if (entry === undefined) {
-      throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
-    }
-    return entry;
-  });
-  const files = new FileWrites(store, writer, totalBytes(toWrite));
   try {
-    for (const entry of toWrite) {
-      files.write(entry);
+    const entries = entryMap(tree);
+    const total = writes.length + deletes.length;
+    let done = 0;
+    // Deletes first, so a file giving way to a directory is gone before the directory is made.
+    for (const rel of deletes) {
+      writer.remove(rel);
       onProgress?.(++done, total);
     }
-    files.finish();
+    const toWrite = writes.map((rel) => {
+      const entry = entries.get(rel);
+      if (entry === undefined) {
+        throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
+      }
+      return entry;
+    });
+    const files = new FileWrites(store, writer, totalBytes(toWrite));
+    try {
+      for (const entry of toWrite) {
+        files.write(entry);
+        onProgress?.(++done, total);
+      }
+      files.finish();
+    } finally {
+      files.close();
+    }
+    writer.flush();
   } finally {
-    files.close();
+    writer.close();
   }
-  writer.flush();
 }
 
 /** Merges the session, records the restore snapshot and marks the operation done, atomically. */
@@ -582,7 +586,13 @@ export async function recover(
   }
   // A kill mid-write can leave a temp file next to a managed path.
   if (plan.workspace) {
-    new SafeWriter(store.workspaceRoot).removeStrayTemps([...plan.writes, ...plan.deletes]);
+    const writer = new SafeWriter(store.workspaceRoot);
+    try {
+      writer.removeStrayTemps([...plan.writes, ...plan.deletes]);
+      writer.flush();
+    } finally {
+      writer.close();
+    }
   }
   if (options.abort) {
     if (plan.workspace) await abortOperation(store, op, "aborted", null);
