@@ -601,7 +601,7 @@ Deno.test("kill -9 at random points of import of a large bundle leaves it fully 
       await writeImportWorkspace(alice.path, 1);
       const second = await createSnapshot(store, me, { reason: "alice 1" });
       const file = join(alice.root, "alice.ctxbundle");
-      const published = publishToFile(store, second.id, {
+      const published = await publishToFile(store, second.id, {
         file,
         withWorkspace: true,
         history: "all",

@@ -598,6 +598,7 @@ Deno.test({
         fs.writeFileSync(join(signals, "stop"), "");
         const flips = Number(new TextDecoder().decode((await child.output()).stdout).trim());
         child = null;
+        // deno-lint-ignore no-console
         console.log(`  ${flips} flips, outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
         assert(flips >= rounds, `only ${flips} flips: the race was not exercised`);
         // Whatever happened, nothing outside changed...
@@ -697,5 +698,407 @@ Deno.test("races: without /proc descriptors, each change re-checks the whole par
     } finally {
       writer.close();
     }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// 2 and 10. stored plans are validated; every state a restore leaves can be ended
+
+type Spec = Record<string, string | { text: string; mode: number } | { link: string }>;
+
+function writeSpec(ws: string, spec: Spec): void {
+  for (const [rel, value] of Object.entries(spec)) {
+    const abs = join(ws, rel);
+    fs.mkdirSync(join(abs, ".."), { recursive: true });
+    if (typeof value === "string") fs.writeFileSync(abs, value);
+    else if ("link" in value) fs.symlinkSync(value.link, abs);
+    else {
+      fs.writeFileSync(abs, value.text);
+      fs.chmodSync(abs, value.mode);
+    }
+  }
+}
+
+/** Every path below `ws` but the store: file text, or `-> target` for a symlink. */
+function contentOf(ws: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const name of fs.readdirSync(join(ws, rel)).sort()) {
+      if (rel === "" && name === ".ctxsnap") continue;
+      const path = rel === "" ? name : `${rel}/${name}`;
+      const stat = fs.lstatSync(join(ws, path));
+      if (stat.isSymbolicLink()) out[path] = `-> ${fs.readlinkSync(join(ws, path))}`;
+      else if (stat.isDirectory()) walk(path);
+      else out[path] = fs.readFileSync(join(ws, path), "utf8");
+    }
+  };
+  walk("");
+  return out;
+}
+
+function expected(spec: Spec): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [rel, value] of Object.entries(spec)) {
+    out[rel] = typeof value === "string"
+      ? value
+      : "link" in value
+      ? `-> ${value.link}`
+      : value.text;
+  }
+  return out;
+}
+
+/**
+ * A store whose branch head recorded `pre` (the workspace holds it) and an
+ * `applying` restore to a snapshot of `target`, recorded as `restore` does;
+ * `plan` may be overridden to craft one. Returns the store and the ids.
+ */
+async function interrupted(
+  ws: string,
+  pre: Spec,
+  target: Spec,
+  craft: (plan: Record<string, unknown>) => void = () => {},
+): Promise<{ store: Store; signer: Signer; op: string }> {
+  const { planRestore } = await import("../lib/restore/plan.ts");
+  const { startOperation } = await import("../lib/store/operations.ts");
+  writeSpec(ws, target);
+  const store = Store.init(join(ws, ".ctxsnap"), ws);
+  const signer = await makeSigner();
+  const t = await createSnapshot(store, signer, { reason: "target" });
+  for (const rel of Object.keys(target)) {
+    fs.rmSync(join(ws, rel.split("/")[0]!), { recursive: true, force: true });
+  }
+  writeSpec(ws, pre);
+  const p = await createSnapshot(store, signer, { reason: "pre" });
+  const preTree = store.getTree(p.envelope.body.workspace!.tree);
+  const targetTree = store.getTree(t.envelope.body.workspace!.tree);
+  const made = planRestore({ target: targetTree, baseline: preTree, current: preTree });
+  const plan: Record<string, unknown> = {
+    target_tree: t.envelope.body.workspace!.tree,
+    pre_tree: p.envelope.body.workspace!.tree,
+    writes: made.writes.map((w) => w.path),
+    deletes: made.deletes,
+    workspace: true,
+    session: true,
+    pre_restore: null,
+    git_commit: null,
+    git_back: null,
+  };
+  craft(plan);
+  const op = store.transaction("restore", () =>
+    startOperation(store, {
+      kind: "restore",
+      session: "main",
+      branch: "main",
+      source: p.id,
+      target: t.id,
+      plan: plan as never,
+    }));
+  return { store, signer, op: op.id };
+}
+
+/** States a restore can be killed in, as the steps it had done by then. */
+const KILLED_STATES: { name: string; pre: Spec; target: Spec; done: (ws: string) => void }[] = [
+  {
+    name: "file to directory, nothing done",
+    pre: { a: "A" },
+    target: { "a/x": "X" },
+    done: () => {},
+  },
+  {
+    name: "file to directory, file deleted",
+    pre: { a: "A" },
+    target: { "a/x": "X" },
+    done: (ws) => fs.rmSync(join(ws, "a")),
+  },
+  {
+    name: "file to directory, directory made, file not yet renamed in",
+    pre: { a: "A" },
+    target: { "a/x": "X" },
+    done: (ws) => {
+      fs.rmSync(join(ws, "a"));
+      fs.mkdirSync(join(ws, "a"));
+      fs.writeFileSync(join(ws, "a", ".ctxsnap-tmp-0123456789abcdef"), "X");
+    },
+  },
+  {
+    name: "file to directory, file written",
+    pre: { a: "A" },
+    target: { "a/x": "X" },
+    done: (ws) => {
+      fs.rmSync(join(ws, "a"));
+      writeSpec(ws, { "a/x": "X" });
+    },
+  },
+  {
+    name: "directory to file, directory emptied and pruned",
+    pre: { "b/y": "Y" },
+    target: { b: "B" },
+    done: (ws) => fs.rmSync(join(ws, "b"), { recursive: true }),
+  },
+  {
+    name: "directory to file, file written",
+    pre: { "b/y": "Y" },
+    target: { b: "B" },
+    done: (ws) => {
+      fs.rmSync(join(ws, "b"), { recursive: true });
+      fs.writeFileSync(join(ws, "b"), "B");
+    },
+  },
+  {
+    name: "directory to symlink, symlink written",
+    pre: { "c/z": "Z" },
+    target: { c: { link: "elsewhere" } },
+    done: (ws) => {
+      fs.rmSync(join(ws, "c"), { recursive: true });
+      fs.symlinkSync("elsewhere", join(ws, "c"));
+    },
+  },
+  {
+    name: "file written with its mode under the umask",
+    pre: { "m.txt": "M1" },
+    target: { "m.txt": { text: "M2", mode: 0o666 } },
+    done: (ws) => {
+      fs.rmSync(join(ws, "m.txt"));
+      fs.writeFileSync(join(ws, "m.txt"), "M2", { mode: 0o666 & ~Deno.umask() });
+    },
+  },
+];
+
+Deno.test("recover: every state a killed restore leaves can be ended by recover and by recover --abort", async () => {
+  const { recover } = await import("../lib/restore/restore.ts");
+  for (const state of KILLED_STATES) {
+    for (const abort of [false, true]) {
+      await withTempDir(async (ws) => {
+        const { store, signer, op } = await interrupted(ws, state.pre, state.target);
+        try {
+          state.done(ws);
+          const what = `${state.name}, recover${abort ? " --abort" : ""}`;
+          const result = await recover(store, signer, { abort }).catch((error) => {
+            throw new Error(`${what}: ${error}`);
+          });
+          assertEquals(result.operation, op, what);
+          assertEquals(contentOf(ws), expected(abort ? state.pre : state.target), what);
+        } finally {
+          store.close();
+        }
+      });
+    }
+  }
+});
+
+Deno.test("recover: a crafted plan naming .git internals, a path its trees do not hold or an option as git_back is refused; --discard ends it touching nothing", async () => {
+  const { recover } = await import("../lib/restore/restore.ts");
+  const crafts: [string, (plan: Record<string, unknown>) => void][] = [
+    ["deletes .git/config", (plan) => (plan.deletes as string[]).push(".git/config")],
+    ["deletes .GIT./hooks", (plan) => (plan.deletes as string[]).push(".GIT./hooks")],
+    ["deletes an ignored file", (plan) => (plan.deletes as string[]).push("ignored.log")],
+    ["writes a path not in its target", (plan) => (plan.writes as string[]).push("new.txt")],
+    ["git_back is an option", (plan) => (plan.git_back = "--orphan=x")],
+    ["writes ../escape", (plan) => (plan.writes as string[]).push("../escape")],
+    ["has an unknown field", (plan) => (plan.run = "rm -rf ~")],
+  ];
+  for (const [name, craft] of crafts) {
+    await withTempDir(async (ws) => {
+      const { store, signer, op } = await interrupted(
+        ws,
+        { "keep.txt": "K", "a.txt": "A1" },
+        { "keep.txt": "K", "a.txt": "A2" },
+        craft,
+      );
+      try {
+        fs.mkdirSync(join(ws, ".git"));
+        fs.writeFileSync(join(ws, ".git", "config"), "[core]\n");
+        fs.writeFileSync(join(ws, ".gitignore"), "ignored.log\n");
+        fs.writeFileSync(join(ws, "ignored.log"), "log\n");
+        const before = contentOf(ws);
+        for (const abort of [false, true]) {
+          const error = await recover(store, signer, { abort }).then(() => null, (e) => e);
+          assert(error instanceof IntegrityError, `${name}: ${error}`);
+          assertEquals(contentOf(ws), before, name);
+        }
+        const closed = await recover(store, signer, { discard: true });
+        assertEquals([closed.operation, closed.status, closed.discarded], [op, "aborted", true]);
+        assertEquals(contentOf(ws), before, name);
+        await createSnapshot(store, signer, { reason: "unblocked" });
+      } finally {
+        store.close();
+      }
+    });
+  }
+});
+
+Deno.test("recover: a secret a crafted pre-restore tree lists with other content is a conflict, never deleted or overwritten", async () => {
+  const { recover } = await import("../lib/restore/restore.ts");
+  await withTempDir(async (ws) => {
+    // The crafted pre tree holds an `.env` entry; the real one holds something else.
+    const fake = new TextEncoder().encode("FAKE=1\n");
+    fs.writeFileSync(join(ws, "a.txt"), "A\n");
+    const s = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const me = await makeSigner();
+      const target = await createSnapshot(s, me, { reason: "target" });
+      const targetTree = s.getTree(target.envelope.body.workspace!.tree);
+      const blob = s.putBlob(fake);
+      const preTree = validateTree({
+        version: 1,
+        entries: [
+          { path: ".env", type: "file", blob, size: fake.length, mode: 0o600 },
+          ...targetTree.entries,
+        ],
+        skipped: [],
+      });
+      const preId = s.putTree(preTree);
+      const { startOperation } = await import("../lib/store/operations.ts");
+      s.transaction("restore", () =>
+        startOperation(s, {
+          kind: "restore",
+          session: "main",
+          branch: "main",
+          source: target.id,
+          target: target.id,
+          plan: {
+            target_tree: target.envelope.body.workspace!.tree,
+            pre_tree: preId,
+            writes: [],
+            deletes: [".env"],
+            workspace: true,
+            session: false,
+            pre_restore: null,
+            git_commit: null,
+            git_back: null,
+          },
+        }));
+      fs.writeFileSync(join(ws, ".env"), "REAL_TOKEN=42\n");
+      for (const abort of [false, true]) {
+        const error = await recover(s, me, { abort }).then(() => null, (e) => e);
+        assert(error instanceof ConflictError, String(error));
+        assertEquals(fs.readFileSync(join(ws, ".env"), "utf8"), "REAL_TOKEN=42\n");
+      }
+    } finally {
+      s.close();
+    }
+  });
+});
+
+Deno.test("recover --abort: a stored git_back naming a tracked file is switched to as a ref, never checked out as a path (the edit stays)", async () => {
+  const { recover } = await import("../lib/restore/restore.ts");
+  await withTempDir(async (ws) => {
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+    fs.writeFileSync(join(ws, "a.txt"), "committed\n");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    const { store, signer } = await interrupted(ws, {}, {}, (plan) => {
+      plan.git_back = "a.txt";
+    });
+    try {
+      fs.writeFileSync(join(ws, "a.txt"), "my edit\n");
+      const result = await recover(store, signer, { abort: true });
+      assertEquals(result.status, "aborted");
+      assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "my edit\n");
+    } finally {
+      store.close();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// 2. nothing unverified is acted on: envelopes are checked when read
+
+/** Runs the CLI in-process in `cwd` with config dir `config`; returns status and output. */
+async function cli(
+  cwd: string,
+  config: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import("../lib/cli/main.ts");
+  const before = { cwd: Deno.cwd(), config: Deno.env.get("CTXSNAP_CONFIG_DIR") };
+  let stdout = "";
+  let stderr = "";
+  Deno.chdir(cwd);
+  Deno.env.set("CTXSNAP_CONFIG_DIR", config);
+  try {
+    const code = await main(args, (fd, text) => {
+      if (fd === 1) stdout += text;
+      else stderr += text;
+    });
+    return { code, stdout, stderr };
+  } finally {
+    Deno.chdir(before.cwd);
+    if (before.config === undefined) Deno.env.delete("CTXSNAP_CONFIG_DIR");
+    else Deno.env.set("CTXSNAP_CONFIG_DIR", before.config);
+  }
+}
+
+/** Rewrites snapshot `id`'s stored envelope with `edit`, the way someone with file access could. */
+async function tamperEnvelope(
+  storeDir: string,
+  id: string,
+  edit: (envelope: Envelope) => void,
+): Promise<void> {
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(join(storeDir, "index.db"));
+  try {
+    const row = db.prepare("SELECT envelope FROM snapshots WHERE id = ?").get(id) as {
+      envelope: Uint8Array;
+    };
+    const envelope = JSON.parse(new TextDecoder().decode(row.envelope)) as Envelope;
+    edit(envelope);
+    const trigger = db.prepare(
+      "SELECT sql FROM sqlite_master WHERE name = 'snapshots_are_immutable'",
+    ).get() as { sql: string };
+    db.exec("DROP TRIGGER snapshots_are_immutable");
+    db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(
+      canonicalBytes(envelope as never),
+      id,
+    );
+    db.exec(trigger.sql);
+  } finally {
+    db.close();
+  }
+}
+
+Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const config = join(root, "config");
+    fs.mkdirSync(ws);
+    const store = join(ws, ".ctxsnap");
+    const run = (...args: string[]) => cli(ws, config, ["--store", store, ...args]);
+    expectCode(await run("init", "--workspace", ws) as never, 0, "init");
+    fs.writeFileSync(join(ws, "a.txt"), "A\n");
+    const a = JSON.parse((await run("create", "-m", "A", "--json")).stdout).id as string;
+    fs.writeFileSync(join(ws, "a.txt"), "B\n");
+    const b = JSON.parse((await run("create", "-m", "B", "--json")).stdout).id as string;
+    const restored = JSON.parse((await run("restore", a, "--json")).stdout).snapshot as string;
+    fs.writeFileSync(join(ws, "a.txt"), "C\n");
+    expectCode(await run("create", "-m", "C") as never, 0, "create C");
+    // A's reason and the restore record's reverted_to are edited without re-signing;
+    // B's signature is flipped.
+    await tamperEnvelope(store, a, (e) => (e.body.reason = "edited"));
+    await tamperEnvelope(store, restored, (e) => (e.body.facets.metadata.reverted_to = b));
+    await tamperEnvelope(store, b, (e) => {
+      e.signature.value = (e.signature.value[0] === "0" ? "1" : "0") + e.signature.value.slice(1);
+    });
+    const dest = join(root, "dest");
+    const published = join(root, "a.ctxsnapshot.json");
+    const attempts: [string, string[]][] = [
+      ["restore (body edited)", ["restore", a]],
+      ["restore (signature flipped)", ["restore", b]],
+      ["undo (restore record edited)", ["undo"]],
+      ["materialize", ["materialize", a, dest]],
+      ["diff", ["diff", a]],
+      ["show", ["show", b]],
+      ["publish", ["publish", a, "--out", published]],
+    ];
+    for (const [what, args] of attempts) {
+      const result = await run(...args);
+      assertEquals(result.code, 1, `${what}: ${result.stderr}`);
+      assert(/not intact|does not verify/.test(result.stderr), `${what}: ${result.stderr}`);
+    }
+    assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "C\n");
+    assert(!(await exists(dest)), "materialize wrote something");
+    assert(!(await exists(published)), "publish wrote something");
   });
 });

@@ -378,10 +378,24 @@ export class SafeWriter {
   }
 
   /**
-   * Removes a file or symlink (never a directory); missing is fine, and so is
-   * a missing parent. Prunes the parents it leaves empty, up to the root.
+   * The names in directory `relDir`, listed through its descriptor (never
+   * through a symlink), or null when it does not exist. A symlink or
+   * non-directory on the way is a {@linkcode ConflictError}.
    */
-  remove(relPath: string): void {
+  list(relDir: string): string[] | null {
+    const rel = relDir === "" ? "" : normalizeRelativePath(relDir);
+    const place = this.#place(rel, false, rel === "" ? "." : rel);
+    if (place === null) return null;
+    place.verify();
+    return fs.readdirSync(place.entry("."));
+  }
+
+  /**
+   * Removes a file or symlink (never a directory); missing is fine, and so is
+   * a missing parent. Prunes the parents it leaves empty, up to the root,
+   * unless `prune` is false.
+   */
+  remove(relPath: string, options: { prune?: boolean } = {}): void {
     const { dir, name } = splitPath(relPath);
     const place = this.#place(dir, false, relPath);
     if (place === null) return;
@@ -398,6 +412,7 @@ export class SafeWriter {
     place.verify();
     fs.unlinkSync(place.entry(name));
     this.#dirty.add(dir);
+    if (options.prune === false) return;
     // Remove parents left empty, up to the root.
     let rel = dir;
     while (rel !== "") {
@@ -417,6 +432,38 @@ export class SafeWriter {
       this.#dirty.add(parent.dir);
       rel = parent.dir;
     }
+  }
+
+  /**
+   * Removes `relPath` when it is an empty directory (one a killed restore
+   * left where a file belongs); anything else there is left alone. A
+   * non-empty directory is a {@linkcode ConflictError}.
+   */
+  removeEmptyDirectory(relPath: string): void {
+    const { dir, name } = splitPath(relPath);
+    const place = this.#place(dir, false, relPath);
+    if (place === null) return;
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(place.entry(name));
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return;
+      throw error;
+    }
+    if (!stat.isDirectory()) return;
+    const fd = this.#handles.get(relPath);
+    if (fd !== undefined) fs.closeSync(fd);
+    this.#handles.delete(relPath);
+    place.verify();
+    try {
+      fs.rmdirSync(place.entry(name));
+    } catch (error) {
+      throw new ConflictError(`Cannot write ${quote(relPath)}: a directory is in the way`, {
+        hint: "move the directory aside, then retry",
+        cause: error,
+      });
+    }
+    this.#dirty.add(dir);
   }
 
   /**

@@ -22,7 +22,7 @@ export const show: Command = {
     const store = openStore(ctx, { readOnly: true });
     try {
       const id = resolveSnapshotId(store, prefix);
-      const envelope = readEnvelope(store, id);
+      const envelope = await readEnvelope(store, id); // id and signature checked
       const row = getSnapshotRow(store, id)!;
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
