@@ -90,6 +90,17 @@ export function umask(): number {
   }
 }
 
+/**
+ * The effective user id of this process, or null where the platform has
+ * none (Windows). Throws where the runtime forbids reading it (Deno without
+ * `--allow-sys`), so a caller checking ownership fails closed.
+ */
+export function currentUid(): number | null {
+  if (typeof process.geteuid === "function") return process.geteuid();
+  if (typeof process.getuid === "function") return process.getuid();
+  return null;
+}
+
 /** Current working directory. */
 export function cwd(): string {
   try {

@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { ConflictError, IntegrityError } from "../lib/encoding/errors.ts";
+import { ConflictError, IntegrityError, StoreTrustError } from "../lib/encoding/errors.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
@@ -1100,5 +1100,272 @@ Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse 
     assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "C\n");
     assert(!(await exists(dest)), "materialize wrote something");
     assert(!(await exists(published)), "publish wrote something");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// 1. store trust
+
+/** Every file below `dir` with its bytes, to prove nothing was written. */
+function snapshotFiles(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (abs: string) => {
+    for (const name of fs.readdirSync(abs)) {
+      const path = join(abs, name);
+      const stat = fs.lstatSync(path);
+      if (stat.isDirectory()) walk(path);
+      else out.set(path, stat.isFile() ? sha256Hex(fs.readFileSync(path)) : "link");
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+Deno.test("store trust: a store committed into a repository is refused in a clone by every command until adopted, and nothing is written", async () => {
+  await withTempDir(async (root) => {
+    const repo = join(root, "repo");
+    const config = join(root, "config");
+    fs.mkdirSync(repo);
+    git(repo, "init", "-q");
+    fs.writeFileSync(join(repo, "a.txt"), "a\n");
+    expectCode(await cli(repo, config, ["init"]) as never, 0, "init");
+    const made = await cli(repo, config, ["create", "-m", "mine", "--json"]);
+    expectCode(made as never, 0, "create");
+    const id = JSON.parse(made.stdout).id as string;
+    git(repo, "add", "-A");
+    git(repo, "commit", "-qm", "with the store");
+    const clone = join(root, "clone");
+    git(root, "clone", "-q", repo, clone);
+    assert(fs.existsSync(join(clone, ".ctxsnap", "index.db")), "the clone holds the store");
+    const before = snapshotFiles(join(clone, ".ctxsnap"));
+    for (
+      const args of [
+        ["list"],
+        ["show", id],
+        ["verify"],
+        ["create", "-m", "x"],
+        ["restore", id],
+        ["gc"],
+        ["session", "set", "--task", "x"],
+        ["init"],
+      ]
+    ) {
+      const result = await cli(clone, config, args);
+      assertEquals(result.code, 1, `${args.join(" ")}: ${result.stderr}`);
+      assert(/did not create or adopt|not created or adopted/.test(result.stderr), result.stderr);
+      assert(result.stderr.includes("init --adopt"), result.stderr);
+    }
+    const dry = await cli(clone, config, ["init", "--adopt", "--dry-run", "--json"]);
+    expectCode(dry as never, 0, "adopt --dry-run");
+    assertEquals(JSON.parse(dry.stdout).adopted, false);
+    assertEquals(JSON.parse(dry.stdout).snapshots, 1);
+    assertEquals(snapshotFiles(join(clone, ".ctxsnap")), before);
+    expectCode(await cli(clone, config, ["list"]) as never, 1, "still refused after a dry run");
+    const adopted = await cli(clone, config, ["init", "--adopt", "--json"]);
+    expectCode(adopted as never, 0, "adopt");
+    assertEquals(JSON.parse(adopted.stdout).adopted, true);
+    expectCode(await cli(clone, config, ["list"]) as never, 0, "list after adopting");
+    expectCode(await cli(clone, config, ["create", "-m", "now mine"]) as never, 0, "create");
+  });
+});
+
+Deno.test("store trust: a moved or copied store must be adopted again; the original keeps working", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const config = join(root, "config");
+    fs.mkdirSync(ws);
+    fs.writeFileSync(join(ws, "a.txt"), "a\n");
+    expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
+    const copy = join(root, "copy");
+    await new Deno.Command("cp", { args: ["-a", ws, copy] }).output();
+    expectCode(await cli(copy, config, ["list"]) as never, 1, "a copy");
+    expectCode(await cli(ws, config, ["list"]) as never, 0, "the original");
+    const moved = join(root, "moved");
+    fs.renameSync(ws, moved);
+    expectCode(await cli(moved, config, ["list"]) as never, 1, "moved");
+    expectCode(await cli(moved, config, ["init", "--adopt"]) as never, 0, "adopt the moved store");
+    expectCode(await cli(moved, config, ["list"]) as never, 0, "moved, adopted");
+  });
+});
+
+Deno.test("store trust: every store path is checked with lstat (symlink, file type, owner, group/world-writable, stray entry) before the index is opened", async () => {
+  const cases: [string, (dir: string, outside: string) => void][] = [
+    ["tmp/ is a symlink", (dir, outside) => {
+      fs.rmSync(join(dir, "tmp"), { recursive: true });
+      fs.symlinkSync(outside, join(dir, "tmp"));
+    }],
+    ["objects/ is a symlink", (dir, outside) => {
+      fs.rmSync(join(dir, "objects"), { recursive: true });
+      fs.symlinkSync(outside, join(dir, "objects"));
+    }],
+    [
+      "objects/ab is a symlink",
+      (dir, outside) => fs.symlinkSync(outside, join(dir, "objects", "ab")),
+    ],
+    ["objects/ holds a stray file", (dir) => fs.writeFileSync(join(dir, "objects", "evil"), "")],
+    ["index.db-wal is a symlink", (dir, outside) => {
+      fs.symlinkSync(join(outside, "wal"), join(dir, "index.db-wal"));
+    }],
+    ["index.db-journal is a directory", (dir) => fs.mkdirSync(join(dir, "index.db-journal"))],
+    ["index.db is world-writable", (dir) => fs.chmodSync(join(dir, "index.db"), 0o666)],
+    ["the store is group-writable", (dir) => fs.chmodSync(dir, 0o770)],
+    ["tmp/ is world-writable", (dir) => fs.chmodSync(join(dir, "tmp"), 0o777)],
+    [
+      "objects/ab is group-writable",
+      (dir) => fs.mkdirSync(join(dir, "objects", "ab"), { mode: 0o775 }),
+    ],
+    ["index.db is owned by another user", (dir) => fs.chownSync(join(dir, "index.db"), 4242, 4242)],
+    ["objects/ab is owned by another user", (dir) => {
+      fs.mkdirSync(join(dir, "objects", "ab"), { mode: 0o700 });
+      fs.chownSync(join(dir, "objects", "ab"), 4242, 4242);
+    }],
+  ];
+  for (const [what, plant] of cases) {
+    if (what.includes("another user") && Deno.uid() !== 0) continue; // needs root to give away
+    await withTempDir(async (root) => {
+      const ws = join(root, "ws");
+      const outside = join(root, "outside");
+      fs.mkdirSync(ws);
+      fs.mkdirSync(outside);
+      fs.writeFileSync(join(outside, "keep.txt"), "outside\n");
+      const dir = join(ws, ".ctxsnap");
+      Store.init(dir, ws).close();
+      const previous = Deno.umask(0);
+      try {
+        plant(dir, outside);
+      } finally {
+        Deno.umask(previous);
+      }
+      for (const open of [() => Store.open(dir), () => Store.open(dir, { readOnly: true })]) {
+        const error = (() => {
+          try {
+            open().close();
+            return null;
+          } catch (e) {
+            return e;
+          }
+        })();
+        assert(error instanceof StoreTrustError, `${what}: ${error}`);
+      }
+      assertThrows(() => Store.init(dir, ws).close(), StoreTrustError);
+      assertEquals(fs.readdirSync(outside), ["keep.txt"], what);
+    });
+  }
+});
+
+Deno.test("store trust: a schema with an extra trigger, view, table or index, or a changed definition, is refused; create signs nothing", async () => {
+  const { DatabaseSync } = await import("node:sqlite");
+  const changes = [
+    // The issue's attack: rewrite what capture trusts, so a benign file is recorded as other bytes.
+    "CREATE TRIGGER poison AFTER INSERT ON stat_cache BEGIN UPDATE stat_cache SET blob = 'x' WHERE path = NEW.path; END",
+    "CREATE VIEW v AS SELECT 1",
+    "CREATE TABLE extra (x)",
+    "CREATE INDEX extra_i ON objects (size)",
+    "DROP TRIGGER snapshots_are_immutable",
+  ];
+  for (const sql of changes) {
+    await withTempDir(async (root) => {
+      const ws = join(root, "ws");
+      const config = join(root, "config");
+      fs.mkdirSync(ws);
+      fs.writeFileSync(join(ws, "a.txt"), "a\n");
+      expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
+      expectCode(await cli(ws, config, ["create", "-m", "one"]) as never, 0, "create");
+      const index = join(ws, ".ctxsnap", "index.db");
+      const db = new DatabaseSync(index);
+      db.exec(sql);
+      db.close();
+      const before = sha256Hex(fs.readFileSync(index));
+      const result = await cli(ws, config, ["create", "-m", "two"]);
+      assertEquals(result.code, 1, `${sql}: ${result.stderr}`);
+      assert(result.stderr.includes("schema"), result.stderr);
+      assertEquals(sha256Hex(fs.readFileSync(index)), before, "nothing written");
+      assertThrows(() => Store.open(join(ws, ".ctxsnap")).close(), StoreTrustError, "schema");
+    });
+  }
+});
+
+Deno.test("gc: tmp/ or objects/xx swapped for a symlink after the store was opened stops the sweep; nothing outside is deleted", async () => {
+  const { collectGarbage } = await import("../lib/store/gc.ts");
+  for (const victim of ["tmp", "objects/ab"]) {
+    await withTempDir((root) => {
+      const ws = join(root, "ws");
+      const outside = join(root, "outside");
+      fs.mkdirSync(ws);
+      fs.mkdirSync(outside);
+      for (const name of ["precious.txt", "t-1", "a".repeat(64)]) {
+        fs.writeFileSync(join(outside, name), "outside\n");
+      }
+      const dir = join(ws, ".ctxsnap");
+      const store = Store.init(dir, ws);
+      try {
+        store.putBlob(new Uint8Array(2 * 1024 * 1024)); // a file-backed blob nothing references
+        fs.rmSync(join(dir, victim), { recursive: true, force: true });
+        fs.symlinkSync(outside, join(dir, victim));
+        let stopped = false;
+        try {
+          collectGarbage(store);
+        } catch {
+          stopped = true;
+        }
+        assert(stopped, `gc went on through ${victim}`);
+        assertEquals(fs.readdirSync(outside).sort(), ["a".repeat(64), "precious.txt", "t-1"]);
+      } finally {
+        store.close();
+      }
+    });
+  }
+});
+
+Deno.test("store trust: init never creates a store through a planted .ctxsnap symlink", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const outside = join(root, "outside");
+    fs.mkdirSync(ws);
+    fs.mkdirSync(outside);
+    fs.symlinkSync(outside, join(ws, ".ctxsnap"));
+    const result = await cli(ws, join(root, "config"), ["init"]);
+    assertEquals(result.code, 1, result.stderr);
+    assert(result.stderr.includes("symbolic link"), result.stderr);
+    assertEquals(fs.readdirSync(outside), []);
+  });
+});
+
+Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache of one it adopts", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const config = join(root, "config");
+    const other = join(root, "other");
+    fs.mkdirSync(ws);
+    fs.writeFileSync(join(ws, "a.txt"), "a\n");
+    expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
+    const id = JSON.parse((await cli(ws, config, ["create", "--json"])).stdout).id as string;
+    await new Deno.Command("cp", { args: ["-a", ws, other] }).output();
+    // A tampered copy is not adopted.
+    const tampered = join(root, "tampered");
+    await new Deno.Command("cp", { args: ["-a", ws, tampered] }).output();
+    await tamperEnvelope(join(tampered, ".ctxsnap"), id, (e) => (e.body.reason = "edited"));
+    const refused = await cli(tampered, config, ["init", "--adopt"]);
+    assertEquals(refused.code, 1, refused.stderr);
+    assert(refused.stderr.includes("does not verify"), refused.stderr);
+    expectCode(await cli(tampered, config, ["list"]) as never, 1, "not adopted");
+    // A store recorded for another workspace is not adopted for this one.
+    const elsewhere = await cli(root, config, [
+      "--store",
+      join(other, ".ctxsnap"),
+      "init",
+      "--adopt",
+      "--workspace",
+      root,
+    ]);
+    assertEquals(elsewhere.code, 5, elsewhere.stderr);
+    // Adopting clears the stat cache (it describes files on the machine it came from).
+    expectCode(await cli(other, config, ["init", "--adopt"]) as never, 0, "adopt");
+    const store = Store.open(join(other, ".ctxsnap"), { readOnly: true });
+    try {
+      assertEquals(store.stmt("SELECT count(*) AS n FROM stat_cache").get(), { n: 0 });
+    } finally {
+      store.close();
+    }
   });
 });

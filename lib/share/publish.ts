@@ -14,7 +14,7 @@
  * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const snap = await createSnapshot(store, await loadOrCreateIdentity(await Deno.makeTempDir()), {});
- * const out = publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
+ * const out = await publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
  * console.assert(out.path.endsWith(".ctxbundle"));
  * store.close();
  * ```
