@@ -21,6 +21,7 @@ import { publishToFile } from "../lib/share/publish.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
 import { Store } from "../lib/store/store.ts";
+import { registerStore } from "../lib/store/trust.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { CLI, type CliResult, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { prng, seedFromEnv } from "./_util.ts";
@@ -391,6 +392,8 @@ async function withStore<T>(
 ): Promise<T> {
   const me = await loadOrCreateIdentity(ws.configDir);
   const store = init ? Store.init(storeDir(ws), ws.path) : Store.open(storeDir(ws));
+  // Created here as `ctxsnap init` would: registered, so the CLI runs below may use it.
+  if (init) registerStore(ws.configDir, storeDir(ws), "init");
   try {
     return await fn(store, me);
   } finally {

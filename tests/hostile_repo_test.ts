@@ -13,6 +13,7 @@ import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { walkWorkspace } from "../lib/fs/walk.ts";
+import { umask } from "../lib/runtime.ts";
 import { validateTree } from "../lib/store/tree.ts";
 import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
@@ -137,6 +138,8 @@ async function craftedBundle(signer: Signer, treeValue: unknown): Promise<Uint8A
 }
 
 Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GIT~1 and writes nothing", async () => {
+  const { importFile } = await import("../lib/share/import.ts");
+  const { Keyring } = await import("../lib/crypto/keyring.ts");
   const signer = await makeSigner();
   for (const name of [".git.", "GIT~1", ".g\u200cit", ".ctx\u017Fnap"]) {
     const blob = new TextEncoder().encode("[core]\n\tfsmonitor = /tmp/evil\n");
@@ -151,15 +154,23 @@ Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GI
       }],
       skipped: [],
     });
-    await withStore(async (ws) => {
-      const file = join(ws.root, "crafted.ctxbundle");
+    await withTempDir(async (ws) => {
+      const file = join(ws, "..", `${crypto.randomUUID()}.ctxbundle`);
       await Deno.writeFile(file, bundle);
-      const before = (await ws.run(["list", "--all", "--json"])).stdout;
-      const result = await ws.run(["import", file, "--trust", signer.publicKeyHex]);
-      expectCode(result, 1, `import of a tree naming ${JSON.stringify(name)}`);
-      assert(result.stderr.includes("reserved"), result.stderr);
-      assertEquals((await ws.run(["list", "--all", "--json"])).stdout, before);
-      assert(!(await exists(join(ws.path, name))), `${name} was written`);
+      const store = Store.init(join(ws, ".ctxsnap"), ws);
+      try {
+        const trust = new Keyring([], null);
+        trust.add(signer.publicKey, "crafter");
+        const error = await importFile(store, file, trust).then(() => null, (e) => e);
+        assert(error instanceof IntegrityError, `${JSON.stringify(name)}: ${error}`);
+        assert(String(error.message).includes("reserved"), error.message);
+        assertEquals(store.stmt("SELECT count(*) AS n FROM snapshots").get(), { n: 0 });
+        assertEquals(store.stmt("SELECT count(*) AS n FROM objects").get(), { n: 0 });
+        assert(!(await exists(join(ws, name))), `${name} was written`);
+      } finally {
+        store.close();
+        await Deno.remove(file);
+      }
     });
   }
 });
@@ -167,7 +178,7 @@ Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GI
 // ---------------------------------------------------------------------------
 // 10. a custom store location excludes exactly that path
 
-Deno.test("custom store: a store at data/store excludes exactly that directory; other directories named store are captured", async () => {
+Deno.test("custom store: a store at data/store excludes exactly that directory, and other directories named store are captured", async () => {
   await withTempDir(async (ws) => {
     for (const rel of ["store/x.txt", "other/store/y.txt", "data/storex/z.txt", "a.txt"]) {
       fs.mkdirSync(join(ws, rel, ".."), { recursive: true });
@@ -227,6 +238,27 @@ Deno.test("custom store: restore and materialize refuse a tree that writes into 
 // ---------------------------------------------------------------------------
 // 7. modes: the umask applies; no setuid, setgid, sticky or world-write bit
 
+/**
+ * Restores `first` and materializes it into `dest` under a given umask, in a
+ * child process: the umask is process-wide, and test modules share one.
+ */
+const UMASK_CHILD = `
+import { Store } from "${new URL("../lib/store/store.ts", import.meta.url)}";
+import { restoreSnapshot } from "${new URL("../lib/restore/restore.ts", import.meta.url)}";
+import { materialize } from "${new URL("../lib/restore/materialize.ts", import.meta.url)}";
+import { loadIdentity } from "${new URL("../lib/crypto/identity.ts", import.meta.url)}";
+const [storeDir, config, first, tree, dest, restoreMask, materializeMask] = Deno.args;
+const store = Store.open(storeDir);
+const me = loadIdentity(config);
+Deno.umask(Number(restoreMask));
+await restoreSnapshot(store, me, first);
+Deno.umask(Number(materializeMask));
+materialize(store, tree, dest);
+const again = materialize(store, tree, dest);
+store.close();
+console.log(JSON.stringify({ written: again.written.length, identical: again.identical.length }));
+`;
+
 Deno.test("modes: restored and materialized files honour the umask and never get setuid, setgid, sticky or world-write bits", async () => {
   const recorded: Record<string, number> = {
     "suid.sh": 0o4777,
@@ -236,62 +268,79 @@ Deno.test("modes: restored and materialized files honour the umask and never get
     "private.txt": 0o600,
     "run.sh": 0o755,
   };
-  const previous = Deno.umask();
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
+    const config = join(root, "config");
     fs.mkdirSync(ws);
     for (const [name, mode] of Object.entries(recorded)) {
       fs.writeFileSync(join(ws, name), name);
       fs.chmodSync(join(ws, name), mode);
     }
+    const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+    const me = await loadOrCreateIdentity(config);
     const store = Store.init(join(ws, ".ctxsnap"), ws);
+    let first: Envelope;
     try {
-      const signer = await makeSigner();
-      const snap = await createSnapshot(store, signer, { reason: "modes" });
-      const tree = store.getTree(snap.envelope.body.workspace!.tree);
+      first = (await createSnapshot(store, me, { reason: "modes" })).envelope;
+      const tree = store.getTree(first.body.workspace!.tree);
       assertEquals(
         Object.fromEntries(tree.entries.map((e) => [e.path, e.type === "file" ? e.mode : 0])),
         recorded,
       );
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-      const { materialize } = await import("../lib/restore/materialize.ts");
-      const modesIn = (dir: string) =>
-        Object.fromEntries(
-          Object.keys(recorded).map((name) => [name, fs.lstatSync(join(dir, name)).mode & 0o7777]),
-        );
-      // restore under umask 027
       for (const name of Object.keys(recorded)) fs.writeFileSync(join(ws, name), "changed");
-      await createSnapshot(store, signer, { reason: "changed" });
-      Deno.umask(0o027);
-      await restoreSnapshot(store, signer, snap.id);
-      assertEquals(modesIn(ws), {
-        "suid.sh": 0o750,
-        "sgid.sh": 0o750,
-        "sticky.txt": 0o640,
-        "open.txt": 0o640,
-        "private.txt": 0o600,
-        "run.sh": 0o750,
-      });
-      // materialize under umask 0: still nothing world-writable
-      Deno.umask(0);
-      const dest = join(root, "dest");
-      materialize(store, snap.envelope.body.workspace!.tree, dest);
-      assertEquals(modesIn(dest), {
-        "suid.sh": 0o775,
-        "sgid.sh": 0o775,
-        "sticky.txt": 0o664,
-        "open.txt": 0o664,
-        "private.txt": 0o600,
-        "run.sh": 0o755,
-      });
-      // and materializing again finds every file identical, not in conflict
-      const again = materialize(store, snap.envelope.body.workspace!.tree, dest);
-      assertEquals(again.written, []);
-      assertEquals(again.identical.length, Object.keys(recorded).length);
+      await createSnapshot(store, me, { reason: "changed" });
     } finally {
-      Deno.umask(previous);
       store.close();
     }
+    const script = join(root, "umask.ts");
+    fs.writeFileSync(script, UMASK_CHILD);
+    const dest = join(root, "dest");
+    // Restore under umask 027, materialize under umask 0: still nothing world-writable.
+    const out = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--quiet",
+        "--config",
+        new URL("../deno.json", import.meta.url).pathname,
+        script,
+        join(ws, ".ctxsnap"),
+        config,
+        first.id,
+        first.body.workspace!.tree,
+        dest,
+        String(0o027),
+        "0",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+    assert(out.success, new TextDecoder().decode(out.stderr));
+    const modesIn = (dir: string) =>
+      Object.fromEntries(
+        Object.keys(recorded).map((name) => [name, fs.lstatSync(join(dir, name)).mode & 0o7777]),
+      );
+    assertEquals(modesIn(ws), {
+      "suid.sh": 0o750,
+      "sgid.sh": 0o750,
+      "sticky.txt": 0o640,
+      "open.txt": 0o640,
+      "private.txt": 0o600,
+      "run.sh": 0o750,
+    });
+    assertEquals(modesIn(dest), {
+      "suid.sh": 0o775,
+      "sgid.sh": 0o775,
+      "sticky.txt": 0o664,
+      "open.txt": 0o664,
+      "private.txt": 0o600,
+      "run.sh": 0o755,
+    });
+    // Materializing again finds every file identical (the mode rule), none in conflict.
+    assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)), {
+      written: 0,
+      identical: Object.keys(recorded).length,
+    });
   });
 });
 
@@ -860,7 +909,7 @@ const KILLED_STATES: { name: string; pre: Spec; target: Spec; done: (ws: string)
     target: { "m.txt": { text: "M2", mode: 0o666 } },
     done: (ws) => {
       fs.rmSync(join(ws, "m.txt"));
-      fs.writeFileSync(join(ws, "m.txt"), "M2", { mode: 0o666 & ~Deno.umask() });
+      fs.writeFileSync(join(ws, "m.txt"), "M2", { mode: 0o666 & ~umask() });
     },
   },
 ];
@@ -887,7 +936,7 @@ Deno.test("recover: every state a killed restore leaves can be ended by recover 
   }
 });
 
-Deno.test("recover: a crafted plan naming .git internals, a path its trees do not hold or an option as git_back is refused; --discard ends it touching nothing", async () => {
+Deno.test("recover: a crafted plan naming .git internals, a path its trees do not hold or an option as git_back is refused, and --discard ends it touching nothing", async () => {
   const { recover } = await import("../lib/restore/restore.ts");
   const crafts: [string, (plan: Record<string, unknown>) => void][] = [
     ["deletes .git/config", (plan) => (plan.deletes as string[]).push(".git/config")],
@@ -1006,31 +1055,6 @@ Deno.test("recover --abort: a stored git_back naming a tracked file is switched 
 // ---------------------------------------------------------------------------
 // 2. nothing unverified is acted on: envelopes are checked when read
 
-/** Runs the CLI in-process in `cwd` with config dir `config`; returns status and output. */
-async function cli(
-  cwd: string,
-  config: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { main } = await import("../lib/cli/main.ts");
-  const before = { cwd: Deno.cwd(), config: Deno.env.get("CTXSNAP_CONFIG_DIR") };
-  let stdout = "";
-  let stderr = "";
-  Deno.chdir(cwd);
-  Deno.env.set("CTXSNAP_CONFIG_DIR", config);
-  try {
-    const code = await main(args, (fd, text) => {
-      if (fd === 1) stdout += text;
-      else stderr += text;
-    });
-    return { code, stdout, stderr };
-  } finally {
-    Deno.chdir(before.cwd);
-    if (before.config === undefined) Deno.env.delete("CTXSNAP_CONFIG_DIR");
-    else Deno.env.set("CTXSNAP_CONFIG_DIR", before.config);
-  }
-}
-
 /** Rewrites snapshot `id`'s stored envelope with `edit`, the way someone with file access could. */
 async function tamperEnvelope(
   storeDir: string,
@@ -1060,46 +1084,52 @@ async function tamperEnvelope(
 }
 
 Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
-  await withTempDir(async (root) => {
-    const ws = join(root, "ws");
-    const config = join(root, "config");
-    fs.mkdirSync(ws);
-    const store = join(ws, ".ctxsnap");
-    const run = (...args: string[]) => cli(ws, config, ["--store", store, ...args]);
-    expectCode(await run("init", "--workspace", ws) as never, 0, "init");
-    fs.writeFileSync(join(ws, "a.txt"), "A\n");
-    const a = JSON.parse((await run("create", "-m", "A", "--json")).stdout).id as string;
-    fs.writeFileSync(join(ws, "a.txt"), "B\n");
-    const b = JSON.parse((await run("create", "-m", "B", "--json")).stdout).id as string;
-    const restored = JSON.parse((await run("restore", a, "--json")).stdout).snapshot as string;
-    fs.writeFileSync(join(ws, "a.txt"), "C\n");
-    expectCode(await run("create", "-m", "C") as never, 0, "create C");
-    // A's reason and the restore record's reverted_to are edited without re-signing;
-    // B's signature is flipped.
-    await tamperEnvelope(store, a, (e) => (e.body.reason = "edited"));
-    await tamperEnvelope(store, restored, (e) => (e.body.facets.metadata.reverted_to = b));
-    await tamperEnvelope(store, b, (e) => {
-      e.signature.value = (e.signature.value[0] === "0" ? "1" : "0") + e.signature.value.slice(1);
-    });
-    const dest = join(root, "dest");
-    const published = join(root, "a.ctxsnapshot.json");
-    const attempts: [string, string[]][] = [
-      ["restore (body edited)", ["restore", a]],
-      ["restore (signature flipped)", ["restore", b]],
-      ["undo (restore record edited)", ["undo"]],
-      ["materialize", ["materialize", a, dest]],
-      ["diff", ["diff", a]],
-      ["show", ["show", b]],
-      ["publish", ["publish", a, "--out", published]],
-    ];
-    for (const [what, args] of attempts) {
-      const result = await run(...args);
-      assertEquals(result.code, 1, `${what}: ${result.stderr}`);
-      assert(/not intact|does not verify/.test(result.stderr), `${what}: ${result.stderr}`);
+  const { restoreSnapshot, undoTarget } = await import("../lib/restore/restore.ts");
+  const { planPublish } = await import("../lib/share/publish.ts");
+  const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+  await withStore(async (ws) => {
+    const storeDir = join(ws.path, ".ctxsnap");
+    const me = await loadOrCreateIdentity(ws.configDir);
+    let a: string, b: string;
+    const store = Store.open(storeDir);
+    try {
+      fs.writeFileSync(join(ws.path, "a.txt"), "A\n");
+      a = (await createSnapshot(store, me, { reason: "A" })).id;
+      fs.writeFileSync(join(ws.path, "a.txt"), "B\n");
+      b = (await createSnapshot(store, me, { reason: "B" })).id;
+      const restored = (await restoreSnapshot(store, me, a)).snapshot!;
+      fs.writeFileSync(join(ws.path, "a.txt"), "C\n");
+      await createSnapshot(store, me, { reason: "C" });
+      // A's reason and the restore record's reverted_to are edited without re-signing;
+      // B's signature is flipped.
+      await tamperEnvelope(storeDir, a, (e) => (e.body.reason = "edited"));
+      await tamperEnvelope(storeDir, restored, (e) => (e.body.facets.metadata.reverted_to = b));
+      await tamperEnvelope(storeDir, b, (e) => {
+        e.signature.value = (e.signature.value[0] === "0" ? "1" : "0") + e.signature.value.slice(1);
+      });
+      const refusals: [string, () => Promise<unknown>][] = [
+        ["restore (body edited)", () => restoreSnapshot(store, me, a)],
+        ["restore (signature flipped)", () => restoreSnapshot(store, me, b)],
+        ["undo (restore record edited)", () => undoTarget(store)],
+        ["publish", () => planPublish(store, a, { withWorkspace: true })],
+      ];
+      for (const [what, attempt] of refusals) {
+        const error = await attempt().then(() => null, (e) => e);
+        assert(error instanceof IntegrityError, `${what}: ${error}`);
+        assert(/not intact|does not verify/.test(error.message), `${what}: ${error.message}`);
+      }
+    } finally {
+      store.close();
     }
-    assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "C\n");
+    // The commands that read an envelope themselves refuse it too.
+    const dest = join(ws.root, "dest");
+    for (const args of [["materialize", a, dest], ["diff", a], ["show", b]]) {
+      const result = await ws.run(args);
+      assertEquals(result.code, 1, `${args[0]}: ${result.stderr}`);
+      assert(/not intact|does not verify/.test(result.stderr), `${args[0]}: ${result.stderr}`);
+    }
+    assertEquals(fs.readFileSync(join(ws.path, "a.txt"), "utf8"), "C\n");
     assert(!(await exists(dest)), "materialize wrote something");
-    assert(!(await exists(published)), "publish wrote something");
   });
 });
 
@@ -1122,69 +1152,68 @@ function snapshotFiles(dir: string): Map<string, string> {
 }
 
 Deno.test("store trust: a store committed into a repository is refused in a clone by every command until adopted, and nothing is written", async () => {
-  await withTempDir(async (root) => {
-    const repo = join(root, "repo");
-    const config = join(root, "config");
-    fs.mkdirSync(repo);
-    git(repo, "init", "-q");
-    fs.writeFileSync(join(repo, "a.txt"), "a\n");
-    expectCode(await cli(repo, config, ["init"]) as never, 0, "init");
-    const made = await cli(repo, config, ["create", "-m", "mine", "--json"]);
-    expectCode(made as never, 0, "create");
-    const id = JSON.parse(made.stdout).id as string;
-    git(repo, "add", "-A");
-    git(repo, "commit", "-qm", "with the store");
-    const clone = join(root, "clone");
-    git(root, "clone", "-q", repo, clone);
+  await withStore(async (ws) => {
+    git(ws.path, "init", "-q");
+    expectCode(await ws.run(["create", "-m", "mine"]), 0, "create");
+    git(ws.path, "add", "-A");
+    git(ws.path, "commit", "-qm", "with the store");
+    const clone = join(ws.root, "clone");
+    git(ws.root, "clone", "-q", ws.path, clone);
     assert(fs.existsSync(join(clone, ".ctxsnap", "index.db")), "the clone holds the store");
     const before = snapshotFiles(join(clone, ".ctxsnap"));
-    for (
-      const args of [
-        ["list"],
-        ["show", id],
-        ["verify"],
-        ["create", "-m", "x"],
-        ["restore", id],
-        ["gc"],
-        ["session", "set", "--task", "x"],
-        ["init"],
-      ]
-    ) {
-      const result = await cli(clone, config, args);
+    // Same user, same config directory: still not the store they created.
+    for (const args of [["list"], ["create", "-m", "x"], ["gc"], ["init"]]) {
+      const result = await ws.run(args, { cwd: clone });
       assertEquals(result.code, 1, `${args.join(" ")}: ${result.stderr}`);
       assert(/did not create or adopt|not created or adopted/.test(result.stderr), result.stderr);
       assert(result.stderr.includes("init --adopt"), result.stderr);
     }
-    const dry = await cli(clone, config, ["init", "--adopt", "--dry-run", "--json"]);
-    expectCode(dry as never, 0, "adopt --dry-run");
-    assertEquals(JSON.parse(dry.stdout).adopted, false);
-    assertEquals(JSON.parse(dry.stdout).snapshots, 1);
+    const dry = await ws.run(["init", "--adopt", "--dry-run", "--json"], { cwd: clone });
+    expectCode(dry, 0, "adopt --dry-run");
+    assertEquals([dry.json().adopted, dry.json().snapshots], [false, 1]);
     assertEquals(snapshotFiles(join(clone, ".ctxsnap")), before);
-    expectCode(await cli(clone, config, ["list"]) as never, 1, "still refused after a dry run");
-    const adopted = await cli(clone, config, ["init", "--adopt", "--json"]);
-    expectCode(adopted as never, 0, "adopt");
-    assertEquals(JSON.parse(adopted.stdout).adopted, true);
-    expectCode(await cli(clone, config, ["list"]) as never, 0, "list after adopting");
-    expectCode(await cli(clone, config, ["create", "-m", "now mine"]) as never, 0, "create");
+    expectCode(await ws.run(["list"], { cwd: clone }), 1, "still refused after a dry run");
+    const adopted = await ws.run(["init", "--adopt", "--json"], { cwd: clone });
+    expectCode(adopted, 0, "adopt");
+    assertEquals(adopted.json().adopted, true);
+    expectCode(
+      await ws.run(["create", "-m", "now mine"], { cwd: clone }),
+      0,
+      "create after adopting",
+    );
   });
 });
 
-Deno.test("store trust: a moved or copied store must be adopted again; the original keeps working", async () => {
+Deno.test("store trust: a moved or copied store must be adopted again, while the original keeps working", async () => {
+  const { Keyring } = await import("../lib/crypto/keyring.ts");
+  const { adoptStore } = await import("../lib/snapshot/adopt.ts");
+  const { registerStore } = await import("../lib/store/trust.ts");
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
     const config = join(root, "config");
     fs.mkdirSync(ws);
     fs.writeFileSync(join(ws, "a.txt"), "a\n");
-    expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
+    Store.init(join(ws, ".ctxsnap"), ws).close();
+    registerStore(config, join(ws, ".ctxsnap"), "init");
+    const opens = (dir: string) => {
+      try {
+        Store.open(join(dir, ".ctxsnap"), { registry: config }).close();
+        return true;
+      } catch (error) {
+        if (error instanceof StoreTrustError) return false;
+        throw error;
+      }
+    };
+    assert(opens(ws), "the store its user created");
     const copy = join(root, "copy");
     await new Deno.Command("cp", { args: ["-a", ws, copy] }).output();
-    expectCode(await cli(copy, config, ["list"]) as never, 1, "a copy");
-    expectCode(await cli(ws, config, ["list"]) as never, 0, "the original");
+    assert(!opens(copy), "a copy is someone else's until adopted");
+    assert(opens(ws), "the original still opens");
     const moved = join(root, "moved");
     fs.renameSync(ws, moved);
-    expectCode(await cli(moved, config, ["list"]) as never, 1, "moved");
-    expectCode(await cli(moved, config, ["init", "--adopt"]) as never, 0, "adopt the moved store");
-    expectCode(await cli(moved, config, ["list"]) as never, 0, "moved, adopted");
+    assert(!opens(moved), "a moved store");
+    await adoptStore(join(moved, ".ctxsnap"), moved, config, new Keyring([], null));
+    assert(opens(moved), "a moved store, adopted");
   });
 });
 
@@ -1212,7 +1241,10 @@ Deno.test("store trust: every store path is checked with lstat (symlink, file ty
     ["tmp/ is world-writable", (dir) => fs.chmodSync(join(dir, "tmp"), 0o777)],
     [
       "objects/ab is group-writable",
-      (dir) => fs.mkdirSync(join(dir, "objects", "ab"), { mode: 0o775 }),
+      (dir) => {
+        fs.mkdirSync(join(dir, "objects", "ab"));
+        fs.chmodSync(join(dir, "objects", "ab"), 0o775);
+      },
     ],
     ["index.db is owned by another user", (dir) => fs.chownSync(join(dir, "index.db"), 4242, 4242)],
     ["objects/ab is owned by another user", (dir) => {
@@ -1230,12 +1262,7 @@ Deno.test("store trust: every store path is checked with lstat (symlink, file ty
       fs.writeFileSync(join(outside, "keep.txt"), "outside\n");
       const dir = join(ws, ".ctxsnap");
       Store.init(dir, ws).close();
-      const previous = Deno.umask(0);
-      try {
-        plant(dir, outside);
-      } finally {
-        Deno.umask(previous);
-      }
+      plant(dir, outside);
       for (const open of [() => Store.open(dir), () => Store.open(dir, { readOnly: true })]) {
         const error = (() => {
           try {
@@ -1253,7 +1280,7 @@ Deno.test("store trust: every store path is checked with lstat (symlink, file ty
   }
 });
 
-Deno.test("store trust: a schema with an extra trigger, view, table or index, or a changed definition, is refused; create signs nothing", async () => {
+Deno.test("store trust: a schema with an extra trigger, view, table or index, or a changed definition, is refused before anything is written", async () => {
   const { DatabaseSync } = await import("node:sqlite");
   const changes = [
     // The issue's attack: rewrite what capture trusts, so a benign file is recorded as other bytes.
@@ -1264,28 +1291,38 @@ Deno.test("store trust: a schema with an extra trigger, view, table or index, or
     "DROP TRIGGER snapshots_are_immutable",
   ];
   for (const sql of changes) {
-    await withTempDir(async (root) => {
-      const ws = join(root, "ws");
-      const config = join(root, "config");
-      fs.mkdirSync(ws);
+    await withTempDir(async (ws) => {
       fs.writeFileSync(join(ws, "a.txt"), "a\n");
-      expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
-      expectCode(await cli(ws, config, ["create", "-m", "one"]) as never, 0, "create");
-      const index = join(ws, ".ctxsnap", "index.db");
-      const db = new DatabaseSync(index);
+      const dir = join(ws, ".ctxsnap");
+      const store = Store.init(dir, ws);
+      try {
+        await createSnapshot(store, await makeSigner(), { reason: "one" });
+      } finally {
+        store.close();
+      }
+      const db = new DatabaseSync(join(dir, "index.db"));
       db.exec(sql);
       db.close();
-      const before = sha256Hex(fs.readFileSync(index));
-      const result = await cli(ws, config, ["create", "-m", "two"]);
-      assertEquals(result.code, 1, `${sql}: ${result.stderr}`);
-      assert(result.stderr.includes("schema"), result.stderr);
-      assertEquals(sha256Hex(fs.readFileSync(index)), before, "nothing written");
-      assertThrows(() => Store.open(join(ws, ".ctxsnap")).close(), StoreTrustError, "schema");
+      const before = snapshotFiles(dir);
+      for (const open of [() => Store.open(dir), () => Store.open(dir, { readOnly: true })]) {
+        const error = (() => {
+          try {
+            open().close();
+            return null;
+          } catch (e) {
+            return e;
+          }
+        })();
+        assert(error instanceof StoreTrustError, `${sql}: ${error}`);
+        assert(error.message.includes("schema"), error.message);
+      }
+      assertThrows(() => Store.init(dir, ws).close(), StoreTrustError, "schema");
+      assertEquals(snapshotFiles(dir), before, "nothing written");
     });
   }
 });
 
-Deno.test("gc: tmp/ or objects/xx swapped for a symlink after the store was opened stops the sweep; nothing outside is deleted", async () => {
+Deno.test("gc: tmp/ or objects/xx swapped for a symlink after the store was opened stops the sweep, and nothing outside is deleted", async () => {
   const { collectGarbage } = await import("../lib/store/gc.ts");
   for (const victim of ["tmp", "objects/ab"]) {
     await withTempDir((root) => {
@@ -1318,54 +1355,61 @@ Deno.test("gc: tmp/ or objects/xx swapped for a symlink after the store was open
 });
 
 Deno.test("store trust: init never creates a store through a planted .ctxsnap symlink", async () => {
-  await withTempDir(async (root) => {
+  await withTempDir((root) => {
     const ws = join(root, "ws");
     const outside = join(root, "outside");
     fs.mkdirSync(ws);
     fs.mkdirSync(outside);
     fs.symlinkSync(outside, join(ws, ".ctxsnap"));
-    const result = await cli(ws, join(root, "config"), ["init"]);
-    assertEquals(result.code, 1, result.stderr);
-    assert(result.stderr.includes("symbolic link"), result.stderr);
+    assertThrows(() => Store.init(join(ws, ".ctxsnap"), ws), StoreTrustError, "symbolic link");
     assertEquals(fs.readdirSync(outside), []);
   });
 });
 
 Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache of one it adopts", async () => {
+  const { Keyring } = await import("../lib/crypto/keyring.ts");
+  const { adoptStore } = await import("../lib/snapshot/adopt.ts");
+  const { isRegistered } = await import("../lib/store/trust.ts");
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
     const config = join(root, "config");
-    const other = join(root, "other");
     fs.mkdirSync(ws);
     fs.writeFileSync(join(ws, "a.txt"), "a\n");
-    expectCode(await cli(ws, config, ["init"]) as never, 0, "init");
-    const id = JSON.parse((await cli(ws, config, ["create", "--json"])).stdout).id as string;
-    await new Deno.Command("cp", { args: ["-a", ws, other] }).output();
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    let id: string;
+    try {
+      id = (await createSnapshot(store, await makeSigner(), { reason: "one" })).id;
+    } finally {
+      store.close();
+    }
+    const trust = new Keyring([], null);
     // A tampered copy is not adopted.
     const tampered = join(root, "tampered");
     await new Deno.Command("cp", { args: ["-a", ws, tampered] }).output();
     await tamperEnvelope(join(tampered, ".ctxsnap"), id, (e) => (e.body.reason = "edited"));
-    const refused = await cli(tampered, config, ["init", "--adopt"]);
-    assertEquals(refused.code, 1, refused.stderr);
-    assert(refused.stderr.includes("does not verify"), refused.stderr);
-    expectCode(await cli(tampered, config, ["list"]) as never, 1, "not adopted");
+    const refused = await adoptStore(join(tampered, ".ctxsnap"), tampered, config, trust)
+      .then(() => null, (e) => e);
+    assert(refused instanceof IntegrityError, String(refused));
+    assert(refused.message.includes("does not verify"), refused.message);
+    assert(!isRegistered(config, join(tampered, ".ctxsnap")), "a tampered store was registered");
     // A store recorded for another workspace is not adopted for this one.
-    const elsewhere = await cli(root, config, [
-      "--store",
-      join(other, ".ctxsnap"),
-      "init",
-      "--adopt",
-      "--workspace",
-      root,
-    ]);
-    assertEquals(elsewhere.code, 5, elsewhere.stderr);
+    const other = join(root, "other");
+    await new Deno.Command("cp", { args: ["-a", ws, other] }).output();
+    const elsewhere = await adoptStore(join(other, ".ctxsnap"), root, config, trust)
+      .then(() => null, (e) => e);
+    assert(elsewhere instanceof ConflictError, String(elsewhere));
     // Adopting clears the stat cache (it describes files on the machine it came from).
-    expectCode(await cli(other, config, ["init", "--adopt"]) as never, 0, "adopt");
-    const store = Store.open(join(other, ".ctxsnap"), { readOnly: true });
+    const adopted = await adoptStore(join(other, ".ctxsnap"), other, config, trust);
+    assertEquals([adopted.adopted, adopted.snapshots, adopted.untrusted_signers.length], [
+      true,
+      1,
+      1,
+    ]);
+    const reopened = Store.open(join(other, ".ctxsnap"), { readOnly: true, registry: config });
     try {
-      assertEquals(store.stmt("SELECT count(*) AS n FROM stat_cache").get(), { n: 0 });
+      assertEquals(reopened.stmt("SELECT count(*) AS n FROM stat_cache").get(), { n: 0 });
     } finally {
-      store.close();
+      reopened.close();
     }
   });
 });

@@ -45,7 +45,7 @@ import { canonicalBytes, parseJson } from "../encoding/canonical_json.ts";
 import { CtxsnapError, quote, StoreTrustError } from "../encoding/errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { writeFileAtomic } from "../fs/atomic.ts";
-import { currentUid } from "../runtime.ts";
+import { currentUid, type FileStat, lstat } from "../runtime.ts";
 import { MIGRATIONS } from "./schema.ts";
 
 /** The index file's name (as in `store.ts`). */
@@ -70,9 +70,9 @@ function uidOrFail(): number | null {
   }
 }
 
-function lstatOrNull(abs: string): fs.Stats | null {
+function lstatOrNull(abs: string): FileStat | null {
   try {
-    return fs.lstatSync(abs);
+    return lstat(abs);
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") return null;
     throw error;
@@ -82,7 +82,7 @@ function lstatOrNull(abs: string): fs.Stats | null {
 /** Refuses `abs` unless it is a real `kind` owned by `uid` and not writable by group or others. */
 function checkPath(
   abs: string,
-  stat: fs.Stats,
+  stat: FileStat,
   kind: "directory" | "file",
   uid: number | null,
   what: string,
