@@ -204,8 +204,12 @@ export function openStore(ctx: CommandContext, options: { readOnly?: boolean } =
   if (!explicit) {
     const probe = Store.open(dir, { readOnly: true, registry });
     const { workspaceRoot } = probe;
+    if (workspaceRoot !== path.dirname(probe.dir)) {
+      probe.close();
+      throwForeign(dir, workspaceRoot);
+    }
+    if (options.readOnly) return probe; // already checked and open as asked
     probe.close();
-    if (workspaceRoot !== path.dirname(probe.dir)) throwForeign(dir, workspaceRoot);
   }
   return Store.open(dir, { ...options, registry });
 }
