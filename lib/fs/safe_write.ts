@@ -295,25 +295,6 @@ export class SafeWriter {
     };
   }
 
-  /** What is at `relPath` now (via lstat, never following), or null. */
-  lstat(relPath: string): fs.Stats | null {
-    const { dir, name } = splitPath(relPath);
-    let place: Place | null;
-    try {
-      place = this.#place(dir, false, relPath);
-    } catch (error) {
-      if (error instanceof ConflictError) return null; // a parent is not a directory
-      throw error;
-    }
-    if (place === null) return null;
-    try {
-      return fs.lstatSync(place.entry(name));
-    } catch (error) {
-      if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return null;
-      throw error;
-    }
-  }
-
   /**
    * Writes a regular file atomically. `produce` is called with a `write`
    * function and must write the whole content; if it throws (for example a
@@ -327,7 +308,8 @@ export class SafeWriter {
     produce: (write: (chunk: Uint8Array) => void) => void,
   ): void {
     const { dir, name } = splitPath(relPath);
-    const place = this.#place(dir, true, relPath)!;
+    const place = this.#place(dir, true, relPath);
+    if (place === null) throw replaced(relPath); // made, then removed by someone else
     this.#refuseDirectory(place, name, relPath);
     const temp = place.entry(tempName());
     place.verify();
@@ -362,7 +344,8 @@ export class SafeWriter {
   /** Creates or replaces a symlink atomically. */
   writeSymlink(relPath: string, target: string): void {
     const { dir, name } = splitPath(relPath);
-    const place = this.#place(dir, true, relPath)!;
+    const place = this.#place(dir, true, relPath);
+    if (place === null) throw replaced(relPath); // made, then removed by someone else
     this.#refuseDirectory(place, name, relPath);
     const temp = place.entry(tempName());
     place.verify();
