@@ -1413,3 +1413,19 @@ Deno.test("store trust: adopt refuses a store that does not verify or names anot
     }
   });
 });
+
+Deno.test("git: a .git/config that makes git block (include.path naming a FIFO) cannot hang create", async () => {
+  await withStore(async (ws) => {
+    git(ws.path, "init", "-q");
+    const fifo = join(ws.root, "config.fifo");
+    assert((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success, "mkfifo");
+    git(ws.path, "config", "include.path", fifo);
+    const made = await ws.run(["create", "-m", "x", "--json"], {
+      env: { CTXSNAP_GIT_TIMEOUT_MS: "1000" },
+      timeoutMs: 60_000,
+    });
+    expectCode(made, 0, "create next to a blocking git config");
+    assert("git" in made.json(), "create --json names its git anchor");
+    assertEquals(made.json().git, null); // git was killed: no anchor, no hang
+  });
+});

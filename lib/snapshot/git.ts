@@ -15,7 +15,10 @@
  * holding `.git` (`GIT_WORK_TREE`, so `core.worktree` cannot point git at
  * another directory) and discovery stops there (`GIT_CEILING_DIRECTORIES`).
  * git's own `safe.directory` ownership rule is left in force: a repository
- * owned by another user is refused by git, and then there is no anchor.
+ * owned by another user is refused by git, and then there is no anchor. A git
+ * run that does not finish within `CTXSNAP_GIT_TIMEOUT_MS` (default 120 s) is
+ * killed and counts as failed, so a configuration that makes git block (an
+ * `include.path` naming a FIFO) cannot hang ctxsnap.
  *
  * @example
  * ```ts
@@ -31,6 +34,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import process from "node:process";
+import { getEnv } from "../runtime.ts";
 import type { GitAnchor } from "./body.ts";
 
 /** Result of one git invocation. */
@@ -98,6 +102,18 @@ function gitEnvironment(top: string): Record<string, string> {
   return env;
 }
 
+/** Default longest wait for one git run (`CTXSNAP_GIT_TIMEOUT_MS` overrides). */
+const DEFAULT_GIT_TIMEOUT_MS = 120_000;
+
+/**
+ * How long one git run may take before it is killed: a repository can make
+ * git block forever (an `include.path` naming a FIFO, say).
+ */
+function gitTimeoutMs(): number {
+  const value = Number(getEnv("CTXSNAP_GIT_TIMEOUT_MS") ?? NaN);
+  return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_GIT_TIMEOUT_MS;
+}
+
 function spawnGit(cwd: string, args: string[], env: Record<string, string>): GitRun {
   try {
     const result = spawnSync("git", ["--no-pager", ...args], {
@@ -106,6 +122,8 @@ function spawnGit(cwd: string, args: string[], env: Record<string, string>): Git
       encoding: "utf8",
       maxBuffer: 256 * 1024 * 1024,
       stdio: ["ignore", "pipe", "pipe"],
+      timeout: gitTimeoutMs(),
+      killSignal: "SIGKILL",
     });
     return {
       status: result.status,
