@@ -1254,7 +1254,7 @@ Deno.test("store trust: every store path is checked with lstat (symlink, file ty
   ];
   for (const [what, plant] of cases) {
     if (what.includes("another user") && Deno.uid() !== 0) continue; // needs root to give away
-    await withTempDir(async (root) => {
+    await withTempDir((root) => {
       const ws = join(root, "ws");
       const outside = join(root, "outside");
       fs.mkdirSync(ws);
