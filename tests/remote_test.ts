@@ -1024,6 +1024,17 @@ Deno.test("CLI: clone makes a workspace byte for byte and refuses a non-empty di
     expectCode(cloned, 0, "clone");
     assertEquals(cloned.json().restored.key_id.length, 16);
     assertEquals(await tree(target), await tree(alice.path));
+    // The clone's store is bob's: his next commands in it are accepted.
+    expectCode(await bob.run(["list", "--json"], { cwd: target }), 0, "list in the clone");
+    // A relative DIR is taken in the command's working directory.
+    expectCode(
+      await bob.run(["clone", url, "rel", "--trust", await pubKey(alice)], {
+        cwd: bob.root,
+      }),
+      0,
+      "clone into a relative directory",
+    );
+    assertEquals(await tree(join(bob.root, "rel")), await tree(alice.path));
     const again = await bob.run(["clone", url, target], { cwd: bob.root });
     expectCode(again, 5, "clone into a non-empty directory");
     const untrusted = await bob.run(["clone", url, join(bob.root, "c2"), "--json"], {
