@@ -10,11 +10,11 @@
  * ```
  * @module
  */
-import { UsageError } from "../encoding/errors.ts";
+import { EXIT_MEANINGS, UsageError } from "../encoding/errors.ts";
 import { environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import { type Command, helpText, parseCommandArgs, workingDir } from "./command.ts";
-import { EXIT_TABLE, Output, type Writer } from "./output.ts";
+import { Output, type Writer } from "./output.ts";
 import { create } from "./commands/create.ts";
 import { diff } from "./commands/diff.ts";
 import { init } from "./commands/init.ts";
@@ -74,8 +74,7 @@ function overview(): string {
     "Run `ctxsnap COMMAND --help` for a command's options and examples.",
     "",
     "Exit status:",
-    "  0   success; for verify: intact, signature valid, signer trusted",
-    EXIT_TABLE,
+    ...EXIT_MEANINGS.map((m) => `  ${String(m.exit).padEnd(4)}${m.meaning}`),
   ].join("\n");
 }
 
