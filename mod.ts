@@ -142,6 +142,21 @@ export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
 export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
 export { diffTrees } from "./lib/snapshot/diff.ts";
 export type { TreeDiff } from "./lib/snapshot/diff.ts";
+export {
+  decodeText,
+  diffLines,
+  diffText,
+  formatUnified,
+  hunkHeader,
+  isBinary,
+} from "./lib/snapshot/text_diff.ts";
+export type {
+  DiffOp,
+  Hunk,
+  LineDiff,
+  TextDiff,
+  TextDiffOptions,
+} from "./lib/snapshot/text_diff.ts";
 export { gitAnchor } from "./lib/snapshot/git.ts";
 export { VERSION } from "./lib/version.ts";
 export { planRestore } from "./lib/restore/plan.ts";
