@@ -32,6 +32,8 @@ import { gc } from "./commands/gc.ts";
 import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
+import { timeline } from "./commands/timeline.ts";
+import { serve } from "./commands/serve.ts";
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -47,6 +49,8 @@ export const COMMANDS: readonly Command[] = [
   branch,
   fork,
   log,
+  timeline,
+  serve,
   forget,
   gc,
   materialize,
