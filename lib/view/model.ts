@@ -37,7 +37,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { CtxsnapError, IntegrityError, NotFoundError, quote } from "../encoding/errors.ts";
+import {
+  CtxsnapError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";
@@ -841,7 +847,9 @@ export function blobsOf(data: TimelineData): Map<string, number> {
 export function parseDiffKey(key: string): { old: string | null; new: string | null } {
   const match = /^([0-9a-f]{64})?\.\.([0-9a-f]{64})?$/.exec(key);
   if (match === null || (match[1] === undefined && match[2] === undefined)) {
-    throw new IntegrityError(`Invalid diff key ${quote(key)}`);
+    throw new UsageError(`Invalid diff key ${quote(key)}`, {
+      hint: "a key is <old blob>..<new blob>, each 64 lowercase hex or empty",
+    });
   }
   return { old: match[1] ?? null, new: match[2] ?? null };
 }
