@@ -66,7 +66,7 @@ function svg(tag, attrs) {
   return e;
 }
 const short = (id) => (id || "").slice(0, 12);
-const when = (iso) => String(iso).replace("T", " ").slice(0, 19);
+const when = (iso) => String(iso).replace("T", " ").slice(0, 16);
 function bytes(n) {
   if (n === null || n === undefined) return "-";
   if (n < 1024) return n + " B";
@@ -525,7 +525,12 @@ function fileBody(body, ch) {
     .catch(() => { wait.textContent = "the diff could not be loaded"; });
 }
 function diffBody(body, d) {
-  if (d.status === "binary") return body.appendChild(el("p", "muted", "Binary file: " + bytes(d.old_size) + " \u2192 " + bytes(d.new_size) + " (not shown)"));
+  if (d.status === "binary") {
+    const what = d.old_size === null ? "New binary file, " + bytes(d.new_size) :
+      d.new_size === null ? "Deleted binary file, " + bytes(d.old_size) :
+      "Binary file changed: " + bytes(d.old_size) + " \u2192 " + bytes(d.new_size);
+    return body.appendChild(el("p", "muted", what + " (not shown)."));
+  }
   if (d.status === "too_large") return body.appendChild(el("p", "muted", "Too large to diff here (" + bytes(d.old_size) + " \u2192 " + bytes(d.new_size) + "; limit " + bytes(D.limits.max_diff_input_bytes) + ")."));
   if (d.status === "unavailable") return body.appendChild(el("p", "muted", "The file content is not available here."));
   if (d.status === "omitted") return body.appendChild(el("p", "muted", "Left out: the page's diff budget was reached. Run ctxsnap serve to see it."));
@@ -755,7 +760,8 @@ header h1 { font-size: 16px; margin: 0; }
   border-radius: 4px; background: var(--bg); color: var(--fg); }
 #notes { margin: 0; padding: 6px 12px 6px 32px; background: var(--card); border-bottom: 1px solid var(--line);
   color: var(--warn); }
-main { display: grid; grid-template-columns: minmax(420px, 46%) 1fr; height: calc(100% - 90px); }
+body { display: flex; flex-direction: column; }
+main { flex: 1 1 auto; min-height: 0; display: grid; grid-template-columns: minmax(420px, 50%) 1fr; }
 #timeline { position: relative; overflow: auto; border-right: 1px solid var(--line); outline: none; }
 #timeline:focus-visible { box-shadow: inset 0 0 0 2px #4c8dff; }
 #graph { position: absolute; left: 0; top: 0; }
@@ -769,7 +775,8 @@ main { display: grid; grid-template-columns: minmax(420px, 46%) 1fr; height: cal
 .sid { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 12px; }
 .when { color: var(--muted); font-size: 12px; }
 .lane { font-size: 12px; font-weight: 600; }
-.chip { font-size: 11px; padding: 1px 5px; border-radius: 8px; border: 1px solid var(--line); }
+.chip { font-size: 11px; padding: 1px 5px; border-radius: 8px; border: 1px solid var(--line);
+  max-width: 11em; overflow: hidden; text-overflow: ellipsis; }
 .chip.head { border-color: currentColor; }
 .chip.restore, .chip.prerestore { color: var(--ctl); border-color: var(--ctl); }
 .chip.imported { color: var(--warn); border-color: var(--warn); }
