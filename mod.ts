@@ -175,6 +175,11 @@ export { verifyFile } from "./lib/share/verify_file.ts";
 export type { FileReport } from "./lib/share/verify_file.ts";
 export { importFile } from "./lib/share/import.ts";
 export type { ImportResult } from "./lib/share/import.ts";
+export { TIMELINE_SCHEMA, timelineFromFile, timelineFromStore } from "./lib/view/model.ts";
+export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
+export { renderPage } from "./lib/view/html.ts";
+export { serveTimeline } from "./lib/view/serve.ts";
+export type { TimelineServer } from "./lib/view/serve.ts";
 
 /** Opens the store in `dir` (a `.ctxsnap` directory). */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {

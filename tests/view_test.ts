@@ -29,6 +29,7 @@ import {
   type TimelineData,
   timelineFromFile,
   timelineFromStore,
+  TreeCache,
   type ViewEntry,
 } from "../lib/view/model.ts";
 import { serveTimeline } from "../lib/view/serve.ts";
@@ -400,6 +401,26 @@ Deno.test("timeline --html: the store, a branch, stdout, and usage errors", asyn
   assertEquals(missing.code, 4, missing.stderr);
   const all = await cli(fx, ["timeline", "--html", out, "--all", "--json"]);
   assertEquals(JSON.parse(all.stdout).source.scope, "all");
+});
+
+Deno.test("TreeCache keeps trees up to its entry limit, dropping the oldest first", () => {
+  const tree = (n: number) => ({
+    version: 1 as const,
+    skipped: [],
+    entries: Array.from({ length: n }, (_, i) => ({
+      path: `f${i}`,
+      type: "symlink" as const,
+      target: "x",
+    })),
+  });
+  const cache = new TreeCache(10);
+  cache.set("a", tree(3)); // 4 with the tree itself
+  cache.set("b", tree(3));
+  assert(cache.get("a") !== undefined && cache.get("b") !== undefined);
+  cache.set("c", tree(3)); // 12 > 10: a goes
+  assertEquals([cache.get("a"), !!cache.get("b"), !!cache.get("c")], [undefined, true, true]);
+  cache.set("huge", tree(20));
+  assertEquals(cache.get("huge"), undefined, "a tree over the limit is not kept");
 });
 
 Deno.test("parseDiffKey accepts blob pairs only", () => {

@@ -29,7 +29,7 @@ const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 
 let D = null;
-let byId = new Map(), laneIndex = new Map(), heads = new Map(), forks = new Map(), hay = new Map();
+let byId = new Map(), trees = new Map(), laneIndex = new Map(), heads = new Map(), forks = new Map(), hay = new Map();
 let visible = [];
 const state = { idx: -1, selId: null, base: null, q: "", path: "", lane: "" };
 const treeCache = new Map();
@@ -79,6 +79,7 @@ const colour = (lane) => "c" + ((laneIndex.get(lane) || 0) % 8);
 function load(data) {
   D = data;
   byId = new Map(D.snapshots.map((s) => [s.id, s]));
+  trees = new Map(Object.entries(D.trees));
   laneIndex = new Map();
   for (const s of D.snapshots) if (!laneIndex.has(s.lane)) laneIndex.set(s.lane, laneIndex.size);
   for (const b of D.branches) if (!laneIndex.has(b.lane)) laneIndex.set(b.lane, laneIndex.size);
@@ -178,7 +179,7 @@ function rowEl(s, r) {
   if (s.reverted_to) li.appendChild(chip("restore", "restore of " + short(s.reverted_to)));
   if (s.pre_restore_for) li.appendChild(chip("prerestore", "pre-restore"));
   if (s.imported) li.appendChild(chip("imported", "imported"));
-  if (s.changes) {
+  if (s.changes && s.changes.added.length + s.changes.changed.length + s.changes.removed.length > 0) {
     const c = s.changes;
     li.appendChild(el("span", "delta", "+" + c.added.length + " ~" + c.changed.length + " \u2212" + c.removed.length));
   }
@@ -187,69 +188,109 @@ function rowEl(s, r) {
   return li;
 }
 
+// The graph is one SVG of a few paths (one per class); the rows are windowed:
+// only those near the viewport exist, absolutely placed in a list as tall as all.
+const OVERSCAN = 30;
+let shown = { from: 0, to: 0 };
 function renderList() {
   const rows = $("rows"), g = $("graph");
   const pos = new Map();
   visible.forEach((s, r) => pos.set(s.id, r));
   const width = Math.max(1, Math.min(laneIndex.size, MAX_LANES)) * LANE + 2 * LANE;
+  const height = Math.max(1, visible.length) * ROW;
   g.setAttribute("width", String(width));
-  g.setAttribute("height", String(Math.max(1, visible.length) * ROW));
+  g.setAttribute("height", String(height));
   rows.style.marginLeft = width + "px";
+  rows.style.height = visible.length * ROW + "px";
   const x = (s) => LANE / 2 + 2 + laneOf(s.lane) * LANE;
   const y = (r) => r * ROW + ROW / 2;
-  const edges = document.createDocumentFragment(), nodes = document.createDocumentFragment();
+  const edges = new Map(), nodes = new Map();
+  const add = (map, cls, d) => {
+    if (!map.has(cls)) map.set(cls, []);
+    map.get(cls).push(d);
+  };
   visible.forEach((s, r) => {
     const sx = x(s), sy = y(r);
     if (s.parent) {
       const pr = pos.get(s.parent);
       if (pr !== undefined) {
-        const p = byId.get(s.parent), px = x(p), py = y(pr);
-        const d = px === sx ? "M" + sx + " " + sy + " L" + px + " " + py :
-          "M" + sx + " " + sy + " L" + sx + " " + (py - ROW / 2) + " L" + px + " " + py;
-        edges.appendChild(svg("path", { d, class: "edge " + colour(s.lane) }));
-      } else {
-        edges.appendChild(svg("path", { d: "M" + sx + " " + sy + " L" + sx + " " + (sy + ROW / 2), class: "edge stub" }));
-      }
+        const px = x(byId.get(s.parent)), py = y(pr);
+        add(edges, "edge " + colour(s.lane), px === sx ? "M" + sx + " " + sy + "V" + py :
+          "M" + sx + " " + sy + "V" + (py - ROW / 2) + "L" + px + " " + py);
+      } else add(edges, "edge stub", "M" + sx + " " + sy + "V" + (sy + ROW / 2));
     }
     if (s.reverted_to && pos.has(s.reverted_to)) {
-      const t = byId.get(s.reverted_to), tx = x(t), ty = y(pos.get(s.reverted_to));
+      const tx = x(byId.get(s.reverted_to)), ty = y(pos.get(s.reverted_to));
       const cx = Math.min(width - 2, Math.max(sx, tx) + LANE * 1.5);
-      edges.appendChild(svg("path", {
-        d: "M" + sx + " " + sy + " C" + cx + " " + sy + " " + cx + " " + ty + " " + tx + " " + ty,
-        class: "edge restore",
-      }));
+      add(edges, "edge restore", "M" + sx + " " + sy + "C" + cx + " " + sy + " " + cx + " " + ty + " " + tx + " " + ty);
     }
+    const big = s.reverted_to || s.imported;
+    const rad = big ? 5.5 : 4.5;
     const cls = "node " + colour(s.lane) + (s.reverted_to ? " rst" : "") + (s.imported ? " imp" : "") +
       (s.signer.status === "invalid" ? " bad" : "");
-    nodes.appendChild(svg("circle", { cx: sx, cy: sy, r: s.reverted_to || s.imported ? 5.5 : 4.5, class: cls }));
+    add(nodes, cls, "M" + (sx - rad) + " " + sy + "a" + rad + " " + rad + " 0 1 0 " + 2 * rad + " 0a" +
+      rad + " " + rad + " 0 1 0 " + -2 * rad + " 0Z");
   });
-  g.replaceChildren(edges, nodes);
   const frag = document.createDocumentFragment();
-  visible.forEach((s, r) => frag.appendChild(rowEl(s, r)));
-  rows.replaceChildren(frag);
+  for (const map of [edges, nodes]) {
+    for (const [cls, parts] of map) frag.appendChild(svg("path", { d: parts.join(""), class: cls }));
+  }
+  g.replaceChildren(frag);
   $("empty").hidden = visible.length > 0;
+  shown = { from: 0, to: 0 };
+  renderWindow(true);
+}
+function renderWindow(force) {
+  const box = $("timeline");
+  const from = Math.max(0, Math.floor(box.scrollTop / ROW) - OVERSCAN);
+  const to = Math.min(visible.length, Math.ceil((box.scrollTop + (box.clientHeight || 800)) / ROW) + OVERSCAN);
+  if (!force && from === shown.from && to === shown.to) return;
+  shown = { from, to };
+  const frag = document.createDocumentFragment();
+  for (let r = from; r < to; r++) {
+    const li = rowEl(visible[r], r);
+    li.style.top = r * ROW + "px";
+    if (r === state.idx) {
+      li.classList.add("sel");
+      li.setAttribute("aria-selected", "true");
+    }
+    frag.appendChild(li);
+  }
+  $("rows").replaceChildren(frag);
+}
+let scrollQueued = false;
+function onScroll() {
+  if (scrollQueued) return;
+  scrollQueued = true;
+  requestAnimationFrame(() => {
+    scrollQueued = false;
+    renderWindow(false);
+  });
 }
 
 function select(i) {
-  const rows = $("rows");
   if (visible.length === 0) {
     state.idx = -1;
     renderDetail(null);
     return;
   }
   i = Math.max(0, Math.min(visible.length - 1, i));
-  const old = rows.children[state.idx];
+  const old = $("row-" + state.idx);
   if (old) {
     old.classList.remove("sel");
     old.setAttribute("aria-selected", "false");
   }
   state.idx = i;
   state.selId = visible[i].id;
-  const li = rows.children[i];
+  const box = $("timeline");
+  const top = i * ROW, view = box.clientHeight || 800;
+  if (top < box.scrollTop) box.scrollTop = top;
+  else if (top + ROW > box.scrollTop + view) box.scrollTop = top + ROW - view;
+  renderWindow(false);
+  const li = $("row-" + i);
   li.classList.add("sel");
   li.setAttribute("aria-selected", "true");
-  $("timeline").setAttribute("aria-activedescendant", li.id);
-  li.scrollIntoView({ block: "nearest" });
+  box.setAttribute("aria-activedescendant", li.id);
   renderDetail(visible[i]);
 }
 function selectId(id) {
@@ -269,9 +310,9 @@ function treeMap(id) {
   if (treeCache.has(id)) return treeCache.get(id);
   const chain = [];
   let cur = id;
-  while (cur !== null && D.trees[cur] && chain.length <= D.snapshots.length + 1) {
-    chain.push(D.trees[cur]);
-    cur = D.trees[cur].base;
+  while (cur !== null && trees.has(cur) && chain.length <= trees.size) {
+    chain.push(trees.get(cur));
+    cur = trees.get(cur).base;
   }
   if (cur !== null) return null;
   const m = new Map();
@@ -285,9 +326,9 @@ function treeMap(id) {
 }
 function skippedOf(id) {
   let cur = id;
-  while (cur !== null && D.trees[cur]) {
-    if (D.trees[cur].skipped !== null) return D.trees[cur];
-    cur = D.trees[cur].base;
+  for (let n = 0; cur !== null && trees.has(cur) && n <= trees.size; n++) {
+    if (trees.get(cur).skipped !== null) return trees.get(cur);
+    cur = trees.get(cur).base;
   }
   return null;
 }
@@ -435,6 +476,10 @@ function changesCard(s) {
   }
   const c = card(title);
   c.id = "changes";
+  if (!s.workspace) {
+    c.appendChild(el("p", "muted", "This snapshot captured no workspace (session context only)."));
+    return c;
+  }
   const hint = el("p", "muted", base ? "Press b on another snapshot to move the base, Esc to clear it." :
     "Press b to compare from this snapshot, then select another one.");
   c.appendChild(hint);
@@ -727,8 +772,9 @@ function main() {
   $("lane").addEventListener("change", (e) => { state.lane = e.target.value; refilter(); });
   $("rows").addEventListener("click", (e) => {
     const li = e.target.closest("li.row");
-    if (li) select(Array.prototype.indexOf.call($("rows").children, li));
+    if (li) select(Number(li.id.slice(4)));
   });
+  $("timeline").addEventListener("scroll", onScroll);
   document.addEventListener("keydown", onKey);
   if (D.live) live();
   $("timeline").focus();
@@ -765,8 +811,8 @@ main { flex: 1 1 auto; min-height: 0; display: grid; grid-template-columns: minm
 #timeline { position: relative; overflow: auto; border-right: 1px solid var(--line); outline: none; }
 #timeline:focus-visible { box-shadow: inset 0 0 0 2px #4c8dff; }
 #graph { position: absolute; left: 0; top: 0; }
-#rows { list-style: none; margin: 0; padding: 0; }
-.row { height: 28px; display: flex; align-items: center; gap: 6px; white-space: nowrap; overflow: hidden;
+#rows { list-style: none; margin: 0; padding: 0; position: relative; }
+.row { position: absolute; left: 0; right: 0; height: 28px; display: flex; align-items: center; gap: 6px; white-space: nowrap; overflow: hidden;
   padding-right: 8px; cursor: pointer; }
 .row > * { flex: none; }
 .row > .reason { flex: 1 1 auto; min-width: 3em; overflow: hidden; text-overflow: ellipsis; }

@@ -155,7 +155,7 @@ export interface ViewSnapshot {
   signer: ViewSigner;
   /** What is wrong with it (empty when valid). */
   problems: string[];
-  /** Paths changed since the parent (the empty tree for a root), or null when unknown. */
+  /** Paths changed since the parent (the empty tree for a root), or null when unknown or not captured. */
   changes: { added: string[]; changed: string[]; removed: string[] } | null;
   /** The parent's tree id when `changes` is known and the parent captured a workspace, else null. */
   parent_tree: string | null;
@@ -272,6 +272,8 @@ export type StoreScope =
 export interface BuildOptions {
   /** Served live: diffs are not precomputed (the server computes them on request). */
   live?: boolean;
+  /** Trees kept between builds (a server rebuilding after each change); trees never change. */
+  treeCache?: TreeCache;
   /** Override limits. */
   limits?: Partial<ViewLimits>;
   /** The build time (default now). */
@@ -335,12 +337,47 @@ function signerOf(
   };
 }
 
+/**
+ * Trees by id, kept across builds up to a total number of entries (oldest
+ * dropped first). A tree id is the hash of its content, so a kept tree is
+ * exactly what the store would return again.
+ */
+export class TreeCache {
+  #trees = new Map<string, TreeManifest>();
+  #entries = 0;
+
+  /** Keeps at most `maxEntries` tree entries in all. */
+  constructor(private readonly maxEntries: number = 1_000_000) {}
+
+  /** A kept tree, or undefined. */
+  get(id: string): TreeManifest | undefined {
+    return this.#trees.get(id);
+  }
+
+  /** Keeps `tree` (unless it alone is over the limit). */
+  set(id: string, tree: TreeManifest): void {
+    const size = tree.entries.length + tree.skipped.length + 1;
+    if (size > this.maxEntries || this.#trees.has(id)) return;
+    this.#trees.set(id, tree);
+    this.#entries += size;
+    for (const [old, kept] of this.#trees) {
+      if (this.#entries <= this.maxEntries) break;
+      this.#trees.delete(old);
+      this.#entries -= kept.entries.length + kept.skipped.length + 1;
+    }
+  }
+}
+
 /** Content of a store: trees and blobs are hash-checked as they are read. */
-export function storeContent(store: Store, notes?: string[]): ContentSource {
+export function storeContent(store: Store, notes?: string[], cache?: TreeCache): ContentSource {
   return {
     tree(id) {
+      const kept = cache?.get(id);
+      if (kept !== undefined) return kept;
       try {
-        return store.getTree(id);
+        const tree = store.getTree(id);
+        cache?.set(id, tree);
+        return tree;
       } catch (error) {
         if (!(error instanceof CtxsnapError)) throw error;
         if (!(error instanceof NotFoundError)) notes?.push(`tree ${id}: ${error.message}`);
@@ -447,7 +484,8 @@ export async function timelineFromStore(
     primary: null,
     with_workspace: true,
   };
-  return assemble(inputs, branches, storeContent(store, notes), source, notes, options, (id) => {
+  const content = storeContent(store, notes, options.treeCache);
+  return assemble(inputs, branches, content, source, notes, options, (id) => {
     // A parent outside the scope still gives the first step its changes.
     try {
       return readEnvelope(store, id).body.workspace?.tree ?? "";
@@ -713,7 +751,7 @@ async function assemble(
     }
     const before = parent?.tree ?? null;
     let changes: ViewSnapshot["changes"] = null;
-    if (tree !== null && before !== null && body !== null) {
+    if (tree !== null && before !== null && body?.workspace) {
       changes = diffTrees(before, tree);
       if (!live) {
         const left = entryMap(before);

@@ -61,6 +61,7 @@ import {
   type StoreScope,
   type TimelineData,
   timelineFromStore,
+  TreeCache,
 } from "./model.ts";
 
 /** Options of {@linkcode serveTimeline}. */
@@ -154,7 +155,8 @@ export async function serveTimeline(
 ): Promise<TimelineServer> {
   if (!store.readOnly) throw new UsageError("serve needs a store opened read-only");
   const token = toHex(crypto.getRandomValues(new Uint8Array(16)));
-  const build = () => timelineFromStore(store, scope, trust, { live: true });
+  const treeCache = new TreeCache();
+  const build = () => timelineFromStore(store, scope, trust, { live: true, treeCache });
   let data = await build();
   let digest = dataDigest(data);
   let seen = fingerprint(store);

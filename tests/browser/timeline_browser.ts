@@ -21,6 +21,10 @@ import { main } from "../../lib/cli/main.ts";
 import { createSnapshot } from "../../lib/snapshot/create.ts";
 import { Store } from "../../lib/store/store.ts";
 import { serveTimeline } from "../../lib/view/serve.ts";
+import { renderPage } from "../../lib/view/html.ts";
+import { timelineFromStore } from "../../lib/view/model.ts";
+import { loadOrCreateIdentity } from "../../lib/crypto/identity.ts";
+import { Keyring } from "../../lib/crypto/keyring.ts";
 import { ARTIFACTS, launch, screenshot, type Watched, watchedPage } from "./_browser.ts";
 
 /** Writes the page of the fixture's store with `ctxsnap timeline --html` (in-process). */
@@ -226,6 +230,55 @@ Deno.test("search by text, filter by path and by branch", async () => {
     await expectNothingRan(w);
   } finally {
     await browser.close();
+  }
+});
+
+Deno.test("a long timeline keeps few rows in the page and the keyboard reaches every snapshot", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-long-timeline-" });
+  try {
+    const me = await loadOrCreateIdentity(join(dir, "config"));
+    const store = Store.init(join(dir, ".ctxsnap"), dir);
+    let data;
+    try {
+      for (let i = 0; i < 400; i++) {
+        await createSnapshot(store, me, { reason: `step ${i}`, workspace: false });
+      }
+      data = await timelineFromStore(store, { kind: "all" }, new Keyring([], me));
+    } finally {
+      store.close();
+    }
+    const file = join(ARTIFACTS, "long-timeline.html");
+    await Deno.writeTextFile(file, renderPage(data));
+    const url = pathToFileURL(file).href;
+    const browser = await launch();
+    try {
+      const w = await watchedPage(browser, url);
+      const page = w.page;
+      await page.goto(url);
+      await page.waitForSelector("html[data-ready]");
+      const rowCount = () => page.$$eval("#rows li", (rows) => rows.length);
+      const reason = () => page.textContent("#rows li.sel .reason");
+      assert((await rowCount()) < 120, `windowed: ${await rowCount()} rows in the page`);
+      assertEquals(await reason(), "step 399");
+      await press(page, "G");
+      assertEquals(await reason(), "step 0", "End reaches the oldest");
+      assertEquals(await page.textContent(".dtitle"), "step 0");
+      await press(page, "g", "PageDown", "PageDown", "j");
+      assertEquals(await reason(), "step 378");
+      await page.evaluate(() => {
+        document.getElementById("timeline")!.scrollTop = 200 * 28;
+      });
+      await page.waitForSelector("#row-200");
+      await page.click("#row-205");
+      assertEquals(await reason(), "step 194", "a click selects the row under it");
+      assert((await rowCount()) < 120);
+      await screenshot(page, "6-long-timeline");
+      await expectNothingRan(w);
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
