@@ -33,6 +33,7 @@ import {
   type ViewEntry,
 } from "../lib/view/model.ts";
 import { serveTimeline } from "../lib/view/serve.ts";
+import { publishToFile } from "../lib/share/publish.ts";
 import { exists } from "./_util.ts";
 import { CLI, realDenoDir } from "./_cli.ts";
 
@@ -332,6 +333,29 @@ Deno.test("timelineFromFile: a verified bundle, its signer untrusted unless pinn
     "trusted",
     "bob",
   ]);
+});
+
+Deno.test("timelineFromFile: a published snapshot (envelope only) has no file changes", async () => {
+  const fx = await fixture();
+  const store = Store.open(fx.storeDir, { readOnly: true });
+  let file: string;
+  try {
+    file = publishToFile(store, fx.ids.hostile, { file: join(fx.root, "hostile.ctxsnapshot.json") })
+      .path;
+  } finally {
+    store.close();
+  }
+  const data = await timelineFromFile(file, fx.trust);
+  assertEquals([data.source.kind, data.source.with_workspace], ["snapshot", false]);
+  const s = data.snapshots[0]!;
+  assertEquals([s.id, s.reason, s.signer.status, s.tree, s.changes], [
+    fx.ids.hostile,
+    XSS.script,
+    "trusted",
+    null,
+    null,
+  ]);
+  assert(data.notes.some((n) => n.includes("no workspace content")));
 });
 
 Deno.test("timeline --html refuses a tampered bundle and writes nothing (exit 1)", async () => {

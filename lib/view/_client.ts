@@ -268,7 +268,7 @@ function onScroll() {
   });
 }
 
-function select(i) {
+function select(i, keepDetail) {
   if (visible.length === 0) {
     state.idx = -1;
     renderDetail(null);
@@ -291,7 +291,7 @@ function select(i) {
   li.classList.add("sel");
   li.setAttribute("aria-selected", "true");
   box.setAttribute("aria-activedescendant", li.id);
-  renderDetail(visible[i]);
+  if (!keepDetail) renderDetail(visible[i]);
 }
 function selectId(id) {
   let i = visible.findIndex((s) => s.id === id);
@@ -730,12 +730,14 @@ function onKey(e) {
   e.preventDefault();
 }
 
-function refilter() {
+// keepDetail: a live update leaves the details (and any open diff) alone
+// when the same snapshot stays selected.
+function refilter(keepDetail) {
   const keep = state.selId;
   filter();
   renderList();
   const i = visible.findIndex((s) => s.id === keep);
-  select(i >= 0 ? i : 0);
+  select(i >= 0 ? i : 0, keepDetail && i >= 0);
 }
 
 function live() {
@@ -750,7 +752,7 @@ function live() {
         load(data);
         D.diffs = Object.assign(diffs, data.diffs);
         header();
-        refilter();
+        refilter(true);
         status.textContent = "live \u00b7 updated " + new Date().toISOString().slice(11, 19) + " UTC";
         document.documentElement.dataset.updates = String(Number(document.documentElement.dataset.updates || 0) + 1);
       })

@@ -294,6 +294,9 @@ Deno.test("serve: the live page talks only to its server, updates, previews a re
     const page = w.page;
     await page.goto(server.url);
     await page.waitForSelector("html[data-ready]");
+    // Open a diff (fetched from the server), then let a snapshot arrive.
+    await press(page, "j", "j", "j", "j", "Enter", "Enter");
+    await page.waitForSelector("#changes .file .dl.add");
     const writer = Store.open(fx.storeDir);
     try {
       await createSnapshot(writer, fx.me, { reason: "made while the page was open" });
@@ -304,6 +307,8 @@ Deno.test("serve: the live page talks only to its server, updates, previews a re
       document.querySelector("#rows li .reason")?.textContent === "made while the page was open"
     );
     assertEquals(await page.$$eval("#rows li", (r) => r.length), 7);
+    assertEquals(await selected(page), fx.ids.hostile.slice(0, 12), "the selection stays");
+    assert(await page.isVisible("#changes .file .dl.add"), "the open diff stays open");
     // The hostile snapshot is now sixth; preview restoring it.
     await press(page, "g", "j", "j", "j", "j", "j");
     assertEquals(await selected(page), fx.ids.hostile.slice(0, 12));
