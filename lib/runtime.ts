@@ -14,12 +14,64 @@
 import * as fs from "node:fs";
 import process from "node:process";
 
+/**
+ * What an in-process run of the command line sees in place of the process's
+ * own environment, working directory, standard input and terminals (tests,
+ * and harnesses that embed the CLI). See {@linkcode withProcessView}.
+ */
+export interface ProcessView {
+  /** The whole environment: variables not listed here are unset. */
+  env: Readonly<Record<string, string>>;
+  /** The working directory (absolute). */
+  cwd: string;
+  /** Bytes standard input holds; omitted: standard input is empty. */
+  stdin?: Uint8Array;
+}
+
+let view: ProcessView | null = null;
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `fn` with `v` in place of the process's environment, working
+ * directory and standard input; no descriptor counts as a terminal meanwhile.
+ * Runs queue: module state is per isolate, so two views at once would see
+ * each other's environment; a second call waits for the first to finish.
+ */
+export function withProcessView<T>(v: ProcessView, fn: () => Promise<T>): Promise<T> {
+  const run = queue.then(async () => {
+    view = v;
+    try {
+      return await fn();
+    } finally {
+      view = null;
+    }
+  });
+  queue = run.catch(() => {});
+  return run;
+}
+
+/** The bytes of standard input in a {@linkcode ProcessView}, or null to read descriptor 0. */
+export function viewStdin(): Uint8Array | null {
+  return view === null ? null : view.stdin ?? new Uint8Array();
+}
+
 /** Returns an environment variable, or `undefined` when unset or not permitted. */
 export function getEnv(name: string): string | undefined {
+  if (view !== null) return Object.hasOwn(view.env, name) ? view.env[name] : undefined;
   try {
     return process.env[name];
   } catch {
     return undefined;
+  }
+}
+
+/** The environment to hand a child process (the view's, in an in-process run). */
+export function environment(): Record<string, string | undefined> {
+  if (view !== null) return { ...view.env };
+  try {
+    return { ...process.env };
+  } catch {
+    return {};
   }
 }
 
@@ -41,6 +93,7 @@ export function runtimeName(): string {
 
 /** Whether file descriptor 0, 1 or 2 is a terminal. */
 export function isTerminal(fd: 0 | 1 | 2): boolean {
+  if (view !== null) return false;
   // deno-lint-ignore no-explicit-any
   const deno = (globalThis as any).Deno;
   try {
@@ -77,6 +130,7 @@ export function mayRead(path: string): boolean {
 
 /** Current working directory. */
 export function cwd(): string {
+  if (view !== null) return view.cwd;
   try {
     return process.cwd();
   } catch {

@@ -19,6 +19,8 @@ export interface CliResult {
   code: number;
   /** Standard output, decoded. */
   stdout: string;
+  /** Standard output as bytes (bundles written to `-`). */
+  stdoutBytes?: Uint8Array;
   /** Standard error, decoded. */
   stderr: string;
   /** Standard output parsed as one JSON document. */
@@ -36,8 +38,10 @@ export interface RunOptions {
   stdin?: string | Uint8Array;
   /** Kill the process after this many milliseconds (default 60 s). */
   timeoutMs?: number;
-  /** Deno permission flags instead of `-A`. */
+  /** Deno permission flags instead of `-A` (implies a subprocess). */
   permissions?: string[];
+  /** Force a subprocess where the process boundary is the point (see {@linkcode RunMode}). */
+  mode?: RunMode;
 }
 
 /** Config and HOME dirs of each temp workspace, by workspace root. */
@@ -68,9 +72,79 @@ function dirsFor(cwd: string): { config: string; home: string } | undefined {
 }
 
 /**
- * Runs `deno run -A <repo>/cli.ts ...args` in `opts.cwd`, with a clean
- * environment: PATH, DENO_DIR, NO_COLOR=1, HOME and CTXSNAP_CONFIG_DIR of the
- * temp workspace containing `cwd` (see {@linkcode tempWorkspace}), then `opts.env`.
+ * How {@linkcode runCli} runs the command line:
+ * - `in-process` (the default): `main()` from `lib/cli/main.ts` in this
+ *   isolate, with the environment, working directory and stdin of the run;
+ * - `subprocess`: `deno run -A cli.ts` as a child process, for runs where the
+ *   process boundary is the point (stdin streaming, permissions, kill -9,
+ *   locks), and for every run when `CTXSNAP_TEST_SUBPROCESS=1`;
+ * - with `CTXSNAP_BIN=/path/to/ctxsnap` every run spawns that executable
+ *   (the CLI suite against a compiled binary).
+ */
+export type RunMode = "in-process" | "subprocess";
+
+/** The executable every run spawns, from `CTXSNAP_BIN`, or undefined. */
+export const CTXSNAP_BIN: string | undefined = Deno.env.get("CTXSNAP_BIN") || undefined;
+const FORCE_SUBPROCESS = CTXSNAP_BIN !== undefined ||
+  Deno.env.get("CTXSNAP_TEST_SUBPROCESS") === "1";
+
+function resultOf(args: string[], code: number, out: Uint8Array, err: Uint8Array): CliResult {
+  const stdout = new TextDecoder().decode(out);
+  const stderr = new TextDecoder().decode(err);
+  return {
+    code,
+    stdout,
+    stdoutBytes: out,
+    stderr,
+    json() {
+      try {
+        return JSON.parse(stdout);
+      } catch (error) {
+        throw new Error(
+          `ctxsnap ${args.join(" ")} (exit ${code}) printed no JSON: ${
+            (error as Error).message
+          }\nstdout: ${stdout}\nstderr: ${stderr}`,
+        );
+      }
+    },
+  };
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+async function runInProcess(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  stdin: Uint8Array | undefined,
+): Promise<CliResult> {
+  const { main } = await import("../lib/cli/main.ts");
+  const streams: Record<1 | 2, Uint8Array[]> = { 1: [], 2: [] };
+  const encoder = new TextEncoder();
+  const code = await main(args, {
+    write: (fd, text) =>
+      streams[fd].push(typeof text === "string" ? encoder.encode(text) : text.slice()),
+    env,
+    cwd: resolve(cwd),
+    ...(stdin ? { stdin } : {}),
+  });
+  return resultOf(args, code, concat(streams[1]), concat(streams[2]));
+}
+
+/**
+ * Runs the command line with `args` in `opts.cwd` and a clean environment:
+ * PATH, DENO_DIR, NO_COLOR=1, HOME and CTXSNAP_CONFIG_DIR of the temp
+ * workspace containing `cwd` (see {@linkcode tempWorkspace}), then `opts.env`.
+ * In-process unless `opts.mode`, `opts.permissions` or the environment (see
+ * {@linkcode RunMode}) ask for a subprocess.
  */
 export async function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
   const dirs = dirsFor(opts.cwd);
@@ -87,11 +161,18 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
       `runCli: ${opts.cwd} is not inside a tempWorkspace(); pass HOME and CTXSNAP_CONFIG_DIR`,
     );
   }
+  const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin;
+  const subprocess = FORCE_SUBPROCESS || opts.mode === "subprocess" ||
+    opts.permissions !== undefined;
+  if (!subprocess) return await runInProcess(args, opts.cwd, env, stdin);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 60_000);
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...(opts.permissions ?? ["-A"]), "--quiet", CLI, ...args],
+    const command = CTXSNAP_BIN ?? Deno.execPath();
+    const child = new Deno.Command(command, {
+      args: CTXSNAP_BIN !== undefined
+        ? args
+        : ["run", ...(opts.permissions ?? ["-A"]), "--quiet", CLI, ...args],
       cwd: opts.cwd,
       env,
       clearEnv: true,
@@ -102,11 +183,7 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
     }).spawn();
     const writer = child.stdin.getWriter();
     try {
-      if (opts.stdin !== undefined) {
-        await writer.write(
-          typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
-        );
-      }
+      if (stdin !== undefined) await writer.write(stdin);
       await writer.close();
     } catch {
       // The child may exit without reading its input.
@@ -115,24 +192,7 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
     if (controller.signal.aborted) {
       throw new Error(`ctxsnap ${args.join(" ")} timed out after ${opts.timeoutMs ?? 60_000} ms`);
     }
-    const stdout = new TextDecoder().decode(output.stdout);
-    const stderr = new TextDecoder().decode(output.stderr);
-    return {
-      code: output.code,
-      stdout,
-      stderr,
-      json() {
-        try {
-          return JSON.parse(stdout);
-        } catch (error) {
-          throw new Error(
-            `ctxsnap ${args.join(" ")} (exit ${output.code}) printed no JSON: ${
-              (error as Error).message
-            }\nstdout: ${stdout}\nstderr: ${stderr}`,
-          );
-        }
-      },
-    };
+    return resultOf(args, output.code, output.stdout, output.stderr);
   } finally {
     clearTimeout(timer);
   }

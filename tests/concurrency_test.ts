@@ -78,7 +78,7 @@ for (const busyMs of ["20000", "20"]) {
             );
             const args = ["create", "-m", `c${who}-${k}`, "--json"];
             if (branch !== null) args.push("--branch", branch);
-            const result = await ws.run(args, { env, timeoutMs: 120_000 });
+            const result = await ws.run(args, { env, timeoutMs: 120_000, mode: "subprocess" });
             if (expectOkOrBusy(args, result)) {
               const out = result.json();
               assertEquals(out.created, true, describe(args, result));
@@ -89,7 +89,7 @@ for (const busyMs of ["20000", "20"]) {
         const lister = async () => {
           while (!creatorsDone) {
             const args = ["list", "--all", "--json"];
-            const result = await ws.run(args, { env, timeoutMs: 120_000 });
+            const result = await ws.run(args, { env, timeoutMs: 120_000, mode: "subprocess" });
             if (expectOkOrBusy(args, result)) {
               assert(Array.isArray(result.json().snapshots), describe(args, result));
             } else busy.list++;
@@ -98,12 +98,12 @@ for (const busyMs of ["20000", "20"]) {
         const collector = async () => {
           while (!creatorsDone) {
             const forgetArgs = ["forget", "--keep-last", "2", "--json"];
-            const f = await ws.run(forgetArgs, { env, timeoutMs: 120_000 });
+            const f = await ws.run(forgetArgs, { env, timeoutMs: 120_000, mode: "subprocess" });
             if (expectOkOrBusy(forgetArgs, f)) {
               for (const id of f.json().forgotten as string[]) forgotten.add(id);
             } else busy.forget++;
             const gcArgs = ["gc", "--json"];
-            const g = await ws.run(gcArgs, { env, timeoutMs: 120_000 });
+            const g = await ws.run(gcArgs, { env, timeoutMs: 120_000, mode: "subprocess" });
             if (!expectOkOrBusy(gcArgs, g)) busy.gc++;
           }
         };
@@ -161,7 +161,7 @@ for (const busyMs of ["20000", "20"]) {
 
 async function timed(ws: TempWorkspace, args: string[], env: Record<string, string>) {
   const started = performance.now();
-  const result = await ws.run(args, { env });
+  const result = await ws.run(args, { env, mode: "subprocess" });
   return { result, ms: performance.now() - started };
 }
 
@@ -199,6 +199,7 @@ for (const mode of ["rollback journal", "WAL"] as const) {
           // Readers are not blocked by a writer.
           const list = await ws.run(["list", "--json"], {
             env: { CTXSNAP_BUSY_TIMEOUT_MS: "300" },
+            mode: "subprocess",
           });
           expectCode(["list"], list, 0);
           assertEquals(list.json().snapshots.length, 1);
@@ -244,7 +245,10 @@ Deno.test({
         );
         db.exec("BEGIN IMMEDIATE");
         for (const args of [["create", "-m", "blocked"], ["forget", "--keep-last", "1"], ["gc"]]) {
-          const result = await ws.run(args, { env: { CTXSNAP_BUSY_TIMEOUT_MS: "300" } });
+          const result = await ws.run(args, {
+            env: { CTXSNAP_BUSY_TIMEOUT_MS: "300" },
+            mode: "subprocess",
+          });
           expectCode(args, result, 6);
           assertCleanError(args, result);
         }

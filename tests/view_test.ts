@@ -9,7 +9,6 @@ import fc from "fast-check";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { buildTimelineFixture, type TimelineFixture, XSS } from "./_timeline_fixture.ts";
-import { main } from "../lib/cli/main.ts";
 import { IntegrityError, UsageError } from "../lib/encoding/errors.ts";
 import { Keyring } from "../lib/crypto/keyring.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
@@ -35,7 +34,7 @@ import {
 import { serveTimeline } from "../lib/view/serve.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { exists } from "./_util.ts";
-import { CLI, realDenoDir } from "./_cli.ts";
+import { CLI, realDenoDir, runCli } from "./_cli.ts";
 
 let shared: Promise<TimelineFixture> | null = null;
 /** One fixture for the whole file (built once, removed by the last test). */
@@ -56,24 +55,15 @@ async function storeData(
   }
 }
 
-/** Runs the CLI in-process with the fixture's config dir; returns status and output. */
+/** Runs the CLI (in-process, see `tests/_cli.ts`) in the fixture's workspace with its config dir. */
 async function cli(
   fx: TimelineFixture,
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const saved = Deno.env.get("CTXSNAP_CONFIG_DIR");
-  Deno.env.set("CTXSNAP_CONFIG_DIR", join(fx.root, "me-config"));
-  try {
-    const code = await main(["--store", fx.storeDir, ...args], (fd, text) => {
-      (fd === 1 ? out : err).push(text);
-    });
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    if (saved === undefined) Deno.env.delete("CTXSNAP_CONFIG_DIR");
-    else Deno.env.set("CTXSNAP_CONFIG_DIR", saved);
-  }
+  return await runCli(args, {
+    cwd: fx.workspace,
+    env: { HOME: fx.root, CTXSNAP_CONFIG_DIR: join(fx.root, "me-config") },
+  });
 }
 
 /** The text of the page's JSON data block, exactly as written. */

@@ -25,7 +25,7 @@ import { Keyring, readTrustedKeys, trustedKeysPath } from "../crypto/keyring.ts"
 import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
-import { cwd, getEnv } from "../runtime.ts";
+import { cwd, getEnv, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
 
 /** One option of a command, as `parseArgs` takes it plus help text. */
@@ -231,10 +231,11 @@ export async function trustPolicy(
   const useConfig = options.config ?? true;
   const keys = useConfig ? readTrustedKeys(trustedKeysPath(configDir())) : [];
   if (options.keysFile !== undefined) {
-    if (!fs.existsSync(options.keysFile)) {
+    const file = userPath(options.keysFile);
+    if (!fs.existsSync(file)) {
       throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(options.keysFile)}`);
     }
-    keys.push(...readTrustedKeys(options.keysFile));
+    keys.push(...readTrustedKeys(file));
   }
   let own: Identity | null = null;
   if (useConfig) own = await ownIdentityIfPresent();
@@ -249,7 +250,7 @@ export function readKeyArgument(value: string): Uint8Array {
   if (value.includes("-----BEGIN")) return parsePublicKey(value);
   let text: string;
   try {
-    text = fs.readFileSync(value, "utf8");
+    text = fs.readFileSync(userPath(value), "utf8");
   } catch {
     throw new UsageError(
       `Key ${JSON.stringify(value)} is neither 64 hex characters nor a readable PEM file`,
@@ -276,16 +277,32 @@ export function workingDir(): string {
   return cwd();
 }
 
+/**
+ * A path the user typed, made absolute against the working directory the
+ * command runs in (`-` stays `-`). Every user path goes through here before
+ * it reaches the library, so an in-process run resolves it like a real one.
+ */
+export function userPath(p: string): string {
+  return p === "-" ? p : path.resolve(cwd(), p);
+}
+
 /** Largest document read from a file or stdin by `--context` and friends. */
 export const MAX_INPUT_BYTES: number = 16 * 1024 * 1024;
 
 /** Reads a file, or stdin for `-`, refusing more than `maxBytes`. */
 export function readInput(pathOrDash: string, maxBytes: number = MAX_INPUT_BYTES): Uint8Array {
+  const given = pathOrDash === "-" ? viewStdin() : null;
+  if (given !== null) {
+    if (given.byteLength > maxBytes) {
+      throw new UsageError(`Standard input is larger than ${maxBytes} bytes`);
+    }
+    return given;
+  }
   const chunks: Uint8Array[] = [];
   let total = 0;
   let fd: number;
   try {
-    fd = pathOrDash === "-" ? 0 : fs.openSync(pathOrDash, "r");
+    fd = pathOrDash === "-" ? 0 : fs.openSync(userPath(pathOrDash), "r");
   } catch (error) {
     throw new NotFoundError(
       `Cannot open ${JSON.stringify(pathOrDash)}: ${(error as Error).message}`,

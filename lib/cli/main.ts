@@ -11,7 +11,7 @@
  * @module
  */
 import { UsageError } from "../encoding/errors.ts";
-import { getEnv, runtimeName } from "../runtime.ts";
+import { environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import { type Command, helpText, parseCommandArgs, workingDir } from "./command.ts";
 import { EXIT_TABLE, Output, type Writer } from "./output.ts";
@@ -100,8 +100,42 @@ function splitArgv(
   return { globals, name: argv[i], rest: argv.slice(i + 1) };
 }
 
-/** Runs the CLI with `argv`; returns the exit status. `write` overrides output (tests). */
-export async function main(argv: string[], write?: Writer): Promise<number> {
+/**
+ * How {@linkcode main} runs in-process (tests, and harnesses embedding the CLI):
+ * where output goes, and the environment, working directory and standard
+ * input it sees instead of the process's own (see `withProcessView`).
+ */
+export interface MainOptions {
+  /** Receives stdout (1) and stderr (2). */
+  write: Writer;
+  /** The whole environment the run sees (default: the process's). */
+  env?: Readonly<Record<string, string>>;
+  /** The working directory, absolute (default: the process's). */
+  cwd?: string;
+  /** Standard input's bytes (default: empty, with `env` or `cwd` given). */
+  stdin?: Uint8Array;
+}
+
+/**
+ * Runs the CLI with `argv`; returns the exit status. Pass a {@linkcode Writer}
+ * (or {@linkcode MainOptions}) to run in-process: output goes to it, and with
+ * `env`/`cwd` the run sees them instead of the process's own.
+ */
+export function main(argv: string[], options?: Writer | MainOptions): Promise<number> {
+  const opts: MainOptions | undefined = typeof options === "function"
+    ? { write: options }
+    : options;
+  if (opts === undefined || (opts.env === undefined && opts.cwd === undefined)) {
+    return run(argv, opts?.write);
+  }
+  return withProcessView({
+    env: opts.env ?? environment() as Record<string, string>,
+    cwd: opts.cwd ?? workingDir(),
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
+  }, () => run(argv, opts.write));
+}
+
+async function run(argv: string[], write: Writer | undefined): Promise<number> {
   const { globals, name, rest } = splitArgv(argv);
   const json = globals.includes("--json") || rest.includes("--json");
   const quiet = globals.includes("--quiet") || globals.includes("-q") || rest.includes("--quiet") ||

@@ -8,7 +8,7 @@
  * ```ts
  * import { Output } from "./output.ts";
  * const chunks: string[] = [];
- * const out = new Output({ json: true, write: (fd, text) => chunks.push(text) });
+ * const out = new Output({ json: true, write: (_fd, text) => chunks.push(String(text)) });
  * out.result({ ok: true }, () => "ok");
  * console.assert(JSON.parse(chunks.join("")).ok === true);
  * ```
@@ -18,11 +18,11 @@ import * as fs from "node:fs";
 import { CtxsnapError, EXIT_CODES, exitCodeOf } from "../encoding/errors.ts";
 import { getEnv, isTerminal } from "../runtime.ts";
 
-/** Where output goes; fd 1 is stdout, fd 2 is stderr. */
-export type Writer = (fd: 1 | 2, text: string) => void;
+/** Where output goes; fd 1 is stdout, fd 2 is stderr. Bytes only from {@linkcode Output.raw}. */
+export type Writer = (fd: 1 | 2, text: string | Uint8Array) => void;
 
-function defaultWrite(fd: 1 | 2, text: string): void {
-  const bytes = new TextEncoder().encode(text);
+function defaultWrite(fd: 1 | 2, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? new TextEncoder().encode(text) : text;
   let offset = 0;
   while (offset < bytes.byteLength) {
     try {
@@ -82,7 +82,7 @@ export class Output {
   }
 
   /** Writes raw text or bytes to stdout (publish to `-`, key export). */
-  raw(text: string): void {
+  raw(text: string | Uint8Array): void {
     this.write(1, text);
   }
 

@@ -14,7 +14,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import process from "node:process";
+import { environment } from "../runtime.ts";
 import type { GitAnchor } from "./body.ts";
 
 /** Result of one git invocation. */
@@ -32,7 +32,7 @@ export function runGit(cwd: string, args: string[]): GitRun {
   try {
     const result = spawnSync("git", args, {
       cwd,
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
+      env: { ...environment(), GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
       encoding: "utf8",
       maxBuffer: 256 * 1024 * 1024,
     });

@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 import type { Page } from "playwright-core";
 import { assert, assertEquals } from "../_assert.ts";
 import { buildTimelineFixture, type TimelineFixture, XSS } from "../_timeline_fixture.ts";
-import { main } from "../../lib/cli/main.ts";
+import { runCli } from "../_cli.ts";
 import { createSnapshot } from "../../lib/snapshot/create.ts";
 import { Store } from "../../lib/store/store.ts";
 import { serveTimeline } from "../../lib/view/serve.ts";
@@ -29,19 +29,11 @@ import { ARTIFACTS, launch, screenshot, type Watched, watchedPage } from "./_bro
 
 /** Writes the page of the fixture's store with `ctxsnap timeline --html` (in-process). */
 async function writePage(fx: TimelineFixture, file: string, extra: string[] = []): Promise<void> {
-  const saved = Deno.env.get("CTXSNAP_CONFIG_DIR");
-  Deno.env.set("CTXSNAP_CONFIG_DIR", join(fx.root, "me-config"));
-  try {
-    const err: string[] = [];
-    const code = await main(
-      ["--store", fx.storeDir, "timeline", "--html", file, ...extra],
-      (fd, text) => void (fd === 2 && err.push(text)),
-    );
-    assertEquals(code, 0, err.join(""));
-  } finally {
-    if (saved === undefined) Deno.env.delete("CTXSNAP_CONFIG_DIR");
-    else Deno.env.set("CTXSNAP_CONFIG_DIR", saved);
-  }
+  const run = await runCli(["timeline", "--html", file, ...extra], {
+    cwd: fx.workspace,
+    env: { HOME: fx.root, CTXSNAP_CONFIG_DIR: join(fx.root, "me-config") },
+  });
+  assertEquals(run.code, 0, run.stderr);
 }
 
 /** Row order of the fixture, newest first. */

@@ -3,7 +3,16 @@
  * @module
  */
 import { UsageError } from "../../encoding/errors.ts";
-import { type Command, flag, identity, list, openStore, short, trustPolicy } from "../command.ts";
+import {
+  type Command,
+  flag,
+  identity,
+  list,
+  openStore,
+  short,
+  trustPolicy,
+  userPath,
+} from "../command.ts";
 
 /** The `import` command. */
 export const importCommand: Command = {
@@ -35,10 +44,15 @@ export const importCommand: Command = {
     const store = openStore(ctx);
     try {
       const { importFile } = await import("../../share/import.ts");
-      const result = await importFile(store, source, await trustPolicy(list(parsed, "trust")), {
-        allowUntrusted: flag(parsed, "allow-untrusted"),
-        onProgress: (done, total) => ctx.out.progress("importing", done, total),
-      });
+      const result = await importFile(
+        store,
+        userPath(source),
+        await trustPolicy(list(parsed, "trust")),
+        {
+          allowUntrusted: flag(parsed, "allow-untrusted"),
+          onProgress: (done, total) => ctx.out.progress("importing", done, total),
+        },
+      );
       const p = result.report.primary;
       ctx.out.result({
         primary: p.id,

@@ -5,7 +5,7 @@
 import { UsageError } from "../../encoding/errors.ts";
 import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { isTerminal } from "../../runtime.ts";
-import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { type Command, flag, intOption, openStore, short, str, userPath } from "../command.ts";
 
 /** The `publish` command. */
 export const publish: Command = {
@@ -36,7 +36,7 @@ export const publish: Command = {
       throw new UsageError("use --history N or --all, not both");
     }
     const history = flag(parsed, "all") ? "all" as const : n ?? 0;
-    const { fdWriter, planPublish, publishToFile, writePublished } = await import(
+    const { planPublish, publishToFile, writePublished } = await import(
       "../../share/publish.ts"
     );
     const store = openStore(ctx, { readOnly: true });
@@ -51,13 +51,13 @@ export const publish: Command = {
             hint: "redirect stdout to a file or a pipe, or use --out FILE",
           });
         }
-        writePublished(store, plan, fdWriter(1));
+        writePublished(store, plan, (chunk) => ctx.out.raw(chunk));
         return 0;
       }
       const result = publishToFile(
         store,
         id,
-        out === undefined ? { ...options, dir: ctx.cwd } : { ...options, file: out },
+        out === undefined ? { ...options, dir: ctx.cwd } : { ...options, file: userPath(out) },
       );
       ctx.out.result(
         result,

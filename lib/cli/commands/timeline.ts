@@ -4,7 +4,6 @@
  * verified published snapshot or bundle.
  * @module
  */
-import * as path from "node:path";
 import { NotFoundError, quote, UntrustedError, UsageError } from "../../encoding/errors.ts";
 import { writeFileAtomic } from "../../fs/atomic.ts";
 import { listBranches, listSnapshots, selection } from "../../snapshot/timeline.ts";
@@ -18,6 +17,7 @@ import {
   type Parsed,
   str,
   trustPolicy,
+  userPath,
 } from "../command.ts";
 import { fileTrust } from "./verify.ts";
 
@@ -63,7 +63,7 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
     ) {
       throw new UsageError("--session, --branch and --all select from the store, not from a file");
     }
-    return timelineFromFile(file, await fileTrust(list(parsed, "trust"), keysFile));
+    return timelineFromFile(userPath(file), await fileTrust(list(parsed, "trust"), keysFile));
   }
   const store = openStore(ctx, { readOnly: true });
   try {
@@ -121,7 +121,7 @@ export const timeline: Command = {
     const page = renderPage(data);
     const bytes = new TextEncoder().encode(page).byteLength;
     if (out === "-") ctx.out.raw(page);
-    else writeFileAtomic(path.resolve(ctx.cwd, out), page);
+    else writeFileAtomic(userPath(out), page);
     const v = data.verification;
     if (out !== "-") {
       ctx.out.result(

@@ -17,6 +17,7 @@ import {
   short,
   str,
   trustPolicy,
+  userPath,
 } from "../command.ts";
 import { EXIT_CODES, NotFoundError } from "../../encoding/errors.ts";
 
@@ -38,7 +39,7 @@ function looksLikeFile(arg: string): boolean {
 /** The trust policy for a file: like `trustPolicy`, but works without a config dir (offline). */
 export async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
   const options = keysFile === undefined ? {} : { keysFile };
-  if (keysFile !== undefined && !fs.existsSync(keysFile)) {
+  if (keysFile !== undefined && !fs.existsSync(userPath(keysFile))) {
     throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(keysFile)}`);
   }
   try {
@@ -59,7 +60,7 @@ async function verifyFileCommand(
 ): Promise<number> {
   const { verifyFile } = await import("../../share/verify_file.ts");
   const report = await verifyFile(
-    source,
+    userPath(source),
     await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
   );
   const b = report.primary.body;
