@@ -690,19 +690,7 @@ if (want("timeline")) {
 
   // Time to first render in headless Chromium, from navigation start.
   const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  type Browser = Awaited<ReturnType<typeof chromium.launch>>;
   /**
    * Loads `file` in a fresh context (its own renderer process) and returns when
    * the first render reached the screen (ms from navigation start), when the DOM
@@ -710,7 +698,10 @@ if (want("timeline")) {
    * `ProcessTime` metric, which other load on the machine inflates much less than
    * wall time).
    */
-  const load = async (file: string): Promise<{ painted: number; built: number; cpu: number }> => {
+  const load = async (
+    browser: Browser,
+    file: string,
+  ): Promise<{ painted: number; built: number; cpu: number }> => {
     const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
     try {
       const tab = await context.newPage();
@@ -743,36 +734,69 @@ if (want("timeline")) {
     emptyPage,
     `<!DOCTYPE html><title>empty</title><p>empty</p><script>performance.mark("ctxsnap-rendered")</script>`,
   );
-  const runs = {
-    page: [] as { painted: number; built: number; cpu: number }[],
-    empty: [] as number[],
-  };
-  try {
-    for (let i = -1; i < RUNS; i++) {
-      const one = await load(page);
-      const empty = await load(emptyPage);
-      if (i < 0) continue;
-      runs.page.push(one);
-      runs.empty.push(empty.cpu);
+  /** Medians over RUNS loads (after a warm-up) in a browser started from `executable`. */
+  const renders = async (executable: string) => {
+    const browser = await chromium.launch({
+      executablePath: executable,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    const page_: { painted: number; built: number; cpu: number }[] = [];
+    const empty: number[] = [];
+    try {
+      for (let i = -1; i < RUNS; i++) {
+        const one = await load(browser, page);
+        const blank = await load(browser, emptyPage);
+        if (i < 0) continue;
+        page_.push(one);
+        empty.push(blank.cpu);
+      }
+    } finally {
+      await browser.close();
     }
-  } finally {
-    await browser.close();
+    return {
+      painted: median(page_.map((r) => r.painted)),
+      built: median(page_.map((r) => r.built)),
+      cpu: median(page_.map((r) => r.cpu)),
+      emptyCpu: median(empty),
+    };
+  };
+  const loadavg = async () => (await Deno.readTextFile("/proc/loadavg")).split(" ")[0];
+  const plain = await renders("/usr/bin/chromium");
+  console.log(
+    `  time to first render in headless Chromium: ${fmt(plain.painted)} on screen (DOM built at ${
+      fmt(plain.built)
+    }); target < 1 s: ${plain.painted < 1000 ? "met" : "NOT met"}; load average ${await loadavg()}`,
+  );
+  console.log(
+    `  renderer CPU by then: ${fmt(plain.cpu)}, of which ${fmt(plain.cpu - plain.emptyCpu)} ` +
+      `beyond an empty page (${fmt(plain.emptyCpu)})`,
+  );
+  // On a machine shared with other jobs, the same with the browser ahead of them (nice -10).
+  let niced: Awaited<ReturnType<typeof renders>> | null = null;
+  if ((await run(["nice", "-n", "-10", "true"], { check: false })).stderr === "") {
+    const wrapper = `${root}/chromium-nice`;
+    await Deno.writeTextFile(wrapper, `#!/bin/sh\nexec nice -n -10 /usr/bin/chromium "$@"\n`);
+    await Deno.chmod(wrapper, 0o755);
+    niced = await renders(wrapper);
+    console.log(
+      `  the same with the browser at nice -10: ${fmt(niced.painted)} on screen (DOM built at ${
+        fmt(niced.built)
+      }); target < 1 s: ${
+        niced.painted < 1000 ? "met" : "NOT met"
+      }; load average ${await loadavg()}`,
+    );
   }
-  const first = median(runs.page.map((r) => r.painted));
-  const built = median(runs.page.map((r) => r.built));
-  const cpu = median(runs.page.map((r) => r.cpu));
-  const emptyCpu = median(runs.empty);
-  console.log(
-    `  time to first render in headless Chromium: ${fmt(first)} on screen (DOM built at ${
-      fmt(built)
-    }); target < 1 s: ${first < 1000 ? "met" : "NOT met"}`,
-  );
-  console.log(
-    `  renderer CPU by then: ${fmt(cpu)}, of which ${fmt(cpu - emptyCpu)} beyond an empty page ` +
-      `(${fmt(emptyCpu)}); load average now ${
-        (await Deno.readTextFile("/proc/loadavg")).split(" ")[0]
-      }\n`,
-  );
+  console.log();
+  const first = plain.painted;
   results.timeline = {
     snapshots: parsed.snapshots.length,
     page_bytes: size,
@@ -780,9 +804,10 @@ if (want("timeline")) {
     timeline_html_ms: times.ctxsnap.wall,
     git_log_ms: times.git.wall,
     first_render_ms: first,
-    dom_built_ms: built,
-    renderer_cpu_ms: cpu,
-    empty_page_renderer_cpu_ms: emptyCpu,
+    dom_built_ms: plain.built,
+    renderer_cpu_ms: plain.cpu,
+    empty_page_renderer_cpu_ms: plain.emptyCpu,
+    first_render_niced_ms: niced?.painted ?? null,
   };
 }
 

@@ -240,10 +240,12 @@ function renderList() {
   shown = { from: 0, to: 0 };
   renderWindow(true);
 }
+// The scroll position is tracked from scroll events and the viewport height
+// taken from the window, so rendering never forces a synchronous layout.
+let viewTop = 0;
 function renderWindow(force) {
-  const box = $("timeline");
-  const from = Math.max(0, Math.floor(box.scrollTop / ROW) - OVERSCAN);
-  const to = Math.min(visible.length, Math.ceil((box.scrollTop + (box.clientHeight || 800)) / ROW) + OVERSCAN);
+  const from = Math.max(0, Math.floor(viewTop / ROW) - OVERSCAN);
+  const to = Math.min(visible.length, Math.ceil((viewTop + window.innerHeight) / ROW) + OVERSCAN);
   if (!force && from === shown.from && to === shown.to) return;
   shown = { from, to };
   const frag = document.createDocumentFragment();
@@ -264,6 +266,7 @@ function onScroll() {
   scrollQueued = true;
   requestAnimationFrame(() => {
     scrollQueued = false;
+    viewTop = $("timeline").scrollTop;
     renderWindow(false);
   });
 }
@@ -283,9 +286,18 @@ function select(i, keepDetail) {
   state.idx = i;
   state.selId = visible[i].id;
   const box = $("timeline");
-  const top = i * ROW, view = box.clientHeight || 800;
-  if (top < box.scrollTop) box.scrollTop = top;
-  else if (top + ROW > box.scrollTop + view) box.scrollTop = top + ROW - view;
+  const top = i * ROW;
+  let want = viewTop;
+  if (top < viewTop) want = top;
+  // The list fills the window below the header: a row in the top half of the
+  // window is in view without asking for the list's height (which would force a layout).
+  else if (top + ROW > viewTop + window.innerHeight / 2 && top + ROW > viewTop + box.clientHeight) {
+    want = top + ROW - box.clientHeight;
+  }
+  if (want !== viewTop) {
+    box.scrollTop = want;
+    viewTop = box.scrollTop;
+  }
   renderWindow(false);
   const li = $("row-" + i);
   li.classList.add("sel");
