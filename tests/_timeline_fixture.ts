@@ -117,7 +117,17 @@ export async function buildTimelineFixture(): Promise<TimelineFixture> {
     switchBranch(store, "main");
     await Deno.remove(join(workspace, "exp.txt"));
     await write(workspace, { "a.txt": `hello\n${XSS.script}\nworld\nagain\n` });
-    const main2 = await createSnapshot(store, me, { reason: "back on main" });
+    const main2 = await createSnapshot(store, me, {
+      reason: "back on main",
+      context: {
+        roi: {
+          input_tokens: 100,
+          output_tokens: 40,
+          tokens_saved: 60,
+          compression_rate_ppm: 400000,
+        },
+      },
+    });
     const restored = await restoreSnapshot(store, me, first.id, { force: true });
 
     // Bob publishes his own work; we import it without trusting him.

@@ -181,6 +181,10 @@ Deno.test("timelineFromStore: lanes, forks, restores, imports, trust and verdict
     fx.ids.bob,
   ]);
   assertEquals(byId.get(fx.ids.restore)!.reverted_to, fx.ids.first);
+  assertEquals(byId.get(fx.ids.main2)!.slices, {
+    roi: { input_tokens: 100, output_tokens: 40, tokens_saved: 60, compression_rate_ppm: 400000 },
+  });
+  assertEquals(byId.get(fx.ids.first)!.slices, null);
   assertEquals(byId.get(fx.ids.experiment)!.lane, "main/experiment");
   assertEquals(byId.get(fx.ids.bob)!.lane, `main/imported/${fx.bob.keyId}`);
   assert(byId.get(fx.ids.bob)!.imported);

@@ -244,7 +244,7 @@ export async function trustPolicy(
   return keyring;
 }
 
-/** Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM file. */
+/** Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM or hex file. */
 export function readKeyArgument(value: string): Uint8Array {
   if (/^[0-9a-fA-F]{64}$/.test(value)) return parsePublicKey(value.toLowerCase());
   if (value.includes("-----BEGIN")) return parsePublicKey(value);
@@ -260,7 +260,9 @@ export function readKeyArgument(value: string): Uint8Array {
       },
     );
   }
-  return parsePublicKey(text.trim());
+  const trimmed = text.trim();
+  // A lean-ctx public key file may hold the hex key in either case.
+  return parsePublicKey(/^[0-9a-fA-F]{64}$/.test(trimmed) ? trimmed.toLowerCase() : trimmed);
 }
 
 async function ownIdentityIfPresent(): Promise<Identity | null> {

@@ -471,8 +471,9 @@ function renderDetail(s) {
   box.appendChild(changesCard(s));
   box.appendChild(skippedCard(s));
 
-  const more = card("Facets, cursors and extensions");
-  more.appendChild(json({ facets: s.facets, cursors: s.cursors, extensions: c.extensions, source: s.source }));
+  const more = card(s.slices ? "Facets, cursors, extensions and slices" : "Facets, cursors and extensions");
+  more.appendChild(json(Object.assign({ facets: s.facets, cursors: s.cursors, extensions: c.extensions, source: s.source },
+    s.slices ? { slices: s.slices } : {})));
   box.appendChild(more);
 }
 

@@ -3,7 +3,7 @@
  * page shows, built from a store (all sessions, one session, or one branch)
  * or from a verified published snapshot or bundle. It is the JSON embedded in
  * the page written by `ctxsnap timeline --html` and served by `ctxsnap serve`
- * (`docs/FORMAT.md` §12).
+ * (`docs/FORMAT.md` §13).
  *
  * The view layer sits above `share` and below `cli`: encoding → crypto → fs →
  * store → snapshot → restore → share → view → cli.
@@ -49,10 +49,12 @@ import type { Store } from "../store/store.ts";
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";
 import type {
   GitAnchor,
+  SnapshotBody,
   SnapshotContext,
   SnapshotCursors,
   WorkspaceRef,
 } from "../snapshot/body.ts";
+import { SLICE_FIELDS } from "../snapshot/slices.ts";
 import { diffTrees, entryMap } from "../snapshot/diff.ts";
 import { checkEnvelope, type Envelope } from "../snapshot/envelope.ts";
 import { diffText, type Hunk } from "../snapshot/text_diff.ts";
@@ -143,6 +145,8 @@ export interface ViewSnapshot {
   cursors: SnapshotCursors | null;
   /** Recovery facets. */
   facets: Record<string, JsonValue>;
+  /** The body's `roi`, `lineage` and `ledger` slices that are present, or null when none is. */
+  slices: Record<string, JsonValue> | null;
   /** Git anchor. */
   git: GitAnchor | null;
   /** Workspace summary from the body. */
@@ -299,6 +303,15 @@ interface Input {
 }
 
 const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
+
+function slicesOf(body: SnapshotBody): Record<string, JsonValue> | null {
+  const found: Record<string, JsonValue> = {};
+  for (const field of SLICE_FIELDS) {
+    const value = (body as unknown as Record<string, JsonValue | undefined>)[field];
+    if (value !== undefined) found[field] = value;
+  }
+  return Object.keys(found).length > 0 ? found : null;
+}
 
 function emptyContext(): SnapshotContext {
   return {
@@ -794,6 +807,7 @@ async function assemble(
       context: body?.context ?? emptyContext(),
       cursors: body?.cursors ?? null,
       facets: (body?.facets ?? {}) as unknown as Record<string, JsonValue>,
+      slices: body === null ? null : slicesOf(body),
       git: body?.git ?? null,
       workspace: body?.workspace ?? null,
       tree: treeId !== null && tree !== null ? treeId : null,

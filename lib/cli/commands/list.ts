@@ -11,7 +11,38 @@ import {
   selection,
   type SnapshotRow,
 } from "../../snapshot/timeline.ts";
+import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
+import type { Store } from "../../store/store.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { escapeText } from "./_leanctx.ts";
+
+/** List items of stored lean-ctx snapshots; the task stands in for the reason. */
+async function leanCtxItems(store: Store, rows: LeanCtxRow[]) {
+  const { readLeanCtx } = await import("../../share/leanctx_store.ts");
+  return rows.map((row) => {
+    let lean = null;
+    try {
+      lean = readLeanCtx(store, row.id).snapshot;
+    } catch {
+      lean = null;
+    }
+    return {
+      id: row.id,
+      format: "lean-ctx",
+      created_at: lean?.created_at ?? row.created_at,
+      session: row.session,
+      branch: row.branch,
+      parent: lean?.parent_id ?? null,
+      reason: lean?.session?.task ?? null,
+      files: null,
+      bytes: null,
+      git_commit: lean?.git.commit ?? null,
+      key_id: row.key_id,
+      imported: true,
+      readable: lean !== null,
+    };
+  });
+}
 
 /** The `list` command. */
 export const list: Command = {
@@ -29,20 +60,26 @@ export const list: Command = {
     limit: { type: "string", arg: "N", help: "show at most N snapshots" },
   },
   positionals: 0,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {
       const limit = intOption(parsed, "limit", 1, 1_000_000);
       let rows: SnapshotRow[];
+      let leanRows: LeanCtxRow[];
       if (flag(parsed, "all")) {
         rows = listSnapshots(store, limit === undefined ? {} : { limit });
+        leanRows = leanCtxRows(store, {});
       } else {
         const sel = selection(store, str(parsed, "session"), str(parsed, "branch"));
         const chain = branchChain(store, sel.session, sel.branch);
         rows = (limit === undefined ? chain : chain.slice(0, limit))
           .map((id) => getSnapshotRow(store, id)!)
           .filter((row) => row !== null);
+        leanRows = leanCtxRows(store, { session: sel.session, branch: sel.branch });
       }
+      // lean-ctx snapshots (imported as themselves) follow, newest import first.
+      if (limit !== undefined) leanRows = leanRows.slice(0, Math.max(0, limit - rows.length));
+      const leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
       const items = rows.map((row) => {
         let envelope: Envelope | null = null;
         try {
@@ -53,6 +90,7 @@ export const list: Command = {
         const b = envelope?.body;
         return {
           id: row.id,
+          format: "ctxsnap",
           created_at: row.created_at,
           session: row.session,
           branch: row.branch,
@@ -66,19 +104,26 @@ export const list: Command = {
           readable: envelope !== null,
         };
       });
-      ctx.out.result({ snapshots: items }, () => {
-        if (items.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
-        return items.map((item) =>
+      const all = [...items, ...leanItems];
+      ctx.out.result({ snapshots: all }, () => {
+        if (all.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
+        return all.map((item) =>
           [
             short(item.id),
             item.created_at.replace("T", " ").slice(0, 19),
             `${item.session}/${item.branch}`,
-            item.files === null ? "no workspace" : `${item.files} files`,
-            item.readable ? (item.reason || "-") : "(unreadable envelope: run `ctxsnap verify`)",
+            item.format === "lean-ctx"
+              ? "lean-ctx"
+              : item.files === null
+              ? "no workspace"
+              : `${item.files} files`,
+            item.readable
+              ? (escapeText(item.reason ?? "") || "-")
+              : "(unreadable: run `ctxsnap verify`)",
           ].join("  ")
         ).join("\n");
       });
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

@@ -3,19 +3,73 @@
  * @module
  */
 import { UsageError } from "../../encoding/errors.ts";
-import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { isTerminal } from "../../runtime.ts";
-import { type Command, flag, intOption, openStore, short, str, userPath } from "../command.ts";
+import type { ResolvedId } from "../../share/leanctx_store.ts";
+import type { Store } from "../../store/store.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  identity,
+  intOption,
+  openStore,
+  short,
+  str,
+  userPath,
+} from "../command.ts";
+
+/** `publish --format lean-ctx`: the lean-ctx file, signed with this machine's key when needed. */
+async function publishLeanCtx(
+  ctx: CommandContext,
+  store: Store,
+  target: ResolvedId,
+  out: string | undefined,
+): Promise<number> {
+  const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
+  const { writeFileAtomic } = await import("../../fs/atomic.ts");
+  const path = await import("node:path");
+  const made = await exportLeanCtx(store, await identity(), target);
+  if (out === "-") {
+    ctx.out.raw(made.text);
+    return 0;
+  }
+  const file = path.resolve(ctx.cwd, out ?? made.fileName);
+  writeFileAtomic(file, made.text, { mode: 0o644 });
+  const sig = made.snapshot.signature!;
+  const { keyIdOf } = await import("../../crypto/ed25519.ts");
+  const { fromHex } = await import("../../encoding/hex.ts");
+  const keyId = keyIdOf(fromHex(sig.public_key, 32));
+  ctx.out.result(
+    {
+      path: file,
+      format: "lean-ctx",
+      kind: "lean-ctx",
+      id: made.snapshot.snapshot_id,
+      source: target.id,
+      source_format: target.format,
+      bytes: new TextEncoder().encode(made.text).length,
+      signer: { public_key: sig.public_key, key_id: keyId },
+      signed_now: made.signedNow,
+    },
+    () =>
+      `Wrote ${file}\n  lean-ctx snapshot ${short(made.snapshot.snapshot_id)} (from ${
+        target.format === "lean-ctx" ? "lean-ctx" : "ctxsnap"
+      } ${short(target.id)}), ${made.signedNow ? "signed by" : "keeps its signature by"} ${keyId}`,
+  );
+  return 0;
+}
 
 /** The `publish` command. */
 export const publish: Command = {
   name: "publish",
   summary: "write a snapshot to a portable, verifiable file",
-  usage: "publish ID [--out FILE|-] [--with-workspace] [--history N|--all]",
+  usage:
+    "publish ID [--out FILE|-] [--with-workspace] [--history N|--all]\npublish ID --format lean-ctx [--out FILE|-]",
   examples: [
     "ctxsnap publish 3f2a                      # 3f2a….ctxsnapshot.json: the signed envelope, no file content",
     "ctxsnap publish 3f2a --with-workspace     # 3f2a….ctxbundle: envelope, tree and every file",
     "ctxsnap publish 3f2a --with-workspace --out - | ssh host ctxsnap import -",
+    "ctxsnap publish 3f2a --format lean-ctx   # <lean-ctx id12>.ctxsnapshot.json for `lean-ctx snapshot import`",
   ],
   options: {
     out: {
@@ -26,6 +80,12 @@ export const publish: Command = {
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
+    format: {
+      type: "string",
+      arg: "FORMAT",
+      help:
+        "ctxsnap (default) or lean-ctx: a lean-ctx CONTEXT_SNAPSHOT_V1 file signed with your key",
+    },
   },
   positionals: 1,
   async run(ctx, parsed) {
@@ -39,9 +99,28 @@ export const publish: Command = {
     const { planPublish, publishToFile, writePublished } = await import(
       "../../share/publish.ts"
     );
+    const format = str(parsed, "format");
+    if (format !== undefined && format !== "ctxsnap" && format !== "lean-ctx") {
+      throw new UsageError(`--format takes ctxsnap or lean-ctx, not ${JSON.stringify(format)}`);
+    }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = resolveSnapshotId(store, prefix);
+      const { resolveAnyId } = await import("../../share/leanctx_store.ts");
+      const target = resolveAnyId(store, prefix);
+      if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
+        if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
+          throw new UsageError(
+            "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
+          );
+        }
+        return await publishLeanCtx(ctx, store, target, str(parsed, "out"));
+      }
+      if (target.format === "lean-ctx") {
+        throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
+          hint: "publish it as itself with --format lean-ctx",
+        });
+      }
+      const id = target.id;
       const options = { withWorkspace: flag(parsed, "with-workspace"), history };
       const out = str(parsed, "out");
       if (out === "-") {

@@ -7,7 +7,6 @@ import type { RestorePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
-import { resolveSnapshotId } from "../../snapshot/timeline.ts";
 import type { Output } from "../output.ts";
 import {
   type Command,
@@ -122,6 +121,68 @@ function report(out: Output, result: RestoreResult): void {
   });
 }
 
+/** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
+async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string): Promise<number> {
+  for (const option of ["workspace", "force"]) {
+    if (flag(parsed, option)) {
+      throw new UsageError(
+        `--${option} does not apply to a lean-ctx snapshot (it has no workspace)`,
+        {
+          hint: "restore its session (the default) and, with --git, its git anchor",
+        },
+      );
+    }
+  }
+  const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
+  const { escapeText } = await import("./_leanctx.ts");
+  const signer = await identity();
+  const store = openStore(ctx);
+  try {
+    const result = await restoreLeanCtx(store, signer, id, {
+      git: flag(parsed, "git"),
+      dryRun: flag(parsed, "dry-run"),
+      ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
+    });
+    const m = result.merge;
+    ctx.out.result({
+      target: result.target,
+      format: "lean-ctx",
+      dry_run: result.dryRun,
+      session_merged: result.sessionMerged,
+      task: m.task,
+      progress_pct: m.progressPct,
+      decisions_added: m.decisionsAdded,
+      files_added: m.filesAdded,
+      git_commit: result.gitCommit,
+      operation: result.operation,
+      snapshot: result.snapshot,
+    }, () => {
+      const lines = [
+        result.dryRun
+          ? `plan to restore lean-ctx ${short(result.target)} (dry run, nothing changed):`
+          : `restored lean-ctx ${short(result.target)}; recorded as ${short(result.snapshot)}`,
+      ];
+      if (!result.sessionMerged) lines.push("  no session slice to merge");
+      else {
+        if (m.task !== null) lines.push(`  task       ${escapeText(m.task)}`);
+        if (m.progressPct !== null) lines.push(`  progress   ${m.progressPct}%`);
+        lines.push(
+          `  ${m.decisionsAdded.length} decision(s) and ${m.filesAdded.length} file(s) added to the live session`,
+        );
+      }
+      if (result.gitCommit !== null) {
+        lines.push(
+          `  ${result.dryRun ? "would check out" : "checked out"} ${result.gitCommit} (detached)`,
+        );
+      }
+      return lines.join("\n");
+    });
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
 /** The `restore` command. */
 export const restore: Command = {
   name: "restore",
@@ -132,15 +193,25 @@ export const restore: Command = {
     "ctxsnap restore 3f2a                    # files and session",
     "ctxsnap restore 3f2a --session          # only merge the session state",
     "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
+    "ctxsnap restore 3707b221 --git          # a lean-ctx snapshot: merge its session, check out its commit",
   ],
   options: RESTORE_OPTIONS,
   positionals: 1,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
     if (prefix === undefined) {
       throw new UsageError("restore needs a snapshot ID", { hint: "ctxsnap list" });
     }
-    return runRestore(ctx, parsed, (store) => resolveSnapshotId(store, prefix));
+    const { resolveAnyId } = await import("../../share/leanctx_store.ts");
+    const probe = openStore(ctx, { readOnly: true });
+    let target;
+    try {
+      target = resolveAnyId(probe, prefix);
+    } finally {
+      probe.close();
+    }
+    if (target.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, target.id);
+    return runRestore(ctx, parsed, () => target.id);
   },
 };
 
