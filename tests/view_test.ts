@@ -35,6 +35,7 @@ import { serveTimeline } from "../lib/view/serve.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { exists } from "./_util.ts";
 import { CLI, realDenoDir, runCli } from "./_cli.ts";
+import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 
 let shared: Promise<TimelineFixture> | null = null;
 /** One fixture for the whole file (built once, removed by the last test). */
@@ -303,6 +304,38 @@ Deno.test("an envelope altered in the index is shown as not verified", async () 
     const run = await cli(fx, ["timeline", "--html", join(fx.root, "t.html")]);
     assertEquals(run.code, 0, "the store's page is still written");
     assert(run.stderr.includes("1 snapshot(s) do not verify"), run.stderr);
+  } finally {
+    await fx.cleanup();
+  }
+});
+
+Deno.test("a corrupt file content is reported, never diffed (page note; serve answers 500)", async () => {
+  const fx = await buildTimelineFixture();
+  try {
+    const before = await storeData(fx);
+    const hostile = before.snapshots.find((x) => x.id === fx.ids.hostile)!;
+    const blob = resolveTree(before, hostile.tree!).get("a.txt")![2];
+    const oldBlob = resolveTree(before, hostile.parent_tree!).get("a.txt")![2];
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(join(fx.storeDir, "index.db"));
+    const bytes = readObjectBytes(db, blob).slice();
+    bytes[0] = bytes[0]! ^ 0x01;
+    writeObjectBytes(db, blob, bytes);
+    db.close();
+    const data = await storeData(fx);
+    assertEquals(data.diffs[diffKey(oldBlob, blob)]!.status, "unavailable");
+    assert(data.notes.some((n) => n.startsWith(`file content ${blob}:`)), data.notes.join("\n"));
+    const store = Store.open(fx.storeDir, { readOnly: true });
+    const server = await serveTimeline(store, { kind: "session", session: "main" }, fx.trust);
+    try {
+      const res = await fetch(`${server.url}api/diff?key=${oldBlob}..${blob}`);
+      const body = await res.json();
+      assertEquals([res.status, body.error.code], [500, "failure"]);
+      assert(body.error.message.includes(blob), body.error.message);
+    } finally {
+      await server.close();
+      store.close();
+    }
   } finally {
     await fx.cleanup();
   }

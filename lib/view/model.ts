@@ -401,8 +401,10 @@ export function storeContent(store: Store, notes?: string[], cache?: TreeCache):
       try {
         return store.readBlob(id);
       } catch (error) {
-        if (error instanceof CtxsnapError) return null;
-        throw error;
+        if (!(error instanceof CtxsnapError)) throw error;
+        // Missing content is normal (envelope-only imports); corrupt content is reported.
+        if (!(error instanceof NotFoundError)) notes?.push(`file content ${id}: ${error.message}`);
+        return null;
       }
     },
   };

@@ -46,7 +46,7 @@
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
-import { CtxsnapError, exitCodeOf, quote, UsageError } from "../encoding/errors.ts";
+import { CtxsnapError, exitCodeOf, IntegrityError, quote, UsageError } from "../encoding/errors.ts";
 import { isHex, toHex } from "../encoding/hex.ts";
 import { restoreSnapshot } from "../restore/restore.ts";
 import type { Signer } from "../snapshot/envelope.ts";
@@ -297,7 +297,10 @@ export async function serveTimeline(
         };
         const oldBlob = side(key.old);
         const newBlob = side(key.new);
-        return sendJson(res, 200, fileDiff(storeContent(store), oldBlob, newBlob, data.limits));
+        const problems: string[] = [];
+        const diff = fileDiff(storeContent(store, problems), oldBlob, newBlob, data.limits);
+        if (problems.length > 0) throw new IntegrityError(problems.join("; "));
+        return sendJson(res, 200, diff);
       }
       if (route === "api/restore-preview" && only("id")) {
         const id = url.searchParams.get("id") ?? "";
