@@ -34,7 +34,7 @@ import {
 import { serveTimeline } from "../lib/view/serve.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { exists } from "./_util.ts";
-import { CLI, realDenoDir, runCli } from "./_cli.ts";
+import { CLI, realDenoDir, runCli, withStore } from "./_cli.ts";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 
 let shared: Promise<TimelineFixture> | null = null;
@@ -450,6 +450,8 @@ Deno.test("timeline --html: the store, a branch, stdout, and usage errors", asyn
   }
   const missing = await cli(fx, ["timeline", "--html", out, "--branch", "nope"]);
   assertEquals(missing.code, 4, missing.stderr);
+  const noSession = await cli(fx, ["timeline", "--html", out, "--session", "nope"]);
+  assertEquals(noSession.code, 4, noSession.stderr);
   const all = await cli(fx, ["timeline", "--html", out, "--all", "--json"]);
   assertEquals(JSON.parse(all.stdout).source.scope, "all");
 });
@@ -472,6 +474,16 @@ Deno.test("TreeCache keeps trees up to its entry limit, dropping the oldest firs
   assertEquals([cache.get("a"), !!cache.get("b"), !!cache.get("c")], [undefined, true, true]);
   cache.set("huge", tree(20));
   assertEquals(cache.get("huge"), undefined, "a tree over the limit is not kept");
+});
+
+Deno.test("timeline --html of a new, empty store writes a page with no snapshots", async () => {
+  await withStore(async (ws) => {
+    const run = await ws.run(["timeline", "--html", "empty.html", "--json"]);
+    assertEquals(run.code, 0, run.stderr);
+    assertEquals(run.json().snapshots, 0);
+    const data = JSON.parse(dataBlock(await Deno.readTextFile(join(ws.path, "empty.html"))));
+    assertEquals([data.snapshots, data.branches], [[], []]);
+  });
 });
 
 Deno.test("parseDiffKey accepts blob pairs only", () => {

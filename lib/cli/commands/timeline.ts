@@ -36,8 +36,10 @@ export function storeScope(
   }
   const sel = selection(store, session, branch);
   const branches = listBranches(store, sel.session);
+  // The current session may be empty (a new store); a session asked for by name must exist.
   if (
-    branches.length === 0 && listSnapshots(store, { session: sel.session, limit: 1 }).length === 0
+    session !== undefined && branches.length === 0 &&
+    listSnapshots(store, { session: sel.session, limit: 1 }).length === 0
   ) {
     throw new NotFoundError(`No session ${quote(sel.session)}`, {
       hint: "list sessions with `ctxsnap session list`, or use --all",
