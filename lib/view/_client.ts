@@ -188,10 +188,12 @@ function rowEl(s, r) {
   return li;
 }
 
-// The graph is one SVG of a few paths (one per class); the rows are windowed:
-// only those near the viewport exist, absolutely placed in a list as tall as all.
+// The rows and the graph are windowed: only rows near the viewport exist,
+// absolutely placed in a list as tall as all of them, and the graph draws only
+// the nodes and edges that cross those rows, as one SVG path per class.
 const OVERSCAN = 30;
 let shown = { from: 0, to: 0 };
+let graph = { edges: [], nodes: [] };
 function renderList() {
   const rows = $("rows"), g = $("graph");
   const pos = new Map();
@@ -204,41 +206,47 @@ function renderList() {
   rows.style.height = visible.length * ROW + "px";
   const x = (s) => LANE / 2 + 2 + laneOf(s.lane) * LANE;
   const y = (r) => r * ROW + ROW / 2;
-  const edges = new Map(), nodes = new Map();
-  const add = (map, cls, d) => {
-    if (!map.has(cls)) map.set(cls, []);
-    map.get(cls).push(d);
-  };
+  // Each item spans rows [a, b]; it is drawn when that span meets the window.
+  const edges = [], nodes = [];
   visible.forEach((s, r) => {
     const sx = x(s), sy = y(r);
     if (s.parent) {
       const pr = pos.get(s.parent);
       if (pr !== undefined) {
         const px = x(byId.get(s.parent)), py = y(pr);
-        add(edges, "edge " + colour(s.lane), px === sx ? "M" + sx + " " + sy + "V" + py :
-          "M" + sx + " " + sy + "V" + (py - ROW / 2) + "L" + px + " " + py);
-      } else add(edges, "edge stub", "M" + sx + " " + sy + "V" + (sy + ROW / 2));
+        edges.push({ a: r, b: pr, cls: "edge " + colour(s.lane), d: px === sx ? "M" + sx + " " + sy + "V" + py :
+          "M" + sx + " " + sy + "V" + (py - ROW / 2) + "L" + px + " " + py });
+      } else edges.push({ a: r, b: r + 1, cls: "edge stub", d: "M" + sx + " " + sy + "V" + (sy + ROW / 2) });
     }
     if (s.reverted_to && pos.has(s.reverted_to)) {
-      const tx = x(byId.get(s.reverted_to)), ty = y(pos.get(s.reverted_to));
+      const tr = pos.get(s.reverted_to), tx = x(byId.get(s.reverted_to)), ty = y(tr);
       const cx = Math.min(width - 2, Math.max(sx, tx) + LANE * 1.5);
-      add(edges, "edge restore", "M" + sx + " " + sy + "C" + cx + " " + sy + " " + cx + " " + ty + " " + tx + " " + ty);
+      edges.push({ a: Math.min(r, tr), b: Math.max(r, tr), cls: "edge restore",
+        d: "M" + sx + " " + sy + "C" + cx + " " + sy + " " + cx + " " + ty + " " + tx + " " + ty });
     }
-    const big = s.reverted_to || s.imported;
-    const rad = big ? 5.5 : 4.5;
+    const rad = s.reverted_to || s.imported ? 5.5 : 4.5;
     const cls = "node " + colour(s.lane) + (s.reverted_to ? " rst" : "") + (s.imported ? " imp" : "") +
       (s.signer.status === "invalid" ? " bad" : "");
-    add(nodes, cls, "M" + (sx - rad) + " " + sy + "a" + rad + " " + rad + " 0 1 0 " + 2 * rad + " 0a" +
-      rad + " " + rad + " 0 1 0 " + -2 * rad + " 0Z");
+    nodes.push({ a: r, b: r, cls, d: "M" + (sx - rad) + " " + sy + "a" + rad + " " + rad + " 0 1 0 " +
+      2 * rad + " 0a" + rad + " " + rad + " 0 1 0 " + -2 * rad + " 0Z" });
   });
-  const frag = document.createDocumentFragment();
-  for (const map of [edges, nodes]) {
-    for (const [cls, parts] of map) frag.appendChild(svg("path", { d: parts.join(""), class: cls }));
-  }
-  g.replaceChildren(frag);
+  graph = { edges, nodes };
   $("empty").hidden = visible.length > 0;
   shown = { from: 0, to: 0 };
   renderWindow(true);
+}
+function drawGraph(from, to) {
+  const groups = new Map();
+  for (const list of [graph.edges, graph.nodes]) {
+    for (const item of list) {
+      if (item.b < from || item.a >= to) continue;
+      if (!groups.has(item.cls)) groups.set(item.cls, []);
+      groups.get(item.cls).push(item.d);
+    }
+  }
+  const frag = document.createDocumentFragment();
+  for (const [cls, parts] of groups) frag.appendChild(svg("path", { d: parts.join(""), class: cls }));
+  $("graph").replaceChildren(frag);
 }
 // The scroll position is tracked from scroll events and the viewport height
 // taken from the window, so rendering never forces a synchronous layout.
@@ -247,6 +255,7 @@ function renderWindow(force) {
   const from = Math.max(0, Math.floor(viewTop / ROW) - OVERSCAN);
   const to = Math.min(visible.length, Math.ceil((viewTop + window.innerHeight) / ROW) + OVERSCAN);
   if (!force && from === shown.from && to === shown.to) return;
+  drawGraph(from, to);
   shown = { from, to };
   const frag = document.createDocumentFragment();
   for (let r = from; r < to; r++) {
