@@ -169,3 +169,25 @@ export async function buildTimelineFixture(): Promise<TimelineFixture> {
     store.close();
   }
 }
+
+let shared: Promise<TimelineFixture> | null = null;
+
+/**
+ * One fixture for a whole test module, built on first use and removed when
+ * the module's isolate ends (also when a `--filter` skips some tests).
+ */
+export function sharedTimelineFixture(): Promise<TimelineFixture> {
+  if (shared === null) {
+    shared = buildTimelineFixture();
+    shared.then((fx) => {
+      globalThis.addEventListener("unload", () => {
+        try {
+          Deno.removeSync(fx.root, { recursive: true });
+        } catch {
+          // already gone
+        }
+      });
+    }, () => {});
+  }
+  return shared;
+}

@@ -8,7 +8,12 @@
 import fc from "fast-check";
 import { join } from "node:path";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { buildTimelineFixture, type TimelineFixture, XSS } from "./_timeline_fixture.ts";
+import {
+  buildTimelineFixture,
+  sharedTimelineFixture,
+  type TimelineFixture,
+  XSS,
+} from "./_timeline_fixture.ts";
 import { IntegrityError, UsageError } from "../lib/encoding/errors.ts";
 import { Keyring } from "../lib/crypto/keyring.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
@@ -37,11 +42,7 @@ import { exists } from "./_util.ts";
 import { CLI, realDenoDir, runCli, withStore } from "./_cli.ts";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 
-let shared: Promise<TimelineFixture> | null = null;
-/** One fixture for the whole file (built once, removed by the last test). */
-function fixture(): Promise<TimelineFixture> {
-  return shared ??= buildTimelineFixture();
-}
+const fixture = sharedTimelineFixture;
 
 async function storeData(
   fx: TimelineFixture,
@@ -759,6 +760,4 @@ Deno.test("serve tells connected pages when a snapshot is created", async () => 
     assertEquals(now.snapshots.at(-1).id, created);
     assert(server.rebuilds >= 1);
   });
-  // The last test removes the shared fixture.
-  await (await fixture()).cleanup();
 });

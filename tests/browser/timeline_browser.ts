@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Page } from "playwright-core";
 import { assert, assertEquals } from "../_assert.ts";
-import { buildTimelineFixture, type TimelineFixture, XSS } from "../_timeline_fixture.ts";
+import { sharedTimelineFixture, type TimelineFixture, XSS } from "../_timeline_fixture.ts";
 import { runCli } from "../_cli.ts";
 import { createSnapshot } from "../../lib/snapshot/create.ts";
 import { Store } from "../../lib/store/store.ts";
@@ -68,8 +68,7 @@ async function expectNothingRan(w: Watched): Promise<void> {
   assertEquals(w.consoleErrors, [], "no console error (no CSP violation either)");
 }
 
-let shared: Promise<TimelineFixture> | null = null;
-const fixture = () => shared ??= buildTimelineFixture();
+const fixture = sharedTimelineFixture;
 
 Deno.test("the page works from file:// with no network request and shows hostile text literally", async () => {
   const fx = await fixture();
@@ -393,5 +392,4 @@ Deno.test("serve cannot be read through DNS rebinding or from another local page
     store.close();
     await new Promise((done) => attacker.close(done));
   }
-  await (await fixture()).cleanup();
 });
