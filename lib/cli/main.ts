@@ -32,6 +32,7 @@ import { gc } from "./commands/gc.ts";
 import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
+import { clone, pull, push, remote } from "./commands/remote.ts";
 import { timeline } from "./commands/timeline.ts";
 import { serve } from "./commands/serve.ts";
 
@@ -56,6 +57,10 @@ export const COMMANDS: readonly Command[] = [
   materialize,
   publish,
   importCommand,
+  remote,
+  push,
+  pull,
+  clone,
   session,
   key,
 ];

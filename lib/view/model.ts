@@ -3,7 +3,7 @@
  * page shows, built from a store (all sessions, one session, or one branch)
  * or from a verified published snapshot or bundle. It is the JSON embedded in
  * the page written by `ctxsnap timeline --html` and served by `ctxsnap serve`
- * (`docs/FORMAT.md` §13).
+ * (`docs/FORMAT.md` §14).
  *
  * The view layer sits above `share` and below `cli`: encoding → crypto → fs →
  * store → snapshot → restore → share → view → cli.

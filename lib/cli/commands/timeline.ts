@@ -19,6 +19,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
+import { esc } from "../output.ts";
 import { fileTrust } from "./verify.ts";
 
 /** Resolves `--all`, `--session S`, `--branch B` to a scope (the current session by default). */
@@ -140,7 +141,9 @@ export const timeline: Command = {
           generated_at: data.generated_at,
         },
         () =>
-          `wrote ${out} (${bytes} bytes): ${data.snapshots.length} snapshots, ${data.branches.length} branches; ` +
+          `wrote ${
+            esc(out)
+          } (${bytes} bytes): ${data.snapshots.length} snapshots, ${data.branches.length} branches; ` +
           `${v.trusted} trusted, ${v.untrusted} untrusted, ${v.invalid} invalid`,
       );
     }
