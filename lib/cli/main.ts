@@ -33,6 +33,8 @@ import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
 import { clone, pull, push, remote } from "./commands/remote.ts";
+import { timeline } from "./commands/timeline.ts";
+import { serve } from "./commands/serve.ts";
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -48,6 +50,8 @@ export const COMMANDS: readonly Command[] = [
   branch,
   fork,
   log,
+  timeline,
+  serve,
   forget,
   gc,
   materialize,
