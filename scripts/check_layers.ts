@@ -1,0 +1,161 @@
+// deno-lint-ignore-file no-console
+/**
+ * Checks the layering rules of `docs/DESIGN.md` (§8, "Layers") over `lib/`,
+ * so that they stay true without anyone having to remember them:
+ *
+ * 1. A module imports only modules of its own folder or of a lower layer
+ *    (the layer table is read from docs/DESIGN.md itself, so the document and
+ *    the check cannot disagree).
+ * 2. A `_`-prefixed file is private to its folder.
+ * 3. SQL is written only in `lib/store`.
+ * 4. Only `lib/cli` prints or exits (`lib/runtime.ts` holds the raw calls it
+ *    uses; nothing else imports `exit` from it).
+ *
+ * Run by `deno task check`; exits 1 and lists every violation.
+ *
+ * @example
+ * ```ts ignore
+ * import { checkLayers, readLayerTable } from "./check_layers.ts";
+ * const violations = await checkLayers(".", await readLayerTable("docs/DESIGN.md"));
+ * if (violations.length > 0) throw new Error(violations.join("\n"));
+ * ```
+ *
+ * @module
+ */
+import { dirname, join, normalize, relative } from "node:path";
+
+/** One row of the layer table: a rank and the `lib/` folders at it (`.` for files directly in lib/). */
+export interface Layer {
+  /** Lower ranks are imported by higher ones, never the reverse. */
+  rank: number;
+  /** Folders under `lib/` (`.` means the files directly in `lib/`). */
+  folders: string[];
+}
+
+/**
+ * Reads the layer table from a design document: the markdown table whose
+ * header starts `| rank | folders |`. Folders are written as `lib/NAME/` or
+ * `lib/NAME.ts` (a file directly in lib/), separated by commas.
+ */
+export async function readLayerTable(path: string): Promise<Layer[]> {
+  const text = await Deno.readTextFile(path);
+  const lines = text.split("\n");
+  const start = lines.findIndex((line) => /^\|\s*rank\s*\|\s*folders\s*\|/i.test(line));
+  if (start < 0) throw new Error(`No "| rank | folders |" table in "${path}"`);
+  const layers: Layer[] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith("|")) break;
+    const cells = line.split("|").map((cell) => cell.trim());
+    const rank = Number(cells[1]);
+    if (!Number.isInteger(rank)) throw new Error(`Bad rank in layer row "${line}"`);
+    const folders = [...(cells[2] ?? "").matchAll(/`lib\/([^`]*)`/g)].map((m) => {
+      const name = m[1]!;
+      return name.endsWith(".ts") || name === "" ? "." : name.replace(/\/$/, "");
+    });
+    if (folders.length === 0) throw new Error(`No folders in layer row "${line}"`);
+    layers.push({ rank, folders: [...new Set(folders)] });
+  }
+  return layers;
+}
+
+const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^;]*?from\s*"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+const SQL =
+  /"[^"\n]*\b(?:SELECT\s[^"]*\bFROM|INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|TRIGGER|INDEX))\b|`[^`]*\b(?:SELECT\s[^`]*\bFROM|INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/;
+const PRINTS = /\bconsole\.\w+\(|\bDeno\.exit\(|\bprocess\.exit\(|\bDeno\.std(?:out|err)\.write/;
+
+function stripComments(source: string): string {
+  // Block comments (JSDoc examples may print) and line comments; strings are kept.
+  return source.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, " "))
+    .replace(/(^|[^:"'`\\])\/\/[^\n]*/g, "$1");
+}
+
+async function* tsFiles(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* tsFiles(path);
+    else if (entry.isFile && entry.name.endsWith(".ts")) yield path;
+  }
+}
+
+/** The `lib/` folder a path under `root/lib` belongs to (`.` for files directly in lib/). */
+function folderOf(libDir: string, path: string): string {
+  const rel = relative(libDir, path);
+  const parts = rel.split("/");
+  return parts.length === 1 ? "." : parts[0]!;
+}
+
+/**
+ * Checks every module under `root/lib` against `layers`; returns one line per
+ * violation (`file:line: what`), empty when the code follows the rules.
+ */
+export async function checkLayers(root: string, layers: Layer[]): Promise<string[]> {
+  const libDir = join(root, "lib");
+  const rankOf = new Map<string, number>();
+  for (const layer of layers) for (const folder of layer.folders) rankOf.set(folder, layer.rank);
+  const violations: string[] = [];
+  const files: string[] = [];
+  for await (const file of tsFiles(libDir)) files.push(file);
+  files.sort();
+  for (const file of files) {
+    const shown = relative(root, file);
+    const folder = folderOf(libDir, file);
+    const rank = rankOf.get(folder);
+    if (rank === undefined) {
+      violations.push(`${shown}: folder "lib/${folder}" is not in the layer table`);
+      continue;
+    }
+    const source = stripComments(await Deno.readTextFile(file));
+    const lineAt = (index: number) => source.slice(0, index).split("\n").length;
+    for (const match of source.matchAll(IMPORT)) {
+      const specifier = match[1] ?? match[2]!;
+      if (!specifier.startsWith(".")) continue;
+      const target = normalize(join(dirname(file), specifier));
+      const where = `${shown}:${lineAt(match.index! + match[0].search(/\S/))}`;
+      if (!target.startsWith(libDir + "/")) {
+        violations.push(`${where}: imports "${specifier}" from outside lib/`);
+        continue;
+      }
+      const targetFolder = folderOf(libDir, target);
+      const base = target.split("/").at(-1)!;
+      if (targetFolder !== folder && base.startsWith("_")) {
+        violations.push(`${where}: imports "${specifier}", private to lib/${targetFolder}`);
+      }
+      if (targetFolder === folder) continue;
+      const targetRank = rankOf.get(targetFolder);
+      if (targetRank === undefined) {
+        violations.push(`${where}: imports "${specifier}" from a folder not in the layer table`);
+      } else if (targetRank >= rank) {
+        violations.push(
+          `${where}: lib/${folder} (layer ${rank}) imports "${specifier}" (lib/${targetFolder}, layer ${targetRank})`,
+        );
+      }
+      if (folder !== "cli" && /\bexit\b/.test(match[0]) && target.endsWith("/runtime.ts")) {
+        violations.push(`${where}: only lib/cli exits`);
+      }
+    }
+    if (folder !== "store") {
+      for (const match of source.matchAll(new RegExp(SQL, "g"))) {
+        violations.push(`${shown}:${lineAt(match.index!)}: SQL outside lib/store`);
+      }
+    }
+    if (folder !== "cli" && shown !== "lib/runtime.ts") {
+      for (const match of source.matchAll(new RegExp(PRINTS, "g"))) {
+        violations.push(`${shown}:${lineAt(match.index!)}: prints or exits outside lib/cli`);
+      }
+    }
+  }
+  return violations;
+}
+
+if (import.meta.main) {
+  const root = Deno.args[0] ?? ".";
+  const layers = await readLayerTable(Deno.args[1] ?? join(root, "docs/DESIGN.md"));
+  const violations = await checkLayers(root, layers);
+  for (const line of violations) console.error(line);
+  if (violations.length > 0) {
+    console.error(
+      `${violations.length} layering violation(s); the rules are in docs/DESIGN.md §8.`,
+    );
+    Deno.exit(1);
+  }
+}
