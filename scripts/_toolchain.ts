@@ -373,7 +373,8 @@ export async function runtimeBinary(runtime: "node" | "bun", target: Target): Pr
  * CommonJS file in `work` (what a Node SEA runs; Bun compiles the same file).
  */
 export async function bundle(work: string): Promise<string> {
-  const dir = await ensurePackages("bundler", [...BUNDLER_PINS, ...(await npmDependencies())]);
+  const pins = await npmDependencies();
+  const dir = await ensurePackages("bundler", [...BUNDLER_PINS, ...pins]);
   const out = join(work, "ctxsnap.cjs");
   await mustRun("esbuild", join(dir, "node_modules", "@esbuild", "linux-x64", "bin", "esbuild"), [
     join(ROOT, "scripts", "_node_entry.ts"),
@@ -385,6 +386,9 @@ export async function bundle(work: string): Promise<string> {
     "--legal-comments=none",
     "--log-level=error",
     `--outfile=${out}`,
+    // lib/ imports its packages as `npm:NAME@VERSION/…` (so mod.ts needs no import map);
+    // each resolves to the pinned package installed here.
+    ...pins.map((pin) => `--alias:npm:${pin.name}@${pin.version}=${pin.name}`),
   ], {
     // The bare specifiers of deno.json's import map resolve to the pinned packages.
     env: { NODE_PATH: join(dir, "node_modules") },

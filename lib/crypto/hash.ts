@@ -19,8 +19,8 @@
  * @module
  */
 import type * as NodeCrypto from "node:crypto";
-import { blake3 } from "@noble/hashes/blake3.js";
-import { sha256 } from "@noble/hashes/sha2.js";
+import { blake3 } from "npm:@noble/hashes@2.4.0/blake3.js";
+import { sha256 } from "npm:@noble/hashes@2.4.0/sha2.js";
 import { toHex } from "../encoding/hex.ts";
 import { builtin } from "../runtime.ts";
 

@@ -33,7 +33,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
-import { ed25519 } from "@noble/curves/ed25519.js";
+import { ed25519 } from "npm:@noble/curves@2.4.0/ed25519.js";
 import {
   ConfigError,
   ConflictError,

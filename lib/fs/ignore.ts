@@ -43,7 +43,7 @@ import {
   type Stats,
 } from "node:fs";
 import { join } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import ignore, { type Ignore } from "npm:ignore@7.0.5";
 import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
 
 /** Ignore files larger than this (1 MiB) are refused (their directory is left out). */

@@ -30,8 +30,8 @@
  * ```
  * @module
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { sha256 } from "@noble/hashes/sha2.js";
+import { hmac } from "npm:@noble/hashes@2.4.0/hmac.js";
+import { sha256 } from "npm:@noble/hashes@2.4.0/sha2.js";
 import { toHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 
