@@ -1236,6 +1236,54 @@ Deno.test("import reads the file it verified: swapping the path between the pass
   }
 });
 
+Deno.test("import refuses a snapshot whose create --source key the session already holds, adding nothing", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    // Alice's snapshot and Bob's own both say they are the checkpoint of "turn:7" in session main.
+    await Deno.mkdir(`${root}/alice`);
+    await Deno.writeTextFile(`${root}/alice/a.txt`, "alice\n");
+    const alice = await loadOrCreateIdentity(`${root}/alice-config`);
+    const aliceStore = Store.init(`${root}/alice/.ctxsnap`, `${root}/alice`);
+    const theirs = await createSnapshot(aliceStore, alice, {
+      reason: "alice",
+      source: { kind: "turn", id: "7" },
+    });
+    const file = (await publishToFile(aliceStore, theirs.id, { file: `${root}/a.ctxbundle` })).path;
+    aliceStore.close();
+
+    await Deno.mkdir(`${root}/bob`);
+    await Deno.writeTextFile(`${root}/bob/b.txt`, "bob\n");
+    const bobId = await loadOrCreateIdentity(`${root}/bob-config`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      const ours = await createSnapshot(bob, bobId, {
+        reason: "bob",
+        source: { kind: "turn", id: "7" },
+      });
+      const trust = { isTrusted: () => true, nameOf: () => null };
+      const error = await assertRejects(
+        () => importFile(bob, file, trust),
+        CtxsnapError,
+        '"turn:7"',
+      );
+      assertEquals(exitCodeOf(error), 5);
+      assert(error.message.includes(ours.id.slice(0, 12)), error.message);
+      const ids = (bob.db.prepare("SELECT id FROM snapshots").all() as { id: string }[]).map((r) =>
+        r.id
+      );
+      assertEquals(ids, [ours.id]);
+      assertEquals(
+        bob.db.prepare("SELECT count(*) AS n FROM branches WHERE name LIKE 'imported/%'").get(),
+        { n: 0 },
+      );
+    } finally {
+      bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("import refuses a file rewritten in place between verifying and importing, writing nothing", async () => {
   const root = await Deno.makeTempDir();
   try {

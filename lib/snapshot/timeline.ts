@@ -199,7 +199,20 @@ export function insertSnapshot(store: Store, envelope: Envelope, imported = fals
     imported ? 1 : 0,
     envelopeBytes(envelope),
   );
-  return result.changes === 1;
+  if (result.changes === 1) return true;
+  if (hasSnapshot(store, envelope.id)) return false;
+  // Not the id: the session already holds another snapshot with this source,
+  // the idempotency key of `create --source`. Refuse rather than drop it.
+  const source = b.source!;
+  const other = store.stmt(
+    "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
+  ).get(b.session, source.kind, source.id) as { id: string } | undefined;
+  throw new ConflictError(
+    `Snapshot ${quote(envelope.id.slice(0, 12))} has the source ${
+      quote(`${source.kind}:${source.id}`)
+    } of snapshot ${quote(other?.id.slice(0, 12) ?? "?")} in session ${quote(b.session)}`,
+    { hint: "a session holds one snapshot per `create --source` key; nothing was added" },
+  );
 }
 
 /** Whether a snapshot with this full id exists. */
