@@ -166,6 +166,12 @@ export interface FileStat {
   dev: number;
   /** Mode bits including the file type. */
   mode: number;
+  /** Number of hard links. */
+  nlink: number;
+  /** Owner's user id (where the runtime reports it). */
+  uid?: number;
+  /** Owner's group id (where the runtime reports it). */
+  gid?: number;
 }
 
 interface DenoFileInfo {
@@ -182,6 +188,9 @@ interface DenoFileInfo {
   ino: number | null;
   dev: number;
   mode: number | null;
+  nlink: number | null;
+  uid: number | null;
+  gid: number | null;
 }
 
 class DenoStat implements FileStat {
@@ -191,6 +200,9 @@ class DenoStat implements FileStat {
   ino: number;
   dev: number;
   mode: number;
+  nlink: number;
+  uid: number;
+  gid: number;
   constructor(private readonly info: DenoFileInfo) {
     this.size = info.size;
     this.mtimeMs = info.mtime?.getTime() ?? 0;
@@ -198,6 +210,9 @@ class DenoStat implements FileStat {
     this.ino = info.ino ?? 0;
     this.dev = info.dev;
     this.mode = info.mode ?? 0;
+    this.nlink = info.nlink ?? 1;
+    this.uid = info.uid ?? -1;
+    this.gid = info.gid ?? -1;
   }
   isFile(): boolean {
     return this.info.isFile;
@@ -261,4 +276,83 @@ export function syncFilesystem(dir: string, fallback: () => void): void {
     // No way to spawn: fall back below.
   }
   fallback();
+}
+
+/**
+ * A Linux inotify instance opened through libc (see {@linkcode openInotify}).
+ * Events queue in the kernel until read, so nothing is lost while the process
+ * is busy; when the queue overflows the kernel says so (`IN_Q_OVERFLOW`).
+ */
+export interface Inotify {
+  /** Adds (or updates) a watch; returns its descriptor, or `-errno` on failure. */
+  addWatch(path: string, mask: number): number;
+  /** Removes a watch (ignoring one already gone). */
+  removeWatch(wd: number): void;
+  /**
+   * Reads queued events into `buffer` without waiting: the bytes read, 0 when
+   * none are queued, or `-errno` on failure.
+   */
+  read(buffer: Uint8Array): number;
+  /** Closes the instance. */
+  close(): void;
+}
+
+// deno-lint-ignore no-explicit-any
+type Ffi = any;
+
+/**
+ * Opens a non-blocking inotify instance by calling libc through Deno's FFI,
+ * or returns null where that is not possible (Node.js, a system other than
+ * Linux, no FFI permission, no glibc): callers then fall back to full walks.
+ */
+export function openInotify(): Inotify | null {
+  const deno: Ffi = (globalThis as Ffi).Deno;
+  if (deno?.build?.os !== "linux" || typeof deno.dlopen !== "function") return null;
+  let lib: Ffi;
+  try {
+    lib = deno.dlopen("libc.so.6", {
+      inotify_init1: { parameters: ["i32"], result: "i32" },
+      inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+      inotify_rm_watch: { parameters: ["i32", "i32"], result: "i32" },
+      read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+      close: { parameters: ["i32"], result: "i32" },
+      __errno_location: { parameters: [], result: "pointer" },
+    });
+  } catch {
+    return null;
+  }
+  const errno = (): number => {
+    const pointer = lib.symbols.__errno_location();
+    return pointer === null ? 0 : new deno.UnsafePointerView(pointer).getInt32();
+  };
+  const IN_NONBLOCK = 0o4000;
+  const IN_CLOEXEC = 0o2000000;
+  const fd: number = lib.symbols.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    lib.close();
+    return null;
+  }
+  const encoder = new TextEncoder();
+  let open = true;
+  return {
+    addWatch(path, mask) {
+      const result: number = lib.symbols.inotify_add_watch(fd, encoder.encode(`${path}\0`), mask);
+      return result < 0 ? -errno() : result;
+    },
+    removeWatch(wd) {
+      lib.symbols.inotify_rm_watch(fd, wd);
+    },
+    read(buffer) {
+      const n = Number(lib.symbols.read(fd, buffer, BigInt(buffer.byteLength)));
+      if (n >= 0) return n;
+      const code = errno();
+      return code === 11 /* EAGAIN */ ? 0 : -code;
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      lib.symbols.close(fd);
+      lib.close();
+    },
+  };
 }

@@ -87,6 +87,8 @@ export interface WalkFile {
   absPath: string;
   /** The `lstat` taken during the walk, to pass as `expected` when reading. */
   stat: StatInfo;
+  /** Its number of hard links (a write through another link changes it too). */
+  links: number;
 }
 
 /** A symlink, recorded with its target and never followed. */
@@ -130,8 +132,11 @@ export interface WalkOptions {
   start?: WalkStart;
   /** Called just before a directory (the root included) is listed, to watch it first. */
   onDescend?: (path: string, absPath: string) => void;
-  /** Called for each directory descended into (the root included) with the rules in effect inside it. */
-  onDirectory?: (path: string, ignore: IgnoreStack) => void;
+  /**
+   * Called for each directory descended into (the root included) with the
+   * rules in effect inside it and its `lstat` (the root's `stat`).
+   */
+  onDirectory?: (path: string, ignore: IgnoreStack, stats: FileStat) => void;
 }
 
 /** Where a partial walk starts: see {@linkcode WalkOptions.start}. */
@@ -208,8 +213,10 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     }
   } else {
     let rootEntries: Entry[];
+    let rootStat: FileStat;
     try {
-      if (!statSync(rootAbs).isDirectory()) {
+      rootStat = statSync(rootAbs);
+      if (!rootStat.isDirectory()) {
         throw new CtxsnapError(`Workspace ${quote(root)} is not a directory`);
       }
       options.onDescend?.("", rootAbs);
@@ -228,7 +235,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     const ignore = useIgnoreFiles
       ? rootIgnore.child("", rootAbs, namesOf(rootEntries))
       : rootIgnore;
-    options.onDirectory?.("", ignore);
+    options.onDirectory?.("", ignore, rootStat);
     stack.push({ ignore, entries: rootEntries, index: 0 });
   }
 
@@ -285,7 +292,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
             continue;
           }
         }
-        options.onDirectory?.(path, ignore);
+        options.onDirectory?.(path, ignore, stats);
         stack.push({ ignore, entries, index: 0 });
       }
       continue;
@@ -301,7 +308,13 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       if (stats.size > maxFileBytes) {
         yield { kind: "skip", path, reason: "too_large", detail: `${stats.size} bytes` };
       } else {
-        yield { kind: "file", path, absPath: entry.absPath, stat: statInfoOf(stats) };
+        yield {
+          kind: "file",
+          path,
+          absPath: entry.absPath,
+          stat: statInfoOf(stats),
+          links: stats.nlink,
+        };
       }
     } else {
       yield { kind: "skip", path, reason: "special_file", detail: specialKind(stats) };

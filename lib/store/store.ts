@@ -510,8 +510,16 @@ export class Store {
   putTree(tree: TreeManifest): string {
     const bytes = treeBytes(tree);
     const id = sha256Hex(bytes);
-    if (!this.hasObject(id)) this.insertObject(id, "tree", bytes.byteLength, "raw", bytes);
+    this.putTreeBytes(id, bytes);
     return id;
+  }
+
+  /**
+   * Stores a manifest given as its canonical bytes and their SHA-256 `id`
+   * (an incremental capture serializes and validates it itself).
+   */
+  putTreeBytes(id: string, bytes: Uint8Array): void {
+    if (!this.hasObject(id)) this.insertObject(id, "tree", bytes.byteLength, "raw", bytes);
   }
 
   /** Reads, re-hashes, strictly parses and validates a manifest. */
