@@ -27,6 +27,7 @@ import type { JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
 import { type CaptureStats, captureWorkspace } from "../store/capture.ts";
 import type { Store } from "../store/store.ts";
+import type { SkippedEntry } from "../store/tree.ts";
 import {
   emptyContext,
   emptyCursors,
@@ -207,6 +208,8 @@ export interface CreateResult {
   created: boolean;
   /** Capture counters, or null when the workspace was not captured. */
   capture: CaptureStats | null;
+  /** Files the capture left out as secrets (`secret` by name, `secret_content`), sorted. */
+  secrets: SkippedEntry[];
 }
 
 /** Creates, signs and durably records a snapshot. */
@@ -228,6 +231,7 @@ export async function createSnapshot(
           envelope: readEnvelope(store, existing.id),
           created: false,
           capture: null,
+          secrets: [],
         };
       }
     }
@@ -280,6 +284,9 @@ export async function createSnapshot(
     insertSnapshot(store, envelope);
     moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
     options.beforeCommit?.(envelope);
-    return { id: envelope.id, envelope, created: true, capture: capture?.stats ?? null };
+    const secrets = (capture?.tree.skipped ?? []).filter((s) =>
+      s.reason === "secret" || s.reason === "secret_content"
+    );
+    return { id: envelope.id, envelope, created: true, capture: capture?.stats ?? null, secrets };
   });
 }

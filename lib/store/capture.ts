@@ -11,6 +11,16 @@
  * compressible bytes, compression moves to a worker on another core
  * (`_zlib_pool.ts`) while the next files are read.
  *
+ * Secrets stay out: files whose path is a secret by name are never opened
+ * (`secret`), and every byte read is scanned for private keys and tokens
+ * ({@linkcode SecretScanner}); a file with one is left out as
+ * `secret_content` and none of its bytes reach the store. Paths in the
+ * store's allow list (`allow_secrets.ts`) are exempt from both rules. The
+ * stat cache never stands in for the scan: a file left out has no cache row,
+ * a file captured only because it is allowed gets none either, and cached
+ * rows from before a change of the rules ({@linkcode SECRET_RULES_VERSION})
+ * are not trusted.
+ *
  * @example
  * ```ts
  * import { Store } from "./store.ts";
@@ -29,6 +39,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
 import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
+import { SECRET_RULES_VERSION, SecretScanner } from "../fs/secret_scan.ts";
+import { readAllowSecrets } from "./allow_secrets.ts";
 import {
   FileChangedError,
   readRegularNoFollow,
@@ -89,6 +101,11 @@ export interface CaptureOptions {
   persist?: boolean;
   /** Called after each file with the number of paths seen so far. */
   onProgress?: (seen: number) => void;
+  /**
+   * Scan file contents for secrets (default true). Only benchmarks turn it
+   * off; a store captured without it trusts none of its stat cache later.
+   */
+  scanContent?: boolean;
 }
 
 interface CacheRow {
@@ -134,10 +151,11 @@ function storeDirName(store: Store, root: string): string | null {
 }
 
 /**
- * Everything a capture's walk decides by besides the workspace itself: the
- * root, the size limit and the excluded directories. Full and incremental
- * capture (`incremental.ts`) walk with the same plan, so they classify every
- * path alike; `fingerprint` changes whenever anything here does.
+ * Everything a capture's walk and reads decide by besides the workspace
+ * itself: the root, the size limit, the excluded directories, the secret
+ * rules and the store's allow list. Full and incremental capture
+ * (`incremental.ts`) use the same plan, so they classify every path alike;
+ * `fingerprint` changes whenever anything here does.
  */
 export interface CapturePlan {
   /** Workspace root (absolute). */
@@ -147,8 +165,12 @@ export interface CapturePlan {
   /** Device of the root, for the cross-device racy margin. */
   rootDev: number;
   /** Options for {@linkcode walkWorkspace}. */
-  walk: WalkOptions & { maxFileBytes: number };
-  /** Identifies the walk options: equal fingerprints walk alike. */
+  walk: WalkOptions & { maxFileBytes: number; allowSecrets: ReadonlySet<string> };
+  /** Scan file contents for secrets. */
+  scanContent: boolean;
+  /** The secret rules stat-cache rows must have been written under to be trusted. */
+  rules: string;
+  /** Identifies all of the above: equal fingerprints capture alike. */
   fingerprint: string;
 }
 
@@ -167,16 +189,29 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
     throw new CtxsnapError(`The workspace ${quote(root)} is not a directory`, "not_found");
   }
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const scanContent = options.scanContent ?? true;
+  const allowSecrets = readAllowSecrets(store.dir);
   const excludeDirs = new Set(DEFAULT_EXCLUDED_DIRS);
   const ownDir = storeDirName(store, root);
   if (ownDir !== null) excludeDirs.add(ownDir);
+  // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
+  const rules = scanContent ? SECRET_RULES_VERSION : "none";
   return {
     root,
     realRoot,
     rootDev: rootStat.dev,
-    walk: { maxFileBytes, excludeDirs },
-    fingerprint: JSON.stringify([root, realRoot, maxFileBytes, [...excludeDirs].sort()]),
+    walk: { maxFileBytes, excludeDirs, allowSecrets },
+    scanContent,
+    rules,
+    fingerprint: JSON.stringify([
+      root,
+      realRoot,
+      maxFileBytes,
+      [...excludeDirs].sort(),
+      [...allowSecrets].sort(),
+      rules,
+    ]),
   };
 }
 
@@ -186,7 +221,8 @@ export type StatCacheUse = "use" | "write" | "none";
 /**
  * Turns the items of a walk into manifest entries and skipped records: a
  * file recognised unchanged by the stat cache is reused, any other is read
- * (into the store, or only hashed). One per capture; close it when done.
+ * (into the store, or only hashed) and scanned for secrets. One per
+ * capture; close it when done.
  */
 export class ItemCapture {
   /** Counters so far (`skipped` is left to the caller, who dedupes records). */
@@ -203,6 +239,8 @@ export class ItemCapture {
   private readonly cache = new Map<string, CacheRow>();
   private readonly persist: boolean;
   private readonly writeCache: boolean;
+  /** Whether the stat cache was written under this plan's secret rules. */
+  private readonly rulesMatch: boolean;
   private readonly stamp: number;
   private readonly clockMargin: number;
   private readonly blobs: InlineBlobWriter;
@@ -217,8 +255,12 @@ export class ItemCapture {
     options: { persist: boolean; cache: StatCacheUse },
   ) {
     this.persist = options.persist;
-    this.writeCache = options.persist && options.cache !== "none";
-    if (options.cache === "use") {
+    // Rows written under other secret rules (or with no content scan) are not
+    // trusted: those files are read and scanned again.
+    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
+    this.writeCache = options.persist && options.cache !== "none" &&
+      (options.cache === "use" || this.rulesMatch);
+    if (options.cache === "use" && this.rulesMatch) {
       // all(), not iterate(): one call into SQLite instead of one a row (half the time).
       for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
         const r = row as unknown as CacheRow & { path: string };
@@ -241,26 +283,35 @@ export class ItemCapture {
     }
     const { stats, plan } = this;
     const cached = this.cache.get(item.path);
+    const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
     let size: number;
     let mode = item.stat.mode;
     // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-    if (cacheHit(cached, item.stat, this.clockMargin)) {
+    if (!allowed && cacheHit(cached, item.stat, this.clockMargin)) {
       blob = cached!.blob;
       size = cached!.size;
       stats.reused += 1;
     } else {
       const realPath = plan.realRoot === "/" ? `/${item.path}` : `${plan.realRoot}/${item.path}`;
       const max = plan.walk.maxFileBytes;
+      const scanner = plan.scanContent && !allowed ? new SecretScanner() : null;
       const read = this.persist
-        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, realPath)
-        : hashFile(item.absPath, item.stat, max, realPath);
-      if ("reason" in read) return { path: item.path, reason: read.reason };
+        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, realPath, scanner)
+        : hashFile(item.absPath, item.stat, max, realPath, scanner);
+      if ("reason" in read) {
+        // A file left out keeps no row: it is read and scanned again next time.
+        if (this.writeCache) {
+          this.store.stmt("DELETE FROM stat_cache WHERE path = ?").run(item.path);
+        }
+        return { path: item.path, reason: read.reason };
+      }
       blob = read.blob;
       size = read.size;
       mode = read.stat.mode;
       stats.hashed += 1;
-      if (this.writeCache) {
+      // An allowed file gets no row: once it leaves the allow list, it is scanned again.
+      if (this.writeCache && !allowed) {
         const s = read.stat;
         this.store.stmt(UPSERT_CACHE).run(
           item.path,
@@ -281,13 +332,25 @@ export class ItemCapture {
     return { path: item.path, type: "file", blob, size, mode };
   }
 
-  /** Drops stat-cache rows of files this (whole) capture did not record. */
+  /**
+   * After a whole capture: drops the stat-cache rows of files it did not
+   * record, and of every file it captured only because it is allowed.
+   */
   pruneCache(): void {
     if (!this.writeCache) return;
     const remove = this.store.stmt("DELETE FROM stat_cache WHERE path = ?");
-    for (const cachedPath of this.cache.keys()) {
-      if (!this.seen.has(cachedPath)) remove.run(cachedPath);
+    if (this.rulesMatch) {
+      for (const cachedPath of this.cache.keys()) {
+        if (!this.seen.has(cachedPath)) remove.run(cachedPath);
+      }
+      return;
     }
+    // Rows of files left out or allowed this time must not outlive the old rules.
+    const keep = new Set(this.seen);
+    for (const allowed of this.plan.walk.allowSecrets) keep.delete(allowed);
+    const rows = this.store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];
+    for (const row of rows) if (!keep.has(row.path)) remove.run(row.path);
+    this.store.setMeta("secret_rules", this.plan.rules);
   }
 
   /** Waits for compression still under way and stores its results. */
@@ -367,18 +430,26 @@ function skipReason(error: unknown): { reason: string } {
   throw error;
 }
 
+/** The scanner's callback for a read, if any. */
+function inspectWith(scanner: SecretScanner | null): { inspect?: (chunk: Uint8Array) => void } {
+  return scanner === null ? {} : { inspect: (chunk) => scanner.update(chunk) };
+}
+
 function hashFile(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
   expectedRealPath: string,
+  scanner: SecretScanner | null,
 ): ReadOutcome {
   try {
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: 0,
       expectedRealPath,
+      ...inspectWith(scanner),
     });
+    if (scanner?.found) return { reason: "secret_content" };
     return { blob: result.sha256, size: result.size, stat: result.stat };
   } catch (error) {
     return skipReason(error);
@@ -392,6 +463,7 @@ function readFileIntoStore(
   expected: StatInfo,
   maxFileBytes: number,
   expectedRealPath: string,
+  scanner: SecretScanner | null,
 ): ReadOutcome {
   const large = expected.size > INLINE_BLOB_MAX;
   let tempPath: string | null = null;
@@ -412,6 +484,7 @@ function readFileIntoStore(
       maxBytes: maxFileBytes,
       keepBytesUpTo: INLINE_BLOB_MAX,
       expectedRealPath,
+      ...inspectWith(scanner),
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {
           let offset = 0;
@@ -421,6 +494,8 @@ function readFileIntoStore(
         },
       }),
     });
+    // A secret is dropped before its bytes are stored (the temp file is removed below).
+    if (scanner?.found) return { reason: "secret_content" };
     if (result.data !== null && result.size <= INLINE_BLOB_MAX) {
       inline = result.data;
     } else if (tempPath !== null && tempFd !== null) {

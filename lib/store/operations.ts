@@ -23,7 +23,14 @@ import { ConflictError, IntegrityError, quote } from "../encoding/errors.ts";
 import type { Store } from "./store.ts";
 
 /** Operation kinds. */
-export type OperationKind = "restore" | "fork" | "forget" | "gc" | "import" | "materialize";
+export type OperationKind =
+  | "restore"
+  | "fork"
+  | "forget"
+  | "gc"
+  | "import"
+  | "materialize"
+  | "pull";
 /** Operation statuses. */
 export type OperationStatus = "planned" | "applying" | "done" | "failed" | "aborted";
 

@@ -6,6 +6,7 @@ import { UsageError } from "../../encoding/errors.ts";
 import { forkBranch, switchBranch } from "../../snapshot/branch.ts";
 import { listBranches, resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `branch` command. */
 export const branch: Command = {
@@ -26,8 +27,10 @@ export const branch: Command = {
         ctx.out.result(
           { session: sel.session, branch: row.name, head: row.head },
           () =>
-            `Switched to branch ${row.name} (head ${short(row.head)}); new snapshots go here.\n` +
-            `To make the workspace match it: ctxsnap restore ${short(row.head)}`,
+            `Switched to branch ${esc(row.name)} (head ${
+              esc(short(row.head))
+            }); new snapshots go here.\n` +
+            `To make the workspace match it: ctxsnap restore ${esc(short(row.head))}`,
         );
         return Promise.resolve(0);
       }
@@ -50,11 +53,11 @@ export const branch: Command = {
         },
         () =>
           rows.length === 0
-            ? `* ${sel.branch} (empty)`
+            ? `* ${esc(sel.branch)} (empty)`
             : rows.map((r) =>
-              `${r.name === sel.branch ? "*" : " "} ${r.name.padEnd(24)} ${short(r.head)}${
-                r.base ? `  forked from ${short(r.base)}` : ""
-              }`
+              `${r.name === sel.branch ? "*" : " "} ${esc(r.name).padEnd(24)} ${
+                esc(short(r.head))
+              }${r.base ? `  forked from ${esc(short(r.base))}` : ""}`
             ).join("\n"),
       );
       return Promise.resolve(0);
@@ -82,9 +85,9 @@ export const fork: Command = {
       ctx.out.result(
         { session: row.session, branch: row.name, head: row.head },
         () =>
-          `Created branch ${row.name} at ${
-            short(row.head)
-          } in session ${row.session}.\nSwitch to it: ctxsnap branch switch ${row.name}`,
+          `Created branch ${esc(row.name)} at ${esc(short(row.head))} in session ${
+            esc(row.session)
+          }.\nSwitch to it: ctxsnap branch switch ${esc(row.name)}`,
       );
       return Promise.resolve(0);
     } finally {

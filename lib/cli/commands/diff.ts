@@ -9,6 +9,7 @@ import type { TreeManifest } from "../../store/tree.ts";
 import { diffTrees } from "../../snapshot/diff.ts";
 import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short } from "../command.ts";
+import { esc } from "../output.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
@@ -42,9 +43,9 @@ export const diff: Command = {
       const result = diffTrees(left, right);
       ctx.out.result({ a: idA, b: idB ?? "workspace", ...result }, () => {
         const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
-        for (const path of result.added) lines.push(`A ${path}`);
-        for (const path of result.changed) lines.push(`M ${path}`);
-        for (const path of result.removed) lines.push(`D ${path}`);
+        for (const path of result.added) lines.push(`A ${esc(path)}`);
+        for (const path of result.changed) lines.push(`M ${esc(path)}`);
+        for (const path of result.removed) lines.push(`D ${esc(path)}`);
         if (lines.length === 1) lines.push("no differences");
         return lines.join("\n");
       });

@@ -9,6 +9,7 @@ import { configDir } from "../../crypto/identity.ts";
 import { defaultStoreFor } from "../../store/locate.ts";
 import { Store } from "../../store/store.ts";
 import { type Command, identity, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `init` command. */
 export const init: Command = {
@@ -48,9 +49,11 @@ export const init: Command = {
     store.close();
     ctx.out.result(result, () =>
       [
-        `${existed ? "Reinitialized existing" : "Initialized"} ctxsnap store in ${result.store}`,
-        `workspace  ${result.workspace}`,
-        `signing key ${result.key_id} (${path.join(result.config_dir, "identity.pem")})`,
+        `${existed ? "Reinitialized existing" : "Initialized"} ctxsnap store in ${
+          esc(result.store)
+        }`,
+        `workspace  ${esc(result.workspace)}`,
+        `signing key ${result.key_id} (${esc(path.join(result.config_dir, "identity.pem"))})`,
       ].join("\n"));
     return 0;
   },

@@ -5,6 +5,7 @@
 import { listOperations } from "../../store/operations.ts";
 import { type Command, flag, intOption, openStore, short } from "../command.ts";
 import { selection } from "../../snapshot/timeline.ts";
+import { esc } from "../output.ts";
 
 /** The `log` command. */
 export const log: Command = {
@@ -34,12 +35,12 @@ export const log: Command = {
           ops.length === 0 ? "No operations yet." : ops.map((op) =>
             [
               new Date(op.created_at).toISOString().replace("T", " ").slice(0, 19),
-              op.id,
-              op.kind.padEnd(8),
-              op.status.padEnd(8),
-              op.session ? `${op.session}/${op.branch ?? "-"}` : "store",
-              op.target ? `→ ${short(op.target)}` : "",
-              op.error ? `error: ${op.error}` : "",
+              esc(op.id),
+              esc(op.kind).padEnd(8),
+              esc(op.status).padEnd(8),
+              op.session ? `${esc(op.session)}/${esc(op.branch ?? "-")}` : "store",
+              op.target ? `→ ${esc(short(op.target))}` : "",
+              op.error ? `error: ${esc(op.error)}` : "",
             ].filter((s) => s !== "").join("  ")
           ).join("\n"),
       );

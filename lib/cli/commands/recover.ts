@@ -3,6 +3,7 @@
  * @module
  */
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `recover` command. */
 export const recover: Command = {
@@ -32,8 +33,8 @@ export const recover: Command = {
       ctx.out.result(result, () => {
         if (result.operation === null) return "Nothing to recover.";
         return result.status === "aborted"
-          ? `Aborted ${result.operation}: the workspace is back to its pre-restore content.`
-          : `Finished ${result.operation}; recorded as ${short(result.snapshot)}.`;
+          ? `Aborted ${esc(result.operation)}: the workspace is back to its pre-restore content.`
+          : `Finished ${esc(result.operation)}; recorded as ${esc(short(result.snapshot))}.`;
       });
       return 0;
     } finally {

@@ -7,7 +7,7 @@ import type { RestorePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
-import type { Output } from "../output.ts";
+import { esc, type Output } from "../output.ts";
 import {
   type Command,
   type CommandContext,
@@ -22,11 +22,11 @@ import {
 function planText(plan: RestorePlan): string[] {
   const lines: string[] = [];
   for (const w of plan.writes) {
-    lines.push(`${w.action === "create" ? "create " : "replace"}  ${w.path}`);
+    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}`);
   }
-  for (const d of plan.deletes) lines.push(`delete   ${d}`);
+  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}`);
   for (const c of plan.conflicts) {
-    lines.push(`CONFLICT ${c.path}  (${c.reason.replaceAll("_", " ")})`);
+    lines.push(`CONFLICT ${esc(c.path)}  (${esc(c.reason.replaceAll("_", " "))})`);
   }
   lines.push(
     `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
@@ -91,9 +91,9 @@ async function runRestore(
       result = await (await restoreModule()).restoreSnapshot(store, signer, target, options);
     } catch (error) {
       if (error instanceof (await restoreModule()).RestoreConflictError && !ctx.out.json) {
-        ctx.out.note(
-          planText(error.plan).filter((l) => l.startsWith("CONFLICT")).join("\nctxsnap: "),
-        );
+        for (const line of planText(error.plan).filter((l) => l.startsWith("CONFLICT"))) {
+          ctx.out.note(line);
+        }
       }
       throw error;
     }
@@ -134,7 +134,6 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
     }
   }
   const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
-  const { escapeText } = await import("./_leanctx.ts");
   const signer = await identity();
   const store = openStore(ctx);
   try {
@@ -164,7 +163,7 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
       ];
       if (!result.sessionMerged) lines.push("  no session slice to merge");
       else {
-        if (m.task !== null) lines.push(`  task       ${escapeText(m.task)}`);
+        if (m.task !== null) lines.push(`  task       ${esc(m.task)}`);
         if (m.progressPct !== null) lines.push(`  progress   ${m.progressPct}%`);
         lines.push(
           `  ${m.decisionsAdded.length} decision(s) and ${m.filesAdded.length} file(s) added to the live session`,

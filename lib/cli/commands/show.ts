@@ -4,9 +4,17 @@
  */
 import { getSnapshotRow, readEnvelope } from "../../snapshot/timeline.ts";
 import type { Store } from "../../store/store.ts";
-import { type Command, type CommandContext, openStore, short, trustPolicy } from "../command.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  openStore,
+  short,
+  trustPolicy,
+} from "../command.ts";
 import { UsageError } from "../../encoding/errors.ts";
-import { escapeText, leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+import { esc } from "../output.ts";
 
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
@@ -35,16 +43,16 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
   }, () =>
     [
       `snapshot   ${id}  (lean-ctx CONTEXT_SNAPSHOT_V1, written by ${
-        escapeText(snapshot.lean_ctx_version)
+        esc(snapshot.lean_ctx_version)
       })`,
-      `created    ${escapeText(snapshot.created_at)}`,
-      `timeline   ${row.session}/${row.branch}  lean-ctx parent ${
-        snapshot.parent_id === null ? "-" : escapeText(snapshot.parent_id.slice(0, 12))
+      `created    ${esc(snapshot.created_at)}`,
+      `timeline   ${esc(row.session)}/${esc(row.branch)}  lean-ctx parent ${
+        snapshot.parent_id === null ? "-" : esc(snapshot.parent_id.slice(0, 12))
       }`,
       `signer     ${
         signer === null
           ? "none (unsigned)"
-          : `${signer.key_id}${signer.name ? ` (${escapeText(signer.name)})` : ""}${
+          : `${signer.key_id}${signer.name ? ` (${esc(signer.name)})` : ""}${
             signer.trusted ? "" : "  untrusted"
           }`
       }`,
@@ -57,13 +65,19 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show ID",
+  usage: "show ID [--skipped]",
   examples: [
     "ctxsnap show 3f2a9c",
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
+    "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
     "ctxsnap show 3707b221 --json | jq .snapshot.ledger   # an imported lean-ctx snapshot",
   ],
-  options: {},
+  options: {
+    skipped: {
+      type: "boolean",
+      help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
+    },
+  },
   positionals: 1,
   async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
@@ -77,6 +91,20 @@ export const show: Command = {
       if (target.format === "lean-ctx") return await showLeanCtx(ctx, store, target.id);
       const id = target.id;
       const envelope = readEnvelope(store, id);
+      if (flag(parsed, "skipped")) {
+        const workspace = envelope.body.workspace;
+        const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
+        ctx.out.result(
+          { id, captured: workspace !== null, skipped },
+          () =>
+            workspace === null
+              ? `snapshot ${id} recorded no workspace`
+              : skipped.length === 0
+              ? "nothing was left out"
+              : skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
+        );
+        return 0;
+      }
       const row = getSnapshotRow(store, id)!;
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
@@ -85,34 +113,34 @@ export const show: Command = {
       ctx.out.result({ id, imported: row.imported === 1, signer, envelope }, () => {
         const lines = [
           `snapshot   ${id}`,
-          `created    ${b.created_at}`,
-          `timeline   ${b.session}/${b.branch}  parent ${short(b.parent)}`,
-          `reason     ${b.reason || "-"}`,
-          `signer     ${keyId}${signer.name ? ` (${signer.name})` : ""}${
+          `created    ${esc(b.created_at)}`,
+          `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
+          `reason     ${esc(b.reason || "-")}`,
+          `signer     ${esc(keyId)}${signer.name ? ` (${esc(signer.name)})` : ""}${
             signer.trusted ? "" : "  untrusted"
           }`,
         ];
-        if (b.source) lines.push(`source     ${b.source.kind}:${b.source.id}`);
+        if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
         lines.push(
           b.git
-            ? `git        ${b.git.commit ?? "(no commit)"} ${b.git.branch ?? "(detached)"}${
-              b.git.dirty ? " dirty" : " clean"
-            }`
+            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
+              esc(b.git.branch ?? "(detached)")
+            }${b.git.dirty ? " dirty" : " clean"}`
             : "git        not a git work tree",
         );
         lines.push(
           b.workspace
             ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
-              short(b.workspace.tree)
+              esc(short(b.workspace.tree))
             })`
             : "workspace  not captured",
         );
         const c = b.context;
-        lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);
+        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
         const section = (title: string, items: string[]) => {
           if (items.length === 0) return;
           lines.push(`${title}:`);
-          for (const item of items) lines.push(`  - ${item}`);
+          for (const item of items) lines.push(`  - ${esc(item)}`);
         };
         section("decisions", c.decisions);
         section("files touched", c.files_touched);
@@ -120,9 +148,9 @@ export const show: Command = {
         section("knowledge", c.knowledge);
         lines.push(...sliceLines(b));
         const ext = Object.keys(c.extensions);
-        if (ext.length > 0) lines.push(`extensions ${ext.join(", ")}`);
+        if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
         const meta = Object.keys(b.facets.metadata);
-        if (meta.length > 0) lines.push(`metadata   ${JSON.stringify(b.facets.metadata)}`);
+        if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
         return lines.join("\n");
       });
       return 0;
