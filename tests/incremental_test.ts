@@ -313,6 +313,19 @@ const OPS: Record<string, Op> = {
     if (lstatOrNull(path) !== null) return;
     new Deno.Command("mkfifo", { args: [path] }).outputSync();
   },
+  secretContent(ws, rand) {
+    // A token in the content: left out as secret_content, until the allow list names it.
+    const path = join(ws, randomPath(ws, rand));
+    const stat = lstatOrNull(path);
+    if (stat !== null && !stat.isFile()) return;
+    fs.writeFileSync(path, "token = ghp_8f3Kq0ZrT5bLm2Xw9Yc4Nd7Ve1Hj6Ua0Ps3Q\n");
+  },
+  allowList(ws, rand) {
+    // The store's allow list changes what may be captured: a full walk.
+    const { files } = listAll(ws);
+    const named = files.filter(() => rand() < 0.5).join("\n");
+    fs.writeFileSync(join(ws, ".ctxsnap", "allow-secrets"), `${named}\n`, { mode: 0o600 });
+  },
   big(ws, rand) {
     const path = join(ws, randomPath(ws, rand));
     if (lstatOrNull(path)?.isDirectory()) return;

@@ -361,6 +361,18 @@ export class IncrementalCapture {
     const path = result.path;
     this.recorded.add(path);
     const isNew = !this.entries.has(path) && !this.skips.has(path) && !this.dirs.has(path);
+    // What is recorded for a regular file depends on its bytes (too_large,
+    // secret_content, its blob): index it by inode, whatever the result.
+    if (item.kind === "file") {
+      this.linkInode(path, `${item.stat.dev}:${item.stat.ino}`, item.links);
+    } else if (item.kind === "skip" && item.reason === "too_large") {
+      try {
+        const stat = lstat(`${this.store.workspaceRoot}/${path}`);
+        if (stat.isFile()) this.linkInode(path, `${stat.dev}:${stat.ino}`, stat.nlink);
+      } catch {
+        // Gone since: its directory's events will say so.
+      }
+    }
     if ("reason" in result) {
       const reasons = this.skips.get(path);
       if (reasons === undefined) {
@@ -378,17 +390,15 @@ export class IncrementalCapture {
     if (result.type === "file") {
       this.totals.files += 1;
       this.totals.bytes += result.size;
-      if (item.kind === "file") {
-        this.linkInode(path, `${item.stat.dev}:${item.stat.ino}`, item.links);
-      }
     } else this.totals.symlinks += 1;
     return isNew;
   }
 
   /**
-   * Indexes a file entry by inode. A file with other hard links is re-read at
-   * every capture (a write through another link raises no event for it), and
-   * so are the other entries of its inode (whose link count grew silently).
+   * Indexes a regular file by inode. A file with other hard links is
+   * examined again at every capture (a write through another link raises no
+   * event for it), and so are the other paths of its inode (whose link count
+   * grew silently).
    */
   private linkInode(path: string, inode: string, links: number): void {
     this.inodeOf.set(path, inode);
@@ -451,12 +461,13 @@ export class IncrementalCapture {
       this.entries.delete(key);
       this.fragments.delete(key);
       this.multiLinked.delete(key);
-      this.unlinkInode(key);
       if (entry.type === "file") {
         this.totals.files -= 1;
         this.totals.bytes -= entry.size;
       } else this.totals.symlinks -= 1;
     }
+    this.multiLinked.delete(key);
+    this.unlinkInode(key);
     const reasons = this.skips.get(key);
     if (reasons !== undefined) {
       this.skips.delete(key);
