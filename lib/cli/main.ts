@@ -32,6 +32,7 @@ import { gc } from "./commands/gc.ts";
 import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
+import { watch } from "./commands/watch.ts";
 import { clone, pull, push, remote } from "./commands/remote.ts";
 
 /** Every command, in the order `--help` lists them. */
@@ -59,6 +60,7 @@ export const COMMANDS: readonly Command[] = [
   clone,
   session,
   key,
+  watch,
 ];
 
 function overview(): string {

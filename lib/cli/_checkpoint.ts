@@ -1,0 +1,100 @@
+/**
+ * One checkpoint for `ctxsnap create` and the agent hook: handed to the
+ * `ctxsnap watch` process serving the store when one runs (it knows from
+ * filesystem events what changed), made here with a full walk otherwise.
+ * The store, identity and capture modules are loaded only on that second
+ * path, so a handed-off checkpoint starts little more than the client.
+ *
+ * @module
+ */
+import * as path from "node:path";
+import { parseJson } from "../encoding/canonical_json.ts";
+import { IntegrityError } from "../encoding/errors.ts";
+import { getEnv } from "../runtime.ts";
+import type { CreateResult } from "../snapshot/create.ts";
+import type { CheckpointOptions } from "../watch/service.ts";
+import type { CheckpointArgs } from "../watch/protocol.ts";
+import { askWatch } from "../watch/client.ts";
+import { locateStore } from "../store/locate.ts";
+import type { CommandContext } from "./command.ts";
+
+/** A checkpoint made, and where. */
+export interface Checkpoint {
+  /** What `createSnapshot` returned (or the watch process did). */
+  result: CreateResult;
+  /** The store directory. */
+  storeDir: string;
+  /** `watch` when a watch process made it, else `local`. */
+  via: "watch" | "local";
+}
+
+/** The options of {@linkcode checkpoint}: those of `createSnapshot` a CLI run gives. */
+export type CheckpointRequest = CheckpointOptions & {
+  /** Progress while walking (local only). */
+  onProgress?: (seen: number) => void;
+};
+
+/** Makes one checkpoint of the store `ctx` refers to (see the module doc). */
+export async function checkpoint(
+  ctx: CommandContext,
+  request: CheckpointRequest,
+): Promise<Checkpoint> {
+  const storeDir = locateStore({ store: ctx.store, cwd: ctx.cwd });
+  const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
+  const { configDir } = await import("../crypto/identity.ts");
+  const handed = await askWatch(storeDir, "checkpoint", toArgs(request), {
+    configDir: configDir(),
+    // A store found by walking up must belong to the directory holding it.
+    ...(explicit ? {} : { expectWorkspace: path.dirname(storeDir) }),
+  });
+  if (handed !== null) {
+    return { result: await fromWatch(handed.result), storeDir, via: "watch" };
+  }
+  const [{ identity, openStore }, { createSnapshot }] = await Promise.all([
+    import("./command.ts"),
+    import("../snapshot/create.ts"),
+  ]);
+  const signer = await identity();
+  const store = openStore(ctx);
+  try {
+    const result = await createSnapshot(store, signer, request);
+    return { result, storeDir: store.dir, via: "local" };
+  } finally {
+    store.close();
+  }
+}
+
+function toArgs(request: CheckpointRequest): CheckpointArgs {
+  return {
+    reason: request.reason ?? "",
+    context: (request.context ?? null) as Record<string, unknown> | null,
+    workspace: request.workspace !== false,
+    source: request.source ?? null,
+    session: request.session ?? null,
+    branch: request.branch ?? null,
+    ...(request.expectHead !== undefined ? { expect_head: request.expectHead } : {}),
+    max_file_bytes: request.maxFileBytes ?? null,
+    metadata: (request.metadata ?? null) as Record<string, unknown> | null,
+  };
+}
+
+/** Checks what a watch process answered (strictly, like anything read). */
+async function fromWatch(result: Record<string, unknown>): Promise<CreateResult> {
+  const { validateEnvelope } = await import("../snapshot/envelope.ts");
+  // Re-parse with the strict parser: integers only, no duplicate keys.
+  const value = parseJson(JSON.stringify(result)) as Record<string, unknown>;
+  const envelope = validateEnvelope(value.envelope);
+  if (typeof value.id !== "string" || value.id !== envelope.id) {
+    throw new IntegrityError("The watch process answered with a malformed snapshot");
+  }
+  if (typeof value.created !== "boolean" || !Array.isArray(value.secrets)) {
+    throw new IntegrityError("The watch process answered with a malformed result");
+  }
+  return {
+    id: envelope.id,
+    envelope,
+    created: value.created,
+    capture: (value.capture ?? null) as CreateResult["capture"],
+    secrets: value.secrets as CreateResult["secrets"],
+  };
+}
