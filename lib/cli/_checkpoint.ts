@@ -50,14 +50,17 @@ export async function checkpoint(
   if (handed !== null) {
     return { result: await fromWatch(handed.result), storeDir, via: "watch" };
   }
-  const [{ identity, openStore }, { createSnapshot }] = await Promise.all([
+  const [{ identity, openStore }, { createSnapshot }, { withAgentEvent }] = await Promise.all([
     import("./command.ts"),
     import("../snapshot/create.ts"),
+    import("../snapshot/agent.ts"),
   ]);
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const result = await createSnapshot(store, signer, request);
+    const { agent, ...rest } = request;
+    const options = agent === undefined ? rest : withAgentEvent(store, rest, agent);
+    const result = await createSnapshot(store, signer, options);
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();
@@ -75,6 +78,7 @@ function toArgs(request: CheckpointRequest): CheckpointArgs {
     ...(request.expectHead !== undefined ? { expect_head: request.expectHead } : {}),
     max_file_bytes: request.maxFileBytes ?? null,
     metadata: (request.metadata ?? null) as Record<string, unknown> | null,
+    agent: (request.agent ?? null) as Record<string, unknown> | null,
   };
 }
 

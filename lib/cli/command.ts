@@ -80,6 +80,12 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** How many positionals are allowed: a number, or "any". */
   positionals: number | "any";
+  /**
+   * Exit 0 even on failure (the error is still reported on stderr) unless
+   * this flag is given: for hooks a harness runs, where a non-zero status
+   * would block or fail the agent.
+   */
+  exitZeroUnless?: string;
   /** Runs the command; returns the exit status. */
   run(ctx: CommandContext, parsed: Parsed): Promise<number>;
 }

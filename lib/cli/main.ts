@@ -33,6 +33,7 @@ import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
 import { watch } from "./commands/watch.ts";
+import { hook } from "./commands/hook.ts";
 import { clone, pull, push, remote } from "./commands/remote.ts";
 
 /** Every command, in the order `--help` lists them. */
@@ -61,6 +62,7 @@ export const COMMANDS: readonly Command[] = [
   session,
   key,
   watch,
+  hook,
 ];
 
 function overview(): string {
@@ -182,6 +184,9 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
-    return out.error(error);
+    const status = out.error(error);
+    // A hook a harness runs reports problems but does not fail the agent.
+    const lenient = COMMANDS.find((c) => c.name === name)?.exitZeroUnless;
+    return lenient !== undefined && !rest.includes(lenient) ? 0 : status;
   }
 }

@@ -192,6 +192,8 @@ export interface CheckpointArgs {
   max_file_bytes: number | null;
   /** Extra `facets.metadata` entries, or null. */
   metadata: Record<string, unknown> | null;
+  /** An agent hook event to record (`AgentEvent`), or null. */
+  agent: Record<string, unknown> | null;
 }
 
 /** One request line. */

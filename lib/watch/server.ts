@@ -29,7 +29,8 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import process from "node:process";
-import { parseJson } from "../encoding/canonical_json.ts";
+import { type JsonValue, parseJson } from "../encoding/canonical_json.ts";
+import { validateAgentEvent } from "../snapshot/agent.ts";
 import { CtxsnapError, quote, UsageError } from "../encoding/errors.ts";
 import { toHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
@@ -323,7 +324,17 @@ function parseRequest(line: Uint8Array): ParsedRequest {
   const a = object(o.args, "args");
   onlyKeys(
     a,
-    ["reason", "context", "workspace", "source", "session", "branch", "max_file_bytes", "metadata"],
+    [
+      "reason",
+      "context",
+      "workspace",
+      "source",
+      "session",
+      "branch",
+      "max_file_bytes",
+      "metadata",
+      "agent",
+    ],
     ["expect_head"],
     "args",
   );
@@ -362,6 +373,7 @@ function parseRequest(line: Uint8Array): ParsedRequest {
     branch,
     max_file_bytes: a.max_file_bytes as number | null,
     metadata: a.metadata === null ? null : object(a.metadata, "metadata"),
+    agent: a.agent === null ? null : object(a.agent, "agent"),
   };
   if (Object.hasOwn(a, "expect_head")) {
     args.expect_head = textOrNull(a.expect_head, "expect_head", 64);
@@ -380,8 +392,7 @@ function checkpointOptions(args: CheckpointArgs): CheckpointOptions {
     ...(args.branch !== null ? { branch: args.branch } : {}),
     ...(args.expect_head !== undefined ? { expectHead: args.expect_head } : {}),
     ...(args.max_file_bytes !== null ? { maxFileBytes: args.max_file_bytes } : {}),
-    ...(args.metadata !== null
-      ? { metadata: args.metadata as CheckpointOptions["metadata"] & Record<string, never> }
-      : {}),
+    ...(args.metadata !== null ? { metadata: args.metadata as Record<string, JsonValue> } : {}),
+    ...(args.agent !== null ? { agent: validateAgentEvent(args.agent) } : {}),
   };
 }

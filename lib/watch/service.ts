@@ -30,6 +30,7 @@ import { captureWorkspace } from "../store/capture.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../store/incremental.ts";
 import type { Store } from "../store/store.ts";
 import { type CreateOptions, type CreateResult, createSnapshot } from "../snapshot/create.ts";
+import { type AgentEvent, withAgentEvent } from "../snapshot/agent.ts";
 
 /** Options of a {@linkcode WatchService}. */
 export interface WatchServiceOptions {
@@ -41,19 +42,24 @@ export interface WatchServiceOptions {
   pollMs?: number;
 }
 
-/** The options of one checkpoint: those of `createSnapshot` a client may give. */
-export type CheckpointOptions = Pick<
-  CreateOptions,
-  | "reason"
-  | "context"
-  | "workspace"
-  | "source"
-  | "session"
-  | "branch"
-  | "expectHead"
-  | "metadata"
-  | "maxFileBytes"
->;
+/**
+ * The options of one checkpoint: those of `createSnapshot` a client may
+ * give, and an agent event (which sets the source, reason and metadata).
+ */
+export type CheckpointOptions =
+  & { agent?: AgentEvent }
+  & Pick<
+    CreateOptions,
+    | "reason"
+    | "context"
+    | "workspace"
+    | "source"
+    | "session"
+    | "branch"
+    | "expectHead"
+    | "metadata"
+    | "maxFileBytes"
+  >;
 
 /** What {@linkcode WatchService.status} reports. */
 export interface WatchServiceStatus {
@@ -115,9 +121,10 @@ export class WatchService {
   checkpoint(options: CheckpointOptions): Promise<CreateResult> {
     return this.run(async () => {
       let captured = false;
+      const { agent, ...rest } = options;
       try {
         const result = await createSnapshot(this.store, this.signer, {
-          ...options,
+          ...(agent === undefined ? rest : withAgentEvent(this.store, rest, agent)),
           capture: (captureOptions) => {
             captured = true;
             const ownLimit = captureOptions.maxFileBytes === undefined ||
