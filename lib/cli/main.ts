@@ -34,6 +34,7 @@ import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
 import { watch } from "./commands/watch.ts";
 import { hook } from "./commands/hook.ts";
+import { mcp } from "./commands/mcp.ts";
 import { clone, pull, push, remote } from "./commands/remote.ts";
 
 /** Every command, in the order `--help` lists them. */
@@ -63,6 +64,7 @@ export const COMMANDS: readonly Command[] = [
   key,
   watch,
   hook,
+  mcp,
 ];
 
 function overview(): string {

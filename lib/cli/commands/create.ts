@@ -6,6 +6,7 @@ import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
 import { type Command, flag, readInput, short, str } from "../command.ts";
 import { checkpoint } from "../_checkpoint.ts";
+import type { CreateResult } from "../../snapshot/create.ts";
 import { esc } from "../output.ts";
 import { allowSecretsPath } from "../../store/allow_secrets.ts";
 
@@ -24,6 +25,24 @@ export function sizeOption(text: string | undefined): number | undefined {
     );
   }
   return value;
+}
+
+/** The `create --json` document of a checkpoint (also the MCP `checkpoint` result). */
+export function createJson(result: CreateResult, via: string): Record<string, unknown> {
+  const body = result.envelope.body;
+  return {
+    id: result.id,
+    created: result.created,
+    session: body.session,
+    branch: body.branch,
+    parent: body.parent,
+    workspace: body.workspace,
+    git: body.git,
+    capture: result.capture,
+    secrets: result.secrets,
+    key_id: result.envelope.signature.key_id,
+    via,
+  };
 }
 
 /** The `create` command. */
@@ -121,19 +140,7 @@ export const create: Command = {
             `secret by adding its path to ${allowSecretsPath(storeDir)}`,
         );
       }
-      ctx.out.result({
-        id: result.id,
-        created: result.created,
-        session: body.session,
-        branch: body.branch,
-        parent: body.parent,
-        workspace: body.workspace,
-        git: body.git,
-        capture: result.capture,
-        secrets: result.secrets,
-        key_id: result.envelope.signature.key_id,
-        via,
-      }, () => {
+      ctx.out.result(createJson(result, via), () => {
         if (!result.created) {
           return `${result.id}  (already recorded for source ${esc(sourceText)})`;
         }
