@@ -1,0 +1,207 @@
+/**
+ * `ctxsnap watch` (issue 14 item 3) as a real process: `create` and the
+ * hook hand their checkpoints to it and it reads only what changed; its
+ * files are private; a watch process killed with `kill -9` at any instant
+ * of a checkpoint loses nothing (the client makes the checkpoint itself, the
+ * store verifies, the snapshot holds exactly the workspace).
+ *
+ * `CTXSNAP_WATCH_KILLS` sets the kill -9 rounds (default 2; the long suite
+ * runs more); `CTXSNAP_TEST_SEED` replays one.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "./_assert.ts";
+import {
+  CLI,
+  CTXSNAP_BIN,
+  expectCode,
+  realDenoDir,
+  type TempWorkspace,
+  withStore,
+} from "./_cli.ts";
+import { prng, seedFromEnv } from "./_util.ts";
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+interface Running {
+  child: Deno.ChildProcess;
+  ready: Any;
+}
+
+/** Starts `ctxsnap watch --json` in the workspace and waits for its ready document. */
+async function startWatch(ws: TempWorkspace, env: Record<string, string> = {}): Promise<Running> {
+  const child = new Deno.Command(CTXSNAP_BIN ?? Deno.execPath(), {
+    args: CTXSNAP_BIN !== undefined
+      ? ["watch", "--json"]
+      : ["run", "-A", "--quiet", CLI, "watch", "--json"],
+    cwd: ws.path,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_DIR: realDenoDir(),
+      NO_COLOR: "1",
+      HOME: ws.home,
+      CTXSNAP_CONFIG_DIR: ws.configDir,
+      ...env,
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  // The ready document is the one JSON document on stdout.
+  const reader = child.stdout.getReader();
+  let text = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`watch exited before it was ready: ${text}`);
+    text += new TextDecoder().decode(value);
+    try {
+      const ready = JSON.parse(text);
+      reader.releaseLock();
+      return { child, ready };
+    } catch {
+      // Not whole yet.
+    }
+  }
+}
+
+async function stopWatch(running: Running): Promise<void> {
+  try {
+    running.child.kill("SIGTERM");
+  } catch {
+    // Already gone.
+  }
+  await running.child.stdout.cancel().catch(() => {});
+  await running.child.status;
+}
+
+Deno.test("watch: create and the hook hand their checkpoints to it; only what changed is read", async () => {
+  await withStore(async (ws) => {
+    const running = await startWatch(ws);
+    try {
+      assertEquals(running.ready.watching, ws.path);
+      assertEquals(running.ready.capture.mode, "events");
+      // watch.json and the socket are private.
+      const info = await Deno.lstat(join(ws.path, ".ctxsnap", "run", "watch.json"));
+      assertEquals(info.mode! & 0o777, 0o600);
+      assertEquals((await Deno.lstat(join(ws.path, ".ctxsnap", "run"))).mode! & 0o777, 0o700);
+
+      const first = await ws.run(["create", "-m", "one", "--json"]);
+      expectCode(first, 0, "create");
+      assertEquals(first.json().via, "watch");
+      assertEquals(first.json().capture.hashed, 0, "the watch already walked at start");
+      await Deno.writeTextFile(join(ws.path, "src", "main.ts"), "console.log('delta');\n");
+      const second = await ws.run(["create", "-m", "two", "--json"]);
+      assertEquals([second.json().via, second.json().capture.hashed], ["watch", 1]);
+      // What it recorded is what a walk of the workspace finds.
+      const diff = await ws.run(["diff", second.json().id, "--json"]);
+      assertEquals([diff.json().added, diff.json().changed, diff.json().removed], [[], [], []]);
+
+      // The hook, too.
+      const event = JSON.stringify({
+        session_id: "s-1",
+        hook_event_name: "PostToolUse",
+        tool_name: "Edit",
+        tool_use_id: "toolu_1",
+        cwd: ws.path,
+      });
+      const hooked = await ws.run(["hook", "claude-code", "--json"], { stdin: event });
+      expectCode(hooked, 0, "hook");
+      assertEquals(hooked.json().via, "watch");
+
+      // An error of the watch process is the command's error (exit 5).
+      const conflict = await ws.run(["create", "--expect-head", first.json().id, "--json"]);
+      expectCode(conflict, 5, "expect-head conflict through the watch");
+
+      // Another config directory: the watch declines, create signs locally.
+      const other = await ws.run(["create", "-m", "mine", "--json"], {
+        env: { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") },
+      });
+      expectCode(other, 0, "create with another identity");
+      assertEquals(other.json().via, "local");
+
+      const status = await ws.run(["watch", "--status", "--json"]);
+      expectCode(status, 0, "watch --status");
+      assertEquals(status.json().pid, running.ready.pid);
+      assert(status.json().checkpoints >= 2);
+
+      // A second watch for the same store is refused.
+      const again = await ws.run(["watch"], { mode: "subprocess" });
+      expectCode(again, 5, "a second watch");
+
+      expectCode(await ws.run(["watch", "--stop"]), 0, "watch --stop");
+      assertEquals((await running.child.status).code, 0);
+      // Gone: create works alone again; status says none runs.
+      assertEquals((await ws.run(["create", "-m", "three", "--json"])).json().via, "local");
+      expectCode(await ws.run(["watch", "--status"]), 4, "status without a watch");
+      // Intact; one snapshot is signed by the other identity, not pinned here.
+      expectCode(await ws.run(["verify", "--all"]), 3, "verify --all");
+    } finally {
+      await stopWatch(running);
+    }
+  });
+});
+
+Deno.test("watch: files that are not private to the user are not trusted", async () => {
+  await withStore(async (ws) => {
+    const running = await startWatch(ws);
+    try {
+      const run = join(ws.path, ".ctxsnap", "run");
+      await Deno.chmod(join(run, "watch.json"), 0o644);
+      const created = await ws.run(["create", "--json"]);
+      assertEquals(created.json().via, "local", "a readable watch.json is ignored");
+      await Deno.chmod(join(run, "watch.json"), 0o600);
+      assertEquals((await ws.run(["create", "--json"])).json().via, "watch");
+    } finally {
+      await stopWatch(running);
+    }
+  });
+});
+
+function kills(): number {
+  const raw = Number(Deno.env.get("CTXSNAP_WATCH_KILLS") ?? "2");
+  return Number.isSafeInteger(raw) && raw > 0 ? raw : 2;
+}
+
+Deno.test("watch: kill -9 of the watch process during a checkpoint loses nothing", async () => {
+  const seed = seedFromEnv();
+  const rand = prng(seed);
+  await withStore(async (ws) => {
+    for (let round = 0; round < kills(); round++) {
+      const running = await startWatch(ws);
+      // Enough content that the checkpoint takes a while.
+      await Deno.writeFile(
+        join(ws.path, `big-${round}.bin`),
+        crypto.getRandomValues(new Uint8Array(65536)).map((b) => b),
+      );
+      for (let i = 0; i < 50; i++) {
+        await Deno.writeTextFile(
+          join(ws.path, "src", `f${round}-${i}.txt`),
+          `${round} ${i} ${rand()}\n`,
+        );
+      }
+      const create = ws.run(["create", "-m", `round ${round}`, "--json"], { mode: "subprocess" });
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(rand() * 400)));
+      running.child.kill("SIGKILL");
+      await running.child.status;
+      await running.child.stdout.cancel().catch(() => {});
+      const result = await create;
+      expectCode(result, 0, `seed ${seed}, round ${round}: create`);
+      const id = result.json().id;
+      // The checkpoint holds exactly the workspace, whoever made it.
+      const diff = await ws.run(["diff", id, "--json"]);
+      assertEquals(
+        [diff.json().added, diff.json().changed, diff.json().removed],
+        [[], [], []],
+        `seed ${seed}, round ${round}: snapshot ${id} (${result.json().via})`,
+      );
+      expectCode(
+        await ws.run(["verify", "--all"]),
+        0,
+        `seed ${seed}, round ${round}: verify --all`,
+      );
+    }
+  });
+});
