@@ -11,8 +11,18 @@
  * ```
  * @module
  */
-import * as fs from "node:fs";
-import process from "node:process";
+import type * as NodeFs from "node:fs";
+
+// No static `node:` import: under Deno the first one starts Node.js
+// compatibility (tens of milliseconds), which `--version`, `--help` and a
+// checkpoint handed to a watch process do without. Under Deno the functions
+// below use `Deno.*`; elsewhere the global `process` (Node.js, Bun).
+// deno-lint-ignore no-explicit-any
+const DENO: any = (globalThis as any).Deno;
+// deno-lint-ignore no-explicit-any
+const nodeProcess = (): any => (globalThis as any).process;
+let fsModule: typeof NodeFs | undefined;
+const fs = (): typeof NodeFs => fsModule ??= builtin<typeof NodeFs>("node:fs");
 
 /**
  * What an in-process run of the command line sees in place of the process's
@@ -59,7 +69,7 @@ export function viewStdin(): Uint8Array | null {
 export function getEnv(name: string): string | undefined {
   if (view !== null) return Object.hasOwn(view.env, name) ? view.env[name] : undefined;
   try {
-    return process.env[name];
+    return DENO ? DENO.env.get(name) : nodeProcess().env[name];
   } catch {
     return undefined;
   }
@@ -69,7 +79,7 @@ export function getEnv(name: string): string | undefined {
 export function environment(): Record<string, string | undefined> {
   if (view !== null) return { ...view.env };
   try {
-    return { ...process.env };
+    return DENO ? DENO.env.toObject() : { ...nodeProcess().env };
   } catch {
     return {};
   }
@@ -77,10 +87,8 @@ export function environment(): Record<string, string | undefined> {
 
 /** Returns the command-line arguments after the script name. */
 export function args(): string[] {
-  // deno-lint-ignore no-explicit-any
-  const deno = (globalThis as any).Deno;
-  if (deno?.args) return [...deno.args];
-  return process.argv.slice(2);
+  if (DENO?.args) return [...DENO.args];
+  return nodeProcess().argv.slice(2);
 }
 
 /** Names the runtime executing this code, e.g. `deno 2.9.6` or `node v20.20.2`. */
@@ -88,7 +96,7 @@ export function runtimeName(): string {
   // deno-lint-ignore no-explicit-any
   const deno = (globalThis as any).Deno;
   if (deno?.version?.deno) return `deno ${deno.version.deno}`;
-  return `node ${process.version}`;
+  return `node ${nodeProcess().version}`;
 }
 
 /** Whether file descriptor 0, 1 or 2 is a terminal. */
@@ -101,7 +109,8 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
       const stream = fd === 0 ? deno.stdin : fd === 1 ? deno.stdout : deno.stderr;
       return stream.isTerminal();
     }
-    const stream = fd === 0 ? process.stdin : fd === 1 ? process.stdout : process.stderr;
+    const p = nodeProcess();
+    const stream = fd === 0 ? p.stdin : fd === 1 ? p.stdout : p.stderr;
     return Boolean((stream as { isTTY?: boolean }).isTTY);
   } catch {
     return false;
@@ -110,7 +119,9 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
 
 /** Exits the process with `code` after flushing nothing further. */
 export function exit(code: number): never {
-  process.exit(code);
+  if (DENO) DENO.exit(code);
+  nodeProcess().exit(code);
+  throw new Error("unreachable");
 }
 
 /**
@@ -132,7 +143,7 @@ export function mayRead(path: string): boolean {
 export function cwd(): string {
   if (view !== null) return view.cwd;
   try {
-    return process.cwd();
+    return DENO ? DENO.cwd() : nodeProcess().cwd();
   } catch {
     return "."; // no permission to read the working directory's path
   }
@@ -247,7 +258,7 @@ const denoLstat: ((path: string) => DenoFileInfo) | undefined = (globalThis as a
  */
 export function lstat(path: string): FileStat {
   if (denoLstat !== undefined) return new DenoStat(denoLstat(path));
-  return fs.lstatSync(path);
+  return fs().lstatSync(path);
 }
 
 /**
@@ -255,8 +266,8 @@ export function lstat(path: string): FileStat {
  * available in Deno 2 and Node 22.3+), so costly modules stay off the start-up path.
  */
 export function builtin<T>(name: string): T {
-  const load =
-    (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  const load = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
+    ?.getBuiltinModule;
   if (typeof load !== "function") {
     throw new Error(`This runtime cannot load ${name} on demand (no process.getBuiltinModule)`);
   }
@@ -355,4 +366,26 @@ export function openInotify(): Inotify | null {
       lib.close();
     },
   };
+}
+
+/**
+ * Writes all of `bytes` to standard output (1) or error (2), synchronously;
+ * a closed pipe ends the writing quietly.
+ */
+export function writeStdio(fd: 1 | 2, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    try {
+      if (DENO) {
+        offset += (fd === 1 ? DENO.stdout : DENO.stderr).writeSync(bytes.subarray(offset));
+      } else {
+        offset += fs().writeSync(fd, bytes, offset, bytes.byteLength - offset);
+      }
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "EAGAIN" || (error as Error).name === "WouldBlock") continue;
+      if (code === "EPIPE" || (error as Error).name === "BrokenPipe") return;
+      throw error;
+    }
+  }
 }

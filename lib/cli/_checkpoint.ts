@@ -15,6 +15,7 @@ import type { CreateResult } from "../snapshot/create.ts";
 import type { CheckpointOptions } from "../watch/service.ts";
 import type { CheckpointArgs } from "../watch/protocol.ts";
 import { askWatch } from "../watch/client.ts";
+import { configDir } from "../crypto/config_dir.ts";
 import { locateStore } from "../store/locate.ts";
 import type { CommandContext } from "./command.ts";
 
@@ -41,7 +42,6 @@ export async function checkpoint(
 ): Promise<Checkpoint> {
   const storeDir = locateStore({ store: ctx.store, cwd: ctx.cwd });
   const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
-  const { configDir } = await import("../crypto/identity.ts");
   const handed = await askWatch(storeDir, "checkpoint", toArgs(request), {
     configDir: configDir(),
     // A store found by walking up must belong to the directory holding it.
@@ -82,21 +82,32 @@ function toArgs(request: CheckpointRequest): CheckpointArgs {
   };
 }
 
-/** Checks what a watch process answered (strictly, like anything read). */
+/**
+ * Checks what a watch process answered (strictly, like anything read): the
+ * body against the body rules, the id and signature fields by form. The
+ * signature itself is not re-verified here (the watch process, which shares
+ * this user's private store files, made it; `verify` checks it any time), so
+ * no signature code is loaded on this path.
+ */
 async function fromWatch(result: Record<string, unknown>): Promise<CreateResult> {
-  const { validateEnvelope } = await import("../snapshot/envelope.ts");
+  const { validateBody } = await import("../snapshot/body.ts");
   // Re-parse with the strict parser: integers only, no duplicate keys.
   const value = parseJson(JSON.stringify(result)) as Record<string, unknown>;
-  const envelope = validateEnvelope(value.envelope);
-  if (typeof value.id !== "string" || value.id !== envelope.id) {
+  const envelope = value.envelope as Record<string, unknown> | null;
+  const signature = envelope?.signature as Record<string, unknown> | undefined;
+  const hex = (v: unknown, n: number) =>
+    typeof v === "string" && new RegExp(`^[0-9a-f]{${n}}$`).test(v);
+  if (
+    envelope === null || typeof envelope !== "object" || !hex(envelope.id, 64) ||
+    value.id !== envelope.id || signature === undefined || !hex(signature.key_id, 16) ||
+    typeof value.created !== "boolean" || !Array.isArray(value.secrets)
+  ) {
     throw new IntegrityError("The watch process answered with a malformed snapshot");
   }
-  if (typeof value.created !== "boolean" || !Array.isArray(value.secrets)) {
-    throw new IntegrityError("The watch process answered with a malformed result");
-  }
+  const body = validateBody(envelope.body);
   return {
-    id: envelope.id,
-    envelope,
+    id: envelope.id as string,
+    envelope: { ...envelope, body } as unknown as CreateResult["envelope"],
     created: value.created,
     capture: (value.capture ?? null) as CreateResult["capture"],
     secrets: value.secrets as CreateResult["secrets"],

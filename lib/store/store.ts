@@ -52,8 +52,8 @@ function zlib(): typeof NodeZlib {
 export { COMPRESS_MIN_BYTES, packPays } from "./_pack.ts";
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
-/** The name of the index database inside a store directory. */
-export const INDEX_FILE = "index.db";
+export { INDEX_FILE } from "./_names.ts";
+import { INDEX_FILE } from "./_names.ts";
 /** Default busy timeout in milliseconds (override with `CTXSNAP_BUSY_TIMEOUT_MS`). */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 

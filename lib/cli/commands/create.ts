@@ -4,11 +4,10 @@
  */
 import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
-import { type Command, flag, readInput, short, str } from "../command.ts";
+import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
 import type { CreateResult } from "../../snapshot/create.ts";
 import { esc } from "../output.ts";
-import { allowSecretsPath } from "../../store/allow_secrets.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
 export function sizeOption(text: string | undefined): number | undefined {
@@ -132,6 +131,7 @@ export const create: Command = {
     {
       const body = result.envelope.body;
       if (result.secrets.length > 0) {
+        const { allowSecretsPath } = await import("../../store/allow_secrets.ts");
         const names = result.secrets.slice(0, 10).map((s) => s.path).join(", ");
         const more = result.secrets.length > 10 ? `, and ${result.secrets.length - 10} more` : "";
         ctx.out.note(`left out ${result.secrets.length} secret file(s): ${names}${more}`);
