@@ -929,6 +929,19 @@ if (want("agent")) {
     await Deno.writeTextFile(file, `# edit ${i} ${Date.now()}\n`, { append: true });
   };
 
+  const empty = `${root}/empty.ts`;
+  await Deno.writeTextFile(empty, "");
+  // No long-lived process yet: create walks the tree itself.
+  const alone = await interleaved({
+    git: { setup: async () => {}, timed: () => sh(gitCmd) },
+    create: {
+      setup: async () => {},
+      timed: () => ctxsnap(["create", "-m", "bench", "--json"], ws),
+    },
+    version: { setup: async () => {}, timed: () => ctxsnap(["--version"]) },
+    empty_deno: { setup: async () => {}, timed: () => run([Deno.execPath(), "run", "-A", empty]) },
+  });
+
   // A raw JSON-RPC client (no SDK on the clock): one line out, one line back.
   const server = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "mcp"],
@@ -986,19 +999,11 @@ if (want("agent")) {
     const result = await checkpoint();
     return result;
   };
-  const empty = `${root}/empty.ts`;
-  await Deno.writeTextFile(empty, "");
   const rounds = await interleaved({
     git: { setup: async () => {}, timed: () => sh(gitCmd) },
     mcp_unchanged: { setup: async () => {}, timed: checkpoint },
     git_edit: { setup: edit, timed: () => sh(gitCmd) },
     mcp_edit: { setup: (i) => edit(i + 1000), timed: mcpEdit },
-    create: {
-      setup: async () => {},
-      timed: () => ctxsnap(["create", "-m", "bench", "--json"], ws),
-    },
-    version: { setup: async () => {}, timed: () => ctxsnap(["--version"]) },
-    empty_deno: { setup: async () => {}, timed: () => run([Deno.execPath(), "run", "-A", empty]) },
   });
   // The last one-file-edit checkpoint read exactly one file.
   await edit(99999);
@@ -1009,7 +1014,13 @@ if (want("agent")) {
   const via = JSON.parse((await ctxsnap(["create", "--json"], ws)).stdout).via;
   await writer.close();
   await server.status;
-  const r = rounds;
+  const r = {
+    ...rounds,
+    create: alone.create,
+    version: alone.version,
+    empty_deno: alone.empty_deno,
+  };
+  const gitAlone = alone.git;
   ratio(
     "MCP checkpoint, unchanged tree vs git (unchanged)",
     r.mcp_unchanged.wall,
@@ -1030,9 +1041,9 @@ if (want("agent")) {
       r.git_edit.cpu,
     ],
   );
-  ratio("CLI create, unchanged tree, no watch vs git", r.create.wall, r.git.wall, "git", [
+  ratio("CLI create, unchanged tree, no watch vs git", r.create.wall, gitAlone.wall, "git", [
     r.create.cpu,
-    r.git.cpu,
+    gitAlone.cpu,
   ]);
   ratio(`CLI create, unchanged, handed off (${via}) vs git`, handed, r.git.wall, "git");
   ratio("ctxsnap --version vs an empty Deno script", r.version.wall, r.empty_deno.wall, "deno", [
@@ -1044,13 +1055,14 @@ if (want("agent")) {
       `${
         (r.mcp_edit.wall / r.git_edit.wall).toFixed(2)
       }× after an edit, reading ${lastCapture.hashed} file); ` +
-      `create ≤ 6× git (${(r.create.wall / r.git.wall).toFixed(2)}×; handed off ${
+      `create ≤ 6× git (${(r.create.wall / gitAlone.wall).toFixed(2)}×; handed off ${
         (handed / r.git.wall).toFixed(2)
       }×); --version ≤ 1.5× (${(r.version.wall / r.empty_deno.wall).toFixed(2)}×)\n`,
   );
   Object.assign(results, {
     agent: {
       git_ms: r.git,
+      git_alone_ms: gitAlone,
       git_edit_ms: r.git_edit,
       mcp_unchanged_ms: r.mcp_unchanged,
       mcp_edit_ms: r.mcp_edit,

@@ -102,6 +102,12 @@ Deno.test({
         // One file edited: exactly one file read.
         fs.writeFileSync(join(ws, "d3", "f7.txt"), "edited");
         assertEquals(compare(store, incremental, "one edit").hashed, 1);
+        // Its manifest was stored uncompressed; packing it later keeps the same tree.
+        const [unpacked] = incremental.takeUnpacked().slice(-1);
+        const before = store.getTree(unpacked!);
+        assert(store.transaction("pack", () => store.packTree(unpacked!)), "packed");
+        assertEquals(store.getTree(unpacked!), before);
+        assert(!store.transaction("pack", () => store.packTree(unpacked!)), "once");
         assertEquals(incremental.status.last_changed, 1);
         assertEquals(incremental.status.full_walks, 1);
         // A .gitignore in a subdirectory: that directory is walked again.

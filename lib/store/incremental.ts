@@ -156,6 +156,7 @@ export class IncrementalCapture {
   private readonly multiLinked = new Set<string>();
   /** Paths recorded by the capture under way. */
   private readonly recorded = new Set<string>();
+  private unpacked: string[] = [];
   /** The inode (`dev:ino`) of each file entry, and the entries of each inode. */
   private readonly inodeOf = new Map<string, string>();
   private readonly pathsOf = new Map<string, Set<string>>();
@@ -256,6 +257,16 @@ export class IncrementalCapture {
       return this.capture();
     }
     return this.result(items.stats.hashed, false);
+  }
+
+  /**
+   * The manifests this capture stored uncompressed since the last call:
+   * compress them with `Store.packTree` when idle.
+   */
+  takeUnpacked(): string[] {
+    const ids = this.unpacked;
+    this.unpacked = [];
+    return ids;
   }
 
   /** Stops watching. */
@@ -634,7 +645,9 @@ export class IncrementalCapture {
       throw new Error("Incremental manifest bytes differ from the canonical serialization");
     }
     const treeId = sha256Hex(bytes);
-    this.store.putTreeBytes(treeId, bytes);
+    // Stored uncompressed now, compressed while idle (see takeUnpacked).
+    this.store.putTreeBytes(treeId, bytes, { pack: false });
+    this.unpacked.push(treeId);
     this.last = { treeId, tree };
     this.changed = false;
     return { treeId, tree, stats };

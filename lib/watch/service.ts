@@ -96,8 +96,9 @@ export class WatchService {
       ...(options.watch === false ? { watch: false } : {}),
     });
     const pollMs = options.pollMs ?? 1000;
-    // Read events while idle, so the kernel's queue stays short.
-    this.timer = pollMs > 0 ? setInterval(() => this.engine.poll(), pollMs) : null;
+    // While idle: read events, so the kernel's queue stays short, and
+    // compress the manifests checkpoints stored uncompressed.
+    this.timer = pollMs > 0 ? setInterval(() => this.idle(), pollMs) : null;
     this.timer?.unref();
   }
 
@@ -142,9 +143,40 @@ export class WatchService {
     });
   }
 
+  private busy = false;
+
+  private idle(): void {
+    if (this.busy) return;
+    this.engine.poll();
+    this.pack();
+  }
+
+  /** Compresses the manifests stored uncompressed (after the checkpoints queued before). */
+  pack(): Promise<void> {
+    const ids = this.engine.takeUnpacked();
+    if (ids.length === 0) return Promise.resolve();
+    return this.run(() => {
+      try {
+        this.store.transaction("pack", () => {
+          for (const id of ids) this.store.packTree(id);
+        });
+      } catch {
+        // Busy or failed: they stay uncompressed, which is as valid.
+      }
+      return Promise.resolve();
+    });
+  }
+
   /** Runs `fn` after everything queued before it; nothing else uses the store meanwhile. */
   run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn);
+    const next = this.queue.then(async () => {
+      this.busy = true;
+      try {
+        return await fn();
+      } finally {
+        this.busy = false;
+      }
+    });
     this.queue = next.catch(() => {});
     return next;
   }
