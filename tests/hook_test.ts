@@ -40,7 +40,7 @@ function hook(
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
-Deno.test("hook: one checkpoint per event, keyed on the agent session; the state before prompt N restores", async () => {
+Deno.test("hook: one checkpoint per event keyed on the agent session, and the state before prompt N restores", async () => {
   await withStore(async (ws) => {
     const ids: Record<string, string> = {};
     const send = async (name: string, edit?: () => Promise<void>) => {
@@ -108,7 +108,7 @@ Deno.test("hook: one checkpoint per event, keyed on the agent session; the state
   });
 });
 
-Deno.test("hook: prompt text only with --record-prompts; nothing on stdout without --json", async () => {
+Deno.test("hook: prompt text only with --record-prompts and nothing on stdout without --json", async () => {
   await withStore(async (ws) => {
     const quiet = await hook(ws, await payload("user_prompt_submit_1", ws.path));
     expectCode(quiet, 0, "hook");

@@ -77,7 +77,7 @@ async function stopWatch(running: Running): Promise<void> {
   await running.child.status;
 }
 
-Deno.test("watch: create and the hook hand their checkpoints to it; only what changed is read", async () => {
+Deno.test("watch: create and the hook hand their checkpoints to it and only what changed is read", async () => {
   await withStore(async (ws) => {
     const running = await startWatch(ws);
     try {
