@@ -912,7 +912,10 @@ if (want("agent")) {
   const ws = `${root}/agent-ws`;
   await copyTree(tree, ws);
   const gitDir = `${root}/agent-git`;
-  await sh(`git init -q --bare '${gitDir}'`);
+  // The store lives in the workspace (as `ctxsnap init` makes it): git leaves it out.
+  await sh(
+    `git init -q --bare '${gitDir}' && mkdir -p '${gitDir}/info' && echo /.ctxsnap/ >> '${gitDir}/info/exclude'`,
+  );
   const gitCmd =
     `GIT_DIR='${gitDir}' GIT_WORK_TREE='${ws}' sh -c 'git add -A && git write-tree' >/dev/null`;
   await sh(gitCmd);
