@@ -59,7 +59,7 @@
  * if (!(dry.plan?.writes[0]?.path === "a.txt" && dry.plan.conflicts.length === 0)) throw new Error("example failed");
  * await restoreSnapshot(store, me, v1.id);
  * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v1\n")) throw new Error("example failed");
- * await restoreSnapshot(store, me, undoTarget(store)); // undo: back to v2
+ * await restoreSnapshot(store, me, await undoTarget(store)); // undo: back to v2
  * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v2\n")) throw new Error("example failed");
  * store.close();
  * ```
@@ -74,7 +74,7 @@
  * const store = initStore(`${workspace}/.ctxsnap`, workspace);
  * const snap = await createSnapshot(store, alice, { reason: "review me" });
  * const out = await Deno.makeTempDir();
- * const file = publish(store, snap.id, { dir: out, withWorkspace: true }).path;
+ * const file = (await publish(store, snap.id, { dir: out, withWorkspace: true })).path;
  * store.close();
  *
  * const pinned = new Keyring([]);
@@ -90,7 +90,10 @@
  * ```
  * @module
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
+import { registerStore } from "./lib/store/trust.ts";
 
 export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/encoding/errors.ts";
 export type { ErrorCode } from "./lib/encoding/errors.ts";
@@ -115,6 +118,9 @@ export {
 export { Store } from "./lib/store/store.ts";
 export type { StoreOpenOptions } from "./lib/store/store.ts";
 export { locateStore } from "./lib/store/locate.ts";
+export { checkRegistered, isRegistered, registerStore } from "./lib/store/trust.ts";
+export { adoptStore } from "./lib/snapshot/adopt.ts";
+export type { Adoption } from "./lib/snapshot/adopt.ts";
 export { captureWorkspace } from "./lib/store/capture.ts";
 export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
 export { validateTree } from "./lib/store/tree.ts";
@@ -195,12 +201,28 @@ export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.
 export { FileBackend } from "./lib/remote/file_backend.ts";
 export { S3Backend } from "./lib/remote/s3_backend.ts";
 
-/** Opens the store in `dir` (a `.ctxsnap` directory). */
+/**
+ * Opens the store in `dir` (a `.ctxsnap` directory), after checking its
+ * paths and schema; with `registry` (a config directory, as `configDir()`
+ * returns) it must also be registered there as this user's.
+ */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {
   return Store.open(dir, options);
 }
 
-/** Creates (or reopens) a store in `dir` capturing the workspace at `workspace`. */
-export function initStore(dir: string, workspace: string): Store {
-  return Store.init(dir, workspace);
+/**
+ * Creates (or reopens) a store in `dir` capturing the workspace at
+ * `workspace`; with `registry` a store it creates is registered there.
+ */
+export function initStore(
+  dir: string,
+  workspace: string,
+  options: { registry?: string } = {},
+): Store {
+  const created = !existsSync(join(dir, "index.db"));
+  const store = Store.init(dir, workspace);
+  if (created && options.registry !== undefined) {
+    registerStore(options.registry, store.dir, "init");
+  }
+  return store;
 }

@@ -91,11 +91,14 @@ export function args(): string[] {
   return nodeProcess().argv.slice(2);
 }
 
-/** Names the runtime executing this code, e.g. `deno 2.9.6` or `node v20.20.2`. */
+/** Names the runtime executing this code, e.g. `deno 2.9.6`, `bun 1.4.4` or `node v26.10.0`. */
 export function runtimeName(): string {
   // deno-lint-ignore no-explicit-any
   const deno = (globalThis as any).Deno;
   if (deno?.version?.deno) return `deno ${deno.version.deno}`;
+  // Bun also answers process.version (with the Node version it imitates).
+  const bun = (nodeProcess().versions as Record<string, string | undefined>).bun;
+  if (bun !== undefined) return `bun ${bun}`;
   return `node ${nodeProcess().version}`;
 }
 
@@ -139,6 +142,42 @@ export function mayRead(path: string): boolean {
   }
 }
 
+/**
+ * The process umask, read without changing it where the kernel says it
+ * (`Umask:` in `/proc/self/status`: reading it through `umask(2)` sets it to
+ * 0 for an instant, which other threads creating files would see); else
+ * through the runtime; `0o022` where neither is allowed.
+ */
+export function umask(): number {
+  try {
+    const status = fs().readFileSync("/proc/self/status", "utf8");
+    const match = /^Umask:\s*([0-7]+)$/m.exec(status);
+    if (match !== null) return parseInt(match[1]!, 8);
+  } catch {
+    // No /proc: ask the runtime below.
+  }
+  // deno-lint-ignore no-explicit-any
+  const deno = (globalThis as any).Deno;
+  try {
+    if (typeof deno?.umask === "function") return deno.umask();
+    return nodeProcess().umask();
+  } catch {
+    return 0o022;
+  }
+}
+
+/**
+ * The effective user id of this process, or null where the platform has
+ * none (Windows). Throws where the runtime forbids reading it (Deno without
+ * `--allow-sys`), so a caller checking ownership fails closed.
+ */
+export function currentUid(): number | null {
+  const p = nodeProcess();
+  if (typeof p.geteuid === "function") return p.geteuid();
+  if (typeof p.getuid === "function") return p.getuid();
+  return null;
+}
+
 /** Current working directory. */
 export function cwd(): string {
   if (view !== null) return view.cwd;
@@ -179,8 +218,8 @@ export interface FileStat {
   mode: number;
   /** Number of hard links. */
   nlink: number;
-  /** Owner's user id (where the runtime reports it). */
-  uid?: number;
+  /** Owner's user id (0 where the platform has none). */
+  uid: number;
   /** Owner's group id (where the runtime reports it). */
   gid?: number;
 }
@@ -222,7 +261,7 @@ class DenoStat implements FileStat {
     this.dev = info.dev;
     this.mode = info.mode ?? 0;
     this.nlink = info.nlink ?? 1;
-    this.uid = info.uid ?? -1;
+    this.uid = info.uid ?? 0;
     this.gid = info.gid ?? -1;
   }
   isFile(): boolean {

@@ -95,7 +95,14 @@ await step("the timeline, newest first", ["list"]);
 await step("what the first snapshot recorded", ["show", first.id.slice(0, 8)]);
 await step("what changed since then", ["diff", first.id.slice(0, 8)]);
 await step("integrity and origin of every object and snapshot", ["verify", "--all"]);
-await step("a stranger's machine (no trusted keys) sees: valid but untrusted", ["verify"], {
+await step("another user's ctxsnap refuses a store it did not create or adopt", ["list"], {
+  expect: 1,
+  env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
+});
+await step("after checking it, they adopt it (its signers stay untrusted)", ["init", "--adopt"], {
+  env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
+});
+await step("a stranger (no trusted keys) sees: valid but untrusted", ["verify"], {
   expect: 3,
   env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
 });

@@ -14,7 +14,13 @@ import { fromHex, toHex } from "../lib/encoding/hex.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { expectCode, type TempWorkspace, tempWorkspace, withStore } from "./_cli.ts";
+import {
+  expectCode,
+  NEEDS_DENO_PERMISSIONS,
+  type TempWorkspace,
+  tempWorkspace,
+  withStore,
+} from "./_cli.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -101,8 +107,13 @@ function tamperEnvelope(ws: TempWorkspace, id: string, change: (text: string) =>
     const after = change(before);
     assert(after !== before, "tamper changed nothing");
     assertEquals(after.length, before.length, "tamper must keep the length");
+    // As an attacker with file access would: the schema stays exactly ctxsnap's.
+    const trigger = db.prepare(
+      "SELECT sql FROM sqlite_master WHERE name = 'snapshots_are_immutable'",
+    ).get() as { sql: string };
     db.exec("DROP TRIGGER snapshots_are_immutable");
     db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(encoder.encode(after), id);
+    db.exec(trigger.sql);
   });
 }
 
@@ -461,6 +472,8 @@ Deno.test("a valid snapshot from an untrusted signer exits 3; --trust and key tr
 
     const other = join(ws.root, "other-config");
     const env = { CTXSNAP_CONFIG_DIR: other };
+    // Another user (config dir) must adopt the store before using it; that trusts no signer.
+    expectCode(await ws.run(["init", "--adopt"], { env }), 0, "adopt with another config dir");
     const untrusted = await ws.run(["verify", made.id], { env });
     expectCode(untrusted, 3, "verify with an empty config dir");
     assert(untrusted.stderr.includes("untrusted"), untrusted.stderr);
@@ -815,9 +828,17 @@ Deno.test("create outside a git work tree records git as null", async () => {
 // ---------------------------------------------------------------------------
 // permissions, interop, identity
 
-const READ_ONLY = ["--allow-read", "--allow-env"];
+/**
+ * Runs under `deno run --allow-read --allow-env --allow-sys=uid` (the store-ownership
+ * check needs the user id); against a compiled binary
+ * (no permission sandbox) the same runs go unsandboxed, and the tests still
+ * check that nothing in the store changed.
+ */
+const READ_ONLY: { permissions?: string[] } = NEEDS_DENO_PERMISSIONS
+  ? {}
+  : { permissions: ["--allow-read", "--allow-env", "--allow-sys=uid"] };
 
-Deno.test("verify runs with only --allow-read --allow-env and leaves every store file's bytes unchanged", async () => {
+Deno.test("verify runs with only --allow-read --allow-env --allow-sys=uid and leaves every store file's bytes unchanged", async () => {
   await withStore(async (ws) => {
     const big = new Uint8Array(1024 * 1024 + 1).fill(7);
     await Deno.writeFile(join(ws.path, "big.bin"), big); // one file-backed object too
@@ -825,10 +846,10 @@ Deno.test("verify runs with only --allow-read --allow-env and leaves every store
     await create(ws); // a parent chain for --all
     const before = await readAllFiles(storeDir(ws));
     assert([...before.keys()].some((f) => f.includes("/objects/")), "no object file");
-    const one = await ws.run(["verify", made.id, "--json"], { permissions: READ_ONLY });
+    const one = await ws.run(["verify", made.id, "--json"], READ_ONLY);
     expectCode(one, 0, "read-only verify");
     assertEquals(one.json().trusted, true);
-    const all = await ws.run(["verify", "--all"], { permissions: READ_ONLY });
+    const all = await ws.run(["verify", "--all"], READ_ONLY);
     expectCode(all, 0, "read-only verify --all");
     const after = await readAllFiles(storeDir(ws));
     for (const [file, bytes] of before) {
@@ -844,7 +865,7 @@ Deno.test("verify runs with only --allow-read --allow-env and leaves every store
     // And tampering is still reported under the same permissions.
     tamperEnvelope(ws, made.id, (t) => flipHexAt(t, valueIndex(t, '"value":"') + 2));
     expectCode(
-      await ws.run(["verify", made.id], { permissions: READ_ONLY }),
+      await ws.run(["verify", made.id], READ_ONLY),
       1,
       "read-only verify of a tampered snapshot",
     );
@@ -919,7 +940,7 @@ Deno.test({
       const made = await create(ws);
       const before = [...(await readAllFiles(storeDir(ws))).keys()].sort();
       expectCode(
-        await ws.run(["verify", made.id], { permissions: READ_ONLY }),
+        await ws.run(["verify", made.id], READ_ONLY),
         0,
         "read-only verify",
       );
@@ -935,6 +956,7 @@ Deno.test({
     await withStore(async (ws) => {
       const made = await create(ws);
       const env = { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") };
+      expectCode(await ws.run(["init", "--adopt"], { env }), 0, "adopt with another config dir");
       const untrusted = await ws.run(["verify", made.id, "--json"], { env });
       expectCode(untrusted, 3, "verify --json untrusted");
       assertEquals(untrusted.json().trusted, false);
@@ -951,6 +973,7 @@ Deno.test("verify --trusted-keys is honoured for store snapshots and a missing k
     const made = await create(ws);
     const key = (await ws.run(["key", "show", "--json"])).json().public_key as string;
     const stranger = { CTXSNAP_CONFIG_DIR: join(ws.root, "stranger") };
+    expectCode(await ws.run(["init", "--adopt"], { env: stranger }), 0, "adopt as a stranger");
     expectCode(await ws.run(["verify", made.id], { env: stranger }), 3, "untrusted without keys");
     // Build a trusted-keys file on another config dir, then point verify at it.
     const pinner = { CTXSNAP_CONFIG_DIR: join(ws.root, "pinner") };

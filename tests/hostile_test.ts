@@ -18,10 +18,11 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
-import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { cliCommand, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { Store } from "../lib/store/store.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
-import type { TreeManifest } from "../lib/store/tree.ts";
+import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import { readObjectBytes } from "./_objects.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -83,6 +84,19 @@ function readTree(storeDir: string, treeId: string): TreeManifest {
     return store.getTree(treeId);
   } finally {
     store.close();
+  }
+}
+
+/**
+ * Reads manifest `treeId` straight from the index, for a store another user
+ * owns (which `Store.open` rightly refuses to open for this one).
+ */
+function readOtherUsersTree(storeDir: string, treeId: string): TreeManifest {
+  const db = new DatabaseSync(join(storeDir, "index.db"), { readOnly: true });
+  try {
+    return validateTree(JSON.parse(new TextDecoder().decode(readObjectBytes(db, treeId))));
+  } finally {
+    db.close();
   }
 }
 
@@ -498,12 +512,7 @@ Deno.test({
             `CTXSNAP_CONFIG_DIR=${ws.configDir}`,
             "NO_COLOR=1",
             "DENO_NO_UPDATE_CHECK=1",
-            Deno.execPath(),
-            "run",
-            "-A",
-            "--quiet",
-            CLI,
-            ...args,
+            ...cliCommand(args),
           ],
           cwd: ws.path,
           stdout: "piped",
@@ -532,7 +541,7 @@ Deno.test({
       );
       runAsNobody(["init"]);
       const created = runAsNobody(["create", "--json"]).json();
-      const tree = readTree(join(ws.path, ".ctxsnap"), created.workspace.tree);
+      const tree = readOtherUsersTree(join(ws.path, ".ctxsnap"), created.workspace.tree);
       assertEquals(tree.entries.map((e) => e.path), ["a.txt"]);
       const reasons = Object.fromEntries(tree.skipped.map((s) => [s.path, s.reason]));
       assertEquals(reasons["locked.txt"], "unreadable", JSON.stringify(tree.skipped));

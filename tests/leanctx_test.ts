@@ -727,12 +727,18 @@ Deno.test("verify --all and verify ID catch a stored lean-ctx file changed behin
     expect(await m.run(["verify", c.id!, "--trust", pemOf(c.signer!)]), 0, "verify stored");
     const db = new DatabaseSync(join(m.store, "index.db"));
     try {
+      // Edit the row behind ctxsnap's back, then put the trigger back so the
+      // schema is exactly ctxsnap's again (else the store itself is refused).
+      const trigger = db.prepare(
+        "SELECT sql FROM sqlite_master WHERE name = 'leanctx_snapshots_are_immutable'",
+      ).get() as { sql: string };
       db.exec("DROP TRIGGER leanctx_snapshots_are_immutable");
       const text = fixtureText(c.file).replace('"dirty": true', '"dirty": false');
       db.prepare("UPDATE leanctx_snapshots SET file = ? WHERE id = ?").run(
         encoder.encode(text),
         c.id!,
       );
+      db.exec(trigger.sql);
     } finally {
       db.close();
     }

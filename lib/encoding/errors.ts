@@ -95,6 +95,19 @@ export class SignatureError extends IntegrityError {
   }
 }
 
+/**
+ * A store that may not be used (exit 1): not created or adopted by this user
+ * on this machine, a store path that is a symlink, owned by someone else or
+ * writable by group or others, or a schema that is not exactly ctxsnap's.
+ */
+export class StoreTrustError extends CtxsnapError {
+  /** Creates a store-trust error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, "failure", options);
+    this.name = "StoreTrustError";
+  }
+}
+
 /** The command line was used wrongly (exit 2). */
 export class UsageError extends CtxsnapError {
   /** Creates a usage error. */

@@ -31,7 +31,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { JsonValue } from "../encoding/canonical_json.ts";
 import {
   ConflictError,
   type CtxsnapErrorOptions,
@@ -51,14 +50,23 @@ import {
   unresolvedOperation,
 } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
-import { type TreeEntry, type TreeManifest, validateTree } from "../store/tree.ts";
+import type { TreeEntry, TreeManifest } from "../store/tree.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import { gitStatus, gitTrackedFiles, readGitStatus, runGit } from "../snapshot/git.ts";
+import {
+  gitStatus,
+  gitSwitch,
+  gitTrackedFiles,
+  isBranchName,
+  readGitStatus,
+} from "../snapshot/git.ts";
 import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
 import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
 import { planRestore, type RestorePlan } from "./plan.ts";
+import { refuseStorePaths } from "./_paths.ts";
+import { impliedDirectories, inspectPath, matchesEntry } from "./_on_disk.ts";
+import { checkPlanAgainstTrees, type StoredPlan, validateStoredPlan } from "./_stored_plan.ts";
 
 /** A restore refused because of conflicts; carries the plan. */
 export class RestoreConflictError extends ConflictError {
@@ -164,38 +172,6 @@ function occupiedIn(root: string): (path: string) => boolean {
   };
 }
 
-interface StoredPlan {
-  target_tree: string | null;
-  pre_tree: string;
-  writes: string[];
-  deletes: string[];
-  workspace: boolean;
-  session: boolean;
-  pre_restore: string | null;
-  git_commit: string | null;
-  git_back: string | null;
-}
-
-function storedPlan(op: Operation): StoredPlan {
-  const p = op.plan as Record<string, JsonValue>;
-  const strings = (value: JsonValue | undefined): string[] =>
-    Array.isArray(value) && value.every((v) => typeof v === "string") ? value as string[] : [];
-  if (typeof p.pre_tree !== "string") {
-    throw new IntegrityError(`Operation ${quote(op.id)} has a malformed plan`);
-  }
-  return {
-    target_tree: typeof p.target_tree === "string" ? p.target_tree : null,
-    pre_tree: p.pre_tree,
-    writes: strings(p.writes),
-    deletes: strings(p.deletes),
-    workspace: p.workspace === true,
-    session: p.session === true,
-    pre_restore: typeof p.pre_restore === "string" ? p.pre_restore : null,
-    git_commit: typeof p.git_commit === "string" ? p.git_commit : null,
-    git_back: typeof p.git_back === "string" ? p.git_back : null,
-  };
-}
-
 /** Throws {@linkcode RestoreConflictError} unless the plan may be applied (with `force`). */
 function refuseConflicts(plan: RestorePlan, force: boolean): void {
   if (plan.conflicts.length === 0) return;
@@ -230,7 +206,7 @@ export async function restoreSnapshot(
   const doWorkspace = !onlySession;
   const doSession = !onlyWorkspace;
   assertResolved(store, sel.session);
-  const envelope = readEnvelope(store, targetId);
+  const envelope = await readEnvelope(store, targetId); // id and signature checked
   const result: RestoreResult = {
     target: targetId,
     plan: null,
@@ -277,10 +253,13 @@ export async function restoreSnapshot(
   const targetTree = doWorkspace
     ? requireContent(store, envelope, workspaceTree(store, envelope))
     : null;
+  if (targetTree !== null) {
+    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
+  }
   const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
   let baseline: TreeManifest | null = null;
   if (head !== null) {
-    const headEnvelope = readEnvelope(store, head);
+    const headEnvelope = await readEnvelope(store, head);
     baseline = headEnvelope.body.workspace === null
       ? EMPTY_TREE
       : workspaceTree(store, headEnvelope);
@@ -312,16 +291,17 @@ export async function restoreSnapshot(
   }
   if (gitCommit !== null && !result.dryRun) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
-    const back = before?.branch ?? before?.commit ?? null;
+    const branch = before?.branch ?? null;
+    const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
     gitBack = back;
-    const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
+    const checkout = gitSwitch(store.workspaceRoot, gitCommit);
     if (checkout.status !== 0) {
       throw new ConflictError(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
     }
     if (back !== null) {
-      undoCheckout = () => void runGit(store.workspaceRoot, ["checkout", "--quiet", back]);
+      undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
     }
     result.gitCommit = gitCommit;
     // The tree was clean, so everything it held is in git history: the
@@ -414,10 +394,10 @@ export async function restoreSnapshot(
     try {
       applyPaths(
         store,
-        targetTree!,
+        entryMap(targetTree!),
         plan.writes.map((w) => w.path),
         plan.deletes,
-        options.onProgress,
+        options.onProgress ? { onProgress: options.onProgress } : {},
       );
     } catch (error) {
       await abortOperation(
@@ -436,41 +416,51 @@ export async function restoreSnapshot(
   return result;
 }
 
-/** Writes `writes` from `tree` and removes `deletes`; fsyncs touched directories. */
+/**
+ * Writes `writes` from `entries` and removes `deletes` (and first the empty
+ * directories `emptyDirs`, left by a killed restore where a file belongs);
+ * fsyncs touched directories.
+ */
 function applyPaths(
   store: Store,
-  tree: TreeManifest,
+  entries: ReadonlyMap<string, TreeEntry>,
   writes: string[],
   deletes: string[],
-  onProgress?: (done: number, total: number) => void,
+  options: { emptyDirs?: string[]; onProgress?: (done: number, total: number) => void } = {},
 ): void {
+  const { onProgress } = options;
+  refuseStorePaths(store.workspaceRoot, store.dir, [...writes, ...deletes]);
   const writer = new SafeWriter(store.workspaceRoot);
-  const entries = entryMap(tree);
-  const total = writes.length + deletes.length;
-  let done = 0;
-  // Deletes first, so a file giving way to a directory is gone before the directory is made.
-  for (const rel of deletes) {
-    writer.remove(rel);
-    onProgress?.(++done, total);
-  }
-  const toWrite = writes.map((rel) => {
-    const entry = entries.get(rel);
-    if (entry === undefined) {
-      throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
-    }
-    return entry;
-  });
-  const files = new FileWrites(store, writer, totalBytes(toWrite));
   try {
-    for (const entry of toWrite) {
-      files.write(entry);
+    const total = writes.length + deletes.length;
+    let done = 0;
+    // Deletes first, so a file giving way to a directory is gone before the directory is made.
+    for (const rel of deletes) {
+      writer.remove(rel);
       onProgress?.(++done, total);
     }
-    files.finish();
+    for (const rel of options.emptyDirs ?? []) writer.removeEmptyDirectory(rel);
+    const toWrite = writes.map((rel) => {
+      const entry = entries.get(rel);
+      if (entry === undefined) {
+        throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
+      }
+      return entry;
+    });
+    const files = new FileWrites(store, writer, totalBytes(toWrite));
+    try {
+      for (const entry of toWrite) {
+        files.write(entry);
+        onProgress?.(++done, total);
+      }
+      files.finish();
+    } finally {
+      files.close();
+    }
+    writer.flush();
   } finally {
-    files.close();
+    writer.close();
   }
-  writer.flush();
 }
 
 /** Merges the session, records the restore snapshot and marks the operation done, atomically. */
@@ -479,8 +469,8 @@ async function finishRestore(
   signer: Signer,
   op: Operation,
 ): Promise<{ snapshot: string; sessionMerged: boolean }> {
-  const plan = storedPlan(op);
-  const target = readEnvelope(store, op.target!);
+  const plan = validateStoredPlan(op, store.workspaceRoot, store.dir);
+  const target = await readEnvelope(store, op.target!);
   const created = await createSnapshot(store, signer, {
     reason: `restore ${op.target!.slice(0, 12)}`,
     session: op.session!,
@@ -502,6 +492,75 @@ async function finishRestore(
   return { snapshot: created.id, sessionMerged: plan.session };
 }
 
+/** A restore operation's plan, validated, with the two trees it moves between. */
+interface Recovery {
+  plan: StoredPlan;
+  pre: Map<string, TreeEntry>;
+  target: Map<string, TreeEntry>;
+  /** Directories the pre-restore tree implies. */
+  preDirs: Set<string>;
+  /** Directories the target tree implies. */
+  targetDirs: Set<string>;
+}
+
+/** Reads and checks everything `recover` acts on, before it acts on any of it. */
+function loadRecovery(store: Store, op: Operation): Recovery {
+  const plan = validateStoredPlan(op, store.workspaceRoot, store.dir);
+  const none = new Map<string, TreeEntry>();
+  const pre = plan.workspace ? entryMap(store.getTree(plan.pre_tree)) : none;
+  const target = plan.workspace && plan.target_tree !== null
+    ? entryMap(store.getTree(plan.target_tree))
+    : none;
+  checkPlanAgainstTrees(op, plan, pre, target);
+  return {
+    plan,
+    pre,
+    target,
+    preDirs: impliedDirectories(pre.keys()),
+    targetDirs: impliedDirectories(target.keys()),
+  };
+}
+
+/** The file sizes a path could match: of its entries in either tree. */
+function sizesAt(r: Recovery, rel: string): number[] {
+  const sizes: number[] = [];
+  for (const entry of [r.pre.get(rel), r.target.get(rel)]) {
+    if (entry?.type === "file") sizes.push(entry.size);
+  }
+  return sizes;
+}
+
+/**
+ * What moves the managed paths to `to` (the pre-restore or the target tree):
+ * every path `to` holds is written, an empty directory in its way removed
+ * first; every other path is deleted, unless it is already absent (or
+ * cannot exist: a parent is a file or symlink) or is a directory `to`
+ * implies.
+ */
+function movesTo(
+  store: Store,
+  r: Recovery,
+  to: Map<string, TreeEntry>,
+  toDirs: Set<string>,
+): { writes: string[]; deletes: string[]; emptyDirs: string[] } {
+  const out = { writes: [] as string[], deletes: [] as string[], emptyDirs: [] as string[] };
+  for (const rel of [...r.plan.writes, ...r.plan.deletes]) {
+    const state = inspectPath(store.workspaceRoot, rel, []);
+    if (to.has(rel)) {
+      out.writes.push(rel);
+      if (state.kind === "dir" && state.empty) out.emptyDirs.push(rel);
+    } else if (state.kind === "absent" || state.kind === "blocked") {
+      continue;
+    } else if (state.kind === "dir" && toDirs.has(rel)) {
+      continue;
+    } else {
+      out.deletes.push(rel);
+    }
+  }
+  out.writes.sort();
+  return out;
+}
+
 /** Returns the managed paths of `op` to the pre-restore tree and closes it with `status`. */
 async function abortOperation(
   store: Store,
@@ -509,18 +568,13 @@ async function abortOperation(
   status: "failed" | "aborted",
   error: string | null,
 ): Promise<void> {
-  const plan = storedPlan(op);
-  const pre = store.getTree(plan.pre_tree);
-  const preEntries = entryMap(pre);
-  const writes: string[] = [];
-  const deletes: string[] = [];
-  for (const rel of [...plan.writes, ...plan.deletes]) {
-    if (preEntries.has(rel)) writes.push(rel);
-    else deletes.push(rel);
+  const r = loadRecovery(store, op);
+  if (r.plan.workspace) {
+    const moves = movesTo(store, r, r.pre, r.preDirs);
+    applyPaths(store, r.pre, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
   }
-  applyPaths(store, pre, writes, deletes);
   // The workspace is back to the checked-out commit's state; return git too.
-  if (plan.git_back !== null) runGit(store.workspaceRoot, ["checkout", "--quiet", plan.git_back]);
+  if (r.plan.git_back !== null) gitSwitch(store.workspaceRoot, r.plan.git_back);
   await Promise.resolve();
   store.transaction("recover", () => finishOperation(store, op.id, status, error));
 }
@@ -529,35 +583,62 @@ async function abortOperation(
 export interface RecoverResult {
   /** The operation resolved, or null when there was nothing to recover. */
   operation: string | null;
-  /** `done` (finished) or `aborted` (returned to the pre-restore content). */
+  /** `done` (finished) or `aborted` (returned to the pre-restore content, or discarded). */
   status: "done" | "aborted" | null;
   /** The snapshot recording a finished restore. */
   snapshot: string | null;
+  /** Whether the operation was closed without touching the workspace (`discard`). */
+  discarded: boolean;
+}
+
+/** Options of {@linkcode recover}. */
+export interface RecoverOptions {
+  /** Return the managed paths to their pre-restore content instead of finishing. */
+  abort?: boolean;
+  /**
+   * Close the operation as `aborted` without reading its plan or touching
+   * any file (for a plan that is refused as invalid).
+   */
+  discard?: boolean;
+  /** Session (default current). */
+  sessionName?: string;
+  /** Overwrite paths changed since the interruption. */
+  force?: boolean;
 }
 
 /**
  * Resolves the session's interrupted restore: finishes it (idempotently), or
- * with `abort` returns its paths to the pre-restore content. Paths changed
- * since the interruption by someone else are conflicts (exit 5) unless `force`.
+ * with `abort` returns its paths to the pre-restore content. Its stored plan
+ * is validated first (an invalid one is refused, exit 1, and only `discard`
+ * ends it). Every managed path is looked at as it is on disk: one that holds
+ * neither its pre-restore nor its target content was changed by someone
+ * else and is a conflict (exit 5) unless `force`.
  */
 export async function recover(
   store: Store,
   signer: Signer,
-  options: { abort?: boolean; sessionName?: string; force?: boolean } = {},
+  options: RecoverOptions = {},
 ): Promise<RecoverResult> {
   const sel = selection(store, options.sessionName);
   const op = unresolvedOperation(store, sel.session);
-  if (op === null) return { operation: null, status: null, snapshot: null };
-  const plan = storedPlan(op);
-  if (plan.workspace) {
-    const pre = entryMap(store.getTree(plan.pre_tree));
-    const target = plan.target_tree === null
-      ? new Map<string, TreeEntry>()
-      : entryMap(store.getTree(plan.target_tree));
-    const current = entryMap(captureWorkspace(store, { persist: false }).tree);
-    const foreign = [...plan.writes, ...plan.deletes].filter((rel) => {
-      const now = current.get(rel);
-      return !sameEntry(now, pre.get(rel)) && !sameEntry(now, target.get(rel));
+  if (op === null) return { operation: null, status: null, snapshot: null, discarded: false };
+  if (options.discard) {
+    store.transaction("recover", () =>
+      finishOperation(
+        store,
+        op.id,
+        "aborted",
+        "discarded by recover --discard; the workspace was not changed",
+      ));
+    return { operation: op.id, status: "aborted", snapshot: null, discarded: true };
+  }
+  const r = loadRecovery(store, op);
+  const managed = [...r.plan.writes, ...r.plan.deletes];
+  if (r.plan.workspace) {
+    const foreign = managed.filter((rel) => {
+      const state = inspectPath(store.workspaceRoot, rel, sizesAt(r, rel));
+      return !matchesEntry(state, r.pre.get(rel), r.preDirs.has(rel)) &&
+        !matchesEntry(state, r.target.get(rel), r.targetDirs.has(rel));
     });
     if (foreign.length > 0 && !options.force) {
       throw new ConflictError(
@@ -567,28 +648,40 @@ export async function recover(
         { hint: "move them aside, or pass --force to overwrite them" },
       );
     }
-  }
-  // A kill mid-write can leave a temp file next to a managed path.
-  if (plan.workspace) {
-    new SafeWriter(store.workspaceRoot).removeStrayTemps([...plan.writes, ...plan.deletes]);
+    // A kill mid-write can leave a temp file next to a managed path.
+    const writer = new SafeWriter(store.workspaceRoot);
+    try {
+      writer.removeStrayTemps(managed);
+      writer.flush();
+    } finally {
+      writer.close();
+    }
   }
   if (options.abort) {
-    if (plan.workspace) await abortOperation(store, op, "aborted", null);
+    if (r.plan.workspace) await abortOperation(store, op, "aborted", null);
     else store.transaction("recover", () => finishOperation(store, op.id, "aborted"));
-    return { operation: op.id, status: "aborted", snapshot: null };
+    return { operation: op.id, status: "aborted", snapshot: null, discarded: false };
   }
-  if (plan.workspace && plan.target_tree !== null) {
-    applyPaths(store, validateTree(store.getTree(plan.target_tree)), plan.writes, plan.deletes);
+  if (r.plan.workspace) {
+    const moves = movesTo(store, r, r.target, r.targetDirs);
+    applyPaths(store, r.target, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
   }
   const finished = await finishRestore(store, signer, op);
-  return { operation: op.id, status: "done", snapshot: finished.snapshot };
+  return { operation: op.id, status: "done", snapshot: finished.snapshot, discarded: false };
 }
 
-/** Finds the snapshot `undo` returns to: the parent of the branch's last restore. */
-export function undoTarget(store: Store, sessionName?: string, branch?: string): string {
+/**
+ * Finds the snapshot `undo` returns to: the parent of the branch's last
+ * restore. Every envelope walked is verified (id and signature) first.
+ */
+export async function undoTarget(
+  store: Store,
+  sessionName?: string,
+  branch?: string,
+): Promise<string> {
   const sel = selection(store, sessionName, branch);
   for (const id of branchChain(store, sel.session, sel.branch)) {
-    const body = readEnvelope(store, id).body;
+    const body = (await readEnvelope(store, id)).body;
     if (typeof body.facets.metadata.reverted_to === "string") {
       if (body.parent === null) break;
       return body.parent;

@@ -242,7 +242,7 @@ export async function createSnapshot(
       if (existing !== undefined) {
         return {
           id: existing.id,
-          envelope: readEnvelope(store, existing.id),
+          envelope: await readEnvelope(store, existing.id),
           created: false,
           capture: null,
           secrets: [],

@@ -38,7 +38,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
-import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
+import { DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
 import { SECRET_RULES_VERSION, SecretScanner } from "../fs/secret_scan.ts";
 import { readAllowSecrets } from "./allow_secrets.ts";
 import {
@@ -144,12 +144,6 @@ function filesystemNow(store: Store): number {
   return fs.statSync(stamp).mtimeMs;
 }
 
-function storeDirName(store: Store, root: string): string | null {
-  const relative = path.relative(root, store.dir);
-  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return null;
-  return relative.split(path.sep).pop() ?? null;
-}
-
 /**
  * Everything a capture's walk and reads decide by besides the workspace
  * itself: the root, the size limit, the excluded directories, the secret
@@ -191,9 +185,10 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const scanContent = options.scanContent ?? true;
   const allowSecrets = readAllowSecrets(store.dir);
-  const excludeDirs = new Set(DEFAULT_EXCLUDED_DIRS);
-  const ownDir = storeDirName(store, root);
-  if (ownDir !== null) excludeDirs.add(ownDir);
+  // The store's own directory is left out by identity: exactly that path,
+  // never every directory that happens to share its name.
+  const storeStat = fs.lstatSync(store.dir);
+  const skipDirectory = { dev: storeStat.dev, ino: storeStat.ino };
   // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
   const rules = scanContent ? SECRET_RULES_VERSION : "none";
@@ -201,14 +196,14 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
     root,
     realRoot,
     rootDev: rootStat.dev,
-    walk: { maxFileBytes, excludeDirs, allowSecrets },
+    walk: { maxFileBytes, skipDirectory, allowSecrets },
     scanContent,
     rules,
     fingerprint: JSON.stringify([
       root,
       realRoot,
       maxFileBytes,
-      [...excludeDirs].sort(),
+      skipDirectory,
       [...allowSecrets].sort(),
       rules,
     ]),

@@ -24,7 +24,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import process from "node:process";
+import { currentUid as runtimeUid } from "../runtime.ts";
 
 /** The protocol version in `watch.json` and every request. */
 export const WATCH_PROTOCOL = 1;
@@ -78,7 +78,11 @@ export function socketPathFor(storeDir: string, fallbackDir: string, digest: str
 
 /** The current user's id, or null where the platform has none (Windows). */
 export function currentUid(): number | null {
-  return typeof process.getuid === "function" ? process.getuid() : null;
+  try {
+    return runtimeUid();
+  } catch {
+    return -1; // not allowed to know: no file can be proven ours
+  }
 }
 
 /**

@@ -13,8 +13,8 @@ import { esc } from "../output.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
-function treeOf(store: Store, id: string): TreeManifest {
-  const body = readEnvelope(store, id).body;
+async function treeOf(store: Store, id: string): Promise<TreeManifest> {
+  const body = (await readEnvelope(store, id)).body; // id and signature checked
   return body.workspace === null ? EMPTY : store.getTree(body.workspace.tree);
 }
 
@@ -29,17 +29,17 @@ export const diff: Command = {
   ],
   options: {},
   positionals: 2,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const [a, b] = parsed.positionals;
     if (a === undefined) throw new UsageError("diff needs at least one snapshot ID");
     const store = openStore(ctx, { readOnly: true });
     try {
       const idA = resolveSnapshotId(store, a);
       const idB = b === undefined ? null : resolveSnapshotId(store, b);
-      const left = treeOf(store, idA);
+      const left = await treeOf(store, idA);
       const right = idB === null
         ? captureWorkspace(store, { persist: false }).tree
-        : treeOf(store, idB);
+        : await treeOf(store, idB);
       const result = diffTrees(left, right);
       ctx.out.result({ a: idA, b: idB ?? "workspace", ...result }, () => {
         const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
@@ -49,7 +49,7 @@ export const diff: Command = {
         if (lines.length === 1) lines.push("no differences");
         return lines.join("\n");
       });
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

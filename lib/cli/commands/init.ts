@@ -1,30 +1,43 @@
 /**
- * `ctxsnap init`: create a store for a workspace and this machine's identity.
+ * `ctxsnap init`: create a store for a workspace and this machine's identity,
+ * or adopt an existing store this user did not create here.
  * @module
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { UsageError } from "../../encoding/errors.ts";
+import { NoStoreError, StoreTrustError, UsageError } from "../../encoding/errors.ts";
 import { configDir } from "../../crypto/identity.ts";
 import { defaultStoreFor } from "../../store/locate.ts";
 import { Store } from "../../store/store.ts";
-import { type Command, identity, str } from "../command.ts";
+import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";
+import { type Command, flag, identity, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The `init` command. */
 export const init: Command = {
   name: "init",
-  summary: "create a store for this workspace",
-  usage: "init [--workspace DIR]",
+  summary: "create a store for this workspace, or adopt one you did not create here",
+  usage: "init [--workspace DIR] [--adopt [--dry-run]]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",
+    "ctxsnap init --adopt --dry-run             # check and describe a store found here (cloned, copied)",
+    "ctxsnap init --adopt                       # then make it yours",
   ],
   options: {
     workspace: {
       type: "string",
       arg: "DIR",
       help: "workspace root (default: the current directory)",
+    },
+    adopt: {
+      type: "boolean",
+      help:
+        "use an existing store you did not create here (cloned, copied, moved), after checking it",
+    },
+    "dry-run": {
+      type: "boolean",
+      help: "with --adopt: check and describe the store, change nothing",
     },
   },
   positionals: 0,
@@ -33,18 +46,90 @@ export const init: Command = {
     if (!fs.existsSync(workspace) || !fs.statSync(workspace).isDirectory()) {
       throw new UsageError(`Workspace ${JSON.stringify(workspace)} is not a directory`);
     }
+    const adopt = flag(parsed, "adopt");
+    const dryRun = flag(parsed, "dry-run");
+    if (dryRun && !adopt) throw new UsageError("--dry-run goes with --adopt");
     const dir = ctx.store === undefined && str(parsed, "workspace") !== undefined
       ? path.join(workspace, ".ctxsnap")
       : defaultStoreFor(ctx.cwd, ctx.store);
+    const registry = configDir();
     const existed = fs.existsSync(path.join(dir, "index.db"));
+    if (adopt) {
+      if (!existed) {
+        throw new NoStoreError(`No store at ${JSON.stringify(dir)} to adopt`, {
+          hint: "run `ctxsnap init` to create one",
+        });
+      }
+      const me = await identity();
+      const { adoptStore } = await import("../../snapshot/adopt.ts");
+      const adoption = await adoptStore(dir, workspace, registry, await trustPolicy([]), {
+        dryRun,
+      });
+      const result = {
+        store: adoption.store,
+        workspace: adoption.workspace,
+        created: false,
+        adopted: adoption.adopted,
+        dry_run: dryRun,
+        key_id: me.keyId,
+        config_dir: registry,
+        snapshots: adoption.snapshots,
+        untrusted_signers: adoption.untrusted_signers,
+        unresolved_operations: adoption.unresolved_operations,
+        sessions_with_live_state: adoption.sessions_with_live_state,
+      };
+      ctx.out.result(result, () => {
+        const lines = [
+          `${dryRun ? "Would adopt" : "Adopted"} the store in ${result.store} (every check passed)`,
+          `workspace   ${result.workspace}`,
+          `snapshots   ${result.snapshots}, all intact and validly signed`,
+        ];
+        if (result.untrusted_signers.length > 0) {
+          lines.push(`untrusted   signers ${result.untrusted_signers.join(", ")}`);
+        }
+        if (result.unresolved_operations.length > 0) {
+          lines.push(
+            `unresolved  ${result.unresolved_operations.join(", ")} (run \`ctxsnap recover\`)`,
+          );
+        }
+        if (result.sessions_with_live_state.length > 0) {
+          lines.push(
+            `live state  session(s) ${
+              result.sessions_with_live_state.join(", ")
+            }: the next create signs it as yours (ctxsnap session show)`,
+          );
+        }
+        if (dryRun) lines.push("nothing changed; run `ctxsnap init --adopt` to use it");
+        return lines.join("\n");
+      });
+      return 0;
+    }
+    if (existed) {
+      // Someone else's store, or this one copied or moved: never taken over silently.
+      checkStorePaths(dir);
+      if (!isRegistered(registry, dir)) {
+        throw new StoreTrustError(
+          `A store already exists at ${
+            JSON.stringify(path.resolve(dir))
+          }, but you did not create or adopt it on this machine`,
+          {
+            hint:
+              "look at it with `ctxsnap init --adopt --dry-run`, then `ctxsnap init --adopt` to use it",
+          },
+        );
+      }
+    }
     const store = Store.init(dir, workspace);
     const me = await identity();
+    if (!existed) registerStore(registry, store.dir, "init");
     const result = {
       store: store.dir,
       workspace: store.workspaceRoot,
       created: !existed,
+      adopted: false,
+      dry_run: false,
       key_id: me.keyId,
-      config_dir: configDir(),
+      config_dir: registry,
     };
     store.close();
     ctx.out.result(result, () =>

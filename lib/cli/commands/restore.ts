@@ -71,12 +71,12 @@ const RESTORE_OPTIONS = {
 async function runRestore(
   ctx: CommandContext,
   parsed: Parsed,
-  resolve: (store: ReturnType<typeof openStore>) => string,
+  resolve: (store: ReturnType<typeof openStore>) => string | Promise<string>,
 ): Promise<number> {
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const target = resolve(store);
+    const target = await resolve(store);
     const options: RestoreOptions = {
       workspace: flag(parsed, "workspace"),
       session: flag(parsed, "session"),

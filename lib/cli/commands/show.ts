@@ -90,7 +90,7 @@ export const show: Command = {
       const target = resolveAnyId(store, prefix);
       if (target.format === "lean-ctx") return await showLeanCtx(ctx, store, target.id);
       const id = target.id;
-      const envelope = readEnvelope(store, id);
+      const envelope = await readEnvelope(store, id); // id and signature checked
       if (flag(parsed, "skipped")) {
         const workspace = envelope.body.workspace;
         const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
