@@ -115,10 +115,11 @@ Deno.test("watch: create and the hook hand their checkpoints to it and only what
       const conflict = await ws.run(["create", "--expect-head", first.json().id, "--json"]);
       expectCode(conflict, 5, "expect-head conflict through the watch");
 
-      // Another config directory: the watch declines, create signs locally.
-      const other = await ws.run(["create", "-m", "mine", "--json"], {
-        env: { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") },
-      });
+      // Another config directory (which adopted the store): the watch
+      // declines, create signs locally.
+      const otherEnv = { env: { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") } };
+      expectCode(await ws.run(["init", "--adopt"], otherEnv), 0, "adopt");
+      const other = await ws.run(["create", "-m", "mine", "--json"], otherEnv);
       expectCode(other, 0, "create with another identity");
       assertEquals(other.json().via, "local");
 

@@ -34,7 +34,7 @@ export interface CommandEntry {
 export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "init",
-    summary: "create a store for this workspace",
+    summary: "create a store for this workspace, or adopt one you did not create here",
     load: async () => (await import("./commands/init.ts")).init,
   },
   {
