@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,release
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
