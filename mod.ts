@@ -148,6 +148,21 @@ export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
 export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
 export { diffTrees } from "./lib/snapshot/diff.ts";
 export type { TreeDiff } from "./lib/snapshot/diff.ts";
+export {
+  decodeText,
+  diffLines,
+  diffText,
+  formatUnified,
+  hunkHeader,
+  isBinary,
+} from "./lib/snapshot/text_diff.ts";
+export type {
+  DiffOp,
+  Hunk,
+  LineDiff,
+  TextDiff,
+  TextDiffOptions,
+} from "./lib/snapshot/text_diff.ts";
 export { gitAnchor } from "./lib/snapshot/git.ts";
 export { VERSION } from "./lib/version.ts";
 export { planRestore } from "./lib/restore/plan.ts";
@@ -200,6 +215,11 @@ export type { RemoteConfig } from "./lib/remote/remote_config.ts";
 export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
 export { FileBackend } from "./lib/remote/file_backend.ts";
 export { S3Backend } from "./lib/remote/s3_backend.ts";
+export { TIMELINE_SCHEMA, timelineFromFile, timelineFromStore } from "./lib/view/model.ts";
+export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
+export { renderPage } from "./lib/view/html.ts";
+export { serveTimeline } from "./lib/view/serve.ts";
+export type { TimelineServer } from "./lib/view/serve.ts";
 
 /**
  * Opens the store in `dir` (a `.ctxsnap` directory), after checking its

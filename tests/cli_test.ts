@@ -21,6 +21,7 @@ import {
   tempWorkspace,
   withStore,
 } from "./_cli.ts";
+import { editBehindCtxsnap } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -107,13 +108,9 @@ function tamperEnvelope(ws: TempWorkspace, id: string, change: (text: string) =>
     const after = change(before);
     assert(after !== before, "tamper changed nothing");
     assertEquals(after.length, before.length, "tamper must keep the length");
-    // As an attacker with file access would: the schema stays exactly ctxsnap's.
-    const trigger = db.prepare(
-      "SELECT sql FROM sqlite_master WHERE name = 'snapshots_are_immutable'",
-    ).get() as { sql: string };
-    db.exec("DROP TRIGGER snapshots_are_immutable");
-    db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(encoder.encode(after), id);
-    db.exec(trigger.sql);
+    editBehindCtxsnap(db, "snapshots", () => {
+      db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(encoder.encode(after), id);
+    });
   });
 }
 

@@ -533,7 +533,7 @@ Deno.test("parseJson() throws only CanonicalJsonError on corrupted input", () =>
   );
 });
 
-Deno.test("parseCanonical() parses a 5 MB manifest quickly", () => {
+Deno.test("parseCanonical() parses a 5 MB manifest of 35,000 entries", () => {
   const entries = [];
   for (let i = 0; entries.length < 35_000; i++) {
     entries.push({
@@ -546,12 +546,10 @@ Deno.test("parseCanonical() parses a 5 MB manifest quickly", () => {
   }
   const bytes = canonicalBytes({ entries, skipped: [], version: 1 });
   assert(bytes.length > 5_000_000, `manifest is only ${bytes.length} bytes`);
-  const start = performance.now();
-  const value = parseCanonical(bytes) as { entries: unknown[] };
-  const elapsed = performance.now() - start;
+  // Its speed is measured in scripts/bench.ts; tests never depend on timing.
+  const value = parseCanonical(bytes) as { entries: { path: string }[] };
   assertEquals(value.entries.length, 35_000);
-  // Generous bound for loaded CI machines; typically well under 200 ms.
-  assert(elapsed < 2_000, `parsing took ${elapsed.toFixed(0)} ms`);
+  assertEquals(value.entries[34_999]?.path, entries[34_999]?.path);
 });
 
 // ---------------------------------------------------------------------------

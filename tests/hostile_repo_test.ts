@@ -19,7 +19,7 @@ import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { type Envelope, signBody, type Signer } from "../lib/snapshot/envelope.ts";
 import { writeBundle } from "../lib/share/bundle.ts";
-import { concatBytes, exists } from "./_util.ts";
+import { concatBytes, editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, withStore } from "./_cli.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 
@@ -1069,15 +1069,12 @@ async function tamperEnvelope(
     };
     const envelope = JSON.parse(new TextDecoder().decode(row.envelope)) as Envelope;
     edit(envelope);
-    const trigger = db.prepare(
-      "SELECT sql FROM sqlite_master WHERE name = 'snapshots_are_immutable'",
-    ).get() as { sql: string };
-    db.exec("DROP TRIGGER snapshots_are_immutable");
-    db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(
-      canonicalBytes(envelope as never),
-      id,
-    );
-    db.exec(trigger.sql);
+    editBehindCtxsnap(db, "snapshots", () => {
+      db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(
+        canonicalBytes(envelope as never),
+        id,
+      );
+    });
   } finally {
     db.close();
   }

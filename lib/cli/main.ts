@@ -10,11 +10,11 @@
  * ```
  * @module
  */
-import { UsageError } from "../encoding/errors.ts";
+import { EXIT_MEANINGS, UsageError } from "../encoding/errors.ts";
 import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";
-import { EXIT_TABLE, Output, type Writer } from "./output.ts";
+import { Output, type Writer } from "./output.ts";
 
 /**
  * A command as the dispatcher knows it before loading it: each command's
@@ -91,6 +91,16 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: "log",
     summary: "show the operations log: restores, forks, forgets, gc, imports",
     load: async () => (await import("./commands/log.ts")).log,
+  },
+  {
+    name: "timeline",
+    summary: "write the timeline as one self-contained HTML page (graph, context, signers, diffs)",
+    load: async () => (await import("./commands/timeline.ts")).timeline,
+  },
+  {
+    name: "serve",
+    summary: "serve the timeline page live on 127.0.0.1 (read-only, token in the URL)",
+    load: async () => (await import("./commands/serve.ts")).serve,
   },
   {
     name: "forget",
@@ -179,8 +189,7 @@ function overview(): string {
     "Run `ctxsnap COMMAND --help` for a command's options and examples.",
     "",
     "Exit status:",
-    "  0   success; for verify: intact, signature valid, signer trusted",
-    EXIT_TABLE,
+    ...EXIT_MEANINGS.map((m) => `  ${String(m.exit).padEnd(4)}${m.meaning}`),
   ].join("\n");
 }
 

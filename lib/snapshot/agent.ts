@@ -1,6 +1,6 @@
 /**
  * Checkpoints of agent harness events (issue 14 item 1): what a Claude Code
- * hook event (docs/FORMAT.md §15) becomes in a snapshot, and how the
+ * hook event (docs/FORMAT.md §16) becomes in a snapshot, and how the
  * snapshots of one agent session are found again.
  *
  * An event is recorded with the source `claude-code:<session>:<event>:<key>`

@@ -1,7 +1,7 @@
 /**
  * Asking a running `ctxsnap watch` for something (layer: watch; loads only
  * `node:net`, `node:fs` and `node:path`, so `ctxsnap create` and the hook
- * stay cheap to start). See docs/FORMAT.md §14.
+ * stay cheap to start). See docs/FORMAT.md §15.
  *
  * {@linkcode askWatch} returns null whenever no watch process can take the
  * request — none runs, its files are not private to this user, it does not

@@ -1,5 +1,5 @@
 /**
- * The watch protocol (docs/FORMAT.md §14): how `ctxsnap create`, the agent
+ * The watch protocol (docs/FORMAT.md §15): how `ctxsnap create`, the agent
  * hook and `ctxsnap watch --status` reach a running `ctxsnap watch` for a
  * store. Layer: watch (above snapshot, below cli); this module needs only
  * `node:fs` and `node:path`, so a client loads little.

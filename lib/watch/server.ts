@@ -1,6 +1,6 @@
 /**
  * Serving a {@linkcode WatchService} on a Unix socket (layer: watch; the
- * protocol is docs/FORMAT.md §14 and `protocol.ts`). One request line per
+ * protocol is docs/FORMAT.md §15 and `protocol.ts`). One request line per
  * connection, one response line back. The socket sits in the store's private
  * `run/` directory (or, when that path is too long for a socket, in a private
  * per-user directory) and every request must carry the token that only

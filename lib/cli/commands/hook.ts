@@ -1,6 +1,6 @@
 /**
  * `ctxsnap hook claude-code`: checkpoints the workspace and session for one
- * Claude Code hook event read from standard input (docs/FORMAT.md §15). It
+ * Claude Code hook event read from standard input (docs/FORMAT.md §16). It
  * never blocks or fails the agent: a problem is reported on stderr and the
  * hook exits 0 (unless `--strict`), and nothing is printed on stdout (unless
  * `--json`), since Claude Code reads a hook's stdout.
