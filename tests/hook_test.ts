@@ -173,3 +173,89 @@ Deno.test("hook: a missing store is reported and never created", async () => {
     await ws.cleanup();
   }
 });
+
+Deno.test("hook: a store it did not create or adopt is never opened nor its watch.json followed (stderr, exit 0); mcp and watch refuse it", async () => {
+  // Another user's store, unpacked into this workspace with its modes (an
+  // archive keeps them; a git clone would not even make `run/` private),
+  // with a `run/watch.json` naming a socket the "attacker" listens on.
+  const origin = await tempWorkspace();
+  const ws = await tempWorkspace();
+  const listener = Deno.listen({ transport: "unix", path: join(ws.root, "evil.sock") });
+  let connections = 0;
+  const accepting = (async () => {
+    for await (const connection of listener) {
+      connections++;
+      connection.close();
+    }
+  })();
+  try {
+    expectCode(await origin.run(["init"]), 0, "init elsewhere");
+    expectCode(await origin.run(["create", "-m", "theirs"]), 0, "create elsewhere");
+    const store = join(ws.path, ".ctxsnap");
+    const copied = await new Deno.Command("cp", {
+      args: ["-a", join(origin.path, ".ctxsnap"), store],
+    }).output();
+    assert(copied.success, "cp -a of the store");
+    await Deno.mkdir(join(store, "run"), { mode: 0o700 });
+    await Deno.chmod(join(store, "run"), 0o700);
+    await Deno.writeTextFile(
+      join(store, "run", "watch.json"),
+      JSON.stringify({
+        protocol: 1,
+        pid: Deno.pid,
+        token: "ab".repeat(32),
+        socket: join(ws.root, "evil.sock"),
+        workspace: ws.path,
+        store,
+        started_at: "2026-11-30T10:00:00.000Z",
+        version: "0.1.0",
+      }),
+      { mode: 0o600 },
+    );
+    const files = async () => {
+      const out = new Map<string, string>();
+      const walk = async (dir: string) => {
+        for await (const entry of Deno.readDir(dir)) {
+          const abs = join(dir, entry.name);
+          if (entry.isDirectory) await walk(abs);
+          else {out.set(
+              abs,
+              entry.isFile ? btoa(String.fromCharCode(...await Deno.readFile(abs))) : "",
+            );}
+        }
+      };
+      await walk(store);
+      return out;
+    };
+    const before = await files();
+
+    const lenient = await hook(ws, await payload("user_prompt_submit_1", ws.path), [
+      "--record-prompts",
+    ]);
+    expectCode(lenient, 0, "hook on a store that is not this user's");
+    assertEquals(lenient.stdout, "", "nothing on stdout");
+    assert(lenient.stderr.includes("ctxsnap: error:"), lenient.stderr);
+    assert(lenient.stderr.includes("not created or adopted by you"), lenient.stderr);
+    assert(lenient.stderr.includes("init --adopt"), lenient.stderr);
+    expectCode(
+      await hook(ws, await payload("stop", ws.path), ["--strict"]),
+      1,
+      "hook --strict on a store that is not this user's",
+    );
+    expectCode(await ws.run(["create", "-m", "x"]), 1, "create on a store that is not this user's");
+    expectCode(await ws.run(["watch", "--status"]), 1, "watch --status");
+    // The long-lived commands refuse it before serving (a subprocess: they would serve stdin).
+    for (const args of [["watch"], ["mcp"]]) {
+      const result = await ws.run(args, { mode: "subprocess", stdin: "", timeoutMs: 30_000 });
+      expectCode(result, 1, args[0]!);
+      assert(result.stderr.includes("init --adopt"), result.stderr);
+    }
+    assertEquals(connections, 0, "the socket its watch.json names was never connected to");
+    assertEquals(await files(), before, "nothing in the store was written");
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    await ws.cleanup();
+    await origin.cleanup();
+  }
+});

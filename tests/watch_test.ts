@@ -161,6 +161,92 @@ Deno.test("watch: files that are not private to the user are not trusted", async
   });
 });
 
+/** Sends raw bytes on the watch socket; returns the reply line parsed (null: closed without one). */
+async function rawRequest(socket: string, bytes: Uint8Array): Promise<Any> {
+  const connection = await Deno.connect({ transport: "unix", path: socket });
+  try {
+    // The server may answer (and close) before it has read everything.
+    const writing = (async () => {
+      for (let at = 0; at < bytes.byteLength;) at += await connection.write(bytes.subarray(at));
+    })().catch(() => {});
+    let text = "";
+    const buffer = new Uint8Array(65536);
+    for (;;) {
+      const n = await connection.read(buffer).catch(() => null);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+      if (text.includes("\n")) break;
+    }
+    await writing;
+    return text.includes("\n") ? JSON.parse(text.slice(0, text.indexOf("\n"))) : null;
+  } finally {
+    connection.close();
+  }
+}
+
+Deno.test("watch: requests without its token, malformed, oversized or with unknown fields are refused and record nothing", async () => {
+  await withStore(async (ws) => {
+    const running = await startWatch(ws);
+    try {
+      const info = JSON.parse(
+        await Deno.readTextFile(join(ws.path, ".ctxsnap", "run", "watch.json")),
+      );
+      const socket: string = running.ready.socket;
+      assertEquals(info.socket, socket);
+      const count = async () => (await ws.run(["list", "--all", "--json"])).json().snapshots.length;
+      const before = await count();
+      const args = {
+        reason: "raw",
+        context: null,
+        workspace: true,
+        source: null,
+        session: null,
+        branch: null,
+        max_file_bytes: null,
+        metadata: null,
+        agent: null,
+      };
+      const request = (fields: Record<string, unknown>) =>
+        new TextEncoder().encode(
+          JSON.stringify({
+            protocol: 1,
+            token: info.token,
+            op: "checkpoint",
+            config_dir: ws.configDir,
+            args,
+            ...fields,
+          }) + "\n",
+        );
+      const cases: [string, Uint8Array][] = [
+        ["another token", request({ token: "0".repeat(64) })],
+        ["no token", request({ token: undefined })],
+        ["a short token", request({ token: info.token.slice(0, 63) })],
+        ["malformed JSON", new TextEncoder().encode("{not json\n")],
+        ["a duplicate key", new TextEncoder().encode('{"protocol":1,"protocol":1}\n')],
+        ["an unknown field", request({ extra: true })],
+        ["an unknown arg", request({ args: { ...args, exec: "sh" } })],
+        ["an unknown op", request({ op: "restore" })],
+        ["another protocol", request({ protocol: 2 })],
+        ["a hostile branch name", request({ args: { ...args, branch: "../x" } })],
+        ["over 17 MiB", new Uint8Array(17 * 1024 * 1024 + 2).fill(0x20)],
+      ];
+      for (const [what, bytes] of cases) {
+        const reply = await rawRequest(socket, bytes);
+        assert(reply !== null, `${what}: an answer`);
+        assertEquals(reply.ok, false, `${what}: ${JSON.stringify(reply)}`);
+        assertEquals(reply.error?.code, "usage", `${what}: ${JSON.stringify(reply)}`);
+      }
+      assertEquals(await count(), before, "nothing recorded");
+      // The same channel with the token and well-formed arguments does record.
+      const good = await rawRequest(socket, request({}));
+      assertEquals([good.ok, good.result?.created], [true, true], JSON.stringify(good));
+      assertEquals(await count(), before + 1);
+    } finally {
+      await stopWatch(running);
+    }
+  });
+});
+
 function kills(): number {
   const raw = Number(Deno.env.get("CTXSNAP_WATCH_KILLS") ?? "2");
   return Number.isSafeInteger(raw) && raw > 0 ? raw : 2;

@@ -3,7 +3,9 @@
  * `ctxsnap watch` process serving the store when one runs (it knows from
  * filesystem events what changed), made here with a full walk otherwise.
  * The store, identity and capture modules are loaded only on that second
- * path, so a handed-off checkpoint starts little more than the client.
+ * path, so a handed-off checkpoint starts little more than the client; the
+ * store must be registered as this user's (`lib/store/trust.ts`) before
+ * its watch process is asked.
  *
  * @module
  */
@@ -17,6 +19,7 @@ import type { CheckpointArgs } from "../watch/protocol.ts";
 import { askWatch } from "../watch/client.ts";
 import { configDir } from "../crypto/config_dir.ts";
 import { locateStore } from "../store/locate.ts";
+import { checkRegistered } from "../store/trust.ts";
 import type { CommandContext } from "./command.ts";
 
 /** A checkpoint made, and where. */
@@ -42,8 +45,14 @@ export async function checkpoint(
 ): Promise<Checkpoint> {
   const storeDir = locateStore({ store: ctx.store, cwd: ctx.cwd });
   const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
+  // Only this user's store is used, even to find a watch process: a store
+  // committed into a repository or unpacked from an archive could hold a
+  // `run/watch.json` naming someone else's socket (which would receive the
+  // checkpoint's arguments, an agent's prompt among them).
+  const config = configDir();
+  checkRegistered(config, storeDir);
   const handed = await askWatch(storeDir, "checkpoint", toArgs(request), {
-    configDir: configDir(),
+    configDir: config,
     // A store found by walking up must belong to the directory holding it.
     ...(explicit ? {} : { expectWorkspace: path.dirname(storeDir) }),
   });

@@ -6,7 +6,9 @@
  */
 import process from "node:process";
 import { NotFoundError, quote } from "../../encoding/errors.ts";
+import { configDir } from "../../crypto/config_dir.ts";
 import { locateStore } from "../../store/locate.ts";
+import { checkRegistered } from "../../store/trust.ts";
 import { askWatch } from "../../watch/client.ts";
 import { type Command, flag, identity, openStore, str } from "../command.ts";
 import { sizeOption } from "./create.ts";
@@ -38,6 +40,7 @@ export const watch: Command = {
     if (flag(parsed, "status") || flag(parsed, "stop")) {
       const op = flag(parsed, "stop") ? "stop" : "status";
       const storeDir = locateStore({ store: ctx.store, cwd: ctx.cwd });
+      checkRegistered(configDir(), storeDir); // only this user's store names a watch to ask
       const answer = await askWatch(storeDir, op, null, { timeoutMs: 10_000 });
       if (answer === null) {
         throw new NotFoundError(`No watch process serves the store ${quote(storeDir)}`, {
