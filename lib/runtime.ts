@@ -11,8 +11,18 @@
  * ```
  * @module
  */
-import * as fs from "node:fs";
-import process from "node:process";
+import type * as NodeFs from "node:fs";
+
+// No static `node:` import: under Deno the first one starts Node.js
+// compatibility (tens of milliseconds), which `--version`, `--help` and a
+// checkpoint handed to a watch process do without. Under Deno the functions
+// below use `Deno.*`; elsewhere the global `process` (Node.js, Bun).
+// deno-lint-ignore no-explicit-any
+const DENO: any = (globalThis as any).Deno;
+// deno-lint-ignore no-explicit-any
+const nodeProcess = (): any => (globalThis as any).process;
+let fsModule: typeof NodeFs | undefined;
+const fs = (): typeof NodeFs => fsModule ??= builtin<typeof NodeFs>("node:fs");
 
 /**
  * What an in-process run of the command line sees in place of the process's
@@ -59,7 +69,7 @@ export function viewStdin(): Uint8Array | null {
 export function getEnv(name: string): string | undefined {
   if (view !== null) return Object.hasOwn(view.env, name) ? view.env[name] : undefined;
   try {
-    return process.env[name];
+    return DENO ? DENO.env.get(name) : nodeProcess().env[name];
   } catch {
     return undefined;
   }
@@ -69,7 +79,7 @@ export function getEnv(name: string): string | undefined {
 export function environment(): Record<string, string | undefined> {
   if (view !== null) return { ...view.env };
   try {
-    return { ...process.env };
+    return DENO ? DENO.env.toObject() : { ...nodeProcess().env };
   } catch {
     return {};
   }
@@ -77,10 +87,8 @@ export function environment(): Record<string, string | undefined> {
 
 /** Returns the command-line arguments after the script name. */
 export function args(): string[] {
-  // deno-lint-ignore no-explicit-any
-  const deno = (globalThis as any).Deno;
-  if (deno?.args) return [...deno.args];
-  return process.argv.slice(2);
+  if (DENO?.args) return [...DENO.args];
+  return nodeProcess().argv.slice(2);
 }
 
 /** Names the runtime executing this code, e.g. `deno 2.9.6`, `bun 1.4.4` or `node v26.10.0`. */
@@ -89,9 +97,9 @@ export function runtimeName(): string {
   const deno = (globalThis as any).Deno;
   if (deno?.version?.deno) return `deno ${deno.version.deno}`;
   // Bun also answers process.version (with the Node version it imitates).
-  const bun = (process.versions as Record<string, string | undefined>).bun;
+  const bun = (nodeProcess().versions as Record<string, string | undefined>).bun;
   if (bun !== undefined) return `bun ${bun}`;
-  return `node ${process.version}`;
+  return `node ${nodeProcess().version}`;
 }
 
 /** Whether file descriptor 0, 1 or 2 is a terminal. */
@@ -104,7 +112,8 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
       const stream = fd === 0 ? deno.stdin : fd === 1 ? deno.stdout : deno.stderr;
       return stream.isTerminal();
     }
-    const stream = fd === 0 ? process.stdin : fd === 1 ? process.stdout : process.stderr;
+    const p = nodeProcess();
+    const stream = fd === 0 ? p.stdin : fd === 1 ? p.stdout : p.stderr;
     return Boolean((stream as { isTTY?: boolean }).isTTY);
   } catch {
     return false;
@@ -113,7 +122,9 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
 
 /** Exits the process with `code` after flushing nothing further. */
 export function exit(code: number): never {
-  process.exit(code);
+  if (DENO) DENO.exit(code);
+  nodeProcess().exit(code);
+  throw new Error("unreachable");
 }
 
 /**
@@ -139,7 +150,7 @@ export function mayRead(path: string): boolean {
  */
 export function umask(): number {
   try {
-    const status = fs.readFileSync("/proc/self/status", "utf8");
+    const status = fs().readFileSync("/proc/self/status", "utf8");
     const match = /^Umask:\s*([0-7]+)$/m.exec(status);
     if (match !== null) return parseInt(match[1]!, 8);
   } catch {
@@ -149,7 +160,7 @@ export function umask(): number {
   const deno = (globalThis as any).Deno;
   try {
     if (typeof deno?.umask === "function") return deno.umask();
-    return process.umask();
+    return nodeProcess().umask();
   } catch {
     return 0o022;
   }
@@ -161,8 +172,9 @@ export function umask(): number {
  * `--allow-sys`), so a caller checking ownership fails closed.
  */
 export function currentUid(): number | null {
-  if (typeof process.geteuid === "function") return process.geteuid();
-  if (typeof process.getuid === "function") return process.getuid();
+  const p = nodeProcess();
+  if (typeof p.geteuid === "function") return p.geteuid();
+  if (typeof p.getuid === "function") return p.getuid();
   return null;
 }
 
@@ -170,7 +182,7 @@ export function currentUid(): number | null {
 export function cwd(): string {
   if (view !== null) return view.cwd;
   try {
-    return process.cwd();
+    return DENO ? DENO.cwd() : nodeProcess().cwd();
   } catch {
     return "."; // no permission to read the working directory's path
   }
@@ -204,8 +216,12 @@ export interface FileStat {
   dev: number;
   /** Mode bits including the file type. */
   mode: number;
+  /** Number of hard links. */
+  nlink: number;
   /** Owner's user id (0 where the platform has none). */
   uid: number;
+  /** Owner's group id (where the runtime reports it). */
+  gid?: number;
 }
 
 interface DenoFileInfo {
@@ -222,7 +238,9 @@ interface DenoFileInfo {
   ino: number | null;
   dev: number;
   mode: number | null;
+  nlink: number | null;
   uid: number | null;
+  gid: number | null;
 }
 
 class DenoStat implements FileStat {
@@ -232,7 +250,9 @@ class DenoStat implements FileStat {
   ino: number;
   dev: number;
   mode: number;
+  nlink: number;
   uid: number;
+  gid: number;
   constructor(private readonly info: DenoFileInfo) {
     this.size = info.size;
     this.mtimeMs = info.mtime?.getTime() ?? 0;
@@ -240,7 +260,9 @@ class DenoStat implements FileStat {
     this.ino = info.ino ?? 0;
     this.dev = info.dev;
     this.mode = info.mode ?? 0;
+    this.nlink = info.nlink ?? 1;
     this.uid = info.uid ?? 0;
+    this.gid = info.gid ?? -1;
   }
   isFile(): boolean {
     return this.info.isFile;
@@ -275,7 +297,7 @@ const denoLstat: ((path: string) => DenoFileInfo) | undefined = (globalThis as a
  */
 export function lstat(path: string): FileStat {
   if (denoLstat !== undefined) return new DenoStat(denoLstat(path));
-  return fs.lstatSync(path);
+  return fs().lstatSync(path);
 }
 
 /**
@@ -283,8 +305,8 @@ export function lstat(path: string): FileStat {
  * available in Deno 2 and Node 22.3+), so costly modules stay off the start-up path.
  */
 export function builtin<T>(name: string): T {
-  const load =
-    (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+  const load = (nodeProcess() as { getBuiltinModule?: (id: string) => unknown } | undefined)
+    ?.getBuiltinModule;
   if (typeof load !== "function") {
     throw new Error(`This runtime cannot load ${name} on demand (no process.getBuiltinModule)`);
   }
@@ -304,4 +326,105 @@ export function syncFilesystem(dir: string, fallback: () => void): void {
     // No way to spawn: fall back below.
   }
   fallback();
+}
+
+/**
+ * A Linux inotify instance opened through libc (see {@linkcode openInotify}).
+ * Events queue in the kernel until read, so nothing is lost while the process
+ * is busy; when the queue overflows the kernel says so (`IN_Q_OVERFLOW`).
+ */
+export interface Inotify {
+  /** Adds (or updates) a watch; returns its descriptor, or `-errno` on failure. */
+  addWatch(path: string, mask: number): number;
+  /** Removes a watch (ignoring one already gone). */
+  removeWatch(wd: number): void;
+  /**
+   * Reads queued events into `buffer` without waiting: the bytes read, 0 when
+   * none are queued, or `-errno` on failure.
+   */
+  read(buffer: Uint8Array): number;
+  /** Closes the instance. */
+  close(): void;
+}
+
+// deno-lint-ignore no-explicit-any
+type Ffi = any;
+
+/**
+ * Opens a non-blocking inotify instance by calling libc through Deno's FFI,
+ * or returns null where that is not possible (Node.js, a system other than
+ * Linux, no FFI permission, no glibc): callers then fall back to full walks.
+ */
+export function openInotify(): Inotify | null {
+  const deno: Ffi = (globalThis as Ffi).Deno;
+  if (deno?.build?.os !== "linux" || typeof deno.dlopen !== "function") return null;
+  let lib: Ffi;
+  try {
+    lib = deno.dlopen("libc.so.6", {
+      inotify_init1: { parameters: ["i32"], result: "i32" },
+      inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+      inotify_rm_watch: { parameters: ["i32", "i32"], result: "i32" },
+      read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+      close: { parameters: ["i32"], result: "i32" },
+      __errno_location: { parameters: [], result: "pointer" },
+    });
+  } catch {
+    return null;
+  }
+  const errno = (): number => {
+    const pointer = lib.symbols.__errno_location();
+    return pointer === null ? 0 : new deno.UnsafePointerView(pointer).getInt32();
+  };
+  const IN_NONBLOCK = 0o4000;
+  const IN_CLOEXEC = 0o2000000;
+  const fd: number = lib.symbols.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    lib.close();
+    return null;
+  }
+  const encoder = new TextEncoder();
+  let open = true;
+  return {
+    addWatch(path, mask) {
+      const result: number = lib.symbols.inotify_add_watch(fd, encoder.encode(`${path}\0`), mask);
+      return result < 0 ? -errno() : result;
+    },
+    removeWatch(wd) {
+      lib.symbols.inotify_rm_watch(fd, wd);
+    },
+    read(buffer) {
+      const n = Number(lib.symbols.read(fd, buffer, BigInt(buffer.byteLength)));
+      if (n >= 0) return n;
+      const code = errno();
+      return code === 11 /* EAGAIN */ ? 0 : -code;
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      lib.symbols.close(fd);
+      lib.close();
+    },
+  };
+}
+
+/**
+ * Writes all of `bytes` to standard output (1) or error (2), synchronously;
+ * a closed pipe ends the writing quietly.
+ */
+export function writeStdio(fd: 1 | 2, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    try {
+      if (DENO) {
+        offset += (fd === 1 ? DENO.stdout : DENO.stderr).writeSync(bytes.subarray(offset));
+      } else {
+        offset += fs().writeSync(fd, bytes, offset, bytes.byteLength - offset);
+      }
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "EAGAIN" || (error as Error).name === "WouldBlock") continue;
+      if (code === "EPIPE" || (error as Error).name === "BrokenPipe") return;
+      throw error;
+    }
+  }
 }

@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,release,timeline
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release,timeline
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -900,6 +900,181 @@ if (want("startup")) {
     );
   }
   console.log();
+}
+
+if (want("agent")) {
+  // Issue 14: a checkpoint through `ctxsnap mcp` (a JSON-RPC tools/call round
+  // trip to the long-lived server) on an unchanged tree and after a one-file
+  // edit, CLI `create` on an unchanged tree (alone, and handed to a running
+  // `ctxsnap watch`), and `ctxsnap --version` against an empty Deno script;
+  // git's `add -A && write-tree` on the same tree in the same rounds.
+  console.log("agent checkpoints (issue 14), interleaved rounds on the real tree");
+  const ws = `${root}/agent-ws`;
+  await copyTree(tree, ws);
+  const gitDir = `${root}/agent-git`;
+  // The store lives in the workspace (as `ctxsnap init` makes it): git leaves it out.
+  await sh(
+    `git init -q --bare '${gitDir}' && mkdir -p '${gitDir}/info' && echo /.ctxsnap/ >> '${gitDir}/info/exclude'`,
+  );
+  const gitCmd =
+    `GIT_DIR='${gitDir}' GIT_WORK_TREE='${ws}' sh -c 'git add -A && git write-tree' >/dev/null`;
+  await sh(gitCmd);
+  await ctxsnap(["init"], ws);
+  await ctxsnap(["create", "-m", "first"], ws);
+  // Files older than the racy window, as in the capture section.
+  await sh(`find '${ws}' -path '${ws}/.ctxsnap' -prune -o -exec touch -h -d '2 minutes ago' {} +`);
+  await sh(gitCmd);
+  await new Promise((r) => setTimeout(r, 1100));
+  const files = (await sh(`cd '${ws}' && find . -name '*.py' -type f | head -50`)).stdout.trim()
+    .split("\n").map((f) => `${ws}/${f.slice(2)}`);
+  const edit = async (i: number) => {
+    const file = files[Math.abs(i) % files.length]!;
+    await Deno.writeTextFile(file, `# edit ${i} ${Date.now()}\n`, { append: true });
+  };
+
+  const empty = `${root}/empty.ts`;
+  await Deno.writeTextFile(empty, "");
+  // No long-lived process yet: create walks the tree itself.
+  const alone = await interleaved({
+    git: { setup: async () => {}, timed: () => sh(gitCmd) },
+    create: {
+      setup: async () => {},
+      timed: () => ctxsnap(["create", "-m", "bench", "--json"], ws),
+    },
+    version: { setup: async () => {}, timed: () => ctxsnap(["--version"]) },
+    empty_deno: { setup: async () => {}, timed: () => run([Deno.execPath(), "run", "-A", empty]) },
+  });
+
+  // A raw JSON-RPC client (no SDK on the clock): one line out, one line back.
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "mcp"],
+    cwd: ws,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = server.stdin.getWriter();
+  const reader = server.stdout.getReader();
+  let buffered = "";
+  let nextId = 1;
+  const rpc = async (method: string, params: unknown) => {
+    const id = nextId++;
+    await writer.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
+    );
+    for (;;) {
+      const newline = buffered.indexOf("\n");
+      if (newline >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        return JSON.parse(line);
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error("ctxsnap mcp exited");
+      buffered += new TextDecoder().decode(value);
+    }
+  };
+  const serverCpu = async () => {
+    const stat = (await Deno.readTextFile(`/proc/${server.pid}/stat`)).split(") ")[1]!.split(" ");
+    return (Number(stat[11]) + Number(stat[12])) * 10; // utime + stime, in ms at 100 Hz
+  };
+  await rpc("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  });
+  await writer.write(
+    new TextEncoder().encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+  );
+  const checkpoint = async (): Promise<Run> => {
+    const cpuBefore = await serverCpu();
+    const started = performance.now();
+    const reply = await rpc("tools/call", { name: "checkpoint", arguments: { reason: "bench" } });
+    const ms = performance.now() - started;
+    if (reply.result?.isError !== undefined || reply.error) {
+      throw new Error(`checkpoint failed: ${JSON.stringify(reply).slice(0, 500)}`);
+    }
+    return { ms, cpuMs: (await serverCpu()) - cpuBefore, stdout: "", stderr: "" };
+  };
+  const lastCapture = { hashed: -1 };
+  const mcpEdit = async (): Promise<Run> => {
+    const result = await checkpoint();
+    return result;
+  };
+  const rounds = await interleaved({
+    git: { setup: async () => {}, timed: () => sh(gitCmd) },
+    mcp_unchanged: { setup: async () => {}, timed: checkpoint },
+    git_edit: { setup: edit, timed: () => sh(gitCmd) },
+    mcp_edit: { setup: (i) => edit(i + 1000), timed: mcpEdit },
+  });
+  // The last one-file-edit checkpoint read exactly one file.
+  await edit(99999);
+  const probe = await rpc("tools/call", { name: "checkpoint", arguments: {} });
+  lastCapture.hashed = probe.result.structuredContent.capture.hashed;
+  // CLI create handed to the MCP server (it serves the watch socket too).
+  const handed = await measure(async () => {}, () => ctxsnap(["create", "--json"], ws));
+  const via = JSON.parse((await ctxsnap(["create", "--json"], ws)).stdout).via;
+  await writer.close();
+  await server.status;
+  const r = {
+    ...rounds,
+    create: alone.create,
+    version: alone.version,
+    empty_deno: alone.empty_deno,
+  };
+  const gitAlone = alone.git;
+  ratio(
+    "MCP checkpoint, unchanged tree vs git (unchanged)",
+    r.mcp_unchanged.wall,
+    r.git.wall,
+    "git",
+    [
+      r.mcp_unchanged.cpu,
+      r.git.cpu,
+    ],
+  );
+  ratio(
+    "MCP checkpoint after a one-file edit vs git (same edit)",
+    r.mcp_edit.wall,
+    r.git_edit.wall,
+    "git",
+    [
+      r.mcp_edit.cpu,
+      r.git_edit.cpu,
+    ],
+  );
+  ratio("CLI create, unchanged tree, no watch vs git", r.create.wall, gitAlone.wall, "git", [
+    r.create.cpu,
+    gitAlone.cpu,
+  ]);
+  ratio(`CLI create, unchanged, handed off (${via}) vs git`, handed, r.git.wall, "git");
+  ratio("ctxsnap --version vs an empty Deno script", r.version.wall, r.empty_deno.wall, "deno", [
+    r.version.cpu,
+    r.empty_deno.cpu,
+  ]);
+  console.log(
+    `    targets: MCP ≤ 0.5× git (${(r.mcp_unchanged.wall / r.git.wall).toFixed(2)}×, ` +
+      `${
+        (r.mcp_edit.wall / r.git_edit.wall).toFixed(2)
+      }× after an edit, reading ${lastCapture.hashed} file); ` +
+      `create ≤ 6× git (${(r.create.wall / gitAlone.wall).toFixed(2)}×; handed off ${
+        (handed / r.git.wall).toFixed(2)
+      }×); --version ≤ 1.5× (${(r.version.wall / r.empty_deno.wall).toFixed(2)}×)\n`,
+  );
+  Object.assign(results, {
+    agent: {
+      git_ms: r.git,
+      git_alone_ms: gitAlone,
+      git_edit_ms: r.git_edit,
+      mcp_unchanged_ms: r.mcp_unchanged,
+      mcp_edit_ms: r.mcp_edit,
+      create_ms: r.create,
+      create_handed_ms: handed,
+      version_ms: r.version,
+      empty_deno_ms: r.empty_deno,
+    },
+  });
 }
 
 if (want("release")) {

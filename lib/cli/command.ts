@@ -1,7 +1,7 @@
 /**
- * The shape of a command and the shared plumbing every command uses:
- * argument parsing with `node:util` `parseArgs`, `--help`, store opening,
- * the signing identity and the trust policy.
+ * The shared plumbing of commands that use the store: store opening, the
+ * signing identity and the trust policy; and, re-exported from `args.ts`,
+ * the shape of a command, argument parsing and `--help`.
  *
  * @example
  * ```ts
@@ -13,7 +13,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import {
   ConfigError,
   IntegrityError,
@@ -31,167 +30,10 @@ import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "..
 import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
-import { cwd, getEnv, viewStdin } from "../runtime.ts";
-import type { Output } from "./output.ts";
+import { getEnv } from "../runtime.ts";
 
-/** One option of a command, as `parseArgs` takes it plus help text. */
-export interface OptionSpec {
-  /** Value kind. */
-  type: "string" | "boolean";
-  /** One-letter alias. */
-  short?: string;
-  /** Repeatable. */
-  multiple?: boolean;
-  /** Help text; omitted options are global. */
-  help?: string;
-  /** Placeholder for the value in help. */
-  arg?: string;
-}
-
-/** Everything a running command may use. */
-export interface CommandContext {
-  /** Output (the only place that prints). */
-  out: Output;
-  /** `--store` if given. */
-  store: string | undefined;
-  /** The working directory. */
-  cwd: string;
-}
-
-/** Parsed arguments. */
-export interface Parsed {
-  /** Option values. */
-  values: Record<string, string | boolean | string[] | undefined>;
-  /** Positional arguments. */
-  positionals: string[];
-}
-
-/** A command of the CLI. */
-export interface Command {
-  /** Name as typed. */
-  name: string;
-  /** One line for the command list. */
-  summary: string;
-  /** Usage line(s) after `ctxsnap `. */
-  usage: string;
-  /** Example invocations with a comment. */
-  examples: string[];
-  /** Command-specific options. */
-  options: Record<string, OptionSpec>;
-  /** How many positionals are allowed: a number, or "any". */
-  positionals: number | "any";
-  /** Runs the command; returns the exit status. */
-  run(ctx: CommandContext, parsed: Parsed): Promise<number>;
-}
-
-/** Options every command accepts. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  json: { type: "boolean", help: "print one JSON document on stdout" },
-  store: {
-    type: "string",
-    arg: "DIR",
-    help: "use the store in DIR (default: nearest .ctxsnap/, or $CTXSNAP_STORE)",
-  },
-  quiet: { type: "boolean", short: "q", help: "no notes or progress on stderr" },
-  help: { type: "boolean", short: "h", help: "show this help" },
-};
-
-/** Parses `argv` for `command`; unknown options and extra positionals are usage errors. */
-export function parseCommandArgs(command: Command, argv: string[]): Parsed {
-  const options: Record<
-    string,
-    { type: "string" | "boolean"; short?: string; multiple?: boolean }
-  > = {};
-  for (const [name, spec] of Object.entries({ ...GLOBAL_OPTIONS, ...command.options })) {
-    options[name] = {
-      type: spec.type,
-      ...(spec.short ? { short: spec.short } : {}),
-      ...(spec.multiple ? { multiple: true } : {}),
-    };
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""), {
-      hint: `see \`ctxsnap ${command.name} --help\``,
-    });
-  }
-  const positionals = parsed.positionals;
-  if (
-    parsed.values.help !== true && command.positionals !== "any" &&
-    positionals.length > command.positionals
-  ) {
-    throw new UsageError(
-      `Unexpected argument ${JSON.stringify(positionals[command.positionals])}`,
-      {
-        hint: `usage: ctxsnap ${command.usage.split("\n")[0]}`,
-      },
-    );
-  }
-  return { values: parsed.values as Parsed["values"], positionals };
-}
-
-/** Renders `ctxsnap CMD --help`. */
-export function helpText(command: Command): string {
-  const lines = [`ctxsnap ${command.name} — ${command.summary}`, "", "Usage:"];
-  for (const usage of command.usage.split("\n")) lines.push(`  ctxsnap ${usage}`);
-  const render = (specs: Record<string, OptionSpec>) => {
-    for (const [name, spec] of Object.entries(specs)) {
-      if (spec.help === undefined) continue;
-      const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${
-        spec.arg ? ` ${spec.arg}` : ""
-      }`;
-      lines.push(`  ${flag.padEnd(28)} ${spec.help}`);
-    }
-  };
-  if (Object.keys(command.options).length > 0) {
-    lines.push("", "Options:");
-    render(command.options);
-  }
-  lines.push("", "Global options:");
-  render(GLOBAL_OPTIONS);
-  if (command.examples.length > 0) {
-    lines.push("", "Examples:");
-    for (const example of command.examples) lines.push(`  ${example}`);
-  }
-  return lines.join("\n");
-}
-
-/** String option value, or undefined. */
-export function str(parsed: Parsed, name: string): string | undefined {
-  const value = parsed.values[name];
-  return typeof value === "string" ? value : undefined;
-}
-
-/** Boolean option value. */
-export function flag(parsed: Parsed, name: string): boolean {
-  return parsed.values[name] === true;
-}
-
-/** Repeated string option values. */
-export function list(parsed: Parsed, name: string): string[] {
-  const value = parsed.values[name];
-  return Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
-}
-
-/** Parses a whole number option within bounds. */
-export function intOption(
-  parsed: Parsed,
-  name: string,
-  min: number,
-  max: number,
-): number | undefined {
-  const value = str(parsed, name);
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(
-      `--${name} takes a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`,
-    );
-  }
-  return n;
-}
+export * from "./args.ts";
+import { type CommandContext, userPath } from "./args.ts";
 
 /**
  * Opens the store this invocation refers to. It must be this user's: created
@@ -305,79 +147,4 @@ async function ownIdentityIfPresent(): Promise<Identity | null> {
     if (error instanceof NotFoundError) return null;
     throw error;
   }
-}
-
-/** The process working directory. */
-export function workingDir(): string {
-  return cwd();
-}
-
-/**
- * A path the user typed, made absolute against the working directory the
- * command runs in (`-` stays `-`). Every user path goes through here before
- * it reaches the library, so an in-process run resolves it like a real one.
- */
-export function userPath(p: string): string {
-  return p === "-" ? p : path.resolve(cwd(), p);
-}
-
-/** Largest document read from a file or stdin by `--context` and friends. */
-export const MAX_INPUT_BYTES: number = 16 * 1024 * 1024;
-
-/** Reads a file, or stdin for `-`, refusing more than `maxBytes`. */
-export function readInput(pathOrDash: string, maxBytes: number = MAX_INPUT_BYTES): Uint8Array {
-  const given = pathOrDash === "-" ? viewStdin() : null;
-  if (given !== null) {
-    if (given.byteLength > maxBytes) {
-      throw new UsageError(`Standard input is larger than ${maxBytes} bytes`);
-    }
-    return given;
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  let fd: number;
-  try {
-    fd = pathOrDash === "-" ? 0 : fs.openSync(userPath(pathOrDash), "r");
-  } catch (error) {
-    throw new NotFoundError(
-      `Cannot open ${JSON.stringify(pathOrDash)}: ${(error as Error).message}`,
-    );
-  }
-  try {
-    const buffer = new Uint8Array(64 * 1024);
-    for (;;) {
-      let n: number;
-      try {
-        n = fs.readSync(fd, buffer, 0, buffer.byteLength, null);
-      } catch (error) {
-        if ((error as { code?: string }).code === "EAGAIN") continue;
-        if ((error as { code?: string }).code === "EOF") break;
-        throw error;
-      }
-      if (n === 0) break;
-      total += n;
-      if (total > maxBytes) {
-        throw new UsageError(
-          `${
-            pathOrDash === "-" ? "Standard input" : JSON.stringify(pathOrDash)
-          } is larger than ${maxBytes} bytes`,
-        );
-      }
-      chunks.push(buffer.slice(0, n));
-    }
-  } finally {
-    if (fd !== 0) fs.closeSync(fd);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
-
-/** Shortens an id for people: the first 12 hex characters. */
-export function short(id: string | null | undefined): string {
-  return id === null || id === undefined ? "-" : id.slice(0, 12);
 }

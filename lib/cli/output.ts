@@ -22,9 +22,8 @@
  * ```
  * @module
  */
-import * as fs from "node:fs";
 import { CtxsnapError, escapeText, EXIT_MEANINGS, exitCodeOf } from "../encoding/errors.ts";
-import { getEnv, isTerminal } from "../runtime.ts";
+import { getEnv, isTerminal, writeStdio } from "../runtime.ts";
 
 /**
  * Escapes stored or user text for a human-readable line (see
@@ -48,17 +47,7 @@ function escapeLines(text: string): string {
 export type Writer = (fd: 1 | 2, text: string | Uint8Array) => void;
 
 function defaultWrite(fd: 1 | 2, text: string | Uint8Array): void {
-  const bytes = typeof text === "string" ? new TextEncoder().encode(text) : text;
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    try {
-      offset += fs.writeSync(fd, bytes, offset, bytes.byteLength - offset);
-    } catch (error) {
-      if ((error as { code?: string }).code === "EAGAIN") continue;
-      if ((error as { code?: string }).code === "EPIPE") return;
-      throw error;
-    }
-  }
+  writeStdio(fd, typeof text === "string" ? new TextEncoder().encode(text) : text);
 }
 
 /** Options for {@linkcode Output}. */

@@ -32,7 +32,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { ed25519 } from "npm:@noble/curves@2.4.0/ed25519.js";
 import {
   ConfigError,
@@ -40,10 +40,8 @@ import {
   IntegrityError,
   NotFoundError,
   quote,
-  UsageError,
 } from "../encoding/errors.ts";
 import { toHex } from "../encoding/hex.ts";
-import { getEnv } from "../runtime.ts";
 import {
   generateSeed,
   keyIdOf,
@@ -70,32 +68,7 @@ export interface Identity {
 const IDENTITY_FILE = "identity.pem";
 const MAX_KEY_FILE_BYTES = 4096;
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
-}
-
-/**
- * The directory holding the identity and trusted keys: `CTXSNAP_CONFIG_DIR`,
- * else `$XDG_CONFIG_HOME/ctxsnap` (when absolute), else `$HOME/.config/ctxsnap`.
- *
- * @example
- * ```ts ignore
- * import { configDir } from "./identity.ts";
- * console.assert(configDir().length > 0);
- * ```
- */
-export function configDir(): string {
-  const explicit = nonEmpty(getEnv("CTXSNAP_CONFIG_DIR"));
-  if (explicit !== undefined) return resolve(explicit);
-  const xdg = nonEmpty(getEnv("XDG_CONFIG_HOME"));
-  // The XDG spec says relative paths are invalid and must be ignored.
-  if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "ctxsnap");
-  const home = nonEmpty(getEnv("HOME"));
-  if (home !== undefined) return join(home, ".config", "ctxsnap");
-  throw new UsageError("Cannot locate the config directory: HOME is not set", {
-    hint: "set CTXSNAP_CONFIG_DIR to a directory for the ctxsnap key files",
-  });
-}
+export { configDir } from "./config_dir.ts";
 
 /**
  * The identity key file inside config directory `dir`.

@@ -90,6 +90,8 @@ export interface WalkFile {
   absPath: string;
   /** The `lstat` taken during the walk, to pass as `expected` when reading. */
   stat: StatInfo;
+  /** Its number of hard links (a write through another link changes it too). */
+  links: number;
 }
 
 /** A symlink, recorded with its target and never followed. */
@@ -133,6 +135,29 @@ export interface WalkOptions {
    * that directory, never another one of the same name.
    */
   skipDirectory?: { dev: number; ino: number } | null;
+  /**
+   * Walk one directory below the root instead of the whole workspace (an
+   * incremental capture re-walking what changed). Paths stay relative to the
+   * root.
+   */
+  start?: WalkStart;
+  /** Called just before a directory (the root included) is listed, to watch it first. */
+  onDescend?: (path: string, absPath: string) => void;
+  /**
+   * Called for each directory descended into (the root included) with the
+   * rules in effect inside it and its `lstat` (the root's `stat`).
+   */
+  onDirectory?: (path: string, ignore: IgnoreStack, stats: FileStat) => void;
+}
+
+/** Where a partial walk starts: see {@linkcode WalkOptions.start}. */
+export interface WalkStart {
+  /** The directory, relative to the root (`""` for the root itself); a previous walk descended into it. */
+  dir: string;
+  /** The ignore rules in effect inside it, its own ignore files included (from `onDirectory`). */
+  ignore: IgnoreStack;
+  /** Only these entries of `dir` (names); every directory below them is walked whole. */
+  names?: ReadonlySet<string>;
 }
 
 interface Entry {
@@ -186,26 +211,46 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
   const rootAbs = resolve(root);
   const rootIgnore = IgnoreStack.root();
 
-  let rootEntries: Entry[];
-  try {
-    if (!statSync(rootAbs).isDirectory()) {
-      throw new CtxsnapError(`Workspace ${quote(root)} is not a directory`);
+  const stack: Frame[] = [];
+  if (options.start !== undefined) {
+    // A partial walk: the start directory was descended into before, its
+    // rules are known; listing it can fail if it vanished meanwhile.
+    const { dir, ignore, names } = options.start;
+    const absDir = dir === "" ? rootAbs : join(rootAbs, dir);
+    try {
+      stack.push({ ignore, entries: listDirectory(dir, absDir, names), index: 0 });
+    } catch (error) {
+      throw new CtxsnapError(`Cannot read ${quote(absDir)}: ${reasonOf(error)}`, "failure", {
+        cause: error,
+      });
     }
-    rootEntries = listDirectory("", rootAbs);
-  } catch (error) {
-    if (error instanceof CtxsnapError) throw error;
-    if (errnoOf(error) === "ENOENT") {
-      throw new NotFoundError(`Workspace ${quote(root)} does not exist`, { cause: error });
+  } else {
+    let rootEntries: Entry[];
+    let rootStat: FileStat;
+    try {
+      rootStat = statSync(rootAbs);
+      if (!rootStat.isDirectory()) {
+        throw new CtxsnapError(`Workspace ${quote(root)} is not a directory`);
+      }
+      options.onDescend?.("", rootAbs);
+      rootEntries = listDirectory("", rootAbs);
+    } catch (error) {
+      if (error instanceof CtxsnapError) throw error;
+      if (errnoOf(error) === "ENOENT") {
+        throw new NotFoundError(`Workspace ${quote(root)} does not exist`, { cause: error });
+      }
+      throw new CtxsnapError(
+        `Cannot read workspace ${quote(root)}: ${reasonOf(error)}`,
+        "failure",
+        { cause: error },
+      );
     }
-    throw new CtxsnapError(`Cannot read workspace ${quote(root)}: ${reasonOf(error)}`, "failure", {
-      cause: error,
-    });
+    const ignore = useIgnoreFiles
+      ? rootIgnore.child("", rootAbs, namesOf(rootEntries))
+      : rootIgnore;
+    options.onDirectory?.("", ignore, rootStat);
+    stack.push({ ignore, entries: rootEntries, index: 0 });
   }
-  const stack: Frame[] = [{
-    ignore: useIgnoreFiles ? rootIgnore.child("", rootAbs, namesOf(rootEntries)) : rootIgnore,
-    entries: rootEntries,
-    index: 0,
-  }];
 
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
@@ -237,6 +282,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       } else {
         let entries: Entry[];
         try {
+          options.onDescend?.(path, entry.absPath);
           entries = listDirectory(path, entry.absPath);
         } catch (error) {
           yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };
@@ -263,6 +309,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
             continue;
           }
         }
+        options.onDirectory?.(path, ignore, stats);
         stack.push({ ignore, entries, index: 0 });
       }
       continue;
@@ -278,7 +325,13 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       if (stats.size > maxFileBytes) {
         yield { kind: "skip", path, reason: "too_large", detail: `${stats.size} bytes` };
       } else {
-        yield { kind: "file", path, absPath: entry.absPath, stat: statInfoOf(stats) };
+        yield {
+          kind: "file",
+          path,
+          absPath: entry.absPath,
+          stat: statInfoOf(stats),
+          links: stats.nlink,
+        };
       }
     } else {
       yield { kind: "skip", path, reason: "special_file", detail: specialKind(stats) };
@@ -293,22 +346,27 @@ function namesOf(entries: Entry[]): ReadonlySet<string> {
   return names;
 }
 
-/** Lists and `lstat`s a directory's entries, sorted so their paths come out in order. */
-function listDirectory(dirPath: string, absDir: string): Entry[] {
+/**
+ * Lists and `lstat`s a directory's entries (only those named in `only`, if
+ * given), sorted so their paths come out in order.
+ */
+function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<string>): Entry[] {
   const names = readdirSync(absDir);
   const entries: Entry[] = [];
   const seen = new Set<string>();
   for (const name of names) {
+    const duplicate = seen.has(name);
+    seen.add(name);
+    if (only !== undefined && !only.has(name)) continue;
     const path = dirPath === "" ? name : `${dirPath}/${name}`;
     const absPath = join(absDir, name);
     const entry: Entry = { name, path, absPath, key: name, stats: null, skip: null };
     entries.push(entry);
-    if (seen.has(name)) {
+    if (duplicate) {
       // Two undecodable names can decode to the same string.
       entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: "duplicate name" };
       continue;
     }
-    seen.add(name);
     if (!isSafeRelativePath(path)) {
       entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: problemOf(path) };
       continue;

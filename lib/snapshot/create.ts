@@ -25,13 +25,19 @@
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
-import { type CaptureStats, captureWorkspace } from "../store/capture.ts";
+import {
+  type CaptureOptions,
+  type CaptureResult,
+  type CaptureStats,
+  captureWorkspace,
+} from "../store/capture.ts";
 import type { Store } from "../store/store.ts";
 import type { SkippedEntry } from "../store/tree.ts";
 import {
   emptyContext,
   emptyCursors,
   emptyFacets,
+  type GitAnchor,
   SNAPSHOT_SCHEMA,
   SNAPSHOT_SCHEMA_V2,
   type SnapshotBody,
@@ -196,6 +202,14 @@ export interface CreateOptions {
   prepare?: () => void;
   /** Runs inside the transaction after the snapshot is recorded, before commit. */
   beforeCommit?: (envelope: Envelope) => void;
+  /**
+   * Captures the workspace in place of a full walk (a long-lived process's
+   * incremental capture, `incremental.ts`); runs inside the transaction and
+   * must build the tree a full capture with `options` would.
+   */
+  capture?: (options: CaptureOptions) => CaptureResult;
+  /** Reads the git anchor in place of {@linkcode gitAnchor} (before the transaction). */
+  gitAnchor?: () => GitAnchor | null;
 }
 
 /** What {@linkcode createSnapshot} returns. */
@@ -219,7 +233,7 @@ export async function createSnapshot(
   options: CreateOptions = {},
 ): Promise<CreateResult> {
   const sel = selection(store, options.session, options.branch);
-  const git = gitAnchor(store.workspaceRoot, store.dir);
+  const git = options.gitAnchor ? options.gitAnchor() : gitAnchor(store.workspaceRoot, store.dir);
   return await store.transactionAsync("create", async () => {
     if (options.source) {
       const existing = store.stmt(
@@ -250,10 +264,15 @@ export async function createSnapshot(
         );
       }
     }
-    const capture = options.workspace === false ? null : captureWorkspace(store, {
+    const captureOptions = {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {}),
-    });
+    };
+    const capture = options.workspace === false
+      ? null
+      : options.capture
+      ? options.capture(captureOptions)
+      : captureWorkspace(store, captureOptions);
     options.prepare?.();
     const live = readSessionState(store, sel.session);
     const { context, cursors, facets, slices } = resolveContext(live, options.context);

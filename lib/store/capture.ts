@@ -47,7 +47,7 @@ import {
   type StatInfo,
   UnreadableError,
 } from "../fs/safe_read.ts";
-import { walkWorkspace } from "../fs/walk.ts";
+import { type WalkItem, type WalkOptions, walkWorkspace } from "../fs/walk.ts";
 import { INLINE_BLOB_MAX, type Store } from "./store.ts";
 import { ZlibPool } from "./_zlib_pool.ts";
 import { COMPRESS_MIN_BYTES } from "./_pack.ts";
@@ -145,11 +145,31 @@ function filesystemNow(store: Store): number {
 }
 
 /**
- * Captures the workspace into `store` and returns the stored manifest.
- * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
- * whatever references them commit together.
+ * Everything a capture's walk and reads decide by besides the workspace
+ * itself: the root, the size limit, the excluded directories, the secret
+ * rules and the store's allow list. Full and incremental capture
+ * (`incremental.ts`) use the same plan, so they classify every path alike;
+ * `fingerprint` changes whenever anything here does.
  */
-export function captureWorkspace(store: Store, options: CaptureOptions = {}): CaptureResult {
+export interface CapturePlan {
+  /** Workspace root (absolute). */
+  root: string;
+  /** Its real path: every file read must resolve to `<realRoot>/<its path>`. */
+  realRoot: string;
+  /** Device of the root, for the cross-device racy margin. */
+  rootDev: number;
+  /** Options for {@linkcode walkWorkspace}. */
+  walk: WalkOptions & { maxFileBytes: number; allowSecrets: ReadonlySet<string> };
+  /** Scan file contents for secrets. */
+  scanContent: boolean;
+  /** The secret rules stat-cache rows must have been written under to be trusted. */
+  rules: string;
+  /** Identifies all of the above: equal fingerprints capture alike. */
+  fingerprint: string;
+}
+
+/** The {@linkcode CapturePlan} of a capture of `store`'s workspace with `options`. */
+export function capturePlan(store: Store, options: CaptureOptions = {}): CapturePlan {
   const root = path.resolve(options.root ?? store.workspaceRoot);
   let rootStat: fs.Stats;
   try {
@@ -163,127 +183,230 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
     throw new CtxsnapError(`The workspace ${quote(root)} is not a directory`, "not_found");
   }
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const persist = options.persist ?? true;
-  const useCache = options.useStatCache ?? true;
   const scanContent = options.scanContent ?? true;
   const allowSecrets = readAllowSecrets(store.dir);
   // The store's own directory is left out by identity: exactly that path,
   // never every directory that happens to share its name.
   const storeStat = fs.lstatSync(store.dir);
   const skipDirectory = { dev: storeStat.dev, ino: storeStat.ino };
-
   // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
-  const realPathOf = (rel: string) => realRoot === "/" ? `/${rel}` : `${realRoot}/${rel}`;
-  const cache = new Map<string, CacheRow>();
-  // Rows written under other secret rules (or with no content scan) are not
-  // trusted: those files are read and scanned again.
   const rules = scanContent ? SECRET_RULES_VERSION : "none";
-  const rulesMatch = store.getMeta("secret_rules") === rules;
-  if (useCache && rulesMatch) {
-    // all(), not iterate(): one call into SQLite instead of one a row (half the time).
-    for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
-      const r = row as unknown as CacheRow & { path: string };
-      cache.set(r.path, r);
+  return {
+    root,
+    realRoot,
+    rootDev: rootStat.dev,
+    walk: { maxFileBytes, skipDirectory, allowSecrets },
+    scanContent,
+    rules,
+    fingerprint: JSON.stringify([
+      root,
+      realRoot,
+      maxFileBytes,
+      skipDirectory,
+      [...allowSecrets].sort(),
+      rules,
+    ]),
+  };
+}
+
+/** How an {@linkcode ItemCapture} uses the stat cache. */
+export type StatCacheUse = "use" | "write" | "none";
+
+/**
+ * Turns the items of a walk into manifest entries and skipped records: a
+ * file recognised unchanged by the stat cache is reused, any other is read
+ * (into the store, or only hashed) and scanned for secrets. One per
+ * capture; close it when done.
+ */
+export class ItemCapture {
+  /** Counters so far (`skipped` is left to the caller, who dedupes records). */
+  readonly stats: CaptureStats = {
+    files: 0,
+    symlinks: 0,
+    skipped: 0,
+    bytes: 0,
+    hashed: 0,
+    reused: 0,
+  };
+  /** Paths of the files recorded. */
+  readonly seen: Set<string> = new Set();
+  private readonly cache = new Map<string, CacheRow>();
+  private readonly persist: boolean;
+  private readonly writeCache: boolean;
+  /** Whether the stat cache was written under this plan's secret rules. */
+  private readonly rulesMatch: boolean;
+  private readonly stamp: number;
+  private readonly clockMargin: number;
+  private readonly blobs: InlineBlobWriter;
+
+  /**
+   * `persist` stores blobs (else files are only hashed); `cache` says whether
+   * the stat cache is read (`use`), only updated (`write`) or left alone.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly plan: CapturePlan,
+    options: { persist: boolean; cache: StatCacheUse },
+  ) {
+    this.persist = options.persist;
+    // Rows written under other secret rules (or with no content scan) are not
+    // trusted: those files are read and scanned again.
+    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
+    this.writeCache = options.persist && options.cache !== "none" &&
+      (options.cache === "use" || this.rulesMatch);
+    if (options.cache === "use" && this.rulesMatch) {
+      // all(), not iterate(): one call into SQLite instead of one a row (half the time).
+      for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
+        const r = row as unknown as CacheRow & { path: string };
+        this.cache.set(r.path, r);
+      }
     }
+    this.stamp = options.persist ? filesystemNow(store) : 0;
+    // The stamp is read from the store's filesystem. When the workspace lives on
+    // another one (clock skew, 2 s FAT timestamps), widen the racy window.
+    this.clockMargin = fs.statSync(store.dir).dev === plan.rootDev ? 0 : CROSS_DEVICE_MARGIN_MS;
+    this.blobs = new InlineBlobWriter(store);
   }
-  const stamp = persist ? filesystemNow(store) : 0;
-  // The stamp is read from the store's filesystem. When the workspace lives on
-  // another one (clock skew, 2 s FAT timestamps), widen the racy window.
-  const clockMargin = fs.statSync(store.dir).dev === rootStat.dev ? 0 : CROSS_DEVICE_MARGIN_MS;
-  const upsert = store.stmt(
-    `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
+
+  /** The entry or skipped record for one walk item. */
+  add(item: WalkItem): TreeEntry | SkippedEntry {
+    if (item.kind === "skip") return { path: item.path, reason: item.reason };
+    if (item.kind === "symlink") {
+      this.stats.symlinks += 1;
+      return { path: item.path, type: "symlink", target: item.target };
+    }
+    const { stats, plan } = this;
+    const cached = this.cache.get(item.path);
+    const allowed = plan.walk.allowSecrets.has(item.path);
+    let blob: string;
+    let size: number;
+    let mode = item.stat.mode;
+    // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
+    if (!allowed && cacheHit(cached, item.stat, this.clockMargin)) {
+      blob = cached!.blob;
+      size = cached!.size;
+      stats.reused += 1;
+    } else {
+      const realPath = plan.realRoot === "/" ? `/${item.path}` : `${plan.realRoot}/${item.path}`;
+      const max = plan.walk.maxFileBytes;
+      const scanner = plan.scanContent && !allowed ? new SecretScanner() : null;
+      const read = this.persist
+        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, realPath, scanner)
+        : hashFile(item.absPath, item.stat, max, realPath, scanner);
+      if ("reason" in read) {
+        // A file left out keeps no row: it is read and scanned again next time.
+        if (this.writeCache) {
+          this.store.stmt("DELETE FROM stat_cache WHERE path = ?").run(item.path);
+        }
+        return { path: item.path, reason: read.reason };
+      }
+      blob = read.blob;
+      size = read.size;
+      mode = read.stat.mode;
+      stats.hashed += 1;
+      // An allowed file gets no row: once it leaves the allow list, it is scanned again.
+      if (this.writeCache && !allowed) {
+        const s = read.stat;
+        this.store.stmt(UPSERT_CACHE).run(
+          item.path,
+          s.size,
+          s.mtimeMs,
+          s.ctimeMs,
+          s.ino,
+          s.dev,
+          s.mode,
+          blob,
+          this.stamp,
+        );
+      }
+    }
+    this.seen.add(item.path);
+    stats.files += 1;
+    stats.bytes += size;
+    return { path: item.path, type: "file", blob, size, mode };
+  }
+
+  /**
+   * After a whole capture: drops the stat-cache rows of files it did not
+   * record, and of every file it captured only because it is allowed.
+   */
+  pruneCache(): void {
+    if (!this.writeCache) return;
+    const remove = this.store.stmt("DELETE FROM stat_cache WHERE path = ?");
+    if (this.rulesMatch) {
+      for (const cachedPath of this.cache.keys()) {
+        if (!this.seen.has(cachedPath)) remove.run(cachedPath);
+      }
+      return;
+    }
+    // Rows of files left out or allowed this time must not outlive the old rules.
+    const keep = new Set(this.seen);
+    for (const allowed of this.plan.walk.allowSecrets) keep.delete(allowed);
+    const rows = this.store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];
+    for (const row of rows) if (!keep.has(row.path)) remove.run(row.path);
+    this.store.setMeta("secret_rules", this.plan.rules);
+  }
+
+  /** Waits for compression still under way and stores its results. */
+  finish(): void {
+    this.blobs.finish();
+  }
+
+  /** Stops the compression worker, if one was started. */
+  close(): void {
+    this.blobs.close();
+  }
+}
+
+const UPSERT_CACHE =
+  `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
        ctime_ms = excluded.ctime_ms, ino = excluded.ino, dev = excluded.dev, mode = excluded.mode,
-       blob = excluded.blob, stamp_ms = excluded.stamp_ms`,
-  );
+       blob = excluded.blob, stamp_ms = excluded.stamp_ms`;
 
-  const entries: TreeEntry[] = [];
-  const skipped: SkippedEntry[] = [];
-  const stats: CaptureStats = { files: 0, symlinks: 0, skipped: 0, bytes: 0, hashed: 0, reused: 0 };
-  const seen = new Set<string>();
-  const blobs = new InlineBlobWriter(store);
-  try {
-    for (const item of walkWorkspace(root, { maxFileBytes, skipDirectory, allowSecrets })) {
-      if (item.kind === "skip") {
-        skipped.push({ path: item.path, reason: item.reason });
-        continue;
-      }
-      if (item.kind === "symlink") {
-        entries.push({ path: item.path, type: "symlink", target: item.target });
-        stats.symlinks += 1;
-        continue;
-      }
-      const cached = cache.get(item.path);
-      const allowed = allowSecrets.has(item.path);
-      let blob: string;
-      let size: number;
-      let mode = item.stat.mode;
-      // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-      if (!allowed && cacheHit(cached, item.stat, clockMargin)) {
-        blob = cached!.blob;
-        size = cached!.size;
-        stats.reused += 1;
-      } else {
-        const scanner = scanContent && !allowed ? new SecretScanner() : null;
-        const read = persist
-          ? readFileIntoStore(
-            store,
-            blobs,
-            item.absPath,
-            item.stat,
-            maxFileBytes,
-            realPathOf(item.path),
-            scanner,
-          )
-          : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path), scanner);
-        if ("reason" in read) {
-          skipped.push({ path: item.path, reason: read.reason });
-          continue;
-        }
-        blob = read.blob;
-        size = read.size;
-        mode = read.stat.mode;
-        stats.hashed += 1;
-        // An allowed file gets no row: once it leaves the allow list, it is scanned again.
-        if (useCache && persist && !allowed) {
-          const s = read.stat;
-          upsert.run(item.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev, s.mode, blob, stamp);
-        }
-      }
-      seen.add(item.path);
-      entries.push({ path: item.path, type: "file", blob, size, mode });
-      stats.files += 1;
-      stats.bytes += size;
-      options.onProgress?.(entries.length + skipped.length);
-    }
-    blobs.finish();
-  } finally {
-    blobs.close();
-  }
-
-  if (useCache && persist) {
-    if (rulesMatch) {
-      const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
-      for (const cachedPath of cache.keys()) if (!seen.has(cachedPath)) remove.run(cachedPath);
-    } else {
-      // Rows of files left out or allowed this time must not outlive the old rules.
-      const keep = new Set(seen);
-      for (const path of allowSecrets) keep.delete(path);
-      const rows = store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];
-      const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
-      for (const row of rows) if (!keep.has(row.path)) remove.run(row.path);
-      store.setMeta("secret_rules", rules);
-    }
-  }
-
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+/** Sorts skipped records and drops exact duplicates, in place. */
+export function sortSkipped(skipped: SkippedEntry[]): SkippedEntry[] {
   skipped.sort(compareSkipped);
   // Two undecodable names can decode to the same spelling: record it once.
   for (let i = skipped.length - 1; i > 0; i--) {
     if (compareSkipped(skipped[i - 1]!, skipped[i]!) === 0) skipped.splice(i, 1);
   }
+  return skipped;
+}
+
+/**
+ * Captures the workspace into `store` and returns the stored manifest.
+ * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
+ * whatever references them commit together.
+ */
+export function captureWorkspace(store: Store, options: CaptureOptions = {}): CaptureResult {
+  const plan = capturePlan(store, options);
+  const persist = options.persist ?? true;
+  const useCache = options.useStatCache ?? true;
+  const entries: TreeEntry[] = [];
+  const skipped: SkippedEntry[] = [];
+  const items = new ItemCapture(store, plan, { persist, cache: useCache ? "use" : "none" });
+  try {
+    for (const item of walkWorkspace(plan.root, plan.walk)) {
+      const result = items.add(item);
+      if ("reason" in result) {
+        skipped.push(result);
+        continue;
+      }
+      entries.push(result);
+      if (result.type === "file") options.onProgress?.(entries.length + skipped.length);
+    }
+    items.finish();
+  } finally {
+    items.close();
+  }
+  items.pruneCache();
+
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  sortSkipped(skipped);
+  const stats = items.stats;
   stats.skipped = skipped.length;
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });

@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { NoStoreError } from "../encoding/errors.ts";
 import { getEnv } from "../runtime.ts";
-import { INDEX_FILE } from "./store.ts";
+import { INDEX_FILE } from "./_names.ts";
 
 /** The default store directory name at a workspace root. */
 export const DEFAULT_STORE_NAME = ".ctxsnap";

@@ -53,8 +53,8 @@ function zlib(): typeof NodeZlib {
 export { COMPRESS_MIN_BYTES, packPays } from "./_pack.ts";
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
-/** The name of the index database inside a store directory. */
-export const INDEX_FILE = "index.db";
+export { INDEX_FILE } from "./_names.ts";
+import { INDEX_FILE } from "./_names.ts";
 /** Default busy timeout in milliseconds (override with `CTXSNAP_BUSY_TIMEOUT_MS`). */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
@@ -559,8 +559,38 @@ export class Store {
   putTree(tree: TreeManifest): string {
     const bytes = treeBytes(tree);
     const id = sha256Hex(bytes);
-    if (!this.hasObject(id)) this.insertObject(id, "tree", bytes.byteLength, "raw", bytes);
+    this.putTreeBytes(id, bytes);
     return id;
+  }
+
+  /**
+   * Stores a manifest given as its canonical bytes and their SHA-256 `id`
+   * (an incremental capture serializes and validates it itself). With
+   * `pack: false` it is stored uncompressed, to be compressed later by
+   * {@linkcode Store.packTree} (a checkpoint then does not wait for it).
+   */
+  putTreeBytes(id: string, bytes: Uint8Array, options: { pack?: boolean } = {}): void {
+    if (this.hasObject(id)) return;
+    if (options.pack === false) this.insertRow(id, "tree", bytes.byteLength, "raw", bytes);
+    else this.insertObject(id, "tree", bytes.byteLength, "raw", bytes);
+  }
+
+  /**
+   * Compresses a manifest stored uncompressed, by the rule every object is
+   * stored with (its id and content do not change); returns whether it did.
+   * Call it inside a transaction.
+   */
+  packTree(id: string): boolean {
+    const row = this.stmt("SELECT kind, size, encoding, data FROM objects WHERE id = ?").get(id) as
+      | { kind: string; size: number; encoding: string; data: Uint8Array | null }
+      | undefined;
+    if (row?.kind !== "tree" || row.encoding !== "raw" || row.data === null) return false;
+    if (row.data.byteLength < COMPRESS_MIN_BYTES || row.data.byteLength !== row.size) return false;
+    const packed = zlib().deflateRawSync(row.data, TREE_DEFLATE_OPTIONS);
+    if (!packPays(row.data.byteLength, packed.byteLength)) return false;
+    this.stmt("UPDATE objects SET encoding = 'deflate', data = ? WHERE id = ? AND encoding = 'raw'")
+      .run(new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength), id);
+    return true;
   }
 
   /** Reads, re-hashes, strictly parses and validates a manifest. */

@@ -4,13 +4,13 @@
  */
 import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
-import { createSnapshot, validateContextInput } from "../../snapshot/create.ts";
-import { type Command, flag, identity, openStore, readInput, short, str } from "../command.ts";
+import { type Command, flag, readInput, short, str } from "../args.ts";
+import { checkpoint } from "../_checkpoint.ts";
+import type { CreateResult } from "../../snapshot/create.ts";
 import { esc } from "../output.ts";
-import { allowSecretsPath } from "../../store/allow_secrets.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
-function sizeOption(text: string | undefined): number | undefined {
+export function sizeOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const match = /^(\d+)([KMG]?)$/i.exec(text.trim());
   const scale = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(match?.[2] ?? "").toUpperCase()];
@@ -24,6 +24,24 @@ function sizeOption(text: string | undefined): number | undefined {
     );
   }
   return value;
+}
+
+/** The `create --json` document of a checkpoint (also the MCP `checkpoint` result). */
+export function createJson(result: CreateResult, via: string): Record<string, unknown> {
+  const body = result.envelope.body;
+  return {
+    id: result.id,
+    created: result.created,
+    session: body.session,
+    branch: body.branch,
+    parent: body.parent,
+    workspace: body.workspace,
+    git: body.git,
+    capture: result.capture,
+    secrets: result.secrets,
+    key_id: result.envelope.signature.key_id,
+    via,
+  };
 }
 
 /** The `create` command. */
@@ -83,6 +101,7 @@ export const create: Command = {
         }
         throw error;
       }
+      const { validateContextInput } = await import("../../snapshot/create.ts");
       context = validateContextInput(value);
     }
     let source = null;
@@ -98,42 +117,30 @@ export const create: Command = {
     }
     const expect = str(parsed, "expect-head");
     const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
-    const signer = await identity();
-    const store = openStore(ctx);
-    try {
-      const result = await createSnapshot(store, signer, {
-        reason: str(parsed, "message") ?? "",
-        context,
-        workspace: !flag(parsed, "no-workspace"),
-        source,
-        ...(str(parsed, "session") !== undefined ? { session: str(parsed, "session")! } : {}),
-        ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
-        ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
-        onProgress: (seen) => ctx.out.progress("capturing", seen),
-        ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
-      });
+    const { result, storeDir, via } = await checkpoint(ctx, {
+      reason: str(parsed, "message") ?? "",
+      context,
+      workspace: !flag(parsed, "no-workspace"),
+      source,
+      ...(str(parsed, "session") !== undefined ? { session: str(parsed, "session")! } : {}),
+      ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
+      ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
+      onProgress: (seen) => ctx.out.progress("capturing", seen),
+      ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
+    });
+    {
       const body = result.envelope.body;
       if (result.secrets.length > 0) {
+        const { allowSecretsPath } = await import("../../store/allow_secrets.ts");
         const names = result.secrets.slice(0, 10).map((s) => s.path).join(", ");
         const more = result.secrets.length > 10 ? `, and ${result.secrets.length - 10} more` : "";
         ctx.out.note(`left out ${result.secrets.length} secret file(s): ${names}${more}`);
         ctx.out.note(
           `list them: ctxsnap show ${short(result.id)} --skipped; capture one that is not a ` +
-            `secret by adding its path to ${allowSecretsPath(store.dir)}`,
+            `secret by adding its path to ${allowSecretsPath(storeDir)}`,
         );
       }
-      ctx.out.result({
-        id: result.id,
-        created: result.created,
-        session: body.session,
-        branch: body.branch,
-        parent: body.parent,
-        workspace: body.workspace,
-        git: body.git,
-        capture: result.capture,
-        secrets: result.secrets,
-        key_id: result.envelope.signature.key_id,
-      }, () => {
+      ctx.out.result(createJson(result, via), () => {
         if (!result.created) {
           return `${result.id}  (already recorded for source ${esc(sourceText)})`;
         }
@@ -159,11 +166,10 @@ export const create: Command = {
             }`,
           );
         }
+        if (via === "watch") lines.push("  (made by the watch process serving this store)");
         return lines.join("\n");
       });
       return 0;
-    } finally {
-      store.close();
     }
   },
 };

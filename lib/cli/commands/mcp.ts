@@ -1,0 +1,82 @@
+/**
+ * `ctxsnap mcp`: a Model Context Protocol server on stdin/stdout for the
+ * store of the working directory (see `lib/cli/mcp/server.ts`). It keeps the
+ * store open and watches the workspace, so a checkpoint costs what changed;
+ * while no `ctxsnap watch` runs, it also serves `ctxsnap create` and the hook
+ * the way `ctxsnap watch` does.
+ * @module
+ */
+import process from "node:process";
+import { CtxsnapError } from "../../encoding/errors.ts";
+import { environment } from "../../runtime.ts";
+import { type Command, type CommandContext, identity, openStore, str } from "../command.ts";
+import { sizeOption } from "./create.ts";
+
+/** The `mcp` command. */
+export const mcp: Command = {
+  name: "mcp",
+  summary: "serve the store to an agent over the Model Context Protocol (stdio)",
+  usage: "mcp [--max-file-size SIZE]",
+  examples: [
+    "claude mcp add ctxsnap -- ctxsnap mcp            # register with Claude Code (run in the project)",
+    '{"mcpServers":{"ctxsnap":{"command":"ctxsnap","args":["mcp"]}}}   # .mcp.json',
+  ],
+  options: {
+    "max-file-size": {
+      type: "string",
+      arg: "SIZE",
+      help: "skip files larger than SIZE (bytes, or with K, M, G; default 256M)",
+    },
+  },
+  positionals: 0,
+  run: (ctx, parsed) => serve(ctx, sizeOption(str(parsed, "max-file-size"))),
+};
+
+async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Promise<number> {
+  const [{ WatchService }, { WatchServer }, { McpServer, serveLines }] = await Promise.all([
+    import("../../watch/service.ts"),
+    import("../../watch/server.ts"),
+    import("../mcp/server.ts"),
+  ]);
+  const signer = await identity();
+  const store = openStore(ctx);
+  const service = new WatchService(store, signer, {
+    ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
+  });
+  let socket: Awaited<ReturnType<typeof WatchServer.start>> | null = null;
+  try {
+    await service.warm();
+    try {
+      socket = await WatchServer.start(service);
+    } catch (error) {
+      // Another watch process serves this store: create and hooks go there.
+      if (!(error instanceof CtxsnapError)) throw error;
+      ctx.out.note(`not serving create and hooks: ${error.message}`);
+    }
+    const { main } = await import("../main.ts");
+    const workspace = store.workspaceRoot;
+    const server = new McpServer({
+      storeDir: store.dir,
+      workspace,
+      service,
+      async cli(argv) {
+        const out: string[] = [];
+        const err: string[] = [];
+        const decoder = new TextDecoder();
+        const code = await main(argv, {
+          write: (fd, text) =>
+            (fd === 1 ? out : err).push(typeof text === "string" ? text : decoder.decode(text)),
+          env: environment() as Record<string, string>,
+          cwd: workspace,
+        });
+        return { code, stdout: out.join(""), stderr: err.join("") };
+      },
+    }, (message) => ctx.out.raw(`${JSON.stringify(message)}\n`));
+    await serveLines(process.stdin as AsyncIterable<Uint8Array>, server);
+    return 0;
+  } finally {
+    await socket?.close();
+    service.close();
+    store.close();
+  }
+}

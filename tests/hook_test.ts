@@ -1,0 +1,261 @@
+/**
+ * `ctxsnap hook claude-code` (issue 14 item 1), as a real process fed the
+ * sample payloads in tests/fixtures/claude-code/ on standard input: one
+ * checkpoint per event, retries return the same snapshot, prompts counted,
+ * "the state before prompt N" listed and restored; malformed JSON, a missing
+ * store, a bad cwd and oversized input are reported on stderr with exit 0
+ * (the agent is never blocked), and with `--strict` fail.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { assert, assertEquals } from "./_assert.ts";
+import {
+  type CliResult,
+  expectCode,
+  REPO,
+  type TempWorkspace,
+  tempWorkspace,
+  withStore,
+} from "./_cli.ts";
+import { exists } from "./_util.ts";
+
+const FIXTURES = join(REPO, "tests", "fixtures", "claude-code");
+const SESSION = "3f6c0b0e-7b1c-4a35-9a53-2b1d6b2f9e10";
+
+async function payload(name: string, cwd: string): Promise<string> {
+  const text = await Deno.readTextFile(join(FIXTURES, `${name}.json`));
+  return text.replaceAll("/PROJECT", cwd);
+}
+
+/** Runs the hook with `stdin` (a subprocess: standard input is the point). */
+function hook(
+  ws: TempWorkspace,
+  stdin: string | Uint8Array,
+  flags: string[] = [],
+): Promise<CliResult> {
+  return ws.run(["hook", "claude-code", ...flags], { stdin });
+}
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+Deno.test("hook: one checkpoint per event keyed on the agent session, and the state before prompt N restores", async () => {
+  await withStore(async (ws) => {
+    const ids: Record<string, string> = {};
+    const send = async (name: string, edit?: () => Promise<void>) => {
+      await edit?.();
+      const result = await hook(ws, await payload(name, ws.path), ["--json"]);
+      expectCode(result, 0, name);
+      ids[name] = result.json().id;
+      return result.json();
+    };
+    const start = await send("session_start");
+    assertEquals(start.prompt, null);
+    const prompt1 = await send("user_prompt_submit_1");
+    assertEquals(prompt1.prompt, 1);
+    // Without prompt_id, the same bytes right after it are a retry of that prompt.
+    const retried1 = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
+    assertEquals([retried1.json().id, retried1.json().created], [prompt1.id, false]);
+    await send(
+      "post_tool_use_write",
+      () => Deno.writeTextFile(join(ws.path, "src/main.ts"), "console.log('delta');\n"),
+    );
+    await send("post_tool_use_bash", () => Deno.writeTextFile(join(ws.path, "a.txt"), "ALPHA\n"));
+    await send("stop");
+    const prompt2 = await send("user_prompt_submit_2");
+    assertEquals(prompt2.prompt, 2);
+    await send("post_tool_use_write", () => Deno.remove(join(ws.path, "b.md")));
+    await send("pre_compact");
+    await send("session_end");
+
+    // A retried hook (same bytes) returns the snapshot it made the first time.
+    for (const name of ["post_tool_use_bash", "user_prompt_submit_2"]) {
+      const again = await hook(ws, await payload(name, ws.path), ["--json"]);
+      expectCode(again, 0, `${name} again`);
+      assertEquals(again.json().id, ids[name], `${name} retried`);
+      assertEquals(again.json().created, false);
+    }
+
+    const listed = await ws.run(["list", "--agent-session", SESSION, "--json"]);
+    expectCode(listed, 0, "list --agent-session");
+    const items = listed.json().snapshots as Any[];
+    const events = items.map((s) => s.agent.event).reverse();
+    assert(events[0] === "SessionStart" && events.includes("PostToolUse"), events.join(","));
+    assert(items.every((s) => s.agent.session_id === SESSION));
+    const bash = items.find((s) => s.id === ids.post_tool_use_bash);
+    assertEquals(bash.reason, "PostToolUse Bash");
+
+    // The state before prompt 2, and going back to it.
+    const before2 = await ws.run(["list", "--agent-session", SESSION, "--prompt", "2", "--json"]);
+    assertEquals(before2.json().snapshots.map((s: Any) => s.id), [ids.user_prompt_submit_2]);
+    expectCode(await ws.run(["restore", ids.user_prompt_submit_2!]), 0, "restore prompt 2");
+    assertEquals(await Deno.readTextFile(join(ws.path, "b.md")), "# bravo\n");
+    assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "ALPHA\n");
+
+    // The body records the agent session and the prompt number; no prompt text.
+    const shown = await ws.run(["show", ids.user_prompt_submit_1!, "--json"]);
+    const body = shown.json().envelope.body;
+    assertEquals(body.facets.metadata.agent, { harness: "claude-code", session_id: SESSION });
+    assertEquals(body.cursors.message, 1);
+    assertEquals(body.source.kind, "claude-code");
+    assert(body.source.id.startsWith(`${SESSION}:UserPromptSubmit:`));
+    assert(
+      !JSON.stringify(shown.json()).includes("Rename the helper"),
+      "prompt text kept only when asked",
+    );
+    expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
+  });
+});
+
+Deno.test("hook: prompt text only with --record-prompts and nothing on stdout without --json", async () => {
+  await withStore(async (ws) => {
+    const quiet = await hook(ws, await payload("user_prompt_submit_1", ws.path));
+    expectCode(quiet, 0, "hook");
+    assertEquals(quiet.stdout, "");
+    const recorded = await hook(ws, await payload("user_prompt_submit_2", ws.path), [
+      "--record-prompts",
+      "--json",
+    ]);
+    const shown = await ws.run(["show", recorded.json().id, "--json"]);
+    assertEquals(shown.json().envelope.body.reason, "UserPromptSubmit: Now delete b.md");
+  });
+});
+
+Deno.test("hook: problems go to stderr and exit 0, or fail with --strict", async () => {
+  await withStore(async (ws) => {
+    const before = (await ws.run(["list", "--all", "--json"])).json().snapshots.length;
+    const cases: [string, string | Uint8Array, number][] = [
+      ["malformed JSON", "{not json", 2],
+      ["a duplicate key", '{"hook_event_name":"Stop","hook_event_name":"Stop"}', 2],
+      ["no event name", `{"session_id":"x","cwd":${JSON.stringify(ws.path)}}`, 2],
+      ["a session id with a colon", `{"session_id":"a:b","hook_event_name":"Stop"}`, 2],
+      ["a relative cwd", '{"hook_event_name":"Stop","cwd":"relative/dir"}', 2],
+      [
+        "a cwd that is no directory",
+        `{"hook_event_name":"Stop","cwd":${JSON.stringify(join(ws.path, "a.txt"))}}`,
+        2,
+      ],
+      ["an array", "[]", 2],
+      ["more than 4 MiB", new Uint8Array(4 * 1024 * 1024 + 1).fill(0x20), 2],
+    ];
+    for (const [what, stdin, strictCode] of cases) {
+      const lenient = await hook(ws, stdin);
+      expectCode(lenient, 0, what);
+      assertEquals(lenient.stdout, "", `${what}: nothing on stdout`);
+      assert(lenient.stderr.includes("ctxsnap: error:"), `${what}: ${lenient.stderr}`);
+      expectCode(await hook(ws, stdin, ["--strict"]), strictCode, `${what} --strict`);
+    }
+    // An unknown harness or option is reported too, without failing the agent.
+    expectCode(await ws.run(["hook", "cursor"], { stdin: "{}" }), 0, "unknown harness");
+    expectCode(
+      await ws.run(["hook", "claude-code", "--bogus"], { stdin: "{}" }),
+      0,
+      "unknown option",
+    );
+    assertEquals(
+      (await ws.run(["list", "--all", "--json"])).json().snapshots.length,
+      before,
+      "nothing recorded",
+    );
+  });
+});
+
+Deno.test("hook: a missing store is reported and never created", async () => {
+  const ws = await tempWorkspace();
+  try {
+    const result = await hook(ws, await payload("stop", ws.path));
+    expectCode(result, 0, "hook without a store");
+    assert(result.stderr.includes("No ctxsnap store"), result.stderr);
+    assert(!(await exists(join(ws.path, ".ctxsnap"))), "no store created");
+    expectCode(await hook(ws, await payload("stop", ws.path), ["--strict"]), 10, "--strict");
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+Deno.test("hook: a store it did not create or adopt is never opened nor its watch.json followed (stderr, exit 0); mcp and watch refuse it", async () => {
+  // Another user's store, unpacked into this workspace with its modes (an
+  // archive keeps them; a git clone would not even make `run/` private),
+  // with a `run/watch.json` naming a socket the "attacker" listens on.
+  const origin = await tempWorkspace();
+  const ws = await tempWorkspace();
+  const listener = Deno.listen({ transport: "unix", path: join(ws.root, "evil.sock") });
+  let connections = 0;
+  const accepting = (async () => {
+    for await (const connection of listener) {
+      connections++;
+      connection.close();
+    }
+  })();
+  try {
+    expectCode(await origin.run(["init"]), 0, "init elsewhere");
+    expectCode(await origin.run(["create", "-m", "theirs"]), 0, "create elsewhere");
+    const store = join(ws.path, ".ctxsnap");
+    const copied = await new Deno.Command("cp", {
+      args: ["-a", join(origin.path, ".ctxsnap"), store],
+    }).output();
+    assert(copied.success, "cp -a of the store");
+    await Deno.mkdir(join(store, "run"), { mode: 0o700 });
+    await Deno.chmod(join(store, "run"), 0o700);
+    await Deno.writeTextFile(
+      join(store, "run", "watch.json"),
+      JSON.stringify({
+        protocol: 1,
+        pid: Deno.pid,
+        token: "ab".repeat(32),
+        socket: join(ws.root, "evil.sock"),
+        workspace: ws.path,
+        store,
+        started_at: "2026-11-30T10:00:00.000Z",
+        version: "0.1.0",
+      }),
+      { mode: 0o600 },
+    );
+    const files = async () => {
+      const out = new Map<string, string>();
+      const walk = async (dir: string) => {
+        for await (const entry of Deno.readDir(dir)) {
+          const abs = join(dir, entry.name);
+          if (entry.isDirectory) await walk(abs);
+          else {out.set(
+              abs,
+              entry.isFile ? btoa(String.fromCharCode(...await Deno.readFile(abs))) : "",
+            );}
+        }
+      };
+      await walk(store);
+      return out;
+    };
+    const before = await files();
+
+    const lenient = await hook(ws, await payload("user_prompt_submit_1", ws.path), [
+      "--record-prompts",
+    ]);
+    expectCode(lenient, 0, "hook on a store that is not this user's");
+    assertEquals(lenient.stdout, "", "nothing on stdout");
+    assert(lenient.stderr.includes("ctxsnap: error:"), lenient.stderr);
+    assert(lenient.stderr.includes("not created or adopted by you"), lenient.stderr);
+    assert(lenient.stderr.includes("init --adopt"), lenient.stderr);
+    expectCode(
+      await hook(ws, await payload("stop", ws.path), ["--strict"]),
+      1,
+      "hook --strict on a store that is not this user's",
+    );
+    expectCode(await ws.run(["create", "-m", "x"]), 1, "create on a store that is not this user's");
+    expectCode(await ws.run(["watch", "--status"]), 1, "watch --status");
+    // The long-lived commands refuse it before serving (a subprocess: they would serve stdin).
+    for (const args of [["watch"], ["mcp"]]) {
+      const result = await ws.run(args, { mode: "subprocess", stdin: "", timeoutMs: 30_000 });
+      expectCode(result, 1, args[0]!);
+      assert(result.stderr.includes("init --adopt"), result.stderr);
+    }
+    assertEquals(connections, 0, "the socket its watch.json names was never connected to");
+    assertEquals(await files(), before, "nothing in the store was written");
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    await ws.cleanup();
+    await origin.cleanup();
+  }
+});
