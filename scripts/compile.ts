@@ -3,7 +3,7 @@
  * `deno task compile`: builds one self-contained executable for this
  * machine, `dist/ctxsnap`.
  *
- * Three ways, same sources (DESIGN.md §10):
+ * Three ways, same sources (docs/DESIGN.md §10):
  *
  * 1. **deno** — `deno compile` onto Deno's `denort` base binary. Used when
  *    `DENORT_BIN` names one, or when `deno compile` can fetch it (tried with a

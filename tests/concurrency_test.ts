@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * Concurrency tests of issue 7, item 2 (DESIGN §3 invariants 2–4, §7 exit 6):
+ * Concurrency tests of issue 7, item 2 (docs/DESIGN.md §3 invariants 2–4, §7 exit 6):
  * several real `ctxsnap` processes creating, listing, forgetting and
  * collecting on one store at once, and a store whose write lock is held by
  * another process reported as busy (exit 6 with a hint) only after the busy

@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * Crash tests of issue 3, "Time travel" (DESIGN §3 invariants 2 and 5), and
+ * Crash tests of issue 3, "Time travel" (docs/DESIGN.md §3 invariants 2 and 5), and
  * issue 7 item 1: `kill -9` of a real `ctxsnap restore`, `create`, `import`,
  * `forget` or `gc` process at seeded random instants, then `recover` /
  * `recover --abort`, `verify --all` and byte-for-byte comparisons of the

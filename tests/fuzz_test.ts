@@ -678,7 +678,7 @@ Deno.test("fuzz json: very deep and very wide hostile nesting is refused without
 // 2. Path normalization
 // ===========================================================================
 
-/** Reference model of the path rules in DESIGN §2, written independently of lib/fs/path.ts. */
+/** Reference model of the path rules in docs/DESIGN.md §2, written independently of lib/fs/path.ts. */
 function modelSafePath(value: string): boolean {
   if (value.length === 0) return false;
   if (!value.isWellFormed()) return false;

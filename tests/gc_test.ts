@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-console
 /**
- * Tests of issue 3, "Time travel": `forget` and `gc` (DESIGN §3 invariants 3
+ * Tests of issue 3, "Time travel": `forget` and `gc` (docs/DESIGN.md §3 invariants 3
  * and 4) through the real command line on real SQLite stores, including two
  * real processes racing: one capturing, one forgetting and collecting.
  *

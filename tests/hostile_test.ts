@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
  * Hostile-filesystem, disk-full and read-only-store tests of issue 7, items 4
- * and 5 (DESIGN §3, §4): a symlink-swap race during capture, files growing
+ * and 5 (docs/DESIGN.md §3, §4): a symlink-swap race during capture, files growing
  * while read, permission denied, awkward names, deep trees, the size limit,
  * a full filesystem under the store and a read-only store.
  *

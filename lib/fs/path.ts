@@ -1,5 +1,5 @@
 /**
- * Path rules for tree manifests (DESIGN §2): every entry path is a normalized
+ * Path rules for tree manifests (docs/DESIGN.md §2): every entry path is a normalized
  * POSIX relative path, entries are sorted by UTF-16 code units (the JS default
  * sort and the JCS key order), unique, and no entry sits below another entry.
  *

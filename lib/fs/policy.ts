@@ -1,5 +1,5 @@
 /**
- * Capture policy defaults (DESIGN §4): directories never descended into, file
+ * Capture policy defaults (docs/DESIGN.md §4): directories never descended into, file
  * names treated as secrets (never opened, never captured) and the default
  * size limit for a single file.
  *

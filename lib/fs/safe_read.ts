@@ -1,6 +1,6 @@
 /**
  * Reading a workspace file without ever following a symlink and without ever
- * capturing a half-written file (DESIGN §4).
+ * capturing a half-written file (docs/DESIGN.md §4).
  *
  * The caller got `expected` from `lstat` during the walk. The file is opened
  * with `O_RDONLY | O_NOFOLLOW | O_NONBLOCK` (a symlink swapped in fails with

@@ -1,6 +1,6 @@
 /**
  * Recognising secrets by content in the bytes capture reads anyway
- * (DESIGN §4, issue 11): private-key blocks and well-known token formats. A
+ * (docs/DESIGN.md §4, issue 11): private-key blocks and well-known token formats. A
  * file in which {@linkcode SecretScanner} finds one is left out of the
  * capture as `secret_content`.
  *

@@ -1,5 +1,5 @@
 /**
- * Walking a workspace for capture (DESIGN §4), using `lstat` only and never
+ * Walking a workspace for capture (docs/DESIGN.md §4), using `lstat` only and never
  * following a symlink: a symlink, whether to a file or a directory, is yielded
  * as a {@linkcode WalkSymlink} with its `readlink` target and never traversed.
  *

@@ -1,5 +1,5 @@
 /**
- * Three-way restore planning (DESIGN §5): the target tree, the baseline (the
+ * Three-way restore planning (docs/DESIGN.md §5): the target tree, the baseline (the
  * tree the branch head recorded) and the workspace as it is now.
  *
  * - **writes**: paths whose current content differs from the target and that

@@ -1,5 +1,5 @@
 /**
- * Restore, recover and undo (DESIGN §5, §3 invariant 5).
+ * Restore, recover and undo (docs/DESIGN.md §5, §3 invariant 5).
  *
  * A restore plans three-way, refuses conflicts unless forced (and then first
  * captures the current content into a `pre-restore` snapshot), records an

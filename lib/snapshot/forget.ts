@@ -1,6 +1,6 @@
 /**
  * Forgetting snapshots: the only way a snapshot row leaves the store
- * (DESIGN §3, invariant 4). Each forget is recorded in the operations log,
+ * (docs/DESIGN.md §3, invariant 4). Each forget is recorded in the operations log,
  * and every forgotten id is remembered so chain checks know a missing parent
  * was intended. Objects are freed later by `gc`.
  *

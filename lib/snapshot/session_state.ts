@@ -65,7 +65,7 @@ export function appendUnique(list: readonly string[], items: readonly string[]):
 }
 
 /**
- * Merges a snapshot's context into a live state (DESIGN §5): the task is
+ * Merges a snapshot's context into a live state (docs/DESIGN.md §5): the task is
  * replaced when non-empty, progress is set, lists are merged without
  * duplicates, extensions are replaced per namespace.
  */

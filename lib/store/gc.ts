@@ -1,6 +1,6 @@
 /**
  * Garbage collection: removes trees and blobs no retained snapshot (and no
- * unresolved operation) references (DESIGN §3, invariant 3).
+ * unresolved operation) references (docs/DESIGN.md §3, invariant 3).
  *
  * It runs inside one write transaction, so it can never interleave with a
  * capture (which holds the write lock from its first blob to its snapshot

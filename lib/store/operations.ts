@@ -151,7 +151,7 @@ export function unresolvedOperation(store: Store, session: string): Operation | 
 
 /**
  * Refuses to change a session that has an unresolved (`applying`) operation
- * (DESIGN §3, invariant 5), unless it is `allowed` (the one being finished).
+ * (docs/DESIGN.md §3, invariant 5), unless it is `allowed` (the one being finished).
  */
 export function assertResolved(store: Store, session: string, allowed: string | null = null): void {
   const op = unresolvedOperation(store, session);

@@ -3,7 +3,7 @@
  * objects, plus `objects/ab/<id>` files for large blobs.
  *
  * Every object's id is the SHA-256 hex of its bytes, and every read checks it
- * again (DESIGN §3, invariant 1). Large blob files are written to a temp file,
+ * again (docs/DESIGN.md §3, invariant 1). Large blob files are written to a temp file,
  * fsynced and renamed before the row that names them commits.
  *
  * @example
