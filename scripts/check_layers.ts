@@ -60,7 +60,7 @@ export async function readLayerTable(path: string): Promise<Layer[]> {
 
 const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^;]*?from\s*"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
 const SQL =
-  /"[^"\n]*\b(?:SELECT\s[^"]*\bFROM|INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|TRIGGER|INDEX))\b|`[^`]*\b(?:SELECT\s[^`]*\bFROM|INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/;
+  /\b(?:SELECT\s[^;]*?\bFROM\s|INSERT\s+(?:OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(?:TABLE|TRIGGER|INDEX|VIEW)\s)/;
 const PRINTS = /\bconsole\.\w+\(|\bDeno\.exit\(|\bprocess\.exit\(|\bDeno\.std(?:out|err)\.write/;
 
 function stripComments(source: string): string {
