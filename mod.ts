@@ -95,8 +95,8 @@ import { join } from "node:path";
 import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
 import { registerStore } from "./lib/store/trust.ts";
 
-export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/encoding/errors.ts";
-export type { ErrorCode } from "./lib/encoding/errors.ts";
+export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/errors.ts";
+export type { ErrorCode } from "./lib/errors.ts";
 export {
   canonicalBytes,
   canonicalize,
@@ -106,15 +106,15 @@ export {
 export type { JsonValue } from "./lib/encoding/canonical_json.ts";
 export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
 export { keyIdOf, publicKeyToSpkiPem } from "./lib/crypto/ed25519.ts";
-export { configDir, loadIdentity, loadOrCreateIdentity } from "./lib/crypto/identity.ts";
-export type { Identity } from "./lib/crypto/identity.ts";
+export { configDir, loadIdentity, loadOrCreateIdentity } from "./lib/keys/identity.ts";
+export type { Identity } from "./lib/keys/identity.ts";
 export {
   Keyring,
   readTrustedKeys,
   trustedKeysPath,
   trustKey,
   untrustKey,
-} from "./lib/crypto/keyring.ts";
+} from "./lib/keys/keyring.ts";
 export { Store } from "./lib/store/store.ts";
 export type { StoreOpenOptions } from "./lib/store/store.ts";
 export { locateStore } from "./lib/store/locate.ts";

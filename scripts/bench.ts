@@ -1208,7 +1208,7 @@ if (want("timeline")) {
   const { createSnapshot } = await import("../lib/snapshot/create.ts");
   const { forkBranch, switchBranch } = await import("../lib/snapshot/branch.ts");
   const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-  const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+  const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   const ws = `${root}/timeline-ws`;
   await Deno.mkdir(ws, { recursive: true });
   const files = Array.from(

@@ -10,7 +10,7 @@
  * @module
  */
 import type { Backend } from "../lib/remote/backend.ts";
-import { IntegrityError } from "../lib/encoding/errors.ts";
+import { IntegrityError } from "../lib/errors.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 
 const encoder = new TextEncoder();

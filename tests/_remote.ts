@@ -10,8 +10,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type Identity, loadOrCreateIdentity } from "../lib/crypto/identity.ts";
-import { Keyring } from "../lib/crypto/keyring.ts";
+import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
+import { Keyring } from "../lib/keys/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";

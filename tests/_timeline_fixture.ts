@@ -8,8 +8,8 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { type Identity, loadOrCreateIdentity } from "../lib/crypto/identity.ts";
-import { Keyring } from "../lib/crypto/keyring.ts";
+import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
+import { Keyring } from "../lib/keys/keyring.ts";
 import { restoreSnapshot } from "../lib/restore/restore.ts";
 import { importFile } from "../lib/share/import.ts";
 import { publishToFile } from "../lib/share/publish.ts";

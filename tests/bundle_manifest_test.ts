@@ -12,7 +12,7 @@ import { canonicalBytes, parseCanonical } from "../lib/encoding/canonical_json.t
 import { BundleFormatError, TarWriter } from "../lib/share/tar.ts";
 import { ManifestScanner, type PackedManifest } from "../lib/share/_manifest.ts";
 import { validateManifest } from "../lib/share/bundle.ts";
-import { CtxsnapError } from "../lib/encoding/errors.ts";
+import { CtxsnapError } from "../lib/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { tempWorkspace } from "./_cli.ts";
 import { prng, seedFromEnv } from "./_util.ts";

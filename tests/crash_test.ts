@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { type Identity, loadOrCreateIdentity } from "../lib/crypto/identity.ts";
+import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
@@ -373,7 +373,7 @@ Deno.test("kill -9 at random points of create leaves a store that verify --all p
 
 /**
  * 3 MiB of new compressible inline content for `round`, so that a capture
- * compresses on the worker (lib/store/_zlib_pool.ts) and a kill can land then.
+ * compresses on the worker (lib/store/zlib_pool.ts) and a kill can land then.
  */
 async function writeTextLogs(root: string, round: number): Promise<void> {
   for (let j = 0; j < 6; j++) {

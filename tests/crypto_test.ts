@@ -21,7 +21,7 @@ import {
   IntegrityError,
   NotFoundError,
   UsageError,
-} from "../lib/encoding/errors.ts";
+} from "../lib/errors.ts";
 import { fromHex, toHex } from "../lib/encoding/hex.ts";
 import { blake3Hex, createBlake3, createSha256, sha256Hex } from "../lib/crypto/hash.ts";
 import {
@@ -44,7 +44,7 @@ import {
   identityPath,
   loadIdentity,
   loadOrCreateIdentity,
-} from "../lib/crypto/identity.ts";
+} from "../lib/keys/identity.ts";
 import {
   Keyring,
   readTrustedKeys,
@@ -52,7 +52,7 @@ import {
   trustedKeysPath,
   trustKey,
   untrustKey,
-} from "../lib/crypto/keyring.ts";
+} from "../lib/keys/keyring.ts";
 
 const BACKENDS: Ed25519Backend[] = ["webcrypto", "noble"];
 const encoder = new TextEncoder();
@@ -982,7 +982,7 @@ Deno.test("concurrent loadOrCreateIdentity() calls end with one shared key", asy
 
 Deno.test("loadOrCreateIdentity() in racing processes ends with one shared key", async () => {
   const dir = join(await tempDir(), "config");
-  const moduleUrl = new URL("../lib/crypto/identity.ts", import.meta.url).href;
+  const moduleUrl = new URL("../lib/keys/identity.ts", import.meta.url).href;
   const script = `const { loadOrCreateIdentity } = await import(${JSON.stringify(moduleUrl)});
 const identity = await loadOrCreateIdentity(${JSON.stringify(dir)});
 await Deno.stdout.write(new TextEncoder().encode(identity.keyId));`;

@@ -4,7 +4,7 @@
  * docs/SECURITY.md names as the proof of a defence exists.
  */
 import { join } from "node:path";
-import { EXIT_MEANINGS } from "../lib/encoding/errors.ts";
+import { EXIT_MEANINGS } from "../lib/errors.ts";
 import { EXIT_TABLE } from "../lib/cli/output.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { REPO } from "./_cli.ts";

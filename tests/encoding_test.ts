@@ -8,7 +8,7 @@ import {
   parseCanonical,
   parseJson,
 } from "../lib/encoding/canonical_json.ts";
-import { CanonicalJsonError, IntegrityError } from "../lib/encoding/errors.ts";
+import { CanonicalJsonError, IntegrityError } from "../lib/errors.ts";
 import { fromHex, isHex, toHex } from "../lib/encoding/hex.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 

@@ -6,7 +6,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { ConflictError, CtxsnapError, NotFoundError, PathError } from "../lib/encoding/errors.ts";
+import { ConflictError, CtxsnapError, NotFoundError, PathError } from "../lib/errors.ts";
 import { SafeWriter } from "../lib/fs/safe_write.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { fsyncDir, TEMP_PREFIX, writeFileAtomic } from "../lib/fs/atomic.ts";

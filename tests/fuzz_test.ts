@@ -23,7 +23,7 @@ import {
   parseCanonical,
   parseJson,
 } from "../lib/encoding/canonical_json.ts";
-import { CanonicalJsonError, CtxsnapError, PathError } from "../lib/encoding/errors.ts";
+import { CanonicalJsonError, CtxsnapError, PathError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import {

@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { runMain } from "./_cli.ts";
 import { esc, Output } from "../lib/cli/output.ts";
-import { escapeText, IntegrityError, quote } from "../lib/encoding/errors.ts";
+import { escapeText, IntegrityError, quote } from "../lib/errors.ts";
 import { assert, assertEquals } from "./_assert.ts";
 
 /** Erases the line, returns to column 0, starts a fake verdict line, then reverses the rest. */

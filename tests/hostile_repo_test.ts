@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { ConflictError, IntegrityError, StoreTrustError } from "../lib/encoding/errors.ts";
+import { ConflictError, IntegrityError, StoreTrustError } from "../lib/errors.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
@@ -139,7 +139,7 @@ async function craftedBundle(signer: Signer, treeValue: unknown): Promise<Uint8A
 
 Deno.test("reserved names: import refuses a bundle whose tree writes .git. or GIT~1 and writes nothing", async () => {
   const { importFile } = await import("../lib/share/import.ts");
-  const { Keyring } = await import("../lib/crypto/keyring.ts");
+  const { Keyring } = await import("../lib/keys/keyring.ts");
   const signer = await makeSigner();
   for (const name of [".git.", "GIT~1", ".g\u200cit", ".ctx\u017Fnap"]) {
     const blob = new TextEncoder().encode("[core]\n\tfsmonitor = /tmp/evil\n");
@@ -246,7 +246,7 @@ const UMASK_CHILD = `
 import { Store } from "${new URL("../lib/store/store.ts", import.meta.url)}";
 import { restoreSnapshot } from "${new URL("../lib/restore/restore.ts", import.meta.url)}";
 import { materialize } from "${new URL("../lib/restore/materialize.ts", import.meta.url)}";
-import { loadIdentity } from "${new URL("../lib/crypto/identity.ts", import.meta.url)}";
+import { loadIdentity } from "${new URL("../lib/keys/identity.ts", import.meta.url)}";
 const [storeDir, config, first, tree, dest, restoreMask, materializeMask] = Deno.args;
 const store = Store.open(storeDir);
 const me = loadIdentity(config);
@@ -276,7 +276,7 @@ Deno.test("modes: restored and materialized files honour the umask and never get
       fs.writeFileSync(join(ws, name), name);
       fs.chmodSync(join(ws, name), mode);
     }
-    const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+    const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
     const me = await loadOrCreateIdentity(config);
     const store = Store.init(join(ws, ".ctxsnap"), ws);
     let first: Envelope;
@@ -1083,7 +1083,7 @@ async function tamperEnvelope(
 Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
   const { restoreSnapshot, undoTarget } = await import("../lib/restore/restore.ts");
   const { planPublish } = await import("../lib/share/publish.ts");
-  const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+  const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   await withStore(async (ws) => {
     const storeDir = join(ws.path, ".ctxsnap");
     const me = await loadOrCreateIdentity(ws.configDir);
@@ -1182,7 +1182,7 @@ Deno.test("store trust: a store committed into a repository is refused in a clon
 });
 
 Deno.test("store trust: a moved or copied store must be adopted again, while the original keeps working", async () => {
-  const { Keyring } = await import("../lib/crypto/keyring.ts");
+  const { Keyring } = await import("../lib/keys/keyring.ts");
   const { adoptStore } = await import("../lib/snapshot/adopt.ts");
   const { registerStore } = await import("../lib/store/trust.ts");
   await withTempDir(async (root) => {
@@ -1364,7 +1364,7 @@ Deno.test("store trust: init never creates a store through a planted .ctxsnap sy
 });
 
 Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache of one it adopts", async () => {
-  const { Keyring } = await import("../lib/crypto/keyring.ts");
+  const { Keyring } = await import("../lib/keys/keyring.ts");
   const { adoptStore } = await import("../lib/snapshot/adopt.ts");
   const { isRegistered } = await import("../lib/store/trust.ts");
   await withTempDir(async (root) => {

@@ -18,7 +18,7 @@
  * @module
  */
 import { join } from "node:path";
-import { RemoteError } from "../lib/encoding/errors.ts";
+import { RemoteError } from "../lib/errors.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { S3Backend } from "../lib/remote/s3_backend.ts";
 import { FileBackend } from "../lib/remote/file_backend.ts";

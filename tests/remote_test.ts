@@ -13,11 +13,11 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
-import { Keyring } from "../lib/crypto/keyring.ts";
+import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
+import { Keyring } from "../lib/keys/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
-import { IntegrityError, NotFoundError, UsageError } from "../lib/encoding/errors.ts";
+import { IntegrityError, NotFoundError, UsageError } from "../lib/errors.ts";
 import { treeBytes } from "../lib/store/tree.ts";
 import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
 import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";

@@ -12,13 +12,13 @@
  * @module
  */
 import { join } from "node:path";
-import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
+import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { restoreSnapshot } from "../lib/restore/restore.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { readEnvelope } from "../lib/snapshot/timeline.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { ConflictError } from "../lib/encoding/errors.ts";
+import { ConflictError } from "../lib/errors.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
 import { exists, prng, seedFromEnv } from "./_util.ts";
 

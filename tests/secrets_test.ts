@@ -181,7 +181,7 @@ Deno.test("SecretScanner finds a secret split across two chunks at every positio
 
 Deno.test("ctxsnap's own sources and docs are not taken for secrets", async () => {
   const root = new URL("../", import.meta.url);
-  for (const path of ["lib/crypto/ed25519.ts", "lib/crypto/identity.ts", "docs/FORMAT.md"]) {
+  for (const path of ["lib/crypto/ed25519.ts", "lib/keys/identity.ts", "docs/FORMAT.md"]) {
     assertEquals(scanText(await Deno.readTextFile(new URL(path, root))), null, path);
   }
 });

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { loadOrCreateIdentity } from "../lib/crypto/identity.ts";
+import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Store } from "../lib/store/store.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { publishToFile } from "../lib/share/publish.ts";
@@ -19,7 +19,7 @@ import { DatabaseSync } from "node:sqlite";
 import { dirname, join, relative } from "node:path";
 import { generateSeed, keyIdOf, publicKeyFromSeed, sign } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { CtxsnapError, exitCodeOf, IntegrityError } from "../lib/encoding/errors.ts";
+import { CtxsnapError, exitCodeOf, IntegrityError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { writeBundle } from "../lib/share/bundle.ts";
 import { verifyStream } from "../lib/share/verify_file.ts";

@@ -12,7 +12,7 @@ import { forgetSnapshots } from "../lib/snapshot/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { prng } from "./_util.ts";
-import { type PoolOutcome, ZlibPool } from "../lib/store/_zlib_pool.ts";
+import { type PoolOutcome, ZlibPool } from "../lib/store/zlib_pool.ts";
 import {
   COMPRESS_MIN_BYTES,
   DEFLATE_OPTIONS,
@@ -34,7 +34,7 @@ import {
   IntegrityError,
   NotFoundError,
   PathError,
-} from "../lib/encoding/errors.ts";
+} from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
@@ -981,7 +981,7 @@ Deno.test("ZlibPool does not start a worker the process may not load (read permi
     Deno.writeTextFileSync(
       script,
       `import { ZlibPool } from ${
-        JSON.stringify(import.meta.resolve("../lib/store/_zlib_pool.ts"))
+        JSON.stringify(import.meta.resolve("../lib/store/zlib_pool.ts"))
       };
       const pool = ZlibPool.start(() => {});
       console.log(pool === null ? "none" : "started");

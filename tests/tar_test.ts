@@ -28,7 +28,7 @@ import {
   TarWriter,
 } from "../lib/share/tar.ts";
 import { decodeHeader, encodeHeader } from "../lib/share/_tar_header.ts";
-import { IntegrityError } from "../lib/encoding/errors.ts";
+import { IntegrityError } from "../lib/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { concatBytes as concat, prng } from "./_util.ts";
 

@@ -13,8 +13,8 @@
  * @module
  */
 import { join } from "node:path";
-import { MAX_KEY_FILE_BYTES, readKeyFile, readTrustedKeys } from "../lib/crypto/keyring.ts";
-import { ConfigError, EXIT_CODES } from "../lib/encoding/errors.ts";
+import { MAX_KEY_FILE_BYTES, readKeyFile, readTrustedKeys } from "../lib/keys/keyring.ts";
+import { ConfigError, EXIT_CODES } from "../lib/errors.ts";
 import { EXIT_TABLE } from "../lib/cli/output.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { runMain, tempWorkspace } from "./_cli.ts";

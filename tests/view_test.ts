@@ -14,8 +14,8 @@ import {
   type TimelineFixture,
   XSS,
 } from "./_timeline_fixture.ts";
-import { IntegrityError, UsageError } from "../lib/encoding/errors.ts";
-import { Keyring } from "../lib/crypto/keyring.ts";
+import { IntegrityError, UsageError } from "../lib/errors.ts";
+import { Keyring } from "../lib/keys/keyring.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
 import { CLIENT_SCRIPT, PAGE_STYLE } from "../lib/view/_client.ts";

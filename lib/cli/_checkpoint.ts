@@ -11,13 +11,13 @@
  */
 import * as path from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { IntegrityError } from "../encoding/errors.ts";
+import { IntegrityError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import type { CreateResult } from "../snapshot/create.ts";
 import type { CheckpointOptions } from "../watch/service.ts";
 import type { CheckpointArgs } from "../watch/protocol.ts";
 import { askWatch } from "../watch/client.ts";
-import { configDir } from "../crypto/config_dir.ts";
+import { configDir } from "../keys/config_dir.ts";
 import { locateStore } from "../store/locate.ts";
 import { checkRegistered } from "../store/trust.ts";
 import type { CommandContext } from "./command.ts";

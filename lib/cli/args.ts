@@ -16,7 +16,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { NotFoundError, UsageError } from "../encoding/errors.ts";
+import { errnoOf, NotFoundError, UsageError } from "../errors.ts";
 import { cwd, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
 
@@ -228,8 +228,8 @@ export function readInput(pathOrDash: string, maxBytes: number = MAX_INPUT_BYTES
       try {
         n = fs.readSync(fd, buffer, 0, buffer.byteLength, null);
       } catch (error) {
-        if ((error as { code?: string }).code === "EAGAIN") continue;
-        if ((error as { code?: string }).code === "EOF") break;
+        if (errnoOf(error) === "EAGAIN") continue;
+        if (errnoOf(error) === "EOF") break;
         throw error;
       }
       if (n === 0) break;

@@ -13,20 +13,14 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import {
-  ConfigError,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UsageError,
-} from "../encoding/errors.ts";
+import { ConfigError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import {
   configDir,
   type Identity,
   loadIdentityAsync,
   loadOrCreateIdentity,
-} from "../crypto/identity.ts";
-import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "../crypto/keyring.ts";
+} from "../keys/identity.ts";
+import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "../keys/keyring.ts";
 import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";

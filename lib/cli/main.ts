@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { EXIT_MEANINGS, UsageError } from "../encoding/errors.ts";
+import { EXIT_MEANINGS, UsageError } from "../errors.ts";
 import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";

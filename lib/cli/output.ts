@@ -22,7 +22,7 @@
  * ```
  * @module
  */
-import { CtxsnapError, escapeText, EXIT_MEANINGS, exitCodeOf } from "../encoding/errors.ts";
+import { CtxsnapError, escapeText, EXIT_MEANINGS, exitCodeOf } from "../errors.ts";
 import { getEnv, isTerminal, writeStdio } from "../runtime.ts";
 
 /**

@@ -26,7 +26,7 @@
  */
 import { ed25519 } from "npm:@noble/curves@2.4.0/ed25519.js";
 import { sha512 } from "npm:@noble/hashes@2.4.0/sha2.js";
-import { IntegrityError, quote, UsageError } from "../encoding/errors.ts";
+import { IntegrityError, quote, UsageError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { sha256Hex } from "./hash.ts";

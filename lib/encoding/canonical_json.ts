@@ -34,7 +34,8 @@
  * @module
  */
 
-import { CanonicalJsonError, quote } from "./errors.ts";
+import { CanonicalJsonError, quote } from "../errors.ts";
+import { utf8Length } from "./utf8.ts";
 
 /** A JSON value as produced by the parser and accepted by the serializer. */
 export type JsonValue =
@@ -270,24 +271,6 @@ export function canonicalBytes(value: unknown, options: CanonicalOptions = {}): 
 // ---------------------------------------------------------------------------
 
 const UTF8_DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Number of UTF-8 bytes encoding `text`, counting each lone surrogate as 3. */
-function utf8Length(text: string, end: number = text.length): number {
-  let bytes = 0;
-  for (let i = 0; i < end; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < end) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 /** Offset of the first byte that does not start a valid UTF-8 sequence. */
 function firstInvalidUtf8(bytes: Uint8Array): number {

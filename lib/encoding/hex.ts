@@ -18,7 +18,7 @@
  * @module
  */
 
-import { IntegrityError, quote } from "./errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 
 const HEX_DIGITS = "0123456789abcdef";
 const BYTE_TO_HEX: readonly string[] = Array.from(

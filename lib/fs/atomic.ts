@@ -33,11 +33,11 @@ import {
   openSync,
   renameSync,
   unlinkSync,
-  writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { CtxsnapError, quote } from "../encoding/errors.ts";
-import { errnoOf, reasonOf } from "./_errno.ts";
+import { CtxsnapError, quote } from "../errors.ts";
+import { errnoOf, reasonOf } from "../errors.ts";
+import { writeAllSync } from "./fd.ts";
 
 /** Prefix of the temporary files {@linkcode writeFileAtomic} creates. */
 export const TEMP_PREFIX: string = ".ctxsnap-tmp-";
@@ -91,10 +91,7 @@ export function writeFileAtomic(
     );
     created = true;
     if (mode !== undefined) fchmodSync(fd, mode);
-    let offset = 0;
-    while (offset < bytes.length) {
-      offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    }
+    writeAllSync(fd, bytes);
     if (fsync) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

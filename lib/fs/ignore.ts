@@ -44,7 +44,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "npm:ignore@7.0.5";
-import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
+import { type CtxsnapErrorOptions, errnoOf, IntegrityError, quote } from "../errors.ts";
 
 /** Ignore files larger than this (1 MiB) are refused (their directory is left out). */
 export const MAX_IGNORE_FILE_BYTES: number = 1024 * 1024;
@@ -203,7 +203,7 @@ function readIgnoreFile(absPath: string): string | null {
     // itself before applying O_NOFOLLOW, so the inode comparison is what counts.
     linkStats = lstatSync(absPath);
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return null; // absent: no rules
+    if (errnoOf(error) === "ENOENT") return null; // absent: no rules
     return refuse("cannot be read", error);
   }
   // Present but unusable: fail closed rather than capture what it excludes.

@@ -14,7 +14,8 @@
  * ```
  * @module
  */
-import { PathError, quote } from "../encoding/errors.ts";
+import { PathError, quote } from "../errors.ts";
+import { utf8Length } from "../encoding/utf8.ts";
 
 /** Longest accepted path, in UTF-8 bytes (Linux `PATH_MAX`). */
 export const MAX_PATH_BYTES: number = 4096;
@@ -38,20 +39,6 @@ function problemOf(value: string): string | null {
     if (segment === "..") return 'contains a ".." segment';
   }
   return null;
-}
-
-function utf8Length(value: string): number {
-  let bytes = 0;
-  for (let i = 0; i < value.length; i++) {
-    const unit = value.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff) {
-      bytes += 4;
-      i++; // the low surrogate is part of the same code point
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 /**

@@ -47,8 +47,8 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from "node:fs";
 import type { FileStat } from "../runtime.ts";
 import { createSha256 } from "../crypto/hash.ts";
-import { type CtxsnapErrorOptions, IntegrityError, quote } from "../encoding/errors.ts";
-import { errnoOf, reasonOf } from "./_errno.ts";
+import { type CtxsnapErrorOptions, IntegrityError, quote } from "../errors.ts";
+import { errnoOf, reasonOf } from "../errors.ts";
 
 /** Chunk size of the streaming read: 1 MiB. */
 export const READ_CHUNK_BYTES: number = 1024 * 1024;

@@ -51,12 +51,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, CtxsnapError, quote } from "../encoding/errors.ts";
-import { errnoOf } from "./_errno.ts";
+import { ConflictError, CtxsnapError, quote } from "../errors.ts";
+import { errnoOf } from "../errors.ts";
 import { TEMP_PREFIX } from "./atomic.ts";
 import { creationMode } from "./mode.ts";
 import { normalizeRelativePath } from "./path.ts";
 import { syncFilesystem } from "../runtime.ts";
+import { writeAllSync } from "./fd.ts";
 
 /** Directory descriptors kept open at most; more are closed and reopened as needed. */
 const MAX_OPEN_DIRS = 64;
@@ -321,10 +322,7 @@ export class SafeWriter {
     try {
       const out = fd;
       produce((chunk) => {
-        let offset = 0;
-        while (offset < chunk.byteLength) {
-          offset += fs.writeSync(out, chunk, offset, chunk.byteLength - offset);
-        }
+        writeAllSync(out, chunk);
       });
       const stat = fs.fstatSync(fd);
       // No per-file fsync: flush() makes the whole batch durable at once.

@@ -55,8 +55,8 @@
 import { readdirSync, readlinkSync, statSync } from "node:fs";
 import { type FileStat, lstat } from "../runtime.ts";
 import { join, resolve } from "node:path";
-import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
-import { errnoOf, reasonOf } from "./_errno.ts";
+import { CtxsnapError, NotFoundError, quote } from "../errors.ts";
+import { errnoOf, reasonOf } from "../errors.ts";
 import { IgnoreStack } from "./ignore.ts";
 import { comparePaths, isSafeRelativePath, normalizeRelativePath } from "./path.ts";
 import {

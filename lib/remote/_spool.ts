@@ -9,6 +9,7 @@
  */
 import * as fs from "node:fs";
 import type { Store } from "../store/store.ts";
+import { writeAllSync } from "../fs/fd.ts";
 
 /** Where staged bytes are. */
 export interface SpoolRange {
@@ -37,10 +38,7 @@ export class Spool {
   /** Appends `bytes`; returns where they are. */
   append(bytes: Uint8Array): SpoolRange {
     const offset = this.size;
-    let done = 0;
-    while (done < bytes.byteLength) {
-      done += fs.writeSync(this.fd, bytes, done, bytes.byteLength - done, offset + done);
-    }
+    writeAllSync(this.fd, bytes, offset);
     this.size += bytes.byteLength;
     return { offset, length: bytes.byteLength };
   }
@@ -59,16 +57,7 @@ export class Spool {
         if (length + chunk.byteLength > capacity) {
           throw new Error("A streamed object is larger than its reservation");
         }
-        let done = 0;
-        while (done < chunk.byteLength) {
-          done += fs.writeSync(
-            this.fd,
-            chunk,
-            done,
-            chunk.byteLength - done,
-            offset + length + done,
-          );
-        }
+        writeAllSync(this.fd, chunk, offset + length);
         length += chunk.byteLength;
       },
       end: () => ({ offset, length }),
@@ -95,8 +84,7 @@ export class Spool {
       const want = Math.min(buffer.byteLength, range.length - done);
       const n = fs.readSync(this.fd, buffer, 0, want, range.offset + done);
       if (n === 0) throw new Error("The pull staging file ended early");
-      let written = 0;
-      while (written < n) written += fs.writeSync(fd, buffer, written, n - written);
+      writeAllSync(fd, buffer.subarray(0, n));
       done += n;
     }
   }

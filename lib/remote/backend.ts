@@ -32,7 +32,7 @@
  * ```
  * @module
  */
-import { CtxsnapError, quote, RemoteError } from "../encoding/errors.ts";
+import { CtxsnapError, quote, RemoteError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 
 /** One listed or probed object. */

@@ -28,8 +28,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, quote } from "../encoding/errors.ts";
-import type { Identity } from "../crypto/identity.ts";
+import { ConflictError, quote } from "../errors.ts";
+import type { Identity } from "../keys/identity.ts";
 import { Store } from "../store/store.ts";
 import { registerStore } from "../store/trust.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";

@@ -32,7 +32,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { IntegrityError, quote, RemoteError } from "../encoding/errors.ts";
+import { errnoOf, IntegrityError, quote, RemoteError } from "../errors.ts";
 import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
 import { descriptorPath } from "../fs/safe_read.ts";
 import {
@@ -42,11 +42,7 @@ import {
   type MultipartUpload,
   type ObjectInfo,
 } from "./backend.ts";
-
-function errno(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
+import { writeAllSync } from "../fs/fd.ts";
 
 function randomHex(): string {
   return Array.from(
@@ -95,7 +91,7 @@ export class FileBackend implements Backend {
       try {
         stat = fs.lstatSync(next);
       } catch (error) {
-        if (errno(error) !== "ENOENT") throw this.ioError("read", key, error);
+        if (errnoOf(error) !== "ENOENT") throw this.ioError("read", key, error);
       }
       if (stat === null) {
         if (!create) return null;
@@ -103,7 +99,7 @@ export class FileBackend implements Backend {
           fs.mkdirSync(next);
           this.dirty.add(dir);
         } catch (error) {
-          if (errno(error) !== "EEXIST") throw this.ioError("write", key, error);
+          if (errnoOf(error) !== "EEXIST") throw this.ioError("write", key, error);
         }
         stat = fs.lstatSync(next);
       }
@@ -137,7 +133,7 @@ export class FileBackend implements Backend {
   private ioError(what: "read" | "write", key: string, error: unknown): RemoteError {
     return new RemoteError(
       `Cannot ${what} ${quote(key)} in ${quote(this.location)}: ${
-        errno(error) ?? (error as Error).message
+        errnoOf(error) ?? (error as Error).message
       }`,
       { cause: error },
     );
@@ -155,7 +151,7 @@ export class FileBackend implements Backend {
         fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK,
       );
     } catch (error) {
-      const code = errno(error);
+      const code = errnoOf(error);
       if (code === "ENOENT" || code === "ENOTDIR") return null;
       if (code === "ELOOP") {
         throw new IntegrityError(
@@ -235,7 +231,7 @@ export class FileBackend implements Backend {
       // Anything but a regular file is not an object (a push replaces it).
       return Promise.resolve(stat.isFile() ? { key, size: stat.size } : null);
     } catch (error) {
-      const code = errno(error);
+      const code = errnoOf(error);
       if (code === "ENOENT" || code === "ENOTDIR") return Promise.resolve(null);
       return Promise.reject(this.ioError("read", key, error));
     }
@@ -266,13 +262,10 @@ export class FileBackend implements Backend {
   }
 
   private writeAll(fd: number, data: Uint8Array, key: string): void {
-    let offset = 0;
-    while (offset < data.byteLength) {
-      try {
-        offset += fs.writeSync(fd, data, offset, data.byteLength - offset);
-      } catch (error) {
-        throw this.ioError("write", key, error);
-      }
+    try {
+      writeAllSync(fd, data);
+    } catch (error) {
+      throw this.ioError("write", key, error);
     }
   }
 
@@ -324,7 +317,7 @@ export class FileBackend implements Backend {
       try {
         names = fs.readdirSync(abs);
       } catch (error) {
-        const code = errno(error);
+        const code = errnoOf(error);
         if (code === "ENOENT" || code === "ENOTDIR") return;
         throw this.ioError("read", rel, error);
       }
@@ -349,7 +342,7 @@ export class FileBackend implements Backend {
         if (stat.isDirectory() && !stat.isSymbolicLink()) walk(base, start);
       }
     } catch (error) {
-      if (errno(error) !== "ENOENT") return Promise.reject(error);
+      if (errnoOf(error) !== "ENOENT") return Promise.reject(error);
     }
     out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return Promise.resolve(out);
@@ -364,7 +357,7 @@ export class FileBackend implements Backend {
           fs.unlinkSync(path.join(dir, path.basename(key)));
           this.dirty.add(dir);
         } catch (error) {
-          const code = errno(error);
+          const code = errnoOf(error);
           if (code !== "ENOENT" && code !== "ENOTDIR") throw this.ioError("write", key, error);
         }
       }

@@ -37,7 +37,7 @@
  */
 import type * as NodeZlib from "node:zlib";
 import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { builtin } from "../runtime.ts";
 import { isValidName } from "../snapshot/body.ts";

@@ -38,13 +38,7 @@
  */
 import * as fs from "node:fs";
 import { parseCanonical } from "../encoding/canonical_json.ts";
-import {
-  CtxsnapError,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UntrustedError,
-} from "../encoding/errors.ts";
+import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";

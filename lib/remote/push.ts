@@ -27,7 +27,7 @@
  * ```ts
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "../snapshot/create.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * import { FileBackend } from "./file_backend.ts";
  * import { push } from "./push.ts";
  * const ws = await Deno.makeTempDir();
@@ -46,7 +46,7 @@
  */
 import * as fs from "node:fs";
 import type * as NodeZlib from "node:zlib";
-import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { builtin } from "../runtime.ts";
 import type { Store } from "../store/store.ts";

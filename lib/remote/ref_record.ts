@@ -30,7 +30,7 @@
  * @module
  */
 import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { keyIdOf, sign, verify } from "../crypto/ed25519.ts";

@@ -32,13 +32,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
-import {
-  ConflictError,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UsageError,
-} from "../encoding/errors.ts";
+import { ConflictError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import type { Store } from "../store/store.ts";
 import type { Backend } from "./backend.ts";

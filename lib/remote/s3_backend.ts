@@ -27,13 +27,7 @@
  * ```
  * @module
  */
-import {
-  type CtxsnapError,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  RemoteError,
-} from "../encoding/errors.ts";
+import { type CtxsnapError, IntegrityError, NotFoundError, quote, RemoteError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { getEnv } from "../runtime.ts";
 import {

@@ -1,6 +1,6 @@
 /**
  * Writing many files from the store, with inflating and hashing on a second
- * core while the main thread creates files (see `lib/store/_zlib_pool.ts`).
+ * core while the main thread creates files (see `lib/store/zlib_pool.ts`).
  *
  * Each inline blob's stored bytes go to the worker; when its plain bytes come
  * back, their SHA-256 must equal the blob id and their length its size before
@@ -35,7 +35,7 @@
 import type { SafeWriter } from "../fs/safe_write.ts";
 import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
 import type { TreeEntry } from "../store/tree.ts";
-import { ZlibPool } from "../store/_zlib_pool.ts";
+import { ZlibPool } from "../store/zlib_pool.ts";
 
 /** Total bytes to write from which a worker is started. */
 const POOL_FROM_BYTES = 2 * 1024 * 1024;

@@ -22,7 +22,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { errnoOf } from "../fs/_errno.ts";
+import { errnoOf } from "../errors.ts";
 import { modeMatches } from "../fs/mode.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
 import type { TreeEntry } from "../store/tree.ts";

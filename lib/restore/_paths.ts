@@ -20,7 +20,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isInsideReservedPath } from "../fs/reserved.ts";
 
 function real(dir: string): string {

@@ -39,7 +39,7 @@
  * @module
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { isReservedName } from "../fs/reserved.ts";

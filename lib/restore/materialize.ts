@@ -8,7 +8,7 @@
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "../snapshot/create.ts";
  * import { materialize } from "./materialize.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
@@ -22,7 +22,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
+import { ConflictError, NotFoundError, quote } from "../errors.ts";
 import { modeMatches } from "../fs/mode.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";

@@ -15,7 +15,7 @@
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "../snapshot/create.ts";
  * import { restoreSnapshot } from "./restore.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
  * await Deno.writeTextFile(`${ws}/a.txt`, "v1\n");
@@ -38,7 +38,7 @@ import {
   NotFoundError,
   quote,
   UsageError,
-} from "../encoding/errors.ts";
+} from "../errors.ts";
 import { FileWrites, totalBytes } from "./_file_writes.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import { captureWorkspace } from "../store/capture.ts";

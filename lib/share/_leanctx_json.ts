@@ -25,7 +25,7 @@
  * ```
  * @module
  */
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { formatF64 } from "./_serde_f64.ts";
 
 /** Longest number literal the reader accepts, in characters. */

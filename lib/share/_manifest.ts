@@ -29,7 +29,7 @@
  * ```
  * @module
  */
-import { quote } from "../encoding/errors.ts";
+import { quote } from "../errors.ts";
 import { BundleFormatError } from "./tar.ts";
 
 /** The bundle format tag (also in bundle.ts). */

@@ -16,8 +16,8 @@
  * @module
  */
 
-import { IntegrityError, quote } from "../encoding/errors.ts";
-import type { CtxsnapErrorOptions } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
+import type { CtxsnapErrorOptions } from "../errors.ts";
 
 /** A bundle is not a well-formed, acceptable tar archive (or cannot be written as one). */
 export class BundleFormatError extends IntegrityError {

@@ -19,7 +19,7 @@
  * @module
  */
 import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { MAX_TREE_BYTES, type TreeManifest, validateTree } from "../store/tree.ts";

@@ -15,7 +15,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, quote, UntrustedError } from "../encoding/errors.ts";
+import { IntegrityError, quote, UntrustedError } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
 import { treeId } from "../store/tree.ts";

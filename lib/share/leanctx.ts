@@ -33,7 +33,7 @@
  * ```
  * @module
  */
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { blake3Hex, sha256Hex } from "../crypto/hash.ts";
 import { keyIdOf, sign, verify } from "../crypto/ed25519.ts";

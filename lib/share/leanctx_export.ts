@@ -27,7 +27,7 @@
  * ```
  * @module
  */
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import type { SnapshotBody } from "../snapshot/body.ts";
 import type { Signer } from "../snapshot/envelope.ts";
 import { ppmToRatio } from "../snapshot/slices.ts";

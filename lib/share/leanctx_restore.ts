@@ -26,7 +26,7 @@
  * @module
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { ConflictError, IntegrityError, quote, UsageError } from "../encoding/errors.ts";
+import { ConflictError, IntegrityError, quote, UsageError } from "../errors.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import {
   assertResolved,

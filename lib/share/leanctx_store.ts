@@ -17,7 +17,7 @@
  * import { leanCtxFileText, newLeanCtxSnapshot, signLeanCtx } from "./leanctx.ts";
  * import { generateSeed, keyIdOf, publicKeyFromSeed } from "../crypto/ed25519.ts";
  * import { toHex } from "../encoding/hex.ts";
- * import { Keyring } from "../crypto/keyring.ts";
+ * import { Keyring } from "../keys/keyring.ts";
  * const seed = generateSeed();
  * const publicKey = await publicKeyFromSeed(seed);
  * const signer = { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
@@ -37,13 +37,7 @@
  * ```
  * @module
  */
-import {
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UntrustedError,
-  UsageError,
-} from "../encoding/errors.ts";
+import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../errors.ts";
 import { parseRawDocument } from "./_leanctx_json.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import {

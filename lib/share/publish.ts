@@ -9,7 +9,7 @@
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "../snapshot/create.ts";
  * import { publishToFile } from "./publish.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
@@ -22,13 +22,14 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
+import { CtxsnapError, NotFoundError, quote } from "../errors.ts";
 import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
 import type { Store } from "../store/store.ts";
 import { treeBytes } from "../store/tree.ts";
 import type { Envelope } from "../snapshot/envelope.ts";
 import { readEnvelope } from "../snapshot/timeline.ts";
 import { type BundleManifest, writeBundle } from "./bundle.ts";
+import { writeAllSync } from "../fs/fd.ts";
 
 /** Options of {@linkcode planPublish}. */
 export interface PublishOptions {
@@ -126,17 +127,7 @@ export function writePublished(
 
 /** A sink writing to a file descriptor. */
 export function fdWriter(fd: number): (chunk: Uint8Array) => void {
-  return (chunk) => {
-    let offset = 0;
-    while (offset < chunk.byteLength) {
-      try {
-        offset += fs.writeSync(fd, chunk, offset, chunk.byteLength - offset);
-      } catch (error) {
-        if ((error as { code?: string }).code === "EAGAIN") continue;
-        throw error;
-      }
-    }
-  };
+  return (chunk) => writeAllSync(fd, chunk);
 }
 
 /** What {@linkcode publishToFile} wrote. */

@@ -58,7 +58,7 @@
  */
 
 import { readSync } from "node:fs";
-import { quote } from "../encoding/errors.ts";
+import { quote } from "../errors.ts";
 import {
   BLOCK,
   BundleFormatError,

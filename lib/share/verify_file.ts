@@ -13,7 +13,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, NotFoundError, quote } from "../encoding/errors.ts";
+import { IntegrityError, NotFoundError, quote } from "../errors.ts";
 import {
   checkEnvelope,
   type Envelope,

@@ -18,7 +18,7 @@
  * ```ts
  * import { Store } from "../store/store.ts";
  * import { isRegistered } from "../store/trust.ts";
- * import { Keyring } from "../crypto/keyring.ts";
+ * import { Keyring } from "../keys/keyring.ts";
  * import { adoptStore } from "./adopt.ts";
  * const ws = await Deno.makeTempDir();
  * const config = await Deno.makeTempDir();
@@ -31,7 +31,7 @@
  * @module
  */
 import * as path from "node:path";
-import { ConflictError, IntegrityError, quote } from "../encoding/errors.ts";
+import { ConflictError, IntegrityError, quote } from "../errors.ts";
 import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";

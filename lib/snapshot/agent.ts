@@ -26,7 +26,7 @@
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { quote, UsageError } from "../encoding/errors.ts";
+import { quote, UsageError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { Store } from "../store/store.ts";
 import type { ContextInput, CreateOptions } from "./create.ts";

@@ -20,7 +20,7 @@
  * @module
  */
 import { canonicalBytes, type JsonValue } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { SLICE_FIELDS, type Slices, validateSlices } from "./slices.ts";
 

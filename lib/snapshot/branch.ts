@@ -7,7 +7,7 @@
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "./create.ts";
  * import { forkBranch } from "./branch.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
@@ -18,7 +18,7 @@
  * ```
  * @module
  */
-import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
+import { ConflictError, NotFoundError, quote } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import {

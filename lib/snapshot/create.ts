@@ -24,7 +24,7 @@
  * @module
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
+import { ConflictError, quote, UsageError } from "../errors.ts";
 import {
   type CaptureOptions,
   type CaptureResult,

@@ -25,7 +25,7 @@
  * @module
  */
 import { canonicalBytes, parseJson } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { blake3Hex } from "../crypto/hash.ts";
 import { keyIdOf, sign, verify } from "../crypto/ed25519.ts";

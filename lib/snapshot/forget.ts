@@ -9,7 +9,7 @@
  * import { Store } from "../store/store.ts";
  * import { createSnapshot } from "./create.ts";
  * import { forgetSnapshots, planForget } from "./forget.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
@@ -20,7 +20,7 @@
  * ```
  * @module
  */
-import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
+import { ConflictError, quote, UsageError } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";

@@ -20,7 +20,7 @@
  * ```
  * @module
  */
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 
 /** Most items in a lineage or ledger slice. */
 export const MAX_SLICE_ITEMS = 10_000;

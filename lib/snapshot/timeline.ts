@@ -24,7 +24,7 @@ import {
   quote,
   SignatureError,
   UsageError,
-} from "../encoding/errors.ts";
+} from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { isValidName } from "./body.ts";
 import { checkEnvelope, type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";

@@ -17,7 +17,7 @@
  * ```
  * @module
  */
-import { CtxsnapError } from "../encoding/errors.ts";
+import { CtxsnapError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { checkEnvelope, type Envelope } from "./envelope.ts";

@@ -3,7 +3,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { BusyError, CtxsnapError, IntegrityError } from "../encoding/errors.ts";
+import { BusyError, CtxsnapError, IntegrityError } from "../errors.ts";
 
 /** Maps SQLite failures to typed errors: busy and locked become {@linkcode BusyError}. */
 export function mapSqliteError(error: unknown, what: string): unknown {

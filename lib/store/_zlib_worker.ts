@@ -1,5 +1,5 @@
 /**
- * The worker of {@linkcode ZlibPool} (see `_zlib_pool.ts`).
+ * The worker of {@linkcode ZlibPool} (see `zlib_pool.ts`).
  *
  * It receives shared memory once, says it is ready, then works slot after
  * slot in order: a slot marked FULL holds an operation and its input; the
@@ -21,7 +21,7 @@ import {
   slotIndex,
   STOP,
   WORKER_FAILED,
-} from "./_zlib_pool.ts";
+} from "./zlib_pool.ts";
 
 interface Setup {
   control: SharedArrayBuffer;

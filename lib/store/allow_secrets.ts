@@ -25,7 +25,7 @@
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { ConfigError, quote } from "../encoding/errors.ts";
+import { ConfigError, errnoOf, quote } from "../errors.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
 
 /** The allow list's file name inside the store directory. */
@@ -62,7 +62,7 @@ export function readAllowSecrets(storeDir: string): Set<string> {
   try {
     stat = lstatSync(path);
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return new Set();
+    if (errnoOf(error) === "ENOENT") return new Set();
     throw new ConfigError(`Cannot read the allow list ${quote(path)}`, { cause: error });
   }
   const refuse = (problem: string, hint?: string): never => {

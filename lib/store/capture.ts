@@ -9,7 +9,7 @@
  * edit in the same timestamp tick is always re-read. Content already stored
  * is never compressed again, and once a capture has stored a megabyte of
  * compressible bytes, compression moves to a worker on another core
- * (`_zlib_pool.ts`) while the next files are read.
+ * (`zlib_pool.ts`) while the next files are read.
  *
  * Secrets stay out: files whose path is a secret by name are never opened
  * (`secret`), and every byte read is scanned for private keys and tokens
@@ -37,7 +37,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
+import { CtxsnapError, IntegrityError, quote } from "../errors.ts";
 import { DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
 import { SECRET_RULES_VERSION, SecretScanner } from "../fs/secret_scan.ts";
 import { readAllowSecrets } from "./allow_secrets.ts";
@@ -49,7 +49,7 @@ import {
 } from "../fs/safe_read.ts";
 import { type WalkItem, type WalkOptions, walkWorkspace } from "../fs/walk.ts";
 import { INLINE_BLOB_MAX, type Store } from "./store.ts";
-import { ZlibPool } from "./_zlib_pool.ts";
+import { ZlibPool } from "./zlib_pool.ts";
 import { COMPRESS_MIN_BYTES } from "./_pack.ts";
 import {
   compareSkipped,
@@ -59,6 +59,7 @@ import {
   type TreeManifest,
   validateTree,
 } from "./tree.ts";
+import { writeAllSync } from "../fs/fd.ts";
 
 /** Counters describing one capture. */
 export interface CaptureStats {
@@ -482,10 +483,7 @@ function readFileIntoStore(
       ...inspectWith(scanner),
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {
-          let offset = 0;
-          while (offset < chunk.byteLength) {
-            offset += fs.writeSync(fd, chunk, offset, chunk.byteLength - offset);
-          }
+          writeAllSync(fd, chunk);
         },
       }),
     });

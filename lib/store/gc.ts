@@ -21,13 +21,7 @@
  * @module
  */
 import { parseJson } from "../encoding/canonical_json.ts";
-import {
-  ConflictError,
-  CtxsnapError,
-  IntegrityError,
-  quote,
-  StoreTrustError,
-} from "../encoding/errors.ts";
+import { ConflictError, CtxsnapError, IntegrityError, quote, StoreTrustError } from "../errors.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import { finishOperation, startOperation } from "./operations.ts";
 import type { Store } from "./store.ts";

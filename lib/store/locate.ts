@@ -16,7 +16,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { NoStoreError } from "../encoding/errors.ts";
+import { NoStoreError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import { INDEX_FILE } from "./_names.ts";
 

@@ -19,7 +19,7 @@
  * @module
  */
 import { canonicalize, type JsonValue, parseJson } from "../encoding/canonical_json.ts";
-import { ConflictError, IntegrityError, quote } from "../encoding/errors.ts";
+import { ConflictError, IntegrityError, quote } from "../errors.ts";
 import type { Store } from "./store.ts";
 
 /** Operation kinds. */

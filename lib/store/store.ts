@@ -27,11 +27,12 @@ import {
   BusyError,
   ConflictError,
   CtxsnapError,
+  errnoOf,
   IntegrityError,
   NoStoreError,
   NotFoundError,
   quote,
-} from "../encoding/errors.ts";
+} from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
@@ -252,7 +253,7 @@ export class Store {
       );
       fs.closeSync(fd);
     } catch (error) {
-      if ((error as { code?: string }).code !== "EEXIST") throw error;
+      if (errnoOf(error) !== "EEXIST") throw error;
     }
   }
 
@@ -516,7 +517,7 @@ export class Store {
    * The stored row of an inline blob, unverified: its encoding, recorded
    * size and stored bytes; null when the blob is file-backed or absent. For
    * callers that inflate and hash elsewhere and must then compare the digest
-   * with `id` (see `_zlib_pool.ts`); anything else uses
+   * with `id` (see `zlib_pool.ts`); anything else uses
    * {@linkcode Store.streamBlob}, which verifies.
    */
   storedInlineBlob(

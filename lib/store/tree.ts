@@ -15,7 +15,7 @@
  * @module
  */
 import { canonicalBytes } from "../encoding/canonical_json.ts";
-import { IntegrityError, quote } from "../encoding/errors.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { checkEntryPaths } from "../fs/path.ts";

@@ -42,7 +42,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { canonicalBytes, parseJson } from "../encoding/canonical_json.ts";
-import { CtxsnapError, quote, StoreTrustError } from "../encoding/errors.ts";
+import { CtxsnapError, errnoOf, quote, StoreTrustError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { writeFileAtomic } from "../fs/atomic.ts";
 import { currentUid, type FileStat, lstat } from "../runtime.ts";
@@ -74,7 +74,7 @@ function lstatOrNull(abs: string): FileStat | null {
   try {
     return lstat(abs);
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return null;
+    if (errnoOf(error) === "ENOENT") return null;
     throw error;
   }
 }

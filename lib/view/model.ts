@@ -37,13 +37,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import {
-  CtxsnapError,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UsageError,
-} from "../encoding/errors.ts";
+import { CtxsnapError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";

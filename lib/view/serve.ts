@@ -46,7 +46,7 @@
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
-import { CtxsnapError, exitCodeOf, IntegrityError, quote, UsageError } from "../encoding/errors.ts";
+import { CtxsnapError, exitCodeOf, IntegrityError, quote, UsageError } from "../errors.ts";
 import { isHex, toHex } from "../encoding/hex.ts";
 import { restoreSnapshot } from "../restore/restore.ts";
 import type { Signer } from "../snapshot/envelope.ts";

@@ -19,7 +19,7 @@
  * @module
  */
 import * as net from "node:net";
-import { CtxsnapError, type ErrorCode, EXIT_CODES } from "../encoding/errors.ts";
+import { CtxsnapError, type ErrorCode, EXIT_CODES } from "../errors.ts";
 import {
   type CheckpointArgs,
   MAX_RESPONSE_BYTES,

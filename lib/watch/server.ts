@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { Store } from "../store/store.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * import { WatchService } from "./service.ts";
  * import { WatchServer } from "./server.ts";
  * import { readWatchInfo } from "./protocol.ts";
@@ -31,10 +31,10 @@ import * as path from "node:path";
 import process from "node:process";
 import { type JsonValue, parseJson } from "../encoding/canonical_json.ts";
 import { validateAgentEvent } from "../snapshot/agent.ts";
-import { CtxsnapError, quote, UsageError } from "../encoding/errors.ts";
+import { CtxsnapError, quote, UsageError } from "../errors.ts";
 import { toHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
-import { configDir } from "../crypto/identity.ts";
+import { configDir } from "../keys/identity.ts";
 import { writeFileAtomic } from "../fs/atomic.ts";
 import { isValidName } from "../snapshot/body.ts";
 import { validateContextInput } from "../snapshot/create.ts";

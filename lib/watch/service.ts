@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import { Store } from "../store/store.ts";
- * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * import { WatchService } from "./service.ts";
  * const ws = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
@@ -25,7 +25,7 @@
  * @module
  */
 import { clearInterval, setInterval } from "node:timers";
-import type { Identity } from "../crypto/identity.ts";
+import type { Identity } from "../keys/identity.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../store/incremental.ts";
 import type { Store } from "../store/store.ts";

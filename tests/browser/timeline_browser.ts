@@ -23,8 +23,8 @@ import { Store } from "../../lib/store/store.ts";
 import { serveTimeline } from "../../lib/view/serve.ts";
 import { renderPage } from "../../lib/view/html.ts";
 import { timelineFromStore } from "../../lib/view/model.ts";
-import { loadOrCreateIdentity } from "../../lib/crypto/identity.ts";
-import { Keyring } from "../../lib/crypto/keyring.ts";
+import { loadOrCreateIdentity } from "../../lib/keys/identity.ts";
+import { Keyring } from "../../lib/keys/keyring.ts";
 import { ARTIFACTS, launch, screenshot, type Watched, watchedPage } from "./_browser.ts";
 
 /** Writes the page of the fixture's store with `ctxsnap timeline --html` (in-process). */

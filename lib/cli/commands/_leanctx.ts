@@ -6,12 +6,7 @@
  * JSON reader loses digits).
  * @module
  */
-import {
-  type CtxsnapError,
-  escapeText,
-  IntegrityError,
-  UntrustedError,
-} from "../../encoding/errors.ts";
+import { type CtxsnapError, escapeText, IntegrityError, UntrustedError } from "../../errors.ts";
 import type { SnapshotBody } from "../../snapshot/body.ts";
 import { tally } from "../../snapshot/slices.ts";
 import type { TrustPolicy } from "../../snapshot/verify.ts";

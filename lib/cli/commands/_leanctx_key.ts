@@ -5,7 +5,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, NotFoundError, quote } from "../../encoding/errors.ts";
+import { IntegrityError, NotFoundError, quote } from "../../errors.ts";
 import { parseLeanCtxSeed } from "../../share/leanctx.ts";
 
 const MAX_KEY_FILE_BYTES = 4096;

@@ -2,7 +2,7 @@
  * `ctxsnap branch`, `ctxsnap fork`: branches of a session.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { forkBranch, switchBranch } from "../../snapshot/branch.ts";
 import { listBranches, resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short, str } from "../command.ts";

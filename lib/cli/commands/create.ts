@@ -3,7 +3,7 @@
  * @module
  */
 import { parseJson } from "../../encoding/canonical_json.ts";
-import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
+import { CtxsnapError, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
 import type { CreateResult } from "../../snapshot/create.ts";

@@ -2,7 +2,7 @@
  * `ctxsnap diff`: what changed between two snapshots, or a snapshot and now.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { captureWorkspace } from "../../store/capture.ts";
 import type { Store } from "../../store/store.ts";
 import type { TreeManifest } from "../../store/tree.ts";

@@ -2,7 +2,7 @@
  * `ctxsnap forget`: remove snapshots from the store (recorded in the log).
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { forgetSnapshots, planForget } from "../../snapshot/forget.ts";
 import { resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";

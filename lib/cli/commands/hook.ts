@@ -7,7 +7,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { NoStoreError, quote, UsageError } from "../../encoding/errors.ts";
+import { NoStoreError, quote, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint } from "../_checkpoint.ts";
 

@@ -2,7 +2,7 @@
  * `ctxsnap import`: verify then add a published snapshot or bundle to the store.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import {
   type Command,
   flag,

@@ -5,8 +5,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { NoStoreError, StoreTrustError, UsageError } from "../../encoding/errors.ts";
-import { configDir } from "../../crypto/identity.ts";
+import { NoStoreError, StoreTrustError, UsageError } from "../../errors.ts";
+import { configDir } from "../../keys/identity.ts";
 import { defaultStoreFor } from "../../store/locate.ts";
 import { Store } from "../../store/store.ts";
 import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";

@@ -2,10 +2,10 @@
  * `ctxsnap key`: this machine's signing identity and the trusted keys.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
-import { configDir, importIdentity } from "../../crypto/identity.ts";
-import { readConfigTrustedKeys, trustKey, untrustKey } from "../../crypto/keyring.ts";
+import { configDir, importIdentity } from "../../keys/identity.ts";
+import { readConfigTrustedKeys, trustKey, untrustKey } from "../../keys/keyring.ts";
 import { type Command, flag, identity, readKeyArgument, str } from "../command.ts";
 import { esc } from "../output.ts";
 

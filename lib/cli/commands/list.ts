@@ -13,7 +13,7 @@ import {
 } from "../../snapshot/timeline.ts";
 import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
 import type { Store } from "../../store/store.ts";
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 

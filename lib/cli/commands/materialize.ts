@@ -3,7 +3,7 @@
  * @module
  */
 import * as path from "node:path";
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
 import { type Command, openStore, short } from "../command.ts";
 import { esc } from "../output.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import process from "node:process";
-import { CtxsnapError } from "../../encoding/errors.ts";
+import { CtxsnapError } from "../../errors.ts";
 import { environment } from "../../runtime.ts";
 import { type Command, type CommandContext, identity, openStore, str } from "../command.ts";
 import { sizeOption } from "./create.ts";

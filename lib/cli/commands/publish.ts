@@ -2,7 +2,7 @@
  * `ctxsnap publish`: write a snapshot (or a bundle with its workspace) to a portable file.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { isTerminal } from "../../runtime.ts";
 import type { ResolvedId } from "../../share/leanctx_store.ts";
 import type { Store } from "../../store/store.ts";

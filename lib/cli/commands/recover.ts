@@ -2,7 +2,7 @@
  * `ctxsnap recover`: finish or abort an interrupted restore.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 

@@ -3,7 +3,7 @@
  * S3-compatible object storage or a shared directory (lib/remote).
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import type { Store } from "../../store/store.ts";
 import { getBranch, resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
 import {
@@ -19,7 +19,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
-import { configDir } from "../../crypto/identity.ts";
+import { configDir } from "../../keys/identity.ts";
 import type { PulledRef, PullResult } from "../../remote/pull.ts";
 import type { RemoteConfig } from "../../remote/remote_config.ts";
 

@@ -2,7 +2,7 @@
  * `ctxsnap restore`, `ctxsnap undo`: three-way restore of a snapshot.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import type { RestorePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";

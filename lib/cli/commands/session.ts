@@ -2,7 +2,7 @@
  * `ctxsnap session`: the live session state the next snapshot records.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import type { SnapshotContext } from "../../snapshot/body.ts";
 import {
   appendUnique,

@@ -12,7 +12,7 @@ import {
   short,
   trustPolicy,
 } from "../command.ts";
-import { UsageError } from "../../encoding/errors.ts";
+import { UsageError } from "../../errors.ts";
 import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
 import { esc } from "../output.ts";
 

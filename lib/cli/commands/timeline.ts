@@ -4,7 +4,7 @@
  * verified published snapshot or bundle.
  * @module
  */
-import { NotFoundError, quote, UntrustedError, UsageError } from "../../encoding/errors.ts";
+import { NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
 import { writeFileAtomic } from "../../fs/atomic.ts";
 import { listBranches, listSnapshots, selection } from "../../snapshot/timeline.ts";
 import type { StoreScope, TimelineData } from "../../view/model.ts";

@@ -12,9 +12,9 @@ import {
   quote,
   UntrustedError,
   UsageError,
-} from "../../encoding/errors.ts";
+} from "../../errors.ts";
 import * as fs from "node:fs";
-import type { Keyring } from "../../crypto/keyring.ts";
+import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch } from "../../snapshot/timeline.ts";

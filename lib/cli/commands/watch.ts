@@ -5,8 +5,8 @@
  * @module
  */
 import process from "node:process";
-import { NotFoundError, quote } from "../../encoding/errors.ts";
-import { configDir } from "../../crypto/config_dir.ts";
+import { NotFoundError, quote } from "../../errors.ts";
+import { configDir } from "../../keys/config_dir.ts";
 import { locateStore } from "../../store/locate.ts";
 import { checkRegistered } from "../../store/trust.ts";
 import { askWatch } from "../../watch/client.ts";

@@ -26,7 +26,7 @@
  *
  * @example
  * ```ts
- * import { ZlibPool } from "./_zlib_pool.ts";
+ * import { ZlibPool } from "./zlib_pool.ts";
  * const seen: string[] = [];
  * const pool = ZlibPool.start<string>((token, outcome) => seen.push(`${token}:${outcome.kind}`));
  * if (pool !== null) {

@@ -10,7 +10,6 @@ import {
   closeSync,
   constants,
   fstatSync,
-  fsyncSync,
   lstatSync,
   openSync,
   readSync,
@@ -19,25 +18,7 @@ import {
   statSync,
 } from "node:fs";
 import process from "node:process";
-import { ConfigError, quote } from "../encoding/errors.ts";
-
-/** Fsyncs a directory so a rename in it is durable; best effort where unsupported. */
-export function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, constants.O_RDONLY);
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic.
-  }
-}
-
-function errnoOf(error: unknown): string | undefined {
-  return (error as { code?: string } | null)?.code;
-}
+import { ConfigError, errnoOf, quote } from "../errors.ts";
 
 /** This process's user id, or null where there is none (Windows). */
 function currentUid(): number | null {

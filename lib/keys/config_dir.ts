@@ -10,7 +10,7 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { UsageError } from "../encoding/errors.ts";
+import { UsageError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 
 function nonEmpty(value: string | undefined): string | undefined {

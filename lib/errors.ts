@@ -1,13 +1,32 @@
 /**
- * Typed errors shared by every layer. Each carries a {@linkcode ErrorCode}
- * that the command line maps to an exit status (see {@linkcode EXIT_CODES}),
- * and an optional hint telling the user what to do next.
+ * Typed errors shared by every layer, and the one place their style is set.
+ * Each carries an {@linkcode ErrorCode} that the command line maps to an exit
+ * status (see {@linkcode EXIT_CODES} and {@linkcode EXIT_MEANINGS}), and an
+ * optional hint telling the user what to do next.
+ *
+ * **Message and hint style.** Every layer follows these rules; only
+ * `lib/cli/output.ts` prints errors, as `ctxsnap: error: MESSAGE` then
+ * `ctxsnap: hint: HINT`.
+ *
+ * - A message says what is wrong in one sentence-case sentence with no final
+ *   period: `No snapshot matches "ab12"`.
+ * - The offending value is quoted with {@linkcode quote} (JSON quoting,
+ *   terminal controls escaped, truncated), never interpolated raw: it may
+ *   come from a hostile workspace, store or file.
+ * - A hint says what the user can do next, starting in lower case:
+ *   `run \`ctxsnap init\` in the workspace`.
+ * - The class is chosen by what the user must do about it, which decides the
+ *   exit status: an operating-system failure on a file is an
+ *   {@linkcode IoError}, something absent a {@linkcode NotFoundError}, bad
+ *   bytes an {@linkcode IntegrityError}.
  *
  * @example
  * ```ts
- * import { NotFoundError, exitCodeOf } from "./errors.ts";
+ * import { IoError, NotFoundError, exitCodeOf } from "./errors.ts";
  * const error = new NotFoundError('No snapshot matches "abcd"');
- * console.assert(exitCodeOf(error) === 4);
+ * if (exitCodeOf(error) !== 4) throw new Error("a missing snapshot exits 4");
+ * const io = new IoError('Cannot write "a.txt"', { errno: "ENOSPC", path: "a.txt" });
+ * if (exitCodeOf(io) !== 1 || io.errno !== "ENOSPC") throw new Error("an I/O error exits 1");
  * ```
  * @module
  */
@@ -214,6 +233,45 @@ export class RemoteError extends CtxsnapError {
     super(message, "failure", options);
     this.name = "RemoteError";
   }
+}
+
+/** Options of an {@linkcode IoError}. */
+export interface IoErrorOptions extends CtxsnapErrorOptions {
+  /** The operating system's error code (`"ENOSPC"`, `"EACCES"`, ...), when known. */
+  errno?: string | undefined;
+  /** The file concerned, when there is one. */
+  path?: string | undefined;
+}
+
+/**
+ * The operating system refused or failed a file operation: a full disk, a
+ * permission, an I/O error (exit 1). Absent files are a
+ * {@linkcode NotFoundError} instead.
+ */
+export class IoError extends CtxsnapError {
+  /** The operating system's error code, when known. */
+  readonly errno: string | undefined;
+  /** The file concerned, when there is one. */
+  readonly path: string | undefined;
+
+  /** Creates an I/O error; `errno` defaults to the code of `cause`. */
+  constructor(message: string, options: IoErrorOptions = {}) {
+    super(message, "failure", options);
+    this.name = "IoError";
+    this.errno = options.errno ?? errnoOf(options.cause);
+    this.path = options.path;
+  }
+}
+
+/** The `code` of a `node:fs` error (`"ENOENT"`, `"ELOOP"`, ...), or `undefined`. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** A short reason for an error message: the errno code when there is one, else the message. */
+export function reasonOf(error: unknown): string {
+  return errnoOf(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** Maps any thrown value to an exit status: typed errors by code, anything else 1. */

@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { keyIdOf, publicKeyFromSeed } from "./ed25519.ts";
+ * import { keyIdOf, publicKeyFromSeed } from "../crypto/ed25519.ts";
  * import { Keyring } from "./keyring.ts";
  *
  * const alice = await publicKeyFromSeed(new Uint8Array(32).fill(1));
@@ -19,7 +19,7 @@
  *
  * Persistent trust (needs read and write permissions):
  * ```ts ignore
- * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { publicKeyFromSeed } from "../crypto/ed25519.ts";
  * import { configDir } from "./identity.ts";
  * import { Keyring, readTrustedKeys, trustedKeysPath, trustKey } from "./keyring.ts";
  *
@@ -30,23 +30,15 @@
  * ```
  * @module
  */
-import {
-  closeSync,
-  constants,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { ConfigError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { ConfigError, NotFoundError, quote, reasonOf, UsageError } from "../errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
-import { keyIdOf, parsePublicKey } from "./ed25519.ts";
+import { keyIdOf, parsePublicKey } from "../crypto/ed25519.ts";
 import type { Identity } from "./identity.ts";
-import { checkConfigDir, fsyncDir, readConfigFile } from "./_fs.ts";
+import { checkConfigDir, readConfigFile } from "./_config_files.ts";
+import { writeFileAtomic } from "../fs/atomic.ts";
 
 /** One trusted public key. */
 export interface TrustedKey {
@@ -82,10 +74,6 @@ const KEY_FIELDS = ["added_at", "key_id", "name", "public_key"];
  */
 export function trustedKeysPath(dir: string): string {
   return join(dir, TRUSTED_KEYS_FILE);
-}
-
-function errnoOf(error: unknown): string | undefined {
-  return (error as { code?: string } | null)?.code;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -254,38 +242,19 @@ function serialize(keys: TrustedKey[]): string {
   return JSON.stringify(document, null, 2) + "\n";
 }
 
-/** Replaces the trusted keys file atomically: temp file, fsync, rename, fsync directory. */
+/** Replaces the trusted keys file atomically (temp file, fsync, rename, fsync directory). */
 function writeTrustedKeys(path: string, keys: TrustedKey[]): void {
-  const dir = dirname(path);
-  const temp = `${path}.tmp-${toHex(crypto.getRandomValues(new Uint8Array(8)))}`;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const fd = openSync(
-      temp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o644,
-    );
-    try {
-      const bytes = new TextEncoder().encode(serialize(keys));
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, path);
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileAtomic(path, serialize(keys), { mode: 0o644 });
   } catch (error) {
-    try {
-      unlinkSync(temp);
-    } catch {
-      // Never created, or already renamed.
-    }
     throw new ConfigError(
-      `Cannot write trusted keys file ${quote(path)}: ${errnoOf(error) ?? error}`,
+      `Cannot write trusted keys file ${quote(path)}: ${
+        reasonOf((error as { cause?: unknown }).cause ?? error)
+      }`,
       { cause: error },
     );
   }
-  fsyncDir(dir);
 }
 
 function checkName(name: string): void {
@@ -312,7 +281,7 @@ function checkedPublicKeyHex(publicKey: Uint8Array): string {
  * ```ts ignore
  * import { mkdtempSync } from "node:fs";
  * import { tmpdir } from "node:os";
- * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { publicKeyFromSeed } from "../crypto/ed25519.ts";
  * import { trustKey } from "./keyring.ts";
  *
  * const dir = mkdtempSync(`${tmpdir()}/ctxsnap-doc-`);
@@ -389,7 +358,7 @@ function findKey(keys: TrustedKey[], keyIdOrName: string): TrustedKey {
  * ```ts ignore
  * import { mkdtempSync } from "node:fs";
  * import { tmpdir } from "node:os";
- * import { publicKeyFromSeed } from "./ed25519.ts";
+ * import { publicKeyFromSeed } from "../crypto/ed25519.ts";
  * import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "./keyring.ts";
  *
  * const dir = mkdtempSync(`${tmpdir()}/ctxsnap-doc-`);
@@ -415,7 +384,7 @@ const OWN_KEY_NAME = "this machine";
  *
  * @example
  * ```ts
- * import { publicKeyFromSeed, keyIdOf } from "./ed25519.ts";
+ * import { publicKeyFromSeed, keyIdOf } from "../crypto/ed25519.ts";
  * import { Keyring } from "./keyring.ts";
  *
  * const keyring = new Keyring([]);

@@ -30,17 +30,17 @@ import {
   openSync,
   renameSync,
   unlinkSync,
-  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { ed25519 } from "npm:@noble/curves@2.4.0/ed25519.js";
 import {
   ConfigError,
   ConflictError,
+  errnoOf,
   IntegrityError,
   NotFoundError,
   quote,
-} from "../encoding/errors.ts";
+} from "../errors.ts";
 import { toHex } from "../encoding/hex.ts";
 import {
   generateSeed,
@@ -48,8 +48,10 @@ import {
   pkcs8PemToSeed,
   publicKeyFromSeed,
   seedToPkcs8Pem,
-} from "./ed25519.ts";
-import { checkConfigDir, fsyncDir, readConfigFile } from "./_fs.ts";
+} from "../crypto/ed25519.ts";
+import { checkConfigDir, readConfigFile } from "./_config_files.ts";
+import { writeAllSync } from "../fs/fd.ts";
+import { fsyncDir } from "../fs/atomic.ts";
 
 /** A loaded signing identity. `seed` is the private key: never print or export it. */
 export interface Identity {
@@ -81,10 +83,6 @@ export { configDir } from "./config_dir.ts";
  */
 export function identityPath(dir: string): string {
   return join(dir, IDENTITY_FILE);
-}
-
-function errnoOf(error: unknown): string | undefined {
-  return (error as { code?: string } | null)?.code;
 }
 
 function identityFrom(seed: Uint8Array, publicKey: Uint8Array, path: string): Identity {
@@ -134,7 +132,7 @@ function readSeed(dir: string): { seed: Uint8Array; path: string } {
  * ```ts ignore
  * import { mkdtempSync } from "node:fs";
  * import { tmpdir } from "node:os";
- * import { NotFoundError } from "../encoding/errors.ts";
+ * import { NotFoundError } from "../errors.ts";
  * import { loadIdentity } from "./identity.ts";
  *
  * let missing = false;
@@ -226,8 +224,7 @@ export async function loadOrCreateIdentity(dir: string): Promise<Identity> {
     try {
       fchmodSync(fd, 0o600); // in case the umask removed owner bits
       const bytes = new TextEncoder().encode(seedToPkcs8Pem(seed));
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written);
+      writeAllSync(fd, bytes);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -324,8 +321,7 @@ export async function importIdentity(
     );
     fchmodSync(fd, 0o600);
     const bytes = new TextEncoder().encode(seedToPkcs8Pem(seed));
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    writeAllSync(fd, bytes);
     fsyncSync(fd);
     closeSync(fd);
     fd = null;
