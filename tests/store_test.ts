@@ -980,9 +980,7 @@ Deno.test("ZlibPool does not start a worker the process may not load (read permi
     const script = join(dir, "probe.ts");
     Deno.writeTextFileSync(
       script,
-      `import { ZlibPool } from ${
-        JSON.stringify(import.meta.resolve("../lib/store/zlib_pool.ts"))
-      };
+      `import { ZlibPool } from ${JSON.stringify(import.meta.resolve("../lib/store/zlib_pool.ts"))};
       const pool = ZlibPool.start(() => {});
       console.log(pool === null ? "none" : "started");
       pool?.close();`,
