@@ -4,7 +4,7 @@
  * @example
  * ```ts
  * import { VERSION } from "./version.ts";
- * console.assert(/^\d+\.\d+\.\d+/.test(VERSION));
+ * if (!(/^\d+\.\d+\.\d+/.test(VERSION))) throw new Error("Example failed");
  * ```
  * @module
  */

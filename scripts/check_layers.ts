@@ -10,6 +10,8 @@
  * 3. SQL is written only in `lib/store`.
  * 4. Only `lib/cli` prints or exits (`lib/runtime.ts` holds the raw calls it
  *    uses; nothing else imports `exit` from it).
+ * 5. Doc examples assert by throwing, never with `console.assert` (which only
+ *    prints, so `deno test --doc` would pass whatever the example claims).
  *
  * Run by `deno task check`; exits 1 and lists every violation.
  *
@@ -104,7 +106,12 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
       violations.push(`${shown}: folder "lib/${folder}" is not in the layer table`);
       continue;
     }
-    const source = stripComments(await Deno.readTextFile(file));
+    const raw = await Deno.readTextFile(file);
+    for (const match of raw.matchAll(/console\.assert\(/g)) {
+      const line = raw.slice(0, match.index).split("\n").length;
+      violations.push(`${shown}:${line}: console.assert only prints; throw in examples`);
+    }
+    const source = stripComments(raw);
     const lineAt = (index: number) => source.slice(0, index).split("\n").length;
     for (const match of source.matchAll(IMPORT)) {
       const specifier = match[1] ?? match[2]!;

@@ -68,7 +68,7 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
     ].join("\n"),
     "lib/view/page.ts": [
       'import { r } from "../remote/pull.ts";', // a peer
-      "/** console.log(1) in a comment is fine */",
+      "/** console.log(1) in a comment is fine, console.assert(x) is not */",
       'export const p = r; const sql = "UPDATE branches SET head = ?";',
       "console.log(p);",
       "",
@@ -84,6 +84,7 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
       'lib/remote/pull.ts:1: lib/remote (layer 4) imports "../cli/main.ts" (lib/cli, layer 5)',
       'lib/store/store.ts:1: imports "../fs/_errno.ts", private to lib/fs',
       'lib/stray/x.ts: folder "lib/stray" is not in the layer table',
+      "lib/view/page.ts:2: console.assert only prints; throw in examples",
       'lib/view/page.ts:1: lib/view (layer 4) imports "../remote/pull.ts" (lib/remote, layer 4)',
       "lib/view/page.ts:3: SQL outside lib/store",
       "lib/view/page.ts:4: prints or exits outside lib/cli",

@@ -7,7 +7,7 @@
  * ```ts
  * import { parseCommandArgs } from "./command.ts";
  * const parsed = parseCommandArgs({ name: "x", summary: "", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
- * console.assert(parsed.values.json === true && parsed.positionals[0] === "a");
+ * if (!(parsed.values.json === true && parsed.positionals[0] === "a")) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -6,7 +6,7 @@
  * ```ts
  * import { main } from "./main.ts";
  * const status = await main(["--version"], () => {});
- * console.assert(status === 0);
+ * if (!(status === 0)) throw new Error("Example failed");
  * ```
  * @module
  */

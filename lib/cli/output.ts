@@ -18,7 +18,7 @@
  * const chunks: string[] = [];
  * const out = new Output({ json: true, write: (_fd, text) => chunks.push(String(text)) });
  * out.result({ ok: true }, () => "ok");
- * console.assert(JSON.parse(chunks.join("")).ok === true);
+ * if (!(JSON.parse(chunks.join("")).ok === true)) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -18,9 +18,9 @@
  * const publicKey = await publicKeyFromSeed(seed);
  * const message = new TextEncoder().encode("hello");
  * const signature = await sign(seed, message);
- * console.assert(await verify(publicKey, message, signature));
- * console.assert(!(await verify(publicKey, new TextEncoder().encode("hullo"), signature)));
- * console.assert(keyIdOf(publicKey).length === 16);
+ * if (!(await verify(publicKey, message, signature))) throw new Error("Example failed");
+ * if (!(!(await verify(publicKey, new TextEncoder().encode("hullo"), signature)))) throw new Error("Example failed");
+ * if (!(keyIdOf(publicKey).length === 16)) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -158,7 +158,7 @@ function envBackend(): Ed25519Backend | undefined {
  * @example
  * ```ts
  * import { defaultBackend } from "./ed25519.ts";
- * console.assert(["webcrypto", "noble"].includes(defaultBackend()));
+ * if (!(["webcrypto", "noble"].includes(defaultBackend()))) throw new Error("Example failed");
  * ```
  */
 export function defaultBackend(): Ed25519Backend {
@@ -171,7 +171,7 @@ export function defaultBackend(): Ed25519Backend {
  * @example
  * ```ts
  * import { resolveDefaultBackend } from "./ed25519.ts";
- * console.assert(["webcrypto", "noble"].includes(await resolveDefaultBackend()));
+ * if (!(["webcrypto", "noble"].includes(await resolveDefaultBackend()))) throw new Error("Example failed");
  * ```
  */
 export async function resolveDefaultBackend(): Promise<Ed25519Backend> {
@@ -197,7 +197,7 @@ function checkSeed(seed: Uint8Array): void {
  * @example
  * ```ts
  * import { generateSeed } from "./ed25519.ts";
- * console.assert(generateSeed().length === 32);
+ * if (!(generateSeed().length === 32)) throw new Error("Example failed");
  * ```
  */
 export function generateSeed(): Uint8Array {
@@ -240,7 +240,7 @@ function base64UrlToBytes(text: string): Uint8Array {
  * ```ts
  * import { publicKeyFromSeed } from "./ed25519.ts";
  * const publicKey = await publicKeyFromSeed(new Uint8Array(32), "noble");
- * console.assert(publicKey.length === 32);
+ * if (!(publicKey.length === 32)) throw new Error("Example failed");
  * ```
  */
 export async function publicKeyFromSeed(
@@ -267,7 +267,7 @@ export async function publicKeyFromSeed(
  * ```ts
  * import { sign } from "./ed25519.ts";
  * const signature = await sign(new Uint8Array(32), new Uint8Array([1, 2, 3]));
- * console.assert(signature.length === 64);
+ * if (!(signature.length === 64)) throw new Error("Example failed");
  * ```
  */
 export async function sign(
@@ -361,8 +361,8 @@ async function webcryptoVerify(
  * const seed = new Uint8Array(32).fill(7);
  * const message = new TextEncoder().encode("m");
  * const signature = await sign(seed, message);
- * console.assert(await verify(await publicKeyFromSeed(seed), message, signature, "noble"));
- * console.assert(!(await verify(new Uint8Array(32), message, signature)));
+ * if (!(await verify(await publicKeyFromSeed(seed), message, signature, "noble"))) throw new Error("Example failed");
+ * if (!(!(await verify(new Uint8Array(32), message, signature)))) throw new Error("Example failed");
  * ```
  */
 export async function verify(
@@ -442,8 +442,8 @@ function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
  * import { pkcs8PemToSeed, seedToPkcs8Pem } from "./ed25519.ts";
  * const seed = new Uint8Array(32).fill(1);
  * const pem = seedToPkcs8Pem(seed);
- * console.assert(pem.startsWith("-----BEGIN PRIVATE KEY-----\n"));
- * console.assert(pkcs8PemToSeed(pem).every((byte, i) => byte === seed[i]));
+ * if (!(pem.startsWith("-----BEGIN PRIVATE KEY-----\n"))) throw new Error("Example failed");
+ * if (!(pkcs8PemToSeed(pem).every((byte, i) => byte === seed[i]))) throw new Error("Example failed");
  * ```
  */
 export function seedToPkcs8Pem(seed: Uint8Array): string {
@@ -462,7 +462,7 @@ export function seedToPkcs8Pem(seed: Uint8Array): string {
  * const pem = "-----BEGIN PRIVATE KEY-----\n" +
  *   "MC4CAQAwBQYDK2VwBCIEINTuctv5E1hK1bbY8fdp+K06/nwoy/HU++CXqI9EdVhC\n" +
  *   "-----END PRIVATE KEY-----\n";
- * console.assert(pkcs8PemToSeed(pem).length === 32);
+ * if (!(pkcs8PemToSeed(pem).length === 32)) throw new Error("Example failed");
  * ```
  */
 export function pkcs8PemToSeed(pem: string): Uint8Array {
@@ -503,8 +503,8 @@ function checkPublicKey(publicKey: Uint8Array, source: string): Uint8Array {
  * import { publicKeyFromSeed, publicKeyToSpkiPem, spkiPemToPublicKey } from "./ed25519.ts";
  * const publicKey = await publicKeyFromSeed(new Uint8Array(32).fill(2));
  * const pem = publicKeyToSpkiPem(publicKey);
- * console.assert(pem.startsWith("-----BEGIN PUBLIC KEY-----\n"));
- * console.assert(spkiPemToPublicKey(pem).every((byte, i) => byte === publicKey[i]));
+ * if (!(pem.startsWith("-----BEGIN PUBLIC KEY-----\n"))) throw new Error("Example failed");
+ * if (!(spkiPemToPublicKey(pem).every((byte, i) => byte === publicKey[i]))) throw new Error("Example failed");
  * ```
  */
 export function publicKeyToSpkiPem(publicKey: Uint8Array): string {
@@ -522,7 +522,7 @@ export function publicKeyToSpkiPem(publicKey: Uint8Array): string {
  * const pem = "-----BEGIN PUBLIC KEY-----\n" +
  *   "MCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n" +
  *   "-----END PUBLIC KEY-----\n";
- * console.assert(spkiPemToPublicKey(pem).length === 32);
+ * if (!(spkiPemToPublicKey(pem).length === 32)) throw new Error("Example failed");
  * ```
  */
 export function spkiPemToPublicKey(pem: string): Uint8Array {
@@ -541,7 +541,7 @@ export function spkiPemToPublicKey(pem: string): Uint8Array {
  * @example
  * ```ts
  * import { keyIdOf } from "./ed25519.ts";
- * console.assert(keyIdOf(new Uint8Array(32)) === "66687aadf862bd77");
+ * if (!(keyIdOf(new Uint8Array(32)) === "66687aadf862bd77")) throw new Error("Example failed");
  * ```
  */
 export function keyIdOf(publicKey: Uint8Array): string {
@@ -562,7 +562,7 @@ export function keyIdOf(publicKey: Uint8Array): string {
  * ```ts
  * import { parsePublicKey } from "./ed25519.ts";
  * const hex = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
- * console.assert(parsePublicKey(hex).length === 32);
+ * if (!(parsePublicKey(hex).length === 32)) throw new Error("Example failed");
  * ```
  */
 export function parsePublicKey(text: string): Uint8Array {

@@ -7,14 +7,13 @@
  * ```ts
  * import { blake3Hex, createSha256, sha256Hex } from "./hash.ts";
  *
- * console.assert(
- *   sha256Hex("abc") === "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
- * );
+ * const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+ * if (sha256Hex("abc") !== abc) throw new Error("Example failed");
  * const hasher = createSha256();
  * hasher.update(new TextEncoder().encode("a"));
  * hasher.update(new TextEncoder().encode("bc"));
- * console.assert(hasher.digestHex() === sha256Hex("abc"));
- * console.assert(blake3Hex("").startsWith("af1349b9"));
+ * if (!(hasher.digestHex() === sha256Hex("abc"))) throw new Error("Example failed");
+ * if (!(blake3Hex("").startsWith("af1349b9"))) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -58,7 +57,7 @@ export interface Hasher {
  * @example
  * ```ts
  * import { sha256Hex } from "./hash.ts";
- * console.assert(sha256Hex("").startsWith("e3b0c442"));
+ * if (!(sha256Hex("").startsWith("e3b0c442"))) throw new Error("Example failed");
  * ```
  */
 export function sha256Hex(data: Uint8Array | string): string {
@@ -81,7 +80,7 @@ let smallHashes = 0;
  * const hasher = createSha256();
  * hasher.update(new Uint8Array([1, 2]));
  * hasher.update(new Uint8Array([3]));
- * console.assert(hasher.digestHex() === sha256Hex(new Uint8Array([1, 2, 3])));
+ * if (!(hasher.digestHex() === sha256Hex(new Uint8Array([1, 2, 3])))) throw new Error("Example failed");
  * ```
  */
 export function createSha256(): Hasher {
@@ -102,7 +101,7 @@ export function createSha256(): Hasher {
  * @example
  * ```ts
  * import { blake3Hex } from "./hash.ts";
- * console.assert(blake3Hex("").length === 64);
+ * if (!(blake3Hex("").length === 64)) throw new Error("Example failed");
  * ```
  */
 export function blake3Hex(data: Uint8Array | string): string {
@@ -118,7 +117,7 @@ export function blake3Hex(data: Uint8Array | string): string {
  * const hasher = createBlake3();
  * hasher.update(new TextEncoder().encode("ab"));
  * hasher.update(new TextEncoder().encode("c"));
- * console.assert(hasher.digestHex() === blake3Hex("abc"));
+ * if (!(hasher.digestHex() === blake3Hex("abc"))) throw new Error("Example failed");
  * ```
  */
 export function createBlake3(): Hasher {

@@ -20,8 +20,8 @@
  * import { canonicalize, parseCanonical, parseJson } from "./canonical_json.ts";
  *
  * const text = canonicalize({ b: [1, "é"], a: null });
- * console.assert(text === '{"a":null,"b":[1,"é"]}');
- * console.assert(JSON.stringify(parseCanonical(text)) === text);
+ * if (!(text === '{"a":null,"b":[1,"é"]}')) throw new Error("Example failed");
+ * if (!(JSON.stringify(parseCanonical(text)) === text)) throw new Error("Example failed");
  *
  * let refused = false;
  * try {
@@ -29,7 +29,7 @@
  * } catch {
  *   refused = true;
  * }
- * console.assert(refused, "duplicate keys are refused");
+ * if (!(refused)) throw new Error("duplicate keys are refused");
  * ```
  * @module
  */

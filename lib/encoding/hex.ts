@@ -11,9 +11,9 @@
  * import { fromHex, isHex, toHex } from "./hex.ts";
  *
  * const hex = toHex(new Uint8Array([0, 171, 255]));
- * console.assert(hex === "00abff");
- * console.assert(fromHex(hex, 3)[1] === 171);
- * console.assert(isHex(hex, 6) && !isHex("00ABFF"));
+ * if (!(hex === "00abff")) throw new Error("Example failed");
+ * if (!(fromHex(hex, 3)[1] === 171)) throw new Error("Example failed");
+ * if (!(isHex(hex, 6) && !isHex("00ABFF"))) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -19,8 +19,8 @@
  * const dir = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
  * const file = join(dir, "config.json");
  * writeFileAtomic(file, '{"ok":true}\n', { mode: 0o600 });
- * console.assert(readFileSync(file, "utf8") === '{"ok":true}\n');
- * console.assert((statSync(file).mode & 0o777) === 0o600);
+ * if (!(readFileSync(file, "utf8") === '{"ok":true}\n')) throw new Error("Example failed");
+ * if (!((statSync(file).mode & 0o777) === 0o600)) throw new Error("Example failed");
  * rmSync(dir, { recursive: true });
  * ```
  * @module
@@ -63,7 +63,7 @@ export interface WriteAtomicOptions {
  *
  * const dir = mkdtempSync(join(tmpdir(), "ctxsnap-doc-"));
  * writeFileAtomic(join(dir, "a.bin"), new Uint8Array([1, 2, 3]), { fsync: false });
- * console.assert(readFileSync(join(dir, "a.bin")).length === 3);
+ * if (!(readFileSync(join(dir, "a.bin")).length === 3)) throw new Error("Example failed");
  * rmSync(dir, { recursive: true });
  * ```
  *

@@ -26,10 +26,10 @@
  * import { IgnoreStack } from "./ignore.ts";
  *
  * const stack = IgnoreStack.root().withRules("", ["*.log", "build/"], ["!keep.log"]);
- * console.assert(stack.ignores("debug.log", false));
- * console.assert(!stack.ignores("keep.log", false));
- * console.assert(stack.ignores("build", true));
- * console.assert(!stack.ignores("build", false)); // "build/" only matches directories
+ * if (!(stack.ignores("debug.log", false))) throw new Error("Example failed");
+ * if (!(!stack.ignores("keep.log", false))) throw new Error("Example failed");
+ * if (!(stack.ignores("build", true))) throw new Error("Example failed");
+ * if (!(!stack.ignores("build", false))) throw new Error("Example failed"); // "build/" only matches directories
  * ```
  * @module
  */

@@ -7,9 +7,9 @@
  * ```ts
  * import { checkEntryPaths, comparePaths, isSafeRelativePath, normalizeRelativePath } from "./path.ts";
  *
- * console.assert(normalizeRelativePath("src/main.ts") === "src/main.ts");
- * console.assert(!isSafeRelativePath("../etc/passwd"));
- * console.assert(["a/b", "a-b", "ab"].sort(comparePaths).join(" ") === "a-b a/b ab");
+ * if (!(normalizeRelativePath("src/main.ts") === "src/main.ts")) throw new Error("Example failed");
+ * if (!(!isSafeRelativePath("../etc/passwd"))) throw new Error("Example failed");
+ * if (!(["a/b", "a-b", "ab"].sort(comparePaths).join(" ") === "a-b a/b ab")) throw new Error("Example failed");
  * checkEntryPaths(["a-b", "a/b", "ab"]); // sorted, unique, no nesting: no error
  * ```
  * @module
@@ -53,12 +53,12 @@ function problemOf(value: string): string | null {
  * @example
  * ```ts
  * import { normalizeRelativePath } from "./path.ts";
- * console.assert(normalizeRelativePath("docs/README.md") === "docs/README.md");
+ * if (!(normalizeRelativePath("docs/README.md") === "docs/README.md")) throw new Error("Example failed");
  * try {
  *   normalizeRelativePath("a/../b");
- *   console.assert(false);
+ *   if (!(false)) throw new Error("Example failed");
  * } catch (error) {
- *   console.assert((error as Error).name === "PathError");
+ *   if (!((error as Error).name === "PathError")) throw new Error("Example failed");
  * }
  * ```
  *
@@ -83,8 +83,8 @@ export function normalizeRelativePath(value: string): string {
  * @example
  * ```ts
  * import { isSafeRelativePath } from "./path.ts";
- * console.assert(isSafeRelativePath("a/b.txt"));
- * console.assert(!isSafeRelativePath("/etc/passwd"));
+ * if (!(isSafeRelativePath("a/b.txt"))) throw new Error("Example failed");
+ * if (!(!isSafeRelativePath("/etc/passwd"))) throw new Error("Example failed");
  * ```
  */
 export function isSafeRelativePath(value: string): boolean {
@@ -99,8 +99,8 @@ export function isSafeRelativePath(value: string): boolean {
  * @example
  * ```ts
  * import { comparePaths } from "./path.ts";
- * console.assert(comparePaths("a-b", "a/b") < 0);
- * console.assert(comparePaths("a/b", "a/b") === 0);
+ * if (!(comparePaths("a-b", "a/b") < 0)) throw new Error("Example failed");
+ * if (!(comparePaths("a/b", "a/b") === 0)) throw new Error("Example failed");
  * ```
  *
  * @returns A negative number, zero or a positive number, as for `Array.prototype.sort`.
@@ -121,9 +121,9 @@ export function comparePaths(a: string, b: string): number {
  * checkEntryPaths(["a.txt", "b/c.txt"]);
  * try {
  *   checkEntryPaths(["a", "a/x"]);
- *   console.assert(false);
+ *   if (!(false)) throw new Error("Example failed");
  * } catch (error) {
- *   console.assert((error as Error).message.includes('"a/x"'));
+ *   if (!((error as Error).message.includes('"a/x"'))) throw new Error("Example failed");
  * }
  * ```
  *

@@ -7,12 +7,12 @@
  * ```ts
  * import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES, isSecretName } from "./policy.ts";
  *
- * console.assert(DEFAULT_EXCLUDED_DIRS.has("node_modules"));
- * console.assert(isSecretName(".env.local"));
- * console.assert(isSecretName("Server.PEM"));
- * console.assert(isSecretName("id_rsa") && !isSecretName("id_rsa.pub"));
- * console.assert(!isSecretName("environment.ts"));
- * console.assert(DEFAULT_MAX_FILE_BYTES === 256 * 1024 * 1024);
+ * if (!(DEFAULT_EXCLUDED_DIRS.has("node_modules"))) throw new Error("Example failed");
+ * if (!(isSecretName(".env.local"))) throw new Error("Example failed");
+ * if (!(isSecretName("Server.PEM"))) throw new Error("Example failed");
+ * if (!(isSecretName("id_rsa") && !isSecretName("id_rsa.pub"))) throw new Error("Example failed");
+ * if (!(!isSecretName("environment.ts"))) throw new Error("Example failed");
+ * if (!(DEFAULT_MAX_FILE_BYTES === 256 * 1024 * 1024)) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -106,11 +106,11 @@ const SECRET_IN_DIR: ReadonlySet<string> = new Set([
  * @example
  * ```ts
  * import { isSecretName } from "./policy.ts";
- * console.assert(isSecretName("id_ed25519.key"));
- * console.assert(isSecretName("CREDENTIALS"));
- * console.assert(isSecretName("deploy_rsa") && !isSecretName("deploy_rsa.pub"));
- * console.assert(isSecretName("prod.env") && !isSecretName("environment.ts"));
- * console.assert(!isSecretName("credentials.md"));
+ * if (!(isSecretName("id_ed25519.key"))) throw new Error("Example failed");
+ * if (!(isSecretName("CREDENTIALS"))) throw new Error("Example failed");
+ * if (!(isSecretName("deploy_rsa") && !isSecretName("deploy_rsa.pub"))) throw new Error("Example failed");
+ * if (!(isSecretName("prod.env") && !isSecretName("environment.ts"))) throw new Error("Example failed");
+ * if (!(!isSecretName("credentials.md"))) throw new Error("Example failed");
  * ```
  */
 export function isSecretName(name: string): boolean {

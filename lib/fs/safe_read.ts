@@ -37,9 +37,9 @@
  * const file = join(dir, "hello.txt");
  * writeFileSync(file, "abc");
  * const result = readRegularNoFollow(file, statInfoOf(lstatSync(file)), { maxBytes: 1024 });
- * console.assert(result.size === 3);
- * console.assert(result.sha256.startsWith("ba7816bf"));
- * console.assert(new TextDecoder().decode(result.data!) === "abc");
+ * if (!(result.size === 3)) throw new Error("Example failed");
+ * if (!(result.sha256.startsWith("ba7816bf"))) throw new Error("Example failed");
+ * if (!(new TextDecoder().decode(result.data!) === "abc")) throw new Error("Example failed");
  * rmSync(dir, { recursive: true });
  * ```
  * @module
@@ -153,7 +153,7 @@ export function descriptorPath(fd: number): string | null {
  * import { lstatSync } from "node:fs";
  * import { statInfoOf } from "./safe_read.ts";
  * const info = statInfoOf(lstatSync("."));
- * console.assert(info.mode <= 0o7777);
+ * if (!(info.mode <= 0o7777)) throw new Error("Example failed");
  * ```
  */
 export function statInfoOf(stats: FileStat): StatInfo {
@@ -187,9 +187,9 @@ export function statInfoOf(stats: FileStat): StatInfo {
  * symlinkSync(join(dir, "secret"), file); // swapped in after the lstat
  * try {
  *   readRegularNoFollow(file, expected, { maxBytes: 1024 });
- *   console.assert(false);
+ *   if (!(false)) throw new Error("Example failed");
  * } catch (error) {
- *   console.assert(error instanceof FileChangedError);
+ *   if (!(error instanceof FileChangedError)) throw new Error("Example failed");
  * }
  * rmSync(dir, { recursive: true });
  * ```

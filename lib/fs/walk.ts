@@ -47,7 +47,7 @@
  * writeFileSync(join(root, "src", "main.ts"), "export {};\n");
  * writeFileSync(join(root, ".env"), "TOKEN=x\n");
  * const items = [...walkWorkspace(root)].map((item) => `${item.kind}:${item.path}`);
- * console.assert(items.join(" ") === "skip:.env file:src/main.ts");
+ * if (!(items.join(" ") === "skip:.env file:src/main.ts")) throw new Error("Example failed");
  * rmSync(root, { recursive: true });
  * ```
  * @module
@@ -192,8 +192,8 @@ interface Frame {
  * writeFileSync(join(root, "big.bin"), new Uint8Array(11));
  * symlinkSync("/etc", join(root, "etc"));
  * const items = [...walkWorkspace(root, { maxFileBytes: 10 })];
- * console.assert(items[0]?.kind === "skip" && items[0].reason === "too_large");
- * console.assert(items[1]?.kind === "symlink" && items[1].target === "/etc");
+ * if (!(items[0]?.kind === "skip" && items[0].reason === "too_large")) throw new Error("Example failed");
+ * if (!(items[1]?.kind === "symlink" && items[1].target === "/etc")) throw new Error("Example failed");
  * rmSync(root, { recursive: true });
  * ```
  *

@@ -24,7 +24,7 @@ function nonEmpty(value: string | undefined): string | undefined {
  * @example
  * ```ts ignore
  * import { configDir } from "./identity.ts";
- * console.assert(configDir().length > 0);
+ * if (!(configDir().length > 0)) throw new Error("Example failed");
  * ```
  */
 export function configDir(): string {

@@ -8,7 +8,7 @@
  * ```ts
  * import { identityPath } from "./identity.ts";
  *
- * console.assert(identityPath("/home/me/.config/ctxsnap") === "/home/me/.config/ctxsnap/identity.pem");
+ * if (!(identityPath("/home/me/.config/ctxsnap") === "/home/me/.config/ctxsnap/identity.pem")) throw new Error("Example failed");
  * ```
  *
  * Loading, or creating on first use (needs read, write and env permissions):
@@ -16,7 +16,7 @@
  * import { configDir, loadOrCreateIdentity } from "./identity.ts";
  *
  * const identity = await loadOrCreateIdentity(configDir());
- * console.assert(identity.keyId.length === 16);
+ * if (!(identity.keyId.length === 16)) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -78,7 +78,7 @@ export { configDir } from "./config_dir.ts";
  * @example
  * ```ts
  * import { identityPath } from "./identity.ts";
- * console.assert(identityPath("/cfg") === "/cfg/identity.pem");
+ * if (!(identityPath("/cfg") === "/cfg/identity.pem")) throw new Error("Example failed");
  * ```
  */
 export function identityPath(dir: string): string {
@@ -141,7 +141,7 @@ function readSeed(dir: string): { seed: Uint8Array; path: string } {
  * } catch (error) {
  *   missing = error instanceof NotFoundError;
  * }
- * console.assert(missing);
+ * if (!(missing)) throw new Error("Example failed");
  * ```
  */
 export function loadIdentity(dir: string): Identity {
@@ -191,8 +191,8 @@ function randomSuffix(): string {
  *
  * const dir = `${mkdtempSync(`${tmpdir()}/ctxsnap-doc-`)}/config`;
  * const identity = await loadOrCreateIdentity(dir);
- * console.assert((statSync(identity.path).mode & 0o777) === 0o600);
- * console.assert((await loadOrCreateIdentity(dir)).keyId === identity.keyId);
+ * if (!((statSync(identity.path).mode & 0o777) === 0o600)) throw new Error("Example failed");
+ * if (!((await loadOrCreateIdentity(dir)).keyId === identity.keyId)) throw new Error("Example failed");
  * ```
  */
 export async function loadOrCreateIdentity(dir: string): Promise<Identity> {

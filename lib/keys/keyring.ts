@@ -12,9 +12,9 @@
  *
  * const alice = await publicKeyFromSeed(new Uint8Array(32).fill(1));
  * const keyring = new Keyring([]);
- * console.assert(!keyring.isTrusted(keyIdOf(alice)));
+ * if (!(!keyring.isTrusted(keyIdOf(alice)))) throw new Error("Example failed");
  * keyring.add(alice, "alice"); // for this run only, like `--trust KEY`
- * console.assert(keyring.isTrusted(keyIdOf(alice)) && keyring.nameOf(keyIdOf(alice)) === "alice");
+ * if (!(keyring.isTrusted(keyIdOf(alice)) && keyring.nameOf(keyIdOf(alice)) === "alice")) throw new Error("Example failed");
  * ```
  *
  * Persistent trust (needs read and write permissions):
@@ -26,7 +26,7 @@
  * const alice = await publicKeyFromSeed(new Uint8Array(32).fill(1));
  * const added = trustKey(configDir(), alice, "alice");
  * const keyring = new Keyring(readTrustedKeys(trustedKeysPath(configDir())));
- * console.assert(keyring.isTrusted(added.keyId) && keyring.nameOf(added.keyId) === "alice");
+ * if (!(keyring.isTrusted(added.keyId) && keyring.nameOf(added.keyId) === "alice")) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -69,7 +69,7 @@ const KEY_FIELDS = ["added_at", "key_id", "name", "public_key"];
  * @example
  * ```ts
  * import { trustedKeysPath } from "./keyring.ts";
- * console.assert(trustedKeysPath("/cfg") === "/cfg/trusted_keys.json");
+ * if (!(trustedKeysPath("/cfg") === "/cfg/trusted_keys.json")) throw new Error("Example failed");
  * ```
  */
 export function trustedKeysPath(dir: string): string {
@@ -144,7 +144,7 @@ function validEntry(entry: unknown, index: number, fail: (m: string) => never): 
  * @example
  * ```ts ignore
  * import { readTrustedKeys } from "./keyring.ts";
- * console.assert(readTrustedKeys("/nonexistent/trusted_keys.json").length === 0);
+ * if (!(readTrustedKeys("/nonexistent/trusted_keys.json").length === 0)) throw new Error("Example failed");
  * ```
  */
 export function readTrustedKeys(path: string): TrustedKey[] {
@@ -288,7 +288,7 @@ function checkedPublicKeyHex(publicKey: Uint8Array): string {
  * const publicKey = await publicKeyFromSeed(new Uint8Array(32).fill(3));
  * const first = trustKey(dir, publicKey);
  * const again = trustKey(dir, publicKey, "bob");
- * console.assert(first.addedAt === again.addedAt && again.name === "bob");
+ * if (!(first.addedAt === again.addedAt && again.name === "bob")) throw new Error("Example failed");
  * ```
  */
 export function trustKey(dir: string, publicKey: Uint8Array, name?: string): TrustedKey {
@@ -364,7 +364,7 @@ function findKey(keys: TrustedKey[], keyIdOrName: string): TrustedKey {
  * const dir = mkdtempSync(`${tmpdir()}/ctxsnap-doc-`);
  * trustKey(dir, await publicKeyFromSeed(new Uint8Array(32).fill(4)), "carol");
  * untrustKey(dir, "carol");
- * console.assert(readTrustedKeys(trustedKeysPath(dir)).length === 0);
+ * if (!(readTrustedKeys(trustedKeysPath(dir)).length === 0)) throw new Error("Example failed");
  * ```
  */
 export function untrustKey(dir: string, keyIdOrName: string): TrustedKey {
@@ -389,9 +389,9 @@ const OWN_KEY_NAME = "this machine";
  *
  * const keyring = new Keyring([]);
  * const publicKey = await publicKeyFromSeed(new Uint8Array(32).fill(5));
- * console.assert(!keyring.isTrusted(keyIdOf(publicKey)));
+ * if (!(!keyring.isTrusted(keyIdOf(publicKey)))) throw new Error("Example failed");
  * keyring.add(publicKey, "ci");
- * console.assert(keyring.isTrusted(keyIdOf(publicKey)) && keyring.nameOf(keyIdOf(publicKey)) === "ci");
+ * if (!(keyring.isTrusted(keyIdOf(publicKey)) && keyring.nameOf(keyIdOf(publicKey)) === "ci")) throw new Error("Example failed");
  * ```
  */
 export class Keyring {

@@ -26,7 +26,7 @@
  *   writes.close();
  *   writer.close();
  * }
- * console.assert(Deno.readTextFileSync(`${dir}/a.txt`) === "hi\n");
+ * if (!(Deno.readTextFileSync(`${dir}/a.txt`) === "hi\n")) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

@@ -15,7 +15,7 @@
  * const snap = await createSnapshot(store, await loadOrCreateIdentity(await Deno.makeTempDir()), {});
  * const dest = await Deno.makeTempDir();
  * materialize(store, snap.envelope.body.workspace!.tree, dest);
- * console.assert(await Deno.readTextFile(`${dest}/a.txt`) === "a\n");
+ * if (!(await Deno.readTextFile(`${dest}/a.txt`) === "a\n")) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

@@ -17,7 +17,7 @@
  * const file = (path: string, blob: string) => ({ path, type: "file" as const, blob: blob.repeat(64), size: 1, mode: 0o644 });
  * const tree = (...entries: ReturnType<typeof file>[]) => ({ version: 1 as const, entries, skipped: [] });
  * const plan = planRestore({ target: tree(file("a", "1")), baseline: tree(file("a", "2")), current: tree(file("a", "3"), file("new", "4")) });
- * console.assert(plan.conflicts[0]?.path === "a" && plan.preserved[0] === "new");
+ * if (!(plan.conflicts[0]?.path === "a" && plan.preserved[0] === "new")) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -24,7 +24,7 @@
  * await Deno.writeTextFile(`${ws}/a.txt`, "v2\n");
  * await createSnapshot(store, me, { reason: "v2" });
  * await restoreSnapshot(store, me, first.id);
- * console.assert(await Deno.readTextFile(`${ws}/a.txt`) === "v1\n");
+ * if (!(await Deno.readTextFile(`${ws}/a.txt`) === "v1\n")) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

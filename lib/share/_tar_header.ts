@@ -9,9 +9,9 @@
  *
  * const size = 9 * 1024 ** 3; // above the 11-digit octal limit: base-256
  * const block = encodeHeader("blobs/x", size);
- * console.assert(block.length === 512 && (block[124]! & 0x80) !== 0);
+ * if (!(block.length === 512 && (block[124]! & 0x80) !== 0)) throw new Error("Example failed");
  * const header = decodeHeader(block, 0);
- * console.assert(header.name === "blobs/x" && header.size === size);
+ * if (!(header.name === "blobs/x" && header.size === size)) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -13,8 +13,8 @@
  * @example
  * ```ts
  * import { BUNDLE_FORMAT, isBundleName } from "./bundle.ts";
- * console.assert(BUNDLE_FORMAT === "ctxsnap.bundle/v1");
- * console.assert(isBundleName("blobs/" + "0".repeat(64)) && !isBundleName("../x"));
+ * if (!(BUNDLE_FORMAT === "ctxsnap.bundle/v1")) throw new Error("Example failed");
+ * if (!(isBundleName("blobs/" + "0".repeat(64)) && !isBundleName("../x"))) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import { quarantineBranch } from "./import.ts";
- * console.assert(quarantineBranch("0123456789abcdef") === "imported/0123456789abcdef");
+ * if (!(quarantineBranch("0123456789abcdef") === "imported/0123456789abcdef")) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -15,7 +15,7 @@
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const snap = await createSnapshot(store, await loadOrCreateIdentity(await Deno.makeTempDir()), {});
  * const out = await publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
- * console.assert(out.path.endsWith(".ctxbundle"));
+ * if (!(out.path.endsWith(".ctxbundle"))) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

@@ -34,7 +34,7 @@
  * const archive = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
  * let at = 0;
  * for (const chunk of chunks) archive.set(chunk, (at += chunk.length) - chunk.length);
- * console.assert(archive.length % 10240 === 0);
+ * if (!(archive.length % 10240 === 0)) throw new Error("Example failed");
  *
  * let position = 0;
  * const reader = new TarReader((buffer) => {
@@ -45,14 +45,14 @@
  * }, { allowName: (name) => name === "ctxsnap-bundle.json" || name.startsWith("blobs/") });
  *
  * const first = reader.next();
- * console.assert(first?.name === "ctxsnap-bundle.json");
- * console.assert(new TextDecoder().decode(reader.readAll(1024)) === "{}");
+ * if (!(first?.name === "ctxsnap-bundle.json")) throw new Error("Example failed");
+ * if (!(new TextDecoder().decode(reader.readAll(1024)) === "{}")) throw new Error("Example failed");
  * const second = reader.next();
- * console.assert(second?.size === 3 && second.index === 1);
+ * if (!(second?.size === 3 && second.index === 1)) throw new Error("Example failed");
  * let total = 0;
  * reader.stream((chunk) => total += chunk.length);
- * console.assert(total === 3);
- * console.assert(reader.next() === null);
+ * if (!(total === 3)) throw new Error("Example failed");
+ * if (!(reader.next() === null)) throw new Error("Example failed");
  * ```
  * @module
  */
@@ -119,7 +119,7 @@ export interface TarFileSink {
  * const writer = new TarWriter((chunk) => bytes += chunk.length);
  * writer.addFile("trees/" + "0".repeat(64) + ".json", new TextEncoder().encode("{}"));
  * writer.finish();
- * console.assert(bytes === 10240);
+ * if (!(bytes === 10240)) throw new Error("Example failed");
  * ```
  */
 export class TarWriter {
@@ -278,7 +278,7 @@ type State = "header" | "data" | "done" | "failed";
  * } catch (e) {
  *   error = e;
  * }
- * console.assert(error instanceof BundleFormatError);
+ * if (!(error instanceof BundleFormatError)) throw new Error("Example failed");
  * ```
  */
 export class TarReader {
@@ -557,7 +557,7 @@ export class TarReader {
  * const fd = openSync(join(dir, "f"), "r");
  * const read = fdReader(fd);
  * const buffer = new Uint8Array(8);
- * console.assert(read(buffer) === 3 && read(buffer) === 0);
+ * if (!(read(buffer) === 3 && read(buffer) === 0)) throw new Error("Example failed");
  * closeSync(fd);
  * rmSync(dir, { recursive: true });
  * ```

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { sniffKind } from "./verify_file.ts";
- * console.assert(sniffKind(new TextEncoder().encode('  {"id":')) === "snapshot");
+ * if (!(sniffKind(new TextEncoder().encode('  {"id":')) === "snapshot")) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -15,7 +15,7 @@
  *   context: emptyContext(), cursors: emptyCursors(), facets: emptyFacets(),
  *   tool: { name: "ctxsnap", version: "0.1.0" },
  * });
- * console.assert(body.reason === "demo");
+ * if (!(body.reason === "demo")) throw new Error("Example failed");
  * ```
  * @module
  */

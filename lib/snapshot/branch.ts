@@ -13,7 +13,7 @@
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
  * const snap = await createSnapshot(store, me, { reason: "base", workspace: false });
  * const branch = forkBranch(store, snap.id, "experiment");
- * console.assert(branch.head === snap.id);
+ * if (!(branch.head === snap.id)) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

@@ -17,7 +17,7 @@
  * const signer = { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
  * const first = await createSnapshot(store, signer, { reason: "first" });
  * const second = await createSnapshot(store, signer, { reason: "second" });
- * console.assert(second.envelope.body.parent === first.id);
+ * if (!(second.envelope.body.parent === first.id)) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

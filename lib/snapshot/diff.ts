@@ -7,7 +7,7 @@
  * import { diffTrees } from "./diff.ts";
  * const a = { version: 1 as const, skipped: [], entries: [{ path: "x", type: "symlink" as const, target: "y" }] };
  * const b = { version: 1 as const, skipped: [], entries: [] };
- * console.assert(diffTrees(a, b).removed[0] === "x");
+ * if (!(diffTrees(a, b).removed[0] === "x")) throw new Error("Example failed");
  * ```
  * @module
  */

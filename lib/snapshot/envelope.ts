@@ -20,7 +20,7 @@
  *   context: emptyContext(), cursors: emptyCursors(), facets: emptyFacets(),
  *   tool: { name: "ctxsnap", version: "0.1.0" },
  * }, signer);
- * console.assert((await checkEnvelope(envelope)).signatureValid);
+ * if (!((await checkEnvelope(envelope)).signatureValid)) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -15,7 +15,7 @@
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
  * for (const reason of ["a", "b", "c"]) await createSnapshot(store, me, { reason, workspace: false });
  * const ids = planForget(store, { keepLast: 1 });
- * console.assert(forgetSnapshots(store, ids).forgotten.length === 2);
+ * if (!(forgetSnapshots(store, ids).forgotten.length === 2)) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

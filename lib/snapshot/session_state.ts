@@ -10,7 +10,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * updateSessionState(store, "main", (s) => ({ ...s, task: "port the parser" }));
- * console.assert(readSessionState(store, "main").task === "port the parser");
+ * if (!(readSessionState(store, "main").task === "port the parser")) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

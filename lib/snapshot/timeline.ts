@@ -10,8 +10,8 @@
  * import { currentSelection, listSnapshots } from "./timeline.ts";
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
- * console.assert(currentSelection(store).session === "main");
- * console.assert(listSnapshots(store, {}).length === 0);
+ * if (!(currentSelection(store).session === "main")) throw new Error("Example failed");
+ * if (!(listSnapshots(store, {}).length === 0)) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

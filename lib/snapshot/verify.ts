@@ -11,7 +11,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const report = await verifyAll(store, { isTrusted: () => false, nameOf: () => null });
- * console.assert(report.problems.length === 0);
+ * if (!(report.problems.length === 0)) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

@@ -11,9 +11,9 @@
  * @example
  * ```ts
  * import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, TREE_DEFLATE_OPTIONS, packPays } from "./_pack.ts";
- * console.assert(COMPRESS_MIN_BYTES === 1024 && DEFLATE_OPTIONS.level === 1);
- * console.assert(TREE_DEFLATE_OPTIONS.level === 6);
- * console.assert(packPays(1024, 896) && !packPays(1024, 897));
+ * if (!(COMPRESS_MIN_BYTES === 1024 && DEFLATE_OPTIONS.level === 1)) throw new Error("Example failed");
+ * if (!(TREE_DEFLATE_OPTIONS.level === 6)) throw new Error("Example failed");
+ * if (!(packPays(1024, 896) && !packPays(1024, 897))) throw new Error("Example failed");
  * ```
  * @module
  */

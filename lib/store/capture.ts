@@ -29,7 +29,7 @@
  * await Deno.writeTextFile(`${dir}/notes.md`, "# hi\n");
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const { tree, stats } = store.transaction("capture", () => captureWorkspace(store));
- * console.assert(tree.entries.length === 1 && stats.hashed === 1);
+ * if (!(tree.entries.length === 1 && stats.hashed === 1)) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

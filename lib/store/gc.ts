@@ -15,7 +15,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * store.putBlob(new TextEncoder().encode("unreferenced"));
- * console.assert(collectGarbage(store).blobs === 1);
+ * if (!(collectGarbage(store).blobs === 1)) throw new Error("Example failed");
  * store.close();
  * ```
  * @module

@@ -9,7 +9,7 @@
  * await Deno.mkdir(`${dir}/.ctxsnap`);
  * await Deno.writeFile(`${dir}/.ctxsnap/index.db`, new Uint8Array());
  * await Deno.mkdir(`${dir}/a/b`, { recursive: true });
- * console.assert(locateStore({ cwd: `${dir}/a/b` }) === `${dir}/.ctxsnap`);
+ * if (!(locateStore({ cwd: `${dir}/a/b` }) === `${dir}/.ctxsnap`)) throw new Error("Example failed");
  * await Deno.remove(dir, { recursive: true });
  * ```
  * @module

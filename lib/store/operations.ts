@@ -12,7 +12,7 @@
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const op = store.transaction("op", () => startOperation(store, { kind: "gc", plan: {} }));
  * store.transaction("op", () => finishOperation(store, op.id, "done"));
- * console.assert(listOperations(store, {})[0]?.status === "done");
+ * if (!(listOperations(store, {})[0]?.status === "done")) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

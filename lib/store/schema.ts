@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { SCHEMA_VERSION } from "./schema.ts";
- * console.assert(SCHEMA_VERSION >= 1);
+ * if (!(SCHEMA_VERSION >= 1)) throw new Error("Example failed");
  * ```
  * @module
  */

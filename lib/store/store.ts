@@ -12,7 +12,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const id = store.putBlob(new TextEncoder().encode("hello\n"));
- * console.assert(new TextDecoder().decode(store.readBlob(id)) === "hello\n");
+ * if (!(new TextDecoder().decode(store.readBlob(id)) === "hello\n")) throw new Error("Example failed");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

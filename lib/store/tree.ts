@@ -10,7 +10,7 @@
  * ```ts
  * import { treeBytes, treeId, validateTree } from "./tree.ts";
  * const tree = validateTree({ version: 1, entries: [], skipped: [] });
- * console.assert(treeId(tree) === treeId(validateTree(JSON.parse(new TextDecoder().decode(treeBytes(tree))))));
+ * if (!(treeId(tree) === treeId(validateTree(JSON.parse(new TextDecoder().decode(treeBytes(tree))))))) throw new Error("Example failed");
  * ```
  * @module
  */

@@ -34,7 +34,7 @@
  *   const data = new TextEncoder().encode("abc".repeat(1000));
  *   if (pool.deflate("a", data)) pool.finish();
  *   pool.close();
- *   console.assert(seen.length === 0 || seen[0] === "a:packed");
+ *   if (!(seen.length === 0 || seen[0] === "a:packed")) throw new Error("Example failed");
  * }
  * ```
  * @module
