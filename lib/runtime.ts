@@ -128,6 +128,21 @@ export function mayRead(path: string): boolean {
   }
 }
 
+/**
+ * The process umask, read without changing it; `0o022` where the runtime
+ * does not allow reading it (Deno without `--allow-sys`).
+ */
+export function umask(): number {
+  // deno-lint-ignore no-explicit-any
+  const deno = (globalThis as any).Deno;
+  try {
+    if (typeof deno?.umask === "function") return deno.umask();
+    return process.umask();
+  } catch {
+    return 0o022;
+  }
+}
+
 /** Current working directory. */
 export function cwd(): string {
   if (view !== null) return view.cwd;

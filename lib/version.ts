@@ -17,5 +17,5 @@ export const FORMATS: Readonly<Record<string, string>> = Object.freeze({
   snapshot: "ctxsnap.snapshot/v1",
   tree: "1",
   bundle: "ctxsnap.bundle/v1",
-  store: "ctxsnap-store/1 (schema 2)",
+  store: "ctxsnap-store/1 (schema 3)",
 });

@@ -224,7 +224,12 @@ Deno.test("init, create, list, show and verify round-trip with --json documents 
     assertEquals(all.json().ok, true);
     assertEquals(all.json().snapshots.length, 1);
 
+    // nothing changed: the head is returned, nothing is recorded
+    const same = await create(ws, "-m", "nothing changed");
+    assertEquals([same.created, same.id], [false, id]);
+
     // a second snapshot chains to the first
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "alpha, second\n");
     const second = await create(ws, "-m", "second");
     assertEquals(second.parent, id);
     const list2 = (await ws.run(["list", "--json"])).json();
@@ -264,7 +269,11 @@ Deno.test("an ambiguous id prefix is a usage error listing the candidates", asyn
     let pair: [string, string] | null = null;
     try {
       for (let i = 0; i < 5000 && pair === null; i++) {
-        const { id } = await createSnapshot(store, signer, { reason: `r${i}`, workspace: false });
+        const { id } = await createSnapshot(store, signer, {
+          reason: `r${i}`,
+          workspace: false,
+          allowUnchanged: true,
+        });
         const other = byPrefix.get(id.slice(0, 4));
         if (other !== undefined) pair = [other, id];
         byPrefix.set(id.slice(0, 4), id);
@@ -544,7 +553,7 @@ Deno.test("create --context - reads the context from stdin and show --json has i
 Deno.test("create --expect-head exits 5 on a mismatch and creates nothing; a matching head succeeds", async () => {
   await withStore(async (ws) => {
     const a = await create(ws, "-m", "a");
-    const b = await create(ws, "-m", "b");
+    const b = await create(ws, "-m", "b", "--allow-unchanged");
     const stale = await ws.run(["create", "--expect-head", a.id.slice(0, 8)]);
     expectCode(stale, 5, "create --expect-head stale");
     assert(stale.stderr.includes("ctxsnap: error:"), stale.stderr);
@@ -552,9 +561,9 @@ Deno.test("create --expect-head exits 5 on a mismatch and creates nothing; a mat
     expectCode(none, 5, "create --expect-head none on a non-empty branch");
     assertEquals((await ws.run(["list", "--json"])).json().snapshots.length, 2);
 
-    const c = await create(ws, "--expect-head", b.id);
+    const c = await create(ws, "--expect-head", b.id, "--allow-unchanged");
     assertEquals(c.parent, b.id);
-    const d = await create(ws, "--expect-head", c.id.slice(0, 6));
+    const d = await create(ws, "--expect-head", c.id.slice(0, 6), "--allow-unchanged");
     assertEquals(d.parent, c.id);
   });
 });

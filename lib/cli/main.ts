@@ -23,7 +23,9 @@ import { list } from "./commands/list.ts";
 import { session } from "./commands/session.ts";
 import { show } from "./commands/show.ts";
 import { verify } from "./commands/verify.ts";
-import { restore, undo } from "./commands/restore.ts";
+import { restore } from "./commands/restore.ts";
+import { redo, undo } from "./commands/undo.ts";
+import { switchCommand } from "./commands/switch.ts";
 import { recover } from "./commands/recover.ts";
 import { branch, fork } from "./commands/branch.ts";
 import { log } from "./commands/log.ts";
@@ -42,8 +44,10 @@ export const COMMANDS: readonly Command[] = [
   verify,
   diff,
   restore,
+  switchCommand,
   recover,
   undo,
+  redo,
   branch,
   fork,
   log,

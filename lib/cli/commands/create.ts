@@ -5,7 +5,17 @@
 import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../encoding/errors.ts";
 import { createSnapshot, validateContextInput } from "../../snapshot/create.ts";
-import { type Command, flag, identity, openStore, readInput, short, str } from "../command.ts";
+import { summarize } from "../../snapshot/summary.ts";
+import {
+  type Command,
+  flag,
+  identity,
+  openStore,
+  readInput,
+  revision,
+  short,
+  str,
+} from "../command.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
 function sizeOption(text: string | undefined): number | undefined {
@@ -29,7 +39,7 @@ export const create: Command = {
   name: "create",
   summary: "capture the workspace and session into a signed snapshot",
   usage:
-    "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID]",
+    "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID] [--allow-unchanged]",
   examples: [
     'ctxsnap create -m "before refactor"',
     'echo \'{"task":"fix parser","progress_pct":40}\' | ctxsnap create --context -',
@@ -65,6 +75,10 @@ export const create: Command = {
       type: "string",
       arg: "ID",
       help: "only create if the branch head is ID ('none' for an empty branch)",
+    },
+    "allow-unchanged": {
+      type: "boolean",
+      help: "record a new snapshot even if nothing changed since the branch head",
     },
   },
   positionals: 0,
@@ -106,23 +120,29 @@ export const create: Command = {
         source,
         ...(str(parsed, "session") !== undefined ? { session: str(parsed, "session")! } : {}),
         ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
-        ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
+        ...(expect !== undefined
+          ? {
+            expectHead: expect === "none"
+              ? null
+              : revision(ctx, store, expect, { session: str(parsed, "session") }),
+          }
+          : {}),
+        allowUnchanged: flag(parsed, "allow-unchanged"),
         onProgress: (seen) => ctx.out.progress("capturing", seen),
         ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
       });
       const body = result.envelope.body;
       ctx.out.result({
-        id: result.id,
+        ...summarize(store, result.id, result.envelope),
         created: result.created,
-        session: body.session,
-        branch: body.branch,
-        parent: body.parent,
-        workspace: body.workspace,
-        git: body.git,
         capture: result.capture,
-        key_id: result.envelope.signature.key_id,
+        operation: result.operation,
       }, () => {
-        if (!result.created) return `${result.id}  (already recorded for source ${sourceText})`;
+        if (!result.created) {
+          return sourceText !== undefined && body.source?.id === source?.id
+            ? `${result.id}  (already recorded for source ${sourceText})`
+            : `${result.id}  (unchanged since this snapshot; nothing recorded)`;
+        }
         const w = body.workspace;
         const lines = [`${result.id}`];
         lines.push(

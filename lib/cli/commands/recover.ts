@@ -1,5 +1,5 @@
 /**
- * `ctxsnap recover`: finish or abort an interrupted restore.
+ * `ctxsnap recover`: finish or abort an interrupted restore, switch, undo or redo.
  * @module
  */
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
@@ -7,23 +7,23 @@ import { type Command, flag, identity, openStore, short, str } from "../command.
 /** The `recover` command. */
 export const recover: Command = {
   name: "recover",
-  summary: "finish an interrupted restore, or --abort it back to the content before it",
+  summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
   usage: "recover [--abort] [--force] [--session S]",
   examples: [
     "ctxsnap recover            # finish what was interrupted",
-    "ctxsnap recover --abort    # return to the pre-restore content",
+    "ctxsnap recover --abort    # return to the content before it",
   ],
   options: {
-    abort: { type: "boolean", help: "return the workspace to its pre-restore content" },
+    abort: { type: "boolean", help: "return the workspace to its content before the operation" },
     force: { type: "boolean", help: "overwrite paths changed since the interruption" },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
+    session: { type: "string", arg: "S", help: "session (default: current, else any)" },
   },
   positionals: 0,
   async run(ctx, parsed) {
     const signer = await identity();
     const store = openStore(ctx);
     try {
-      const { recover: recoverOperation } = await import("../../restore/restore.ts");
+      const { recover: recoverOperation } = await import("../../restore/recover.ts");
       const result = await recoverOperation(store, signer, {
         abort: flag(parsed, "abort"),
         force: flag(parsed, "force"),
@@ -32,8 +32,10 @@ export const recover: Command = {
       ctx.out.result(result, () => {
         if (result.operation === null) return "Nothing to recover.";
         return result.status === "aborted"
-          ? `Aborted ${result.operation}: the workspace is back to its pre-restore content.`
-          : `Finished ${result.operation}; recorded as ${short(result.snapshot)}.`;
+          ? `Aborted ${result.kind} ${result.operation}: the workspace is back to its content before it.`
+          : `Finished ${result.kind} ${result.operation}${
+            result.snapshot ? `; recorded as ${short(result.snapshot)}` : ""
+          }.`;
       });
       return 0;
     } finally {

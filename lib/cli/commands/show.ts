@@ -2,33 +2,44 @@
  * `ctxsnap show`: everything one snapshot recorded.
  * @module
  */
-import { getSnapshotRow, readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
-import { type Command, openStore, short, trustPolicy } from "../command.ts";
-import { UsageError } from "../../encoding/errors.ts";
+import { readEnvelope } from "../../snapshot/timeline.ts";
+import { summarize } from "../../snapshot/summary.ts";
+import { type Command, openStore, revision, short, str, trustPolicy } from "../command.ts";
 
 /** The `show` command. */
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show ID",
-  examples: ["ctxsnap show 3f2a9c", "ctxsnap show 3f2a9c --json | jq .envelope.body.context"],
-  options: {},
+  usage: "show [REVISION] [--before TIME]",
+  examples: [
+    "ctxsnap show                   # the head of the current branch",
+    "ctxsnap show 3f2a9c",
+    "ctxsnap show HEAD~2",
+    "ctxsnap show main@{2026-11-30T10:00}",
+    "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
+  ],
+  options: {
+    before: {
+      type: "string",
+      arg: "TIME",
+      help: "the newest snapshot of REVISION's history at or before TIME",
+    },
+    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+  },
   positionals: 1,
   async run(ctx, parsed) {
-    const prefix = parsed.positionals[0];
-    if (prefix === undefined) {
-      throw new UsageError("show needs a snapshot ID", { hint: "ctxsnap list" });
-    }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = resolveSnapshotId(store, prefix);
+      const id = revision(ctx, store, parsed.positionals[0] ?? "HEAD", {
+        session: str(parsed, "session"),
+        before: str(parsed, "before"),
+      });
       const envelope = readEnvelope(store, id);
-      const row = getSnapshotRow(store, id)!;
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
       const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
       const b = envelope.body;
-      ctx.out.result({ id, imported: row.imported === 1, signer, envelope }, () => {
+      ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
         const lines = [
           `snapshot   ${id}`,
           `created    ${b.created_at}`,
