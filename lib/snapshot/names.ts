@@ -121,7 +121,7 @@ export function parseRevision(text: string): Revision {
 /** Whether `text` is written as a revision rather than a plain id or name (`HEAD`, `@`, `~`, `@{`). */
 export function hasRevisionSyntax(text: string): boolean {
   const t = text.trim();
-  return t === "HEAD" || t === "@" || /~\d*$|~\d*[~@]|@\{/.test(t) || t.startsWith("HEAD~");
+  return t === "HEAD" || t === "@" || t.includes("~") || t.includes("@{");
 }
 
 /** Options of {@linkcode resolveRevision}. */

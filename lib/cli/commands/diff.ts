@@ -1,50 +1,77 @@
 /**
- * `ctxsnap diff`: what changed between two snapshots, or a snapshot and now.
+ * `ctxsnap diff`: what changed between two snapshots, or a snapshot and now:
+ * files (names, `--stat`, `--patch`) and the session.
  * @module
  */
-import { UsageError } from "../../encoding/errors.ts";
 import { captureWorkspace } from "../../store/capture.ts";
 import type { Store } from "../../store/store.ts";
 import type { TreeManifest } from "../../store/tree.ts";
+import type { SnapshotContext } from "../../snapshot/body.ts";
 import { diffTrees } from "../../snapshot/diff.ts";
-import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
-import { type Command, openStore, short } from "../command.ts";
+import { readSessionState, sessionChange } from "../../snapshot/session_state.ts";
+import { readEnvelope, selection } from "../../snapshot/timeline.ts";
+import { type Command, openStore, revision, short, str } from "../command.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
-function treeOf(store: Store, id: string): TreeManifest {
+function sideOf(store: Store, id: string): { tree: TreeManifest; context: SnapshotContext } {
   const body = readEnvelope(store, id).body;
-  return body.workspace === null ? EMPTY : store.getTree(body.workspace.tree);
+  return {
+    tree: body.workspace === null ? EMPTY : store.getTree(body.workspace.tree),
+    context: body.context,
+  };
 }
 
 /** The `diff` command. */
 export const diff: Command = {
   name: "diff",
-  summary: "list files added, changed and removed between snapshots",
-  usage: "diff A [B]",
+  summary: "show what changed between snapshots: files and session",
+  usage: "diff A [B] [--session S]",
   examples: [
-    "ctxsnap diff 3f2a9c            # snapshot A against the workspace as it is now",
+    "ctxsnap diff HEAD              # the head against the workspace as it is now",
     "ctxsnap diff 3f2a9c 81bd04 --json",
+    "ctxsnap diff HEAD~1 HEAD       # what the last snapshot changed, session included",
   ],
-  options: {},
+  options: {
+    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+  },
   positionals: 2,
   run(ctx, parsed) {
     const [a, b] = parsed.positionals;
-    if (a === undefined) throw new UsageError("diff needs at least one snapshot ID");
     const store = openStore(ctx, { readOnly: true });
     try {
-      const idA = resolveSnapshotId(store, a);
-      const idB = b === undefined ? null : resolveSnapshotId(store, b);
-      const left = treeOf(store, idA);
+      const session = str(parsed, "session");
+      const idA = revision(ctx, store, a ?? "HEAD", { session });
+      const idB = b === undefined ? null : revision(ctx, store, b, { session });
+      const left = sideOf(store, idA);
       const right = idB === null
-        ? captureWorkspace(store, { persist: false }).tree
-        : treeOf(store, idB);
-      const result = diffTrees(left, right);
-      ctx.out.result({ a: idA, b: idB ?? "workspace", ...result }, () => {
+        ? {
+          tree: captureWorkspace(store, { persist: false }).tree,
+          context: readSessionState(store, selection(store, session).session),
+        }
+        : sideOf(store, idB);
+      const files = diffTrees(left.tree, right.tree, { bIsDisk: idB === null });
+      const sessionDiff = sessionChange(left.context, right.context);
+      ctx.out.result({ a: idA, b: idB ?? "workspace", ...files, session: sessionDiff }, () => {
         const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
-        for (const path of result.added) lines.push(`A ${path}`);
-        for (const path of result.changed) lines.push(`M ${path}`);
-        for (const path of result.removed) lines.push(`D ${path}`);
+        for (const path of files.added) lines.push(`A ${path}`);
+        for (const path of files.changed) lines.push(`M ${path}`);
+        for (const path of files.removed) lines.push(`D ${path}`);
+        const s = sessionDiff;
+        if (s.task) {
+          lines.push(`session task: ${JSON.stringify(s.task.from)} → ${JSON.stringify(s.task.to)}`);
+        }
+        if (s.progress_pct) {
+          lines.push(`session progress: ${s.progress_pct.from}% → ${s.progress_pct.to}%`);
+        }
+        for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
+          for (const item of s[name].added) lines.push(`session ${name} + ${item}`);
+          for (const item of s[name].removed) lines.push(`session ${name} - ${item}`);
+        }
+        const ext = s.extensions;
+        for (const n of ext.added) lines.push(`session extension + ${n}`);
+        for (const n of ext.changed) lines.push(`session extension ~ ${n}`);
+        for (const n of ext.removed) lines.push(`session extension - ${n}`);
         if (lines.length === 1) lines.push("no differences");
         return lines.join("\n");
       });

@@ -6,7 +6,8 @@ import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/err
 import * as fs from "node:fs";
 import type { Keyring } from "../../crypto/keyring.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
-import { currentSelection, getBranch, resolveSnapshotId } from "../../snapshot/timeline.ts";
+import { currentSelection, getBranch } from "../../snapshot/timeline.ts";
+import { hasRevisionSyntax } from "../../snapshot/names.ts";
 import {
   type Command,
   type CommandContext,
@@ -14,6 +15,7 @@ import {
   list,
   openStore,
   type Parsed,
+  revision,
   short,
   str,
   trustPolicy,
@@ -32,8 +34,30 @@ function describe(report: SnapshotReport): string {
   }  signed by ${report.keyId}${who}  ${what}`;
 }
 
+/** A snapshot report as `--json` prints it (snake_case). */
+function reportJson(report: SnapshotReport): unknown {
+  return {
+    id: report.id,
+    valid: report.valid,
+    trusted: report.trusted,
+    key_id: report.keyId,
+    signer: report.signer,
+    checked: report.checked,
+    has_workspace: report.hasWorkspace,
+    problems: report.problems,
+  };
+}
+
+/**
+ * Whether the argument names a file: `-`, or anything but an id prefix (all
+ * hex) or a revision (`HEAD`, `@`, `REV~N`, `REV@{TIME}`) that names no
+ * existing file.
+ */
 function looksLikeFile(arg: string): boolean {
-  return arg === "-" || /[^0-9a-fA-F]/.test(arg);
+  if (arg === "-") return true;
+  if (!/[^0-9a-fA-F]/.test(arg)) return false;
+  if (!hasRevisionSyntax(arg)) return true;
+  return fs.existsSync(userPath(arg));
 }
 
 async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
@@ -77,7 +101,13 @@ async function verifyFileCommand(
     workspace: b.workspace,
     with_workspace: report.withWorkspace,
     blob_bytes: report.blobBytes,
-    snapshots: report.snapshots,
+    snapshots: report.snapshots.map((s) => ({
+      id: s.id,
+      key_id: s.keyId,
+      signer: s.signer,
+      valid: s.valid,
+      trusted: s.trusted,
+    })),
   }, () => {
     const verdict = !report.valid
       ? "INVALID SIGNATURE"
@@ -173,7 +203,12 @@ export const verify: Command = {
         const invalid = report.snapshots.filter((s) => !s.valid).length;
         const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length;
         const ok = report.problems.length === 0 && invalid === 0;
-        ctx.out.result({ ok, trusted: ok && untrusted === 0, ...report }, () => {
+        ctx.out.result({
+          ok,
+          trusted: ok && untrusted === 0,
+          ...report,
+          snapshots: report.snapshots.map(reportJson),
+        }, () => {
           const lines = report.snapshots.map(describe);
           lines.push(...report.problems.map((p) => `FAIL  ${p}`));
           lines.push(
@@ -191,7 +226,7 @@ export const verify: Command = {
       }
       let id: string;
       const given = parsed.positionals[0];
-      if (given !== undefined) id = resolveSnapshotId(store, given);
+      if (given !== undefined) id = revision(ctx, store, given);
       else {
         const sel = currentSelection(store);
         const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
@@ -203,7 +238,7 @@ export const verify: Command = {
         id = head;
       }
       const report = await verifySnapshot(store, id, trust);
-      ctx.out.result(report, () => describe(report));
+      ctx.out.result(reportJson(report), () => describe(report));
       if (!report.valid) {
         ctx.out.error(
           new IntegrityError(
