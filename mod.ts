@@ -175,8 +175,24 @@ export { planPublish, publishToFile as publish, writePublished } from "./lib/sha
 export type { PublishOptions, PublishResult } from "./lib/share/publish.ts";
 export { verifyFile } from "./lib/share/verify_file.ts";
 export type { FileReport } from "./lib/share/verify_file.ts";
-export { importFile } from "./lib/share/import.ts";
-export type { ImportResult } from "./lib/share/import.ts";
+export { importAnyFile, importFile } from "./lib/share/import.ts";
+export type { AnyImportResult, ImportOptions, ImportResult } from "./lib/share/import.ts";
+export { verifyAnyFile } from "./lib/share/verify_file.ts";
+export type { AnyFileReport } from "./lib/share/verify_file.ts";
+export {
+  checkLeanCtxBytes,
+  leanCtxFileText,
+  leanCtxId,
+  leanCtxVerdict,
+  newLeanCtxSnapshot,
+  signLeanCtx,
+} from "./lib/share/leanctx.ts";
+export type { LeanCtxCheck, LeanCtxSnapshot, LeanCtxVerdict } from "./lib/share/leanctx.ts";
+export { importLeanCtx, readLeanCtx, resolveAnyId } from "./lib/share/leanctx_store.ts";
+export { exportLeanCtx, leanCtxFromBody } from "./lib/share/leanctx_export.ts";
+export { restoreLeanCtx } from "./lib/share/leanctx_restore.ts";
+export { SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
+export type { LedgerSlice, LineageSlice, RoiSlice, Slices } from "./lib/snapshot/slices.ts";
 
 /** Opens the store in `dir` (a `.ctxsnap` directory). */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {

@@ -143,8 +143,8 @@ async function runInProcess(
  * Runs the command line with `args` in `opts.cwd` and a clean environment:
  * PATH, DENO_DIR, NO_COLOR=1, HOME and CTXSNAP_CONFIG_DIR of the temp
  * workspace containing `cwd` (see {@linkcode tempWorkspace}), then `opts.env`.
- * In-process unless `opts.mode`, `opts.permissions` or the environment (see
- * {@linkcode RunMode}) ask for a subprocess.
+ * In-process unless `opts.mode`, `opts.permissions`, `opts.stdin` or the
+ * environment (see {@linkcode RunMode}) ask for a subprocess.
  */
 export async function runCli(args: string[], opts: RunOptions): Promise<CliResult> {
   const dirs = dirsFor(opts.cwd);
@@ -162,8 +162,9 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
     );
   }
   const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin;
+  // Standard input is a process boundary: `-` sources read descriptor 0.
   const subprocess = FORCE_SUBPROCESS || opts.mode === "subprocess" ||
-    opts.permissions !== undefined;
+    opts.permissions !== undefined || stdin !== undefined;
   if (!subprocess) return await runInProcess(args, opts.cwd, env, stdin);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 60_000);

@@ -348,6 +348,8 @@ Deno.test("validateBody refuses unknown fields at every level", () => {
   for (const value of cases) assertThrows(() => validateBody(value), IntegrityError, "unknown");
   const { tool: _tool, ...noTool } = body();
   assertThrows(() => validateBody(noTool), IntegrityError, "lacks field");
+  assertThrows(() => validateBody(body({ schema: "ctxsnap.snapshot/v3" })), IntegrityError);
+  // v2 is known, but only for a body with slices (docs/FORMAT.md §3.1).
   assertThrows(() => validateBody(body({ schema: "ctxsnap.snapshot/v2" })), IntegrityError);
 });
 

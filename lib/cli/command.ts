@@ -26,6 +26,7 @@ import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
 import { resolveRevision } from "../snapshot/names.ts";
+import { leanCtxIdsWithPrefix } from "../store/leanctx_rows.ts";
 import { cwd, getEnv, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
 
@@ -267,7 +268,7 @@ export async function trustPolicy(
   return keyring;
 }
 
-/** Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM file. */
+/** Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM or hex file. */
 export function readKeyArgument(value: string): Uint8Array {
   if (/^[0-9a-fA-F]{64}$/.test(value)) return parsePublicKey(value.toLowerCase());
   if (value.includes("-----BEGIN")) return parsePublicKey(value);
@@ -283,7 +284,9 @@ export function readKeyArgument(value: string): Uint8Array {
       },
     );
   }
-  return parsePublicKey(text.trim());
+  const trimmed = text.trim();
+  // A lean-ctx public key file may hold the hex key in either case.
+  return parsePublicKey(/^[0-9a-fA-F]{64}$/.test(trimmed) ? trimmed.toLowerCase() : trimmed);
 }
 
 async function ownIdentityIfPresent(): Promise<Identity | null> {
@@ -383,6 +386,37 @@ export function revision(
     ...(options.before !== undefined ? { before: options.before } : {}),
     onWarning: (message) => ctx.out.warn(message),
   });
+}
+
+/** A snapshot argument resolved: a ctxsnap snapshot, or an imported lean-ctx snapshot. */
+export interface Target {
+  /** Which kind of snapshot. */
+  format: "ctxsnap" | "lean-ctx";
+  /** Its full id. */
+  id: string;
+}
+
+/**
+ * Resolves a snapshot argument that may also name an imported lean-ctx
+ * snapshot: an id prefix matching a lean-ctx snapshot is resolved across
+ * both kinds (ambiguous across them: exit 2); anything else is a revision
+ * (see {@linkcode revision}).
+ */
+export async function target(
+  ctx: CommandContext,
+  store: Store,
+  text: string,
+  options: { session?: string | undefined; before?: string | undefined } = {},
+): Promise<Target> {
+  const t = text.trim().toLowerCase();
+  if (
+    options.before === undefined && /^[0-9a-f]{4,64}$/.test(t) &&
+    leanCtxIdsWithPrefix(store, t, 1).length > 0
+  ) {
+    const { resolveAnyId } = await import("../share/leanctx_store.ts");
+    return resolveAnyId(store, text);
+  }
+  return { format: "ctxsnap", id: revision(ctx, store, text, options) };
 }
 
 /** Milliseconds since the epoch as an ISO 8601 UTC string (the JSON style), or null. */

@@ -31,13 +31,20 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
   type Stats,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { ed25519 } from "@noble/curves/ed25519.js";
-import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import {
+  ConflictError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
 import { toHex } from "../encoding/hex.ts";
 import { getEnv } from "../runtime.ts";
 import {
@@ -312,4 +319,104 @@ export async function loadOrCreateIdentity(dir: string): Promise<Identity> {
   }
   fsyncDir(dir);
   return identityFrom(seed, publicKey, path);
+}
+
+/** What {@linkcode importIdentity} did. */
+export interface IdentityImport {
+  /** The identity now in place. */
+  identity: Identity;
+  /** Whether it was already this machine's identity (nothing written). */
+  unchanged: boolean;
+  /** The identity it replaced, or null. */
+  replaced: Identity | null;
+  /** Where the replaced key file was kept (`identity-<key id>.pem.replaced`), or null. */
+  backup: string | null;
+}
+
+/**
+ * Makes the Ed25519 key with private seed `seed` this machine's identity in
+ * config directory `dir` (an existing directory's mode is not changed; a new
+ * one gets 0700). The key file is written with mode 0600 to a fresh
+ * temporary file, fsynced and renamed into place. An existing, different
+ * identity is refused with a {@linkcode ConflictError} (exit 5) unless
+ * `replace`; then the old key file is first kept, hard-linked, as
+ * `identity-<old key id>.pem.replaced` so no key is ever lost.
+ */
+export async function importIdentity(
+  dir: string,
+  seed: Uint8Array,
+  options: { replace?: boolean } = {},
+): Promise<IdentityImport> {
+  const publicKey = await publicKeyFromSeed(seed);
+  const identity = identityFrom(new Uint8Array(seed), publicKey, identityPath(dir));
+  let existing: Identity | null = null;
+  let unreadable = false;
+  try {
+    existing = await loadIdentityAsync(dir);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) {
+      if (!options.replace) throw error;
+      unreadable = true; // replaced, but kept like any other
+    }
+  }
+  if (existing !== null && existing.keyId === identity.keyId) {
+    return { identity: existing, unchanged: true, replaced: null, backup: null };
+  }
+  if (existing !== null && !options.replace) {
+    throw new ConflictError(
+      `This machine already has the identity ${existing.keyId}; not replacing it with ${identity.keyId}`,
+      { hint: "pass --force to replace it (the old key file is kept next to it)" },
+    );
+  }
+  ensurePrivateDir(dir);
+  const path = identityPath(dir);
+  let backup: string | null = null;
+  if (existing !== null || unreadable) {
+    backup = join(
+      dir,
+      `identity-${existing?.keyId ?? `unreadable-${randomSuffix()}`}.pem.replaced`,
+    );
+    try {
+      linkSync(path, backup);
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") {
+        throw new IntegrityError(
+          `Cannot keep the old identity key as ${quote(backup)}: ${errnoOf(error) ?? error}`,
+          { cause: error },
+        );
+      }
+    }
+  }
+  const temp = `${path}.tmp-${randomSuffix()}`;
+  let fd: number | null = null;
+  try {
+    fd = openSync(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    fchmodSync(fd, 0o600);
+    const bytes = new TextEncoder().encode(seedToPkcs8Pem(seed));
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(temp, path);
+  } catch (error) {
+    if (fd !== null) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Nothing left to clean up.
+    }
+    throw new IntegrityError(
+      `Cannot write identity key ${quote(path)}: ${errnoOf(error) ?? error}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  fsyncDir(dir);
+  return { identity, unchanged: false, replaced: existing, backup };
 }

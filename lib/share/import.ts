@@ -4,6 +4,8 @@
  * pass re-verifies while writing, inside one transaction. Imported snapshots
  * land on a quarantine branch `imported/<key_id>` of their session and never
  * move the current head. Importing the same file again changes nothing.
+ * {@linkcode importAnyFile} also takes a lean-ctx snapshot file, kept as
+ * itself (see `leanctx_store.ts`).
  *
  * @example
  * ```ts
@@ -30,7 +32,9 @@ import type { TrustPolicy } from "../snapshot/verify.ts";
 import type { BundleVisitor } from "./bundle.ts";
 import { fdWriter } from "./publish.ts";
 import { fdReader } from "./tar.ts";
-import { type FileReport, openSource, verifyStream } from "./verify_file.ts";
+import { type FileReport, openSource, sniffKind, verifyStream } from "./verify_file.ts";
+import { looksLikeLeanCtx, MAX_LEANCTX_BYTES } from "./leanctx.ts";
+import { importLeanCtx, type LeanCtxImportResult } from "./leanctx_store.ts";
 
 interface PendingBlob {
   id: string;
@@ -130,175 +134,244 @@ function fileIdentity(fd: number): string {
  * (exit 1) with nothing written; an untrusted signer throws
  * {@linkcode UntrustedError} (exit 3) unless `allowUntrusted`.
  */
-export async function importFile(
+export function importFile(
   store: Store,
   source: string,
   trust: TrustPolicy,
-  options: { allowUntrusted?: boolean; onProgress?: (done: number, total: number) => void } = {},
+  options: ImportOptions = {},
 ): Promise<ImportResult> {
+  return withSource(store, source, (fd) => importFrom(store, fd, trust, options));
+}
+
+/** Options of {@linkcode importFile} and {@linkcode importAnyFile}. */
+export interface ImportOptions {
+  /** Import an unsigned file or one by an unpinned signer (still verified). */
+  allowUntrusted?: boolean;
+  /** Progress callback while storing blobs. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What {@linkcode importAnyFile} did, per format. */
+export type AnyImportResult =
+  | { format: "ctxsnap"; result: ImportResult }
+  | { format: "lean-ctx"; result: LeanCtxImportResult };
+
+/**
+ * Imports a ctxsnap file (published snapshot or bundle) or a lean-ctx
+ * snapshot file, recognised by content (docs/FORMAT.md §5). Same rules as
+ * {@linkcode importFile}; a lean-ctx file is kept as itself (§12).
+ */
+export function importAnyFile(
+  store: Store,
+  source: string,
+  trust: TrustPolicy,
+  options: ImportOptions = {},
+): Promise<AnyImportResult> {
+  return withSource(store, source, async (fd) => {
+    const lean = leanCtxBytesAt(fd);
+    if (lean !== null) {
+      return { format: "lean-ctx", result: await importLeanCtx(store, lean, trust, options) };
+    }
+    return { format: "ctxsnap", result: await importFrom(store, fd, trust, options) };
+  });
+}
+
+/** The whole file when it is a JSON document meant as a lean-ctx snapshot, else null. */
+function leanCtxBytesAt(fd: number): Uint8Array | null {
+  const read = readerFromStart(fd);
+  const head = new Uint8Array(512);
+  const n = read(head);
+  if (sniffKind(head.subarray(0, n)) !== "snapshot") return null;
+  const bytes = new Uint8Array(MAX_LEANCTX_BYTES + 1);
+  let got = 0;
+  for (;;) {
+    const m = fs.readSync(fd, bytes, got, bytes.length - got, got);
+    if (m === 0) break;
+    got += m;
+    if (got === bytes.length) return null; // too large for either reader: pass 1 says so
+  }
+  const file = bytes.slice(0, got);
+  return looksLikeLeanCtx(file) ? file : null;
+}
+
+/** Opens `source` (spooling stdin or a FIFO into the store), runs `fn`, then cleans up. */
+async function withSource<T>(
+  store: Store,
+  source: string,
+  fn: (fd: number) => Promise<T>,
+): Promise<T> {
   const stream = source === "-" || isFifo(source);
   const spooled = stream ? spool(store, source) : null;
   // Both passes read the same open file, so swapping the path between them
   // changes nothing; rewriting the file in place is caught below.
   const fd = spooled?.fd ?? openSource(source);
   try {
-    const before = fileIdentity(fd);
-    // Pass 1: verify everything, write nothing.
-    const report = await verifyStream(readerFromStart(fd), trust);
-    if (!report.valid) {
-      const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
-      throw new IntegrityError(
-        `Signature of snapshot ${bad.join(", ")} does not verify; nothing was imported`,
-      );
-    }
-    if (!report.trusted && !options.allowUntrusted) {
-      const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
-      throw new UntrustedError(
-        `The file is intact but signed by untrusted key ${keys.join(", ")}; nothing was imported`,
-        {
-          hint:
-            "trust the signer (`ctxsnap key trust KEY --name N`, or --trust KEY), or pass --allow-untrusted",
-        },
-      );
-    }
-    const primary = report.primary;
-    const session = primary.body.session;
-    const branch = quarantineBranch(primary.signature.key_id);
-    const ids = report.snapshots.map((s) => s.id);
-    const present = ids.filter((id) => hasSnapshot(store, id));
-    const treesPresent = !report.withWorkspace ||
-      report.envelopes.every((e) =>
-        e.body.workspace === null || store.hasObject(e.body.workspace.tree)
-      );
-    if (present.length === ids.length && treesPresent) {
-      return {
-        report,
-        imported: [],
-        present,
-        alreadyPresent: true,
-        session,
-        branch,
-        head: getBranch(store, session, branch)?.head ?? null,
-        headMoved: false,
-        blobs: 0,
-        operation: null,
-      };
-    }
-
-    // Pass 2: re-verify while writing, all in one transaction.
-    return await store.transactionAsync("import", async () => {
-      assertResolved(store, session);
-      const imported: string[] = [];
-      let blobs = 0;
-      let seenBlobs = 0;
-      const state: { pending: PendingBlob | null } = { pending: null };
-      let position = 0;
-      const visitor: BundleVisitor = {
-        snapshot(envelope, valid) {
-          // Exactly what pass 1 verified, in the same order, or nothing.
-          const expected = report.envelopes[position++];
-          if (
-            !valid || envelope.id !== expected?.id ||
-            envelope.signature.public_key !== expected.signature.public_key
-          ) {
-            throw new IntegrityError(`The file changed between verifying and importing it`);
-          }
-          if (insertSnapshot(store, envelope, true)) imported.push(envelope.id);
-        },
-        tree(id, tree) {
-          if (treeId(tree) !== id) {
-            throw new IntegrityError(`Tree ${quote(id)} does not match its hash`);
-          }
-          store.putTree(tree);
-        },
-        blobStart(id, size) {
-          if (store.hasObject(id)) return null;
-          if (size <= INLINE_BLOB_MAX) {
-            const chunks: Uint8Array[] = [];
-            state.pending = { id, chunks, temp: null, fd: null };
-            return (chunk) => chunks.push(chunk.slice());
-          }
-          const temp = store.tempPath();
-          const fd = fs.openSync(
-            temp,
-            fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
-            0o600,
-          );
-          state.pending = { id, chunks: [], temp, fd };
-          return fdWriter(fd);
-        },
-        blobEnd(id, size) {
-          options.onProgress?.(++seenBlobs, report.blobCount);
-          const p = state.pending;
-          state.pending = null;
-          if (p === null || p.id !== id) return; // already present
-          blobs += 1;
-          if (p.temp !== null && p.fd !== null) {
-            fs.fsyncSync(p.fd);
-            fs.closeSync(p.fd);
-            store.adoptBlobFile(p.temp, id, size);
-            return;
-          }
-          const data = new Uint8Array(size);
-          let at = 0;
-          for (const chunk of p.chunks) {
-            data.set(chunk, at);
-            at += chunk.length;
-          }
-          store.putBlob(data, id);
-        },
-      };
-      try {
-        if (fileIdentity(fd) !== before) {
-          throw new IntegrityError(`The file changed between verifying and importing it`);
-        }
-        await verifyStream(readerFromStart(fd), trust, visitor);
-        if (position !== ids.length || !hasSnapshot(store, primary.id)) {
-          throw new IntegrityError(`The file changed between verifying and importing it`);
-        }
-      } catch (error) {
-        const p = state.pending;
-        if (p !== null && p.fd !== null) fs.closeSync(p.fd);
-        if (p !== null && p.temp !== null) fs.rmSync(p.temp, { force: true });
-        throw error;
-      }
-      // The quarantine head never moves back: not to the primary when the
-      // primary is already in the head's history (an older import).
-      const pending = beginChange(store, [session]);
-      const head = ensureBranch(store, session, branch);
-      const forward = head.head === null || !isAncestor(store, primary.id, head.head);
-      if (forward && head.head !== primary.id) {
-        moveHead(store, session, branch, head.head, primary.id);
-      }
-      const operation = endChange(store, pending, {
-        kind: "import",
-        session,
-        branch,
-        source: head.head,
-        target: primary.id,
-        plan: {
-          kind: report.kind,
-          snapshots: ids,
-          workspace: report.withWorkspace,
-          blobs,
-          head_moved: forward,
-        },
-      }, { always: true });
-      return {
-        report,
-        imported,
-        present,
-        alreadyPresent: false,
-        session,
-        branch,
-        head: forward ? primary.id : head.head,
-        headMoved: forward && head.head !== primary.id,
-        blobs,
-        operation,
-      };
-    });
+    return await fn(fd);
   } finally {
     if (fd !== 0) fs.closeSync(fd);
     if (spooled !== null) fs.rmSync(spooled.path, { force: true });
   }
+}
+
+async function importFrom(
+  store: Store,
+  fd: number,
+  trust: TrustPolicy,
+  options: ImportOptions,
+): Promise<ImportResult> {
+  const before = fileIdentity(fd);
+  // Pass 1: verify everything, write nothing.
+  const report = await verifyStream(readerFromStart(fd), trust);
+  if (!report.valid) {
+    const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
+    throw new IntegrityError(
+      `Signature of snapshot ${bad.join(", ")} does not verify; nothing was imported`,
+    );
+  }
+  if (!report.trusted && !options.allowUntrusted) {
+    const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+    throw new UntrustedError(
+      `The file is intact but signed by untrusted key ${keys.join(", ")}; nothing was imported`,
+      {
+        hint:
+          "trust the signer (`ctxsnap key trust KEY --name N`, or --trust KEY), or pass --allow-untrusted",
+      },
+    );
+  }
+  const primary = report.primary;
+  const session = primary.body.session;
+  const branch = quarantineBranch(primary.signature.key_id);
+  const ids = report.snapshots.map((s) => s.id);
+  const present = ids.filter((id) => hasSnapshot(store, id));
+  const treesPresent = !report.withWorkspace ||
+    report.envelopes.every((e) =>
+      e.body.workspace === null || store.hasObject(e.body.workspace.tree)
+    );
+  if (present.length === ids.length && treesPresent) {
+    return {
+      report,
+      imported: [],
+      present,
+      alreadyPresent: true,
+      session,
+      branch,
+      head: getBranch(store, session, branch)?.head ?? null,
+      headMoved: false,
+      blobs: 0,
+      operation: null,
+    };
+  }
+
+  // Pass 2: re-verify while writing, all in one transaction.
+  return await store.transactionAsync("import", async () => {
+    assertResolved(store, session);
+    const imported: string[] = [];
+    let blobs = 0;
+    let seenBlobs = 0;
+    const state: { pending: PendingBlob | null } = { pending: null };
+    let position = 0;
+    const visitor: BundleVisitor = {
+      snapshot(envelope, valid) {
+        // Exactly what pass 1 verified, in the same order, or nothing.
+        const expected = report.envelopes[position++];
+        if (
+          !valid || envelope.id !== expected?.id ||
+          envelope.signature.public_key !== expected.signature.public_key
+        ) {
+          throw new IntegrityError(`The file changed between verifying and importing it`);
+        }
+        if (insertSnapshot(store, envelope, true)) imported.push(envelope.id);
+      },
+      tree(id, tree) {
+        if (treeId(tree) !== id) {
+          throw new IntegrityError(`Tree ${quote(id)} does not match its hash`);
+        }
+        store.putTree(tree);
+      },
+      blobStart(id, size) {
+        if (store.hasObject(id)) return null;
+        if (size <= INLINE_BLOB_MAX) {
+          const chunks: Uint8Array[] = [];
+          state.pending = { id, chunks, temp: null, fd: null };
+          return (chunk) => chunks.push(chunk.slice());
+        }
+        const temp = store.tempPath();
+        const fd = fs.openSync(
+          temp,
+          fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+          0o600,
+        );
+        state.pending = { id, chunks: [], temp, fd };
+        return fdWriter(fd);
+      },
+      blobEnd(id, size) {
+        options.onProgress?.(++seenBlobs, report.blobCount);
+        const p = state.pending;
+        state.pending = null;
+        if (p === null || p.id !== id) return; // already present
+        blobs += 1;
+        if (p.temp !== null && p.fd !== null) {
+          fs.fsyncSync(p.fd);
+          fs.closeSync(p.fd);
+          store.adoptBlobFile(p.temp, id, size);
+          return;
+        }
+        const data = new Uint8Array(size);
+        let at = 0;
+        for (const chunk of p.chunks) {
+          data.set(chunk, at);
+          at += chunk.length;
+        }
+        store.putBlob(data, id);
+      },
+    };
+    try {
+      if (fileIdentity(fd) !== before) {
+        throw new IntegrityError(`The file changed between verifying and importing it`);
+      }
+      await verifyStream(readerFromStart(fd), trust, visitor);
+      if (position !== ids.length || !hasSnapshot(store, primary.id)) {
+        throw new IntegrityError(`The file changed between verifying and importing it`);
+      }
+    } catch (error) {
+      const p = state.pending;
+      if (p !== null && p.fd !== null) fs.closeSync(p.fd);
+      if (p !== null && p.temp !== null) fs.rmSync(p.temp, { force: true });
+      throw error;
+    }
+    // The quarantine head never moves back: not to the primary when the
+    // primary is already in the head's history (an older import).
+    const pending = beginChange(store, [session]);
+    const head = ensureBranch(store, session, branch);
+    const forward = head.head === null || !isAncestor(store, primary.id, head.head);
+    if (forward && head.head !== primary.id) {
+      moveHead(store, session, branch, head.head, primary.id);
+    }
+    const operation = endChange(store, pending, {
+      kind: "import",
+      session,
+      branch,
+      source: head.head,
+      target: primary.id,
+      plan: {
+        kind: report.kind,
+        snapshots: ids,
+        workspace: report.withWorkspace,
+        blobs,
+        head_moved: forward,
+      },
+    }, { always: true });
+    return {
+      report,
+      imported,
+      present,
+      alreadyPresent: false,
+      session,
+      branch,
+      head: forward ? primary.id : head.head,
+      headMoved: forward && head.head !== primary.id,
+      blobs,
+      operation,
+    };
+  });
 }

@@ -2,7 +2,8 @@
  * Offline verification of a published snapshot (`.ctxsnapshot.json`) or a
  * bundle (`.ctxbundle`): no store, no config, no writes, no network. It checks
  * the format version, canonical form, every id and hash, every signature, and
- * whether each signer is trusted.
+ * whether each signer is trusted. {@linkcode verifyAnyFile} also recognises a
+ * lean-ctx snapshot file by its content and checks it (see `leanctx.ts`).
  *
  * @example
  * ```ts
@@ -21,6 +22,13 @@ import {
 } from "../snapshot/envelope.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";
 import { type BundleVisitor, readBundle } from "./bundle.ts";
+import {
+  checkLeanCtxBytes,
+  type LeanCtxCheck,
+  type LeanCtxVerdict,
+  leanCtxVerdict,
+  looksLikeLeanCtx,
+} from "./leanctx.ts";
 import { fdReader } from "./tar.ts";
 
 /** A readable source: a path, or `-` for standard input. */
@@ -206,6 +214,65 @@ export async function verifyStream(
     valid,
     trusted: valid && snapshots.every((s) => s.trusted),
   };
+}
+
+/** What {@linkcode verifyAnyFile} found: a ctxsnap file's report, or a lean-ctx file's check. */
+export type AnyFileReport =
+  | { format: "ctxsnap"; report: FileReport }
+  | {
+    format: "lean-ctx";
+    /** The check: structure passed; id, signature and layout are verdicts. */
+    check: LeanCtxCheck;
+    /** Tampered, unsigned, or whether the signer is pinned. */
+    verdict: LeanCtxVerdict;
+    /** The signer's trusted name, or null. */
+    signer: string | null;
+  };
+
+/**
+ * Verifies a ctxsnap file (published snapshot or bundle) or a lean-ctx
+ * snapshot file, recognised by content (docs/FORMAT.md §5): a JSON object
+ * with a top-level `schema_version` is lean-ctx. Writes nothing.
+ */
+export async function verifyAnyFile(
+  source: FileSource,
+  trust: TrustPolicy,
+): Promise<AnyFileReport> {
+  const fd = openSource(source);
+  try {
+    const read = fdReader(fd);
+    const head = new Uint8Array(512);
+    let got = 0;
+    while (got < head.length) {
+      const n = read(head.subarray(got));
+      if (n === 0) break;
+      got += n;
+    }
+    const prefix = head.subarray(0, got);
+    if (sniffKind(prefix) !== "snapshot") {
+      return { format: "ctxsnap", report: await verifyStream(withPrefix(prefix, read), trust) };
+    }
+    const bytes = readUpTo(withPrefix(prefix, read), MAX_ENVELOPE_BYTES);
+    if (!looksLikeLeanCtx(bytes)) {
+      let offset = 0;
+      const replay = (buffer: Uint8Array): number => {
+        const n = Math.min(buffer.length, bytes.length - offset);
+        buffer.set(bytes.subarray(offset, offset + n));
+        offset += n;
+        return n;
+      };
+      return { format: "ctxsnap", report: await verifyStream(replay, trust) };
+    }
+    const check = await checkLeanCtxBytes(bytes);
+    return {
+      format: "lean-ctx",
+      check,
+      verdict: leanCtxVerdict(check, trust),
+      signer: check.keyId === null ? null : trust.nameOf(check.keyId),
+    };
+  } finally {
+    if (fd !== 0) fs.closeSync(fd);
+  }
 }
 
 /** Verifies a file (or `-` for stdin). Writes nothing. */

@@ -22,9 +22,17 @@
 import { canonicalBytes, type JsonValue } from "../encoding/canonical_json.ts";
 import { IntegrityError, quote } from "../encoding/errors.ts";
 import { isHex } from "../encoding/hex.ts";
+import { SLICE_FIELDS, type Slices, validateSlices } from "./slices.ts";
 
-/** The body schema tag this code reads and writes. */
+/** The body schema tag of a body without slices (every body ctxsnap 0.1.0 wrote). */
 export const SNAPSHOT_SCHEMA = "ctxsnap.snapshot/v1";
+/**
+ * The body schema tag of a body carrying at least one of the optional
+ * `roi`, `lineage` and `ledger` slices (and only such a body).
+ */
+export const SNAPSHOT_SCHEMA_V2 = "ctxsnap.snapshot/v2";
+/** The body schema tags this code reads and writes. */
+export type SnapshotSchema = typeof SNAPSHOT_SCHEMA | typeof SNAPSHOT_SCHEMA_V2;
 /** Largest canonical body accepted, in bytes. */
 export const MAX_BODY_BYTES: number = 1024 * 1024;
 /** Longest free-text field (task, reason, a decision, a finding…), in UTF-16 code units. */
@@ -102,10 +110,14 @@ export interface WorkspaceRef {
   skipped: number;
 }
 
-/** A snapshot body. Its id is BLAKE3 of its canonical JSON. */
-export interface SnapshotBody {
-  /** Always {@linkcode SNAPSHOT_SCHEMA}. */
-  schema: typeof SNAPSHOT_SCHEMA;
+/**
+ * A snapshot body. Its id is BLAKE3 of its canonical JSON. The slices
+ * (`roi`, `lineage`, `ledger`) are absent unless recorded; a body holding
+ * any of them has schema {@linkcode SNAPSHOT_SCHEMA_V2}.
+ */
+export interface SnapshotBody extends Slices {
+  /** {@linkcode SNAPSHOT_SCHEMA}, or {@linkcode SNAPSHOT_SCHEMA_V2} exactly when a slice is present. */
+  schema: SnapshotSchema;
   /** RFC 3339 UTC timestamp with milliseconds. */
   created_at: string;
   /** The previous snapshot on the branch, or null. */
@@ -314,12 +326,17 @@ export function validateFacets(value: unknown, where = "snapshot body"): Snapsho
 export function validateBody(value: unknown): SnapshotBody {
   const c = new Checker("snapshot body");
   const o = c.object(value, "body");
-  if (o.schema !== SNAPSHOT_SCHEMA) {
+  if (o.schema !== SNAPSHOT_SCHEMA && o.schema !== SNAPSHOT_SCHEMA_V2) {
     throw new IntegrityError(`Unsupported snapshot schema ${quote(o.schema)}`, {
-      hint: `this ctxsnap reads ${SNAPSHOT_SCHEMA}; upgrade ctxsnap`,
+      hint: `this ctxsnap reads ${SNAPSHOT_SCHEMA} and ${SNAPSHOT_SCHEMA_V2}; upgrade ctxsnap`,
     });
   }
+  const sliced = SLICE_FIELDS.filter((key) => key in o);
+  if (o.schema === SNAPSHOT_SCHEMA_V2 && sliced.length === 0) {
+    c.fail(`schema ${SNAPSHOT_SCHEMA_V2} needs at least one of ${SLICE_FIELDS.join(", ")}`);
+  }
   c.exactKeys(o, [
+    ...(o.schema === SNAPSHOT_SCHEMA_V2 ? sliced : []),
     "schema",
     "created_at",
     "parent",
@@ -383,7 +400,7 @@ export function validateBody(value: unknown): SnapshotBody {
   const tool = c.object(o.tool, "tool");
   c.exactKeys(tool, ["name", "version"], "tool");
   const body: SnapshotBody = {
-    schema: SNAPSHOT_SCHEMA,
+    schema: o.schema,
     created_at: createdAt,
     parent: o.parent === null ? null : c.id(o.parent, "parent"),
     session: c.name(o.session, "session"),
@@ -400,6 +417,7 @@ export function validateBody(value: unknown): SnapshotBody {
       version: c.text(tool.version, "tool.version", 64),
     },
   };
+  Object.assign(body, validateSlices(o));
   // canonicalBytes also refuses floats, NaN and lone surrogates anywhere inside.
   if (canonicalBytes(body).byteLength > MAX_BODY_BYTES) {
     c.fail(`body is larger than ${MAX_BODY_BYTES} bytes`);

@@ -40,6 +40,7 @@ import {
   emptyCursors,
   emptyFacets,
   SNAPSHOT_SCHEMA,
+  SNAPSHOT_SCHEMA_V2,
   type SnapshotBody,
   type SnapshotContext,
   type SnapshotCursors,
@@ -49,6 +50,7 @@ import {
   validateFacets,
 } from "./body.ts";
 import { type Envelope, signBody, type Signer } from "./envelope.ts";
+import { type Slices, validateSlices } from "./slices.ts";
 import { gitAnchor } from "./git.ts";
 import { readSessionState } from "./session_state.ts";
 import {
@@ -84,6 +86,12 @@ export interface ContextInput {
   cursors?: Partial<SnapshotCursors>;
   /** Any subset of facets. */
   facets?: Partial<SnapshotFacets>;
+  /** Token ROI slice of this snapshot. */
+  roi?: Slices["roi"];
+  /** Lineage slice of this snapshot. */
+  lineage?: Slices["lineage"];
+  /** Ledger slice of this snapshot. */
+  ledger?: Slices["ledger"];
 }
 
 const CONTEXT_KEYS = [
@@ -96,6 +104,9 @@ const CONTEXT_KEYS = [
   "extensions",
   "cursors",
   "facets",
+  "roi",
+  "lineage",
+  "ledger",
 ] as const;
 
 /**
@@ -144,7 +155,12 @@ export function validateContextInput(value: unknown): ContextInput {
 function resolveContext(
   live: SnapshotContext,
   input: ContextInput | null | undefined,
-): { context: SnapshotContext; cursors: SnapshotCursors; facets: SnapshotFacets } {
+): {
+  context: SnapshotContext;
+  cursors: SnapshotCursors;
+  facets: SnapshotFacets;
+  slices: Slices;
+} {
   const i = input ?? {};
   const context = validateContext({
     task: i.task ?? live.task,
@@ -157,7 +173,8 @@ function resolveContext(
   }, "context document");
   const cursors = validateCursors({ ...emptyCursors(), ...(i.cursors ?? {}) }, "context document");
   const facets = validateFacets({ ...emptyFacets(), ...(i.facets ?? {}) }, "context document");
-  return { context, cursors, facets };
+  const slices = validateSlices(i as Record<string, unknown>, "context document");
+  return { context, cursors, facets, slices };
 }
 
 /** Options for {@linkcode createSnapshot}. */
@@ -284,10 +301,11 @@ export async function createSnapshot(
     });
     options.prepare?.();
     const live = readSessionState(store, sel.session);
-    const { context, cursors, facets } = resolveContext(live, options.context);
+    const { context, cursors, facets, slices } = resolveContext(live, options.context);
     if (options.metadata) facets.metadata = { ...facets.metadata, ...options.metadata };
     const body: SnapshotBody = {
-      schema: SNAPSHOT_SCHEMA,
+      // v1 unless a slice is recorded, so bodies without slices keep their bytes and id.
+      schema: Object.keys(slices).length > 0 ? SNAPSHOT_SCHEMA_V2 : SNAPSHOT_SCHEMA,
       created_at: new Date().toISOString(),
       parent: branch.head,
       session: sel.session,
@@ -305,6 +323,7 @@ export async function createSnapshot(
       cursors,
       facets,
       tool: { name: "ctxsnap", version: VERSION },
+      ...slices,
     };
     const finish = (id: string, created: boolean): string | null => {
       if (pending === null) return null;

@@ -37,6 +37,8 @@ import {
 export interface SnapshotSummary {
   /** Full snapshot id. */
   id: string;
+  /** `ctxsnap`, or `lean-ctx` for an imported lean-ctx snapshot (listed by `list`). */
+  format: "ctxsnap" | "lean-ctx";
   /** When it was created (ISO 8601 UTC, from the signed body). */
   created_at: string;
   /** Session. */
@@ -55,8 +57,8 @@ export interface SnapshotSummary {
   git: GitAnchor | null;
   /** The target of the restore this snapshot records, or null. */
   reverted_to: string | null;
-  /** Signer key id. */
-  key_id: string;
+  /** Signer key id (null: an unsigned lean-ctx snapshot). */
+  key_id: string | null;
   /** Whether it arrived by import. */
   imported: boolean;
   /** False when the stored envelope no longer parses (run `verify`). */
@@ -78,6 +80,7 @@ export function summarize(store: Store, id: string, envelope?: Envelope): Snapsh
   const reverted = b?.facets.metadata.reverted_to;
   return {
     id,
+    format: "ctxsnap",
     created_at: b?.created_at ?? row?.created_at ?? "",
     session: b?.session ?? row?.session ?? "",
     branch: b?.branch ?? row?.branch ?? "",

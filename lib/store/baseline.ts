@@ -53,7 +53,7 @@ export function readBaseline(store: Store): string | null {
   try {
     row = store.stmt("SELECT tree FROM baseline WHERE id = 1").get() as typeof row;
   } catch (error) {
-    // A schema-2 store opened read-only has no baseline table yet.
+    // A store of schema 3 or older opened read-only has no baseline table yet.
     if (!/no such table/i.test(String((error as Error)?.message))) throw error;
     row = store.stmt(LEGACY).get() as typeof row;
   }

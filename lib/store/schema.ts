@@ -137,10 +137,35 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE objects_v2 RENAME TO objects;
   `,
   `
-  -- 3: the workspace baseline and the undo log (docs/FORMAT.md 8.2, 9).
+  -- 3: lean-ctx context snapshots imported as themselves (docs/FORMAT.md 8.2,
+  -- 12): the file's exact bytes, keyed by its lean-ctx id; the other columns
+  -- are an index copied from the verified file. Rows are immutable.
+  CREATE TABLE leanctx_snapshots (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          TEXT NOT NULL UNIQUE CHECK (length(id) = 64),
+    session     TEXT NOT NULL,
+    branch      TEXT NOT NULL,
+    key_id      TEXT CHECK (key_id IS NULL OR length(key_id) = 16),
+    created_at  TEXT NOT NULL,
+    imported_at INTEGER NOT NULL,
+    file        BLOB NOT NULL
+  );
+  CREATE INDEX leanctx_snapshots_by_branch ON leanctx_snapshots (session, branch, seq);
+  CREATE TRIGGER leanctx_snapshots_are_immutable BEFORE UPDATE ON leanctx_snapshots
+  BEGIN
+    SELECT RAISE(ABORT, 'lean-ctx snapshot rows are immutable');
+  END;
+  CREATE TRIGGER leanctx_snapshots_leave_only_through_forget BEFORE DELETE ON leanctx_snapshots
+  WHEN NOT EXISTS (SELECT 1 FROM operations WHERE kind = 'forget' AND status = 'applying')
+  BEGIN
+    SELECT RAISE(ABORT, 'lean-ctx snapshots leave only through a recorded forget');
+  END;
+  `,
+  `
+  -- 4: the workspace baseline and the undo log (docs/FORMAT.md 8.2, 8.4, 9).
   -- The baseline is the tree the workspace was last known to hold (set by
   -- create, restore, switch, undo, redo and recover), one row: the store has
-  -- one workspace. A store migrated from schema 2 starts from what 0.1 used,
+  -- one workspace. A store migrated from schema 2 or 3 starts from what those used,
   -- the tree of the current branch's head.
   CREATE TABLE baseline (
     id         INTEGER PRIMARY KEY CHECK (id = 1),

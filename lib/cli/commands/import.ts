@@ -17,11 +17,13 @@ import {
 /** The `import` command. */
 export const importCommand: Command = {
   name: "import",
-  summary: "verify a published snapshot or bundle, then add it on a quarantine branch",
+  summary:
+    "verify a published snapshot, bundle or lean-ctx snapshot, then add it on a quarantine branch",
   usage: "import FILE|- [--trust KEY]... [--allow-untrusted]",
   examples: [
     "ctxsnap import 3f2a9c81bd04.ctxbundle --trust alice.pub.pem",
     "ctxsnap import - < review.ctxsnapshot.json",
+    "ctxsnap import 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot, kept as itself",
     "ctxsnap restore 3f2a --workspace     # then materialize what you imported",
   ],
   options: {
@@ -33,7 +35,7 @@ export const importCommand: Command = {
     },
     "allow-untrusted": {
       type: "boolean",
-      help: "import even if the signer is not trusted (still verified)",
+      help: "import even if the signer is not trusted or it is unsigned (still verified)",
     },
   },
   positionals: 1,
@@ -43,18 +45,51 @@ export const importCommand: Command = {
     await identity(); // imports are recorded by a store that has an owner key
     const store = openStore(ctx);
     try {
-      const { importFile } = await import("../../share/import.ts");
-      const result = await importFile(
-        store,
-        userPath(source),
-        await trustPolicy(list(parsed, "trust")),
-        {
-          allowUntrusted: flag(parsed, "allow-untrusted"),
-          onProgress: (done, total) => ctx.out.progress("importing", done, total),
-        },
-      );
+      const { importAnyFile } = await import("../../share/import.ts");
+      const trust = await trustPolicy(list(parsed, "trust"));
+      const any = await importAnyFile(store, userPath(source), trust, {
+        allowUntrusted: flag(parsed, "allow-untrusted"),
+        onProgress: (done, total) => ctx.out.progress("importing", done, total),
+      });
+      if (any.format === "lean-ctx") {
+        const lean = any.result;
+        const { signerJson } = await import("./_leanctx.ts");
+        ctx.out.result({
+          format: "lean-ctx",
+          primary: lean.id,
+          kind: "lean-ctx",
+          already_present: lean.alreadyPresent,
+          imported: lean.alreadyPresent ? [] : [lean.id],
+          present: lean.alreadyPresent ? [lean.id] : [],
+          session: lean.session,
+          branch: lean.branch,
+          verdict: lean.verdict,
+          signer: signerJson(lean.check, trust),
+          layout: lean.check.layout,
+          with_workspace: false,
+          blobs: 0,
+          trusted: lean.verdict === "trusted",
+          operation: lean.operation,
+        }, () => {
+          if (lean.alreadyPresent) {
+            return `Already present: lean-ctx ${short(lean.id)} (${lean.session}/${lean.branch})`;
+          }
+          return [
+            `Imported lean-ctx snapshot ${short(lean.id)} onto ${lean.session}/${lean.branch}`,
+            "  kept as itself: its own bytes, id and signature (no workspace content)",
+            lean.verdict === "trusted"
+              ? ""
+              : `  ${
+                lean.verdict === "unsigned" ? "UNSIGNED" : "signer NOT trusted"
+              } (--allow-untrusted)`,
+          ].filter((l) => l !== "").join("\n");
+        });
+        return 0;
+      }
+      const result = any.result;
       const p = result.report.primary;
       ctx.out.result({
+        format: "ctxsnap",
         primary: p.id,
         kind: result.report.kind,
         already_present: result.alreadyPresent,

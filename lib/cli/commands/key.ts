@@ -4,19 +4,20 @@
  */
 import { UsageError } from "../../encoding/errors.ts";
 import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
-import { configDir } from "../../crypto/identity.ts";
+import { configDir, importIdentity } from "../../crypto/identity.ts";
 import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "../../crypto/keyring.ts";
-import { type Command, identity, readKeyArgument, str } from "../command.ts";
+import { type Command, flag, identity, readKeyArgument, str } from "../command.ts";
 
-const SUBCOMMANDS = ["show", "export", "trust", "untrust", "list"];
+const SUBCOMMANDS = ["show", "export", "import", "trust", "untrust", "list"];
 
 /** The `key` command. */
 export const key: Command = {
   name: "key",
-  summary: "show or export this machine's key; manage trusted keys",
+  summary: "show, export or import (from lean-ctx) this machine's key; manage trusted keys",
   usage: [
     "key [show]",
     "key export",
+    "key import --lean-ctx FILE [--force]",
     "key trust KEY [--name N]",
     "key untrust KEY_ID|NAME",
     "key list",
@@ -26,10 +27,21 @@ export const key: Command = {
     "ctxsnap key export > me.pub.pem            # share this with people who verify your snapshots",
     "ctxsnap key trust alice.pub.pem --name alice",
     "ctxsnap key trust 5c1d…e0 --name ci",
+    "ctxsnap key import --lean-ctx ~/.local/share/lean-ctx/keys/ctxpkg-ed25519.key   # sign as your lean-ctx identity",
+    "ctxsnap key trust 6060205618d3…9fe6 --name lean-ci   # a lean-ctx public key (hex or PEM)",
     "ctxsnap key untrust alice",
   ],
   options: {
     name: { type: "string", arg: "N", help: "with trust: a name shown by verify" },
+    "lean-ctx": {
+      type: "string",
+      arg: "FILE",
+      help: "with import: a lean-ctx signing key file (64 hex characters of seed)",
+    },
+    force: {
+      type: "boolean",
+      help: "with import: replace an existing identity (kept as a backup)",
+    },
   },
   positionals: 2,
   async run(ctx, parsed) {
@@ -50,6 +62,41 @@ export const key: Command = {
         if (ctx.out.json) {
           ctx.out.result({ key_id: me.keyId, public_key: me.publicKeyHex, pem }, () => "");
         } else ctx.out.raw(pem.endsWith("\n") ? pem : pem + "\n");
+        return 0;
+      }
+      case "import": {
+        const file = str(parsed, "lean-ctx");
+        if (file === undefined || arg !== undefined) {
+          throw new UsageError("key import takes the key file with --lean-ctx FILE", {
+            hint: "ctxsnap key import --lean-ctx ~/.local/share/lean-ctx/keys/ctxpkg-ed25519.key",
+          });
+        }
+        const { readLeanCtxSeedFile } = await import("./_leanctx_key.ts");
+        const { seed, looseMode } = readLeanCtxSeedFile(file);
+        if (looseMode) {
+          ctx.out.warn(
+            `${
+              JSON.stringify(file)
+            } is readable by group or others; the imported copy has mode 0600`,
+          );
+        }
+        const result = await importIdentity(dir, seed, { replace: flag(parsed, "force") });
+        const me = result.identity;
+        ctx.out.result({
+          key_id: me.keyId,
+          public_key: me.publicKeyHex,
+          path: me.path,
+          unchanged: result.unchanged,
+          replaced_key_id: result.replaced?.keyId ?? null,
+          backup: result.backup,
+        }, () =>
+          [
+            result.unchanged
+              ? `Already this machine's identity: ${me.keyId}`
+              : `Imported the lean-ctx key as this machine's identity: ${me.keyId}`,
+            `public key  ${me.publicKeyHex}`,
+            ...(result.backup === null ? [] : [`the previous key is kept as ${result.backup}`]),
+          ].join("\n"));
         return 0;
       }
       case "trust": {

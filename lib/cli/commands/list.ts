@@ -3,8 +3,41 @@
  * @module
  */
 import { parseTime } from "../../snapshot/names.ts";
-import { listSnapshots } from "../../snapshot/summary.ts";
+import { listSnapshots, type SnapshotSummary } from "../../snapshot/summary.ts";
+import { selection } from "../../snapshot/timeline.ts";
+import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
+import type { Store } from "../../store/store.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { escapeText } from "./_leanctx.ts";
+
+/** Summaries of stored lean-ctx snapshots; the task stands in for the reason. */
+async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotSummary[]> {
+  const { readLeanCtx } = await import("../../share/leanctx_store.ts");
+  return rows.map((row) => {
+    let lean = null;
+    try {
+      lean = readLeanCtx(store, row.id).snapshot;
+    } catch {
+      lean = null;
+    }
+    return {
+      id: row.id,
+      format: "lean-ctx",
+      created_at: lean?.created_at ?? row.created_at,
+      session: row.session,
+      branch: row.branch,
+      parent: lean?.parent_id ?? null,
+      reason: lean?.session?.task ?? null,
+      source: null,
+      workspace: null,
+      git: lean?.git ?? null,
+      reverted_to: null,
+      key_id: row.key_id,
+      imported: true,
+      readable: lean !== null,
+    };
+  });
+}
 
 /** The `list` command. */
 export const list: Command = {
@@ -28,34 +61,48 @@ export const list: Command = {
     },
   },
   positionals: 0,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const limit = intOption(parsed, "limit", 1, 1_000_000);
     const beforeText = str(parsed, "before");
     const before = beforeText === undefined ? undefined : parseTime(beforeText);
     const store = openStore(ctx, { readOnly: true });
     try {
-      const session = str(parsed, "session");
-      const branch = str(parsed, "branch");
+      const all = flag(parsed, "all");
+      const sel = selection(store, str(parsed, "session"), str(parsed, "branch"));
       const items = listSnapshots(store, {
-        all: flag(parsed, "all"),
-        ...(session !== undefined ? { session } : {}),
-        ...(branch !== undefined ? { branch } : {}),
+        all,
+        session: sel.session,
+        branch: sel.branch,
         ...(limit !== undefined ? { limit } : {}),
         ...(before !== undefined ? { before } : {}),
       });
-      ctx.out.result({ snapshots: items }, () => {
-        if (items.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
-        return items.map((item) =>
+      // lean-ctx snapshots (imported as themselves) follow, newest import first.
+      const leanRows = leanCtxRows(store, all ? {} : { session: sel.session, branch: sel.branch });
+      let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
+      if (before !== undefined) {
+        leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
+      }
+      if (limit !== undefined) leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
+      const rows = [...items, ...leanItems];
+      ctx.out.result({ snapshots: rows }, () => {
+        if (rows.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
+        return rows.map((item) =>
           [
             short(item.id),
             item.created_at.replace("T", " ").slice(0, 19),
             `${item.session}/${item.branch}`,
-            item.workspace === null ? "no workspace" : `${item.workspace.files} files`,
-            item.readable ? (item.reason || "-") : "(unreadable envelope: run `ctxsnap verify`)",
+            item.format === "lean-ctx"
+              ? "lean-ctx"
+              : item.workspace === null
+              ? "no workspace"
+              : `${item.workspace.files} files`,
+            item.readable
+              ? (escapeText(item.reason ?? "") || "-")
+              : "(unreadable: run `ctxsnap verify`)",
           ].join("  ")
         ).join("\n");
       });
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

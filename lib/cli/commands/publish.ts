@@ -6,15 +6,18 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { UsageError } from "../../encoding/errors.ts";
 import { isTerminal } from "../../runtime.ts";
+import type { ResolvedId } from "../../share/leanctx_store.ts";
 import type { Store } from "../../store/store.ts";
 import {
   type Command,
+  type CommandContext,
   flag,
+  identity,
   intOption,
   openStore,
-  revision,
   short,
   str,
+  target as resolveTarget,
   userPath,
 } from "../command.ts";
 
@@ -61,15 +64,58 @@ function destination(store: Store, cwd: string, out: string | undefined): {
   return { file: given };
 }
 
+/** `publish --format lean-ctx`: the lean-ctx file, signed with this machine's key when needed. */
+async function publishLeanCtx(
+  ctx: CommandContext,
+  store: Store,
+  target: ResolvedId,
+  out: string | undefined,
+): Promise<number> {
+  const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
+  const { writeFileAtomic } = await import("../../fs/atomic.ts");
+  const made = await exportLeanCtx(store, await identity(), target);
+  if (out === "-") {
+    ctx.out.raw(made.text);
+    return 0;
+  }
+  const where = destination(store, ctx.cwd, out);
+  const file = where.file ?? path.join(where.dir!, made.fileName);
+  writeFileAtomic(file, made.text, { mode: 0o644 });
+  const sig = made.snapshot.signature!;
+  const { keyIdOf } = await import("../../crypto/ed25519.ts");
+  const { fromHex } = await import("../../encoding/hex.ts");
+  const keyId = keyIdOf(fromHex(sig.public_key, 32));
+  ctx.out.result(
+    {
+      path: file,
+      format: "lean-ctx",
+      kind: "lean-ctx",
+      id: made.snapshot.snapshot_id,
+      source: target.id,
+      source_format: target.format,
+      bytes: new TextEncoder().encode(made.text).length,
+      signer: { public_key: sig.public_key, key_id: keyId },
+      signed_now: made.signedNow,
+    },
+    () =>
+      `Wrote ${file}\n  lean-ctx snapshot ${short(made.snapshot.snapshot_id)} (from ${
+        target.format === "lean-ctx" ? "lean-ctx" : "ctxsnap"
+      } ${short(target.id)}), ${made.signedNow ? "signed by" : "keeps its signature by"} ${keyId}`,
+  );
+  return 0;
+}
+
 /** The `publish` command. */
 export const publish: Command = {
   name: "publish",
   summary: "write a snapshot to a portable, verifiable file",
-  usage: "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|--all]",
+  usage:
+    "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|--all]\npublish REVISION --format lean-ctx [--out FILE|DIR|-]",
   examples: [
     "ctxsnap publish 3f2a                      # 3f2a….ctxsnapshot.json: the signed envelope, no file content",
     "ctxsnap publish HEAD --with-workspace --out /tmp/   # /tmp/<id12>.ctxbundle: envelope, tree and every file",
     "ctxsnap publish 3f2a --with-workspace --out - | ssh host ctxsnap import -",
+    "ctxsnap publish 3f2a --format lean-ctx   # <lean-ctx id12>.ctxsnapshot.json for `lean-ctx snapshot import`",
   ],
   options: {
     out: {
@@ -81,6 +127,12 @@ export const publish: Command = {
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
+    format: {
+      type: "string",
+      arg: "FORMAT",
+      help:
+        "ctxsnap (default) or lean-ctx: a lean-ctx CONTEXT_SNAPSHOT_V1 file signed with your key",
+    },
   },
   positionals: 1,
   async run(ctx, parsed) {
@@ -94,9 +146,27 @@ export const publish: Command = {
     const { planPublish, publishToFile, writePublished } = await import(
       "../../share/publish.ts"
     );
+    const format = str(parsed, "format");
+    if (format !== undefined && format !== "ctxsnap" && format !== "lean-ctx") {
+      throw new UsageError(`--format takes ctxsnap or lean-ctx, not ${JSON.stringify(format)}`);
+    }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = revision(ctx, store, prefix);
+      const target = await resolveTarget(ctx, store, prefix);
+      if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
+        if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
+          throw new UsageError(
+            "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
+          );
+        }
+        return await publishLeanCtx(ctx, store, target, str(parsed, "out"));
+      }
+      if (target.format === "lean-ctx") {
+        throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
+          hint: "publish it as itself with --format lean-ctx",
+        });
+      }
+      const id = target.id;
       const options = { withWorkspace: flag(parsed, "with-workspace"), history };
       const out = str(parsed, "out");
       if (out === "-") {

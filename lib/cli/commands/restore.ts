@@ -18,9 +18,9 @@ import {
   identity,
   openStore,
   type Parsed,
-  revision,
   short,
   str,
+  target,
 } from "../command.ts";
 
 /** The human lines of a move plan. */
@@ -135,13 +135,10 @@ function report(out: Output, result: RestoreResult): void {
   });
 }
 
-async function runRestore(ctx: CommandContext, parsed: Parsed): Promise<number> {
+async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): Promise<number> {
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const target = revision(ctx, store, parsed.positionals[0] ?? "HEAD", {
-      before: str(parsed, "before"),
-    });
     const session = parsed.values.session;
     const options: RestoreOptions = {
       workspace: flag(parsed, "workspace"),
@@ -166,6 +163,68 @@ async function runRestore(ctx: CommandContext, parsed: Parsed): Promise<number> 
   }
 }
 
+/** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
+async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string): Promise<number> {
+  for (const option of ["workspace", "force"]) {
+    if (flag(parsed, option)) {
+      throw new UsageError(
+        `--${option} does not apply to a lean-ctx snapshot (it has no workspace)`,
+        {
+          hint: "restore its session (the default) and, with --git, its git anchor",
+        },
+      );
+    }
+  }
+  const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
+  const { escapeText } = await import("./_leanctx.ts");
+  const signer = await identity();
+  const store = openStore(ctx);
+  try {
+    const result = await restoreLeanCtx(store, signer, id, {
+      git: flag(parsed, "git"),
+      dryRun: flag(parsed, "dry-run"),
+      ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
+    });
+    const m = result.merge;
+    ctx.out.result({
+      target: result.target,
+      format: "lean-ctx",
+      dry_run: result.dryRun,
+      session_merged: result.sessionMerged,
+      task: m.task,
+      progress_pct: m.progressPct,
+      decisions_added: m.decisionsAdded,
+      files_added: m.filesAdded,
+      git_commit: result.gitCommit,
+      operation: result.operation,
+      snapshot: result.snapshot,
+    }, () => {
+      const lines = [
+        result.dryRun
+          ? `plan to restore lean-ctx ${short(result.target)} (dry run, nothing changed):`
+          : `restored lean-ctx ${short(result.target)}; recorded as ${short(result.snapshot)}`,
+      ];
+      if (!result.sessionMerged) lines.push("  no session slice to merge");
+      else {
+        if (m.task !== null) lines.push(`  task       ${escapeText(m.task)}`);
+        if (m.progressPct !== null) lines.push(`  progress   ${m.progressPct}%`);
+        lines.push(
+          `  ${m.decisionsAdded.length} decision(s) and ${m.filesAdded.length} file(s) added to the live session`,
+        );
+      }
+      if (result.gitCommit !== null) {
+        lines.push(
+          `  ${result.dryRun ? "would check out" : "checked out"} ${result.gitCommit} (detached)`,
+        );
+      }
+      return lines.join("\n");
+    });
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
 /** The `restore` command. */
 export const restore: Command = {
   name: "restore",
@@ -179,15 +238,25 @@ export const restore: Command = {
     "ctxsnap restore 3f2a --workspace --session=replace   # files, and rewind the session exactly",
     "ctxsnap restore main --before 2026-11-30T10:00      # main as it was at 10:00 UTC",
     "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
+    "ctxsnap restore 3707b221 --git          # a lean-ctx snapshot: merge its session, check out its commit",
   ],
   options: RESTORE_OPTIONS,
   positionals: 1,
-  run(ctx, parsed) {
-    if (parsed.positionals[0] === undefined && str(parsed, "before") === undefined) {
+  async run(ctx, parsed) {
+    const given = parsed.positionals[0];
+    if (given === undefined && str(parsed, "before") === undefined) {
       throw new UsageError("restore needs a snapshot (an id, HEAD~N, a branch, …)", {
         hint: "ctxsnap list",
       });
     }
-    return runRestore(ctx, parsed);
+    const probe = openStore(ctx, { readOnly: true });
+    let found;
+    try {
+      found = await target(ctx, probe, given ?? "HEAD", { before: str(parsed, "before") });
+    } finally {
+      probe.close();
+    }
+    if (found.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, found.id);
+    return runRestore(ctx, parsed, found.id);
   },
 };

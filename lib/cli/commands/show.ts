@@ -4,7 +4,61 @@
  */
 import { readEnvelope } from "../../snapshot/timeline.ts";
 import { summarize } from "../../snapshot/summary.ts";
-import { type Command, openStore, revision, short, str, trustPolicy } from "../command.ts";
+import type { Store } from "../../store/store.ts";
+import {
+  type Command,
+  type CommandContext,
+  openStore,
+  short,
+  str,
+  target,
+  trustPolicy,
+} from "../command.ts";
+import { escapeText, leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+/** `show` of a stored lean-ctx snapshot. */
+async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
+  const { readLeanCtx } = await import("../../share/leanctx_store.ts");
+  const { keyIdOf } = await import("../../crypto/ed25519.ts");
+  const { fromHex } = await import("../../encoding/hex.ts");
+  const { row, snapshot } = readLeanCtx(store, id);
+  const trust = await trustPolicy([]);
+  const sig = snapshot.signature;
+  const keyId = sig === null ? null : keyIdOf(fromHex(sig.public_key, 32));
+  const signer = sig === null || keyId === null ? null : {
+    key_id: keyId,
+    public_key: sig.public_key,
+    name: trust.nameOf(keyId),
+    trusted: trust.isTrusted(keyId, sig.public_key),
+  };
+  ctx.out.result({
+    id,
+    format: "lean-ctx",
+    imported: true,
+    imported_at: new Date(row.imported_at).toISOString(),
+    session: row.session,
+    branch: row.branch,
+    signer,
+    snapshot: leanCtxJson(snapshot),
+  }, () =>
+    [
+      `snapshot   ${id}  (lean-ctx CONTEXT_SNAPSHOT_V1, written by ${
+        escapeText(snapshot.lean_ctx_version)
+      })`,
+      `created    ${escapeText(snapshot.created_at)}`,
+      `timeline   ${row.session}/${row.branch}  lean-ctx parent ${
+        snapshot.parent_id === null ? "-" : escapeText(snapshot.parent_id.slice(0, 12))
+      }`,
+      `signer     ${
+        signer === null
+          ? "none (unsigned)"
+          : `${signer.key_id}${signer.name ? ` (${escapeText(signer.name)})` : ""}${
+            signer.trusted ? "" : "  untrusted"
+          }`
+      }`,
+      ...leanCtxContentLines(snapshot),
+    ].join("\n"));
+  return 0;
+}
 
 /** The `show` command. */
 export const show: Command = {
@@ -17,6 +71,7 @@ export const show: Command = {
     "ctxsnap show HEAD~2",
     "ctxsnap show main@{2026-11-30T10:00}",
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
+    "ctxsnap show 3707b221 --json | jq .snapshot.ledger   # an imported lean-ctx snapshot",
   ],
   options: {
     before: {
@@ -30,10 +85,12 @@ export const show: Command = {
   async run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = revision(ctx, store, parsed.positionals[0] ?? "HEAD", {
+      const found = await target(ctx, store, parsed.positionals[0] ?? "HEAD", {
         session: str(parsed, "session"),
         before: str(parsed, "before"),
       });
+      if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
+      const id = found.id;
       const envelope = readEnvelope(store, id);
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
@@ -75,6 +132,7 @@ export const show: Command = {
         section("files touched", c.files_touched);
         section("findings", c.findings);
         section("knowledge", c.knowledge);
+        lines.push(...sliceLines(b));
         const ext = Object.keys(c.extensions);
         if (ext.length > 0) lines.push(`extensions ${ext.join(", ")}`);
         const meta = Object.keys(b.facets.metadata);

@@ -15,9 +15,9 @@ import {
   list,
   openStore,
   type Parsed,
-  revision,
   short,
   str,
+  target as resolveTarget,
   trustPolicy,
   userPath,
 } from "../command.ts";
@@ -81,15 +81,23 @@ async function verifyFileCommand(
   parsed: Parsed,
   source: string,
 ): Promise<number> {
-  const { verifyFile } = await import("../../share/verify_file.ts");
-  const report = await verifyFile(
-    userPath(source),
-    await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys")),
-  );
+  const { verifyAnyFile } = await import("../../share/verify_file.ts");
+  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
+  const any = await verifyAnyFile(userPath(source), trust);
+  if (any.format === "lean-ctx") {
+    const lean = await import("./_leanctx.ts");
+    ctx.out.result(
+      { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
+      () => lean.checkText(any.check, any.verdict, trust),
+    );
+    return lean.exitForVerdict(ctx.out, any.check, any.verdict);
+  }
+  const report = any.report;
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   ctx.out.result({
     file: source,
+    format: "ctxsnap",
     kind: report.kind,
     valid: report.valid,
     trusted: report.trusted,
@@ -166,6 +174,7 @@ export const verify: Command = {
     "ctxsnap verify --all           # every object, snapshot and branch chain",
     "ctxsnap verify 3f2a9c --trust 5c1d…e0   # also trust this public key",
     "ctxsnap verify review.ctxbundle --trust alice.pub.pem   # offline: no store needed",
+    "ctxsnap verify 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot file",
   ],
   options: {
     all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
@@ -200,34 +209,80 @@ export const verify: Command = {
           trust,
           (done, total) => ctx.out.progress("verifying objects", done, total),
         );
-        const invalid = report.snapshots.filter((s) => !s.valid).length;
-        const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length;
+        const { verifyStoredLeanCtx } = await import("../../share/leanctx_store.ts");
+        const lean = await verifyStoredLeanCtx(store, trust);
+        const invalid = report.snapshots.filter((s) => !s.valid).length +
+          lean.filter((l) => l.verdict === "tampered").length;
+        const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length +
+          lean.filter((l) => l.verdict === "untrusted" || l.verdict === "unsigned").length;
         const ok = report.problems.length === 0 && invalid === 0;
-        ctx.out.result({
-          ok,
-          trusted: ok && untrusted === 0,
-          ...report,
-          snapshots: report.snapshots.map(reportJson),
-        }, () => {
-          const lines = report.snapshots.map(describe);
-          lines.push(...report.problems.map((p) => `FAIL  ${p}`));
-          lines.push(
-            `${report.objects.checked} objects, ${report.snapshots.length} snapshots, ${report.branches} branches checked: ` +
-              (ok
-                ? (untrusted === 0
-                  ? "all intact and trusted"
-                  : `${untrusted} signed by untrusted keys`)
-                : `${invalid + report.problems.length} problems`),
-          );
-          return lines.join("\n");
-        });
+        const leanJson = lean.map((l) => ({
+          id: l.id,
+          verdict: l.verdict,
+          valid: l.verdict !== "tampered",
+          trusted: l.verdict === "trusted",
+          key_id: l.keyId,
+          signer: l.signer,
+          problems: l.problems,
+        }));
+        ctx.out.result(
+          {
+            ok,
+            trusted: ok && untrusted === 0,
+            ...report,
+            snapshots: report.snapshots.map(reportJson),
+            lean_ctx: leanJson,
+          },
+          () => {
+            const lines = report.snapshots.map(describe);
+            for (const l of lean) {
+              lines.push(
+                l.verdict === "tampered"
+                  ? `FAIL  ${short(l.id)}  lean-ctx: ${l.problems.join("; ")}`
+                  : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
+                    short(l.id)
+                  }  lean-ctx, ${
+                    l.keyId === null
+                      ? "unsigned"
+                      : `signed by ${l.keyId}${l.signer ? ` (${l.signer})` : ""}`
+                  }`,
+              );
+            }
+            lines.push(...report.problems.map((p) => `FAIL  ${p}`));
+            lines.push(
+              `${report.objects.checked} objects, ${report.snapshots.length} snapshots${
+                lean.length > 0 ? ` (and ${lean.length} lean-ctx)` : ""
+              }, ${report.branches} branches checked: ` +
+                (ok
+                  ? (untrusted === 0
+                    ? "all intact and trusted"
+                    : `${untrusted} unsigned or signed by untrusted keys`)
+                  : `${invalid + report.problems.length} problems`),
+            );
+            return lines.join("\n");
+          },
+        );
         if (!ok) return EXIT_CODES.failure;
         return untrusted === 0 ? 0 : EXIT_CODES.untrusted;
       }
       let id: string;
       const given = parsed.positionals[0];
-      if (given !== undefined) id = revision(ctx, store, given);
-      else {
+      if (given !== undefined) {
+        const { checkStoredLeanCtx } = await import("../../share/leanctx_store.ts");
+        const { leanCtxVerdict } = await import("../../share/leanctx.ts");
+        const target = await resolveTarget(ctx, store, given);
+        if (target.format === "lean-ctx") {
+          const lean = await import("./_leanctx.ts");
+          const check = await checkStoredLeanCtx(store, target.id);
+          const verdict = leanCtxVerdict(check, trust);
+          ctx.out.result(
+            lean.checkJson(check, verdict, trust),
+            () => lean.checkText(check, verdict, trust),
+          );
+          return lean.exitForVerdict(ctx.out, check, verdict);
+        }
+        id = target.id;
+      } else {
         const sel = currentSelection(store);
         const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
         if (head === null) {

@@ -1,0 +1,47 @@
+/**
+ * Reading a lean-ctx signing key file for `key import --lean-ctx FILE`: a
+ * regular file of at most 4096 bytes holding 64 hex characters of Ed25519
+ * seed (lean-ctx's `keys/ctxpkg-ed25519.key`).
+ * @module
+ */
+import * as fs from "node:fs";
+import { IntegrityError, NotFoundError, quote } from "../../encoding/errors.ts";
+import { parseLeanCtxSeed } from "../../share/leanctx.ts";
+
+const MAX_KEY_FILE_BYTES = 4096;
+
+/** Reads and parses the seed; `looseMode` when group or others may read the file. */
+export function readLeanCtxSeedFile(file: string): { seed: Uint8Array; looseMode: boolean } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    throw new NotFoundError(`Cannot open ${quote(file)}: ${(error as Error).message}`);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new IntegrityError(`${quote(file)} is not a regular file`);
+    if (stat.size > MAX_KEY_FILE_BYTES) {
+      throw new IntegrityError(`${quote(file)} is larger than ${MAX_KEY_FILE_BYTES} bytes`);
+    }
+    const bytes = new Uint8Array(MAX_KEY_FILE_BYTES + 1);
+    let got = 0;
+    for (;;) {
+      const n = fs.readSync(fd, bytes, got, bytes.length - got, got);
+      if (n === 0) break;
+      got += n;
+      if (got > MAX_KEY_FILE_BYTES) {
+        throw new IntegrityError(`${quote(file)} is larger than ${MAX_KEY_FILE_BYTES} bytes`);
+      }
+    }
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, got));
+    } catch {
+      throw new IntegrityError(`${quote(file)} is not a lean-ctx signing key (not text)`);
+    }
+    return { seed: parseLeanCtxSeed(text), looseMode: (stat.mode & 0o077) !== 0 };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
