@@ -14,10 +14,10 @@
  * - a pointer-only switch, `fork`, `import`, `forget` and `gc` leave it alone.
  *
  * The store has one workspace, so there is one row (table `baseline`, schema
- * 3). `null` means unknown (a new store): then every path on disk counts as
+ * 4). `null` means unknown (a new store): then every path on disk counts as
  * untracked. `gc` keeps the baseline's tree. A store opened read-only that
- * was never migrated to schema 3 reads the baseline version 0.1 used: the
- * tree of the current branch's head.
+ * was never migrated to schema 4 reads the baseline earlier versions used:
+ * the tree of the current branch's head.
  *
  * @example
  * ```ts
