@@ -87,8 +87,6 @@ function model(b: State, o: State, t: State, force: boolean): Outcome {
 // ---------------------------------------------------------------------------
 // Writing and reading case states
 
-const CONTENT: Record<string, string> = { "file A": "A\n", "file B": "B\n", "file D": "D\n" };
-
 async function writeState(root: string, path: string, state: State): Promise<void> {
   const abs = join(root, path);
   await Deno.remove(abs, { recursive: true }).catch(() => {});
