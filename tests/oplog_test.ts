@@ -356,3 +356,52 @@ Deno.test("log --json lists creates, session edits and undos with ISO 8601 times
     assertEquals(after.next_undo, log.operations[1].id);
   });
 });
+
+Deno.test("recover finishes an interrupted switch (current branch, baseline, undo record) or aborts it back to the content before", async () => {
+  for (const abort of [false, true]) {
+    await withLib(async ({ ws, store, me }) => {
+      const { planPhase, recordPhase, applyPhase } = await import("../lib/restore/move.ts");
+      const { recover } = await import("../lib/restore/recover.ts");
+      await Deno.writeTextFile(join(ws, "a.txt"), "main\n");
+      const base = await createSnapshot(store, me, {});
+      forkBranch(store, base.id, "exp");
+      await switchTo(store, me, "exp");
+      await Deno.writeTextFile(join(ws, "a.txt"), "exp\n");
+      await Deno.writeTextFile(join(ws, "b.txt"), "only on exp\n");
+      const expHead = await createSnapshot(store, me, {});
+      await switchTo(store, me, "main");
+      const before = await state(store, ws);
+      // A switch to exp dies after its first write (what switchTo does, cut short).
+      const target = store.getTree(expHead.envelope.body.workspace!.tree);
+      const { plan, disk } = planPhase(store, target);
+      const op = recordPhase(store, {
+        kind: "switch",
+        session: "main",
+        branch: "exp",
+        source: null,
+        target: expHead.id,
+        targetTree: expHead.envelope.body.workspace!.tree,
+        plan,
+        planned: disk,
+        baseline: expHead.envelope.body.workspace!.tree,
+        sessions: ["main"],
+        extra: { from_branch: "main", to_branch: "exp" },
+      });
+      applyPhase(store, target, plan.writes.slice(0, 1).map((w) => w.path), []);
+      // Meanwhile every move of the workspace is refused.
+      await assertRejects(() => restoreSnapshot(store, me, base.id), ConflictError, "unresolved");
+      const result = await recover(store, me, { abort });
+      assertEquals([result.kind, result.status], ["switch", abort ? "aborted" : "done"]);
+      if (abort) {
+        assertEquals(await state(store, ws), before, "aborted: back to before");
+      } else {
+        assertEquals(currentSelection(store).branch, "exp");
+        assertEquals(await Deno.readTextFile(join(ws, "b.txt")), "only on exp\n");
+        assertEquals(readBaseline(store), expHead.envelope.body.workspace!.tree);
+        assertEquals(nextUndo(store)?.id, op.id, "the finished switch can be undone");
+        await undo(store, me);
+        assertEquals(await state(store, ws), before);
+      }
+    });
+  }
+});
