@@ -14,7 +14,7 @@
  * clears the redo stack); an `undo` moves the operation it reverts
  * (`operations.reverts`) from the undo stack to the redo stack; a `redo`
  * moves it back; a `forget` removes the operations its plan lists as
- * `unundoable`. `gc` keeps every tree the stacks reference
+ * `unundoable`. `gc` keeps every tree of files the stacks may move back
  * ({@linkcode treesNeeded}); `forget` cuts the operations whose records name
  * a snapshot it removes ({@linkcode cutBy}). Recording and applying records
  * is `lib/snapshot/oplog.ts`.
@@ -258,13 +258,14 @@ export function snapshotsNeeded(record: UndoRecord): string[] {
   return ids;
 }
 
-/** Tree ids an undo record needs (files and baselines); gc keeps them. */
+/**
+ * Tree ids an undo record needs to exist: the files a move changed (undo and
+ * redo move them back). gc keeps them. A baseline the record names need not
+ * exist: a baseline whose tree is gone counts as unknown, which only makes
+ * later plans more careful (every path untracked).
+ */
 export function treesNeeded(record: UndoRecord): string[] {
-  const ids: string[] = [];
-  if (record.files !== null) ids.push(record.files.before, record.files.after);
-  if (record.baseline?.before) ids.push(record.baseline.before);
-  if (record.baseline?.after) ids.push(record.baseline.after);
-  return ids;
+  return record.files === null ? [] : [record.files.before, record.files.after];
 }
 
 /**
