@@ -521,3 +521,35 @@ Deno.test("convergence: a setuid, setgid or world-writable file restores under t
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("an empty directory where the target puts a file is a structural conflict, refused before any change even with --force", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ctxsnap-move-" });
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const me = await loadOrCreateIdentity(join(root, "config"));
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      await Deno.writeTextFile(join(ws, "p"), "a file\n");
+      await Deno.writeTextFile(join(ws, "q.txt"), "q\n");
+      const withFile = await createSnapshot(store, me, {});
+      await Deno.remove(join(ws, "p"));
+      await createSnapshot(store, me, {});
+      await Deno.mkdir(join(ws, "p/empty"), { recursive: true });
+      for (const force of [false, true]) {
+        const plan = await restoreSnapshot(store, me, withFile.id, { force, dryRun: true });
+        assertEquals(plan.plan?.conflicts, [{ path: "p", reason: "directory_in_the_way" }]);
+        await assertRejects(
+          () => restoreSnapshot(store, me, withFile.id, { force }),
+          ConflictError,
+          "in conflict",
+        );
+      }
+      assert((await Deno.lstat(join(ws, "p/empty"))).isDirectory, "the directory was touched");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -154,6 +154,8 @@ export function planMove(input: PlanInput): MovePlan {
     for (const dir of parents(path)) staysBelow.add(dir);
   };
   for (const path of disk.keys()) if (!deleted.has(path)) keep(path);
+  const emptied = new Set<string>(); // directories holding deleted paths
+  for (const path of deleted) for (const dir of parents(path)) emptied.add(dir);
   for (const record of input.disk.skipped) keep(record.path);
   const structural = (write: PlannedWrite): Conflict["reason"] | null => {
     let reason: Conflict["reason"] | null = null;
@@ -169,11 +171,15 @@ export function planMove(input: PlanInput): MovePlan {
     }
     if (reason === null && staysBelow.has(write.path)) reason = "directory_in_the_way";
     if (reason === null && write.action === "create" && input.probe !== undefined) {
-      // Not recorded, yet something is there: an ignored or special file
-      // (in the way), or a directory the deletes leave empty (removed first).
+      // Not recorded, yet something is there: an ignored or special file (in
+      // the way); or a directory, which is fine only when the deletes empty
+      // it (a delete removes the directories it leaves empty) — a directory
+      // with nothing recorded in it holds what no snapshot has.
       const kind = input.probe.kindAt(write.path);
       if (kind === "other" || (kind === "directory" && stays.has(write.path))) {
         reason = "untracked_in_the_way";
+      } else if (kind === "directory" && !emptied.has(write.path)) {
+        reason = "directory_in_the_way";
       }
     }
     return reason;
