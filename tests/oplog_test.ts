@@ -405,3 +405,44 @@ Deno.test("recover finishes an interrupted switch (current branch, baseline, und
     });
   }
 });
+
+Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan without view, sessions or baseline); a malformed plan is refused (exit 1)", async () => {
+  await withLib(async ({ ws, store, me }) => {
+    const { startOperation } = await import("../lib/store/operations.ts");
+    const { recover } = await import("../lib/restore/recover.ts");
+    const { captureWorkspace } = await import("../lib/store/capture.ts");
+    await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
+    const first = await createSnapshot(store, me, {});
+    await Deno.writeTextFile(join(ws, "a.txt"), "two\n");
+    await createSnapshot(store, me, {});
+    const legacy = (plan: Record<string, unknown>) =>
+      store.transaction("t", () =>
+        startOperation(store, {
+          kind: "restore",
+          session: "main",
+          branch: "main",
+          target: first.id,
+          plan: plan as never,
+        }).id);
+    const pre = store.transaction("t", () => captureWorkspace(store).treeId);
+    const op = legacy({
+      target_tree: first.envelope.body.workspace!.tree,
+      pre_tree: pre,
+      writes: ["a.txt"],
+      deletes: [],
+      workspace: true,
+      session: true,
+      pre_restore: null,
+      git_commit: null,
+      git_back: null,
+    });
+    const done = await recover(store, me);
+    assertEquals([done.operation, done.status], [op, "done"]);
+    assertEquals(await Deno.readTextFile(join(ws, "a.txt")), "one\n");
+    assertEquals(readBaseline(store), first.envelope.body.workspace!.tree);
+
+    const bad = legacy({ pre_tree: "../x", writes: [], deletes: [], workspace: true });
+    await assertRejects(() => recover(store, me), IntegrityError, "malformed plan");
+    store.db.prepare("UPDATE operations SET status = 'aborted' WHERE id = ?").run(bad);
+  });
+});

@@ -136,8 +136,8 @@ export interface StoredMovePlan {
   baseline: string | null;
   /** The sessions the operation may change. */
   sessions: string[];
-  /** Their view when the operation started (for its undo record). */
-  view_before: View;
+  /** Their view when the operation started (for its undo record), or null (a plan from schema 3 or older). */
+  view_before: View | null;
   /** Everything else, per kind. */
   extra: Record<string, JsonValue>;
 }
@@ -361,7 +361,8 @@ export function completeMove(store: Store, op: Operation): void {
   const plan = storedMovePlan(op);
   const after = plan.workspace ? treeAfter(store, plan) : plan.pre_tree;
   if (plan.baseline !== null) setBaseline(store, plan.baseline, op.id);
-  const record = diffViews(
+  // A plan recorded before undo records existed finishes without one.
+  const record = plan.view_before === null ? null : diffViews(
     plan.view_before,
     captureView(store, plan.sessions),
     plan.workspace ? { before: plan.pre_tree, after } : null,
@@ -389,21 +390,32 @@ export function storedMovePlan(op: Operation): StoredMovePlan {
   if (p === null || typeof p !== "object" || Array.isArray(p)) malformed(op, "not an object");
   const extra: Record<string, JsonValue> = {};
   for (const [key, value] of Object.entries(p)) if (!CORE_FIELDS.includes(key)) extra[key] = value;
-  const view = p.view_before;
-  if (view === null || typeof view !== "object" || Array.isArray(view)) {
+  // Plans written before schema 4 (an interrupted restore from an older
+  // ctxsnap) have no view, sessions or baseline: they still finish or abort.
+  const legacy = !("view_before" in p);
+  const view = legacy ? null : p.view_before;
+  if (!legacy && (view === null || typeof view !== "object" || Array.isArray(view))) {
     malformed(op, "view_before");
   }
+  const targetTree = p.target_tree === null || (legacy && p.target_tree === undefined)
+    ? null
+    : treeId(op, p.target_tree, "target_tree");
+  const workspace = p.workspace === true;
   return {
-    target_tree: p.target_tree === null ? null : treeId(op, p.target_tree, "target_tree"),
+    target_tree: targetTree,
     pre_tree: treeId(op, p.pre_tree, "pre_tree"),
     writes: paths(op, p.writes, "writes"),
     deletes: paths(op, p.deletes, "deletes"),
-    workspace: p.workspace === true,
-    baseline: p.baseline === null || p.baseline === undefined
+    workspace,
+    baseline: legacy
+      ? (workspace ? targetTree : null)
+      : p.baseline === null || p.baseline === undefined
       ? null
       : treeId(op, p.baseline, "baseline"),
-    sessions: paths(op, p.sessions, "sessions"),
-    view_before: view as unknown as View,
+    sessions: legacy
+      ? (op.session === null ? [] : [op.session])
+      : paths(op, p.sessions, "sessions"),
+    view_before: view as unknown as View | null,
     extra,
   };
 }
