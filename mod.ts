@@ -193,6 +193,24 @@ export { exportLeanCtx, leanCtxFromBody } from "./lib/share/leanctx_export.ts";
 export { restoreLeanCtx } from "./lib/share/leanctx_restore.ts";
 export { SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
 export type { LedgerSlice, LineageSlice, RoiSlice, Slices } from "./lib/snapshot/slices.ts";
+export { push } from "./lib/remote/push.ts";
+export type { PushOptions, PushResult, PushTarget } from "./lib/remote/push.ts";
+export { pull, trackingBranch } from "./lib/remote/pull.ts";
+export type { PulledRef, PullOptions, PullResult } from "./lib/remote/pull.ts";
+export { clone } from "./lib/remote/clone.ts";
+export type { CloneOptions, CloneResult } from "./lib/remote/clone.ts";
+export {
+  addRemote,
+  getRemote,
+  listRemotes,
+  openBackend,
+  parseRemoteUrl,
+  removeRemote,
+} from "./lib/remote/remote_config.ts";
+export type { RemoteConfig } from "./lib/remote/remote_config.ts";
+export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
+export { FileBackend } from "./lib/remote/file_backend.ts";
+export { S3Backend } from "./lib/remote/s3_backend.ts";
 
 /** Opens the store in `dir` (a `.ctxsnap` directory). */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {

@@ -199,6 +199,32 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
   }
 }
 
+/** Options of {@linkcode runMain}. */
+export interface MainRunOptions {
+  /** The config dir (`CTXSNAP_CONFIG_DIR`) of the run. */
+  config: string;
+  /** The working directory (default: this process's). */
+  cwd?: string;
+  /** Extra or overriding environment variables. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Runs `main(args)` in-process with this process's environment minus every
+ * `CTXSNAP_*` variable, plus `CTXSNAP_CONFIG_DIR=opts.config` and `opts.env`
+ * — seen by this run only (never `Deno.env.set`, which every test file
+ * running in parallel in this process would see).
+ */
+export async function runMain(args: string[], opts: MainRunOptions): Promise<CliResult> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(Deno.env.toObject())) {
+    if (!name.startsWith("CTXSNAP_")) env[name] = value;
+  }
+  env.CTXSNAP_CONFIG_DIR = opts.config;
+  Object.assign(env, opts.env ?? {});
+  return await runInProcess(args, opts.cwd ?? Deno.cwd(), env, undefined);
+}
+
 /** A temporary workspace, with its own config dir and HOME. */
 export interface TempWorkspace {
   /** The temp directory holding everything below. */

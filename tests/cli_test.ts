@@ -902,7 +902,7 @@ Deno.test("the identity key has mode 0600 and a group/world-readable key is refu
     await Deno.chmod(key, 0o644);
     for (const args of [["create"], ["key", "show"], ["key", "export"]]) {
       const result = await ws.run(args);
-      expectCode(result, 1, args.join(" "));
+      expectCode(result, 7, args.join(" "));
       assert(/ctxsnap: hint: .*chmod/.test(result.stderr), result.stderr);
     }
     assertEquals((await ws.run(["list", "--json"])).json().snapshots.length, 0);

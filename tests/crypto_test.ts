@@ -17,6 +17,7 @@ import { concatBytes } from "./_util.ts";
 const concat = (...parts: Uint8Array[]): Uint8Array => concatBytes(parts);
 import {
   CanonicalJsonError,
+  ConfigError,
   IntegrityError,
   NotFoundError,
   UsageError,
@@ -929,9 +930,9 @@ Deno.test("loadIdentity() refuses a key file readable by group or others, hintin
   const { path } = await loadOrCreateIdentity(dir);
   for (const mode of [0o644, 0o640, 0o604, 0o660]) {
     await Deno.chmod(path, mode);
-    const error = assertThrows(() => loadIdentity(dir), IntegrityError, "group or others");
+    const error = assertThrows(() => loadIdentity(dir), ConfigError, "group or others");
     assertEquals(error.hint, `chmod 600 ${path}`);
-    await assertRejects(() => loadOrCreateIdentity(dir), IntegrityError);
+    await assertRejects(() => loadOrCreateIdentity(dir), ConfigError);
   }
   await Deno.chmod(path, 0o600);
   loadIdentity(dir);
@@ -952,8 +953,8 @@ Deno.test("loadIdentity() refuses a malformed key file and never replaces it", a
   for (const text of contents) {
     await Deno.writeTextFile(path, text, { mode: 0o600 });
     await Deno.chmod(path, 0o600);
-    assertThrows(() => loadIdentity(dir), IntegrityError, "malformed");
-    await assertRejects(() => loadOrCreateIdentity(dir), IntegrityError, "malformed");
+    assertThrows(() => loadIdentity(dir), ConfigError, "malformed");
+    await assertRejects(() => loadOrCreateIdentity(dir), ConfigError, "malformed");
     assertEquals(await Deno.readTextFile(path), text, "the bad key is left for the user");
   }
   await Deno.remove(dir, { recursive: true });
@@ -964,7 +965,7 @@ Deno.test("loadIdentity() refuses a symbolic link as the key file", async () => 
   const real = join(dir, "real.pem");
   await Deno.writeTextFile(real, seedToPkcs8Pem(generateSeed()), { mode: 0o600 });
   await Deno.symlink(real, identityPath(dir));
-  assertThrows(() => loadIdentity(dir), IntegrityError, "symbolic link");
+  assertThrows(() => loadIdentity(dir), ConfigError, "symbolic link");
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -1173,16 +1174,16 @@ Deno.test("readTrustedKeys() refuses a tampered file, naming it", async () => {
   };
   for (const [name, text] of Object.entries(tampered)) {
     await Deno.writeTextFile(path, text);
-    const error = assertThrows(() => readTrustedKeys(path), IntegrityError, path);
+    const error = assertThrows(() => readTrustedKeys(path), ConfigError, path);
     assert(error.message.startsWith("Trusted keys file"), `${name}: ${error.message}`);
   }
   // The canonical JSON parser's own error is kept as the cause.
   await Deno.writeTextFile(path, tampered["duplicate JSON member"]!);
-  const error = assertThrows(() => readTrustedKeys(path), IntegrityError);
+  const error = assertThrows(() => readTrustedKeys(path), ConfigError);
   assert(error.cause instanceof CanonicalJsonError);
   // A tampered file also stops trustKey() and untrustKey() rather than being overwritten.
-  assertThrows(() => trustKey(dir, bob), IntegrityError, path);
-  assertThrows(() => untrustKey(dir, keyIdOf(alice)), IntegrityError, path);
+  assertThrows(() => trustKey(dir, bob), ConfigError, path);
+  assertThrows(() => untrustKey(dir, keyIdOf(alice)), ConfigError, path);
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -183,7 +183,6 @@ Deno.test("isSecretName matches the secret patterns case-insensitively", () => {
   for (const name of secrets) assert(isSecretName(name), name);
   const ordinary = [
     "env",
-    ".envrc",
     "environment.ts",
     "keys.txt",
     "key",

@@ -14,14 +14,20 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { IntegrityError, NotFoundError, UsageError } from "../encoding/errors.ts";
+import {
+  ConfigError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
 import {
   configDir,
   type Identity,
   loadIdentityAsync,
   loadOrCreateIdentity,
 } from "../crypto/identity.ts";
-import { Keyring, readTrustedKeys, trustedKeysPath } from "../crypto/keyring.ts";
+import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "../crypto/keyring.ts";
 import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
@@ -253,7 +259,7 @@ export async function trustPolicy(
   options: { config?: boolean; keysFile?: string } = {},
 ): Promise<Keyring> {
   const useConfig = options.config ?? true;
-  const keys = useConfig ? readTrustedKeys(trustedKeysPath(configDir())) : [];
+  const keys = useConfig ? readConfigTrustedKeys(configDir()) : [];
   if (options.keysFile !== undefined) {
     const file = userPath(options.keysFile);
     if (!fs.existsSync(file)) {
@@ -268,25 +274,41 @@ export async function trustPolicy(
   return keyring;
 }
 
-/** Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM or hex file. */
+/**
+ * Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM
+ * file (read as {@linkcode readKeyFile} does: a regular file, at most 64 KiB,
+ * never a FIFO or a device). A value that is a key but not a valid Ed25519
+ * public key, and a key file that cannot be used, are configuration errors
+ * (exit 7); a value that is none of the three is a usage error (exit 2).
+ */
 export function readKeyArgument(value: string): Uint8Array {
-  if (/^[0-9a-fA-F]{64}$/.test(value)) return parsePublicKey(value.toLowerCase());
-  if (value.includes("-----BEGIN")) return parsePublicKey(value);
-  let text: string;
-  try {
-    text = fs.readFileSync(userPath(value), "utf8");
-  } catch {
+  const hint =
+    "pass the hex public key from `ctxsnap key show`, or the file from `ctxsnap key export`";
+  const text = /^[0-9a-fA-F]{64}$/.test(value)
+    ? value.toLowerCase()
+    : value.includes("-----BEGIN")
+    ? value
+    : null;
+  if (text !== null) {
+    try {
+      return parsePublicKey(text);
+    } catch (error) {
+      throw new ConfigError(
+        `Key ${quote(value)} is not a valid Ed25519 public key: ${
+          error instanceof Error ? error.message : error
+        }`,
+        { hint, cause: error },
+      );
+    }
+  }
+  const key = readKeyFile(userPath(value));
+  if (key === null) {
     throw new UsageError(
-      `Key ${JSON.stringify(value)} is neither 64 hex characters nor a readable PEM file`,
-      {
-        hint:
-          "pass the hex public key from `ctxsnap key show`, or the file from `ctxsnap key export`",
-      },
+      `Key ${quote(value)} is neither 64 hex characters, PEM text, nor an existing file`,
+      { hint },
     );
   }
-  const trimmed = text.trim();
-  // A lean-ctx public key file may hold the hex key in either case.
-  return parsePublicKey(/^[0-9a-fA-F]{64}$/.test(trimmed) ? trimmed.toLowerCase() : trimmed);
+  return key;
 }
 
 async function ownIdentityIfPresent(): Promise<Identity | null> {

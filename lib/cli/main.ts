@@ -34,6 +34,7 @@ import { gc } from "./commands/gc.ts";
 import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
+import { clone, pull, push, remote } from "./commands/remote.ts";
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -56,6 +57,10 @@ export const COMMANDS: readonly Command[] = [
   materialize,
   publish,
   importCommand,
+  remote,
+  push,
+  pull,
+  clone,
   session,
   key,
 ];

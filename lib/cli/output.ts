@@ -4,6 +4,14 @@
  * colour only on a terminal and never with `NO_COLOR`, progress only when
  * stderr is a terminal. Only `lib/cli` prints.
  *
+ * Human-readable text never carries a character a terminal acts on from
+ * stored or user text: renderers pass every such value through
+ * {@linkcode esc} (so a newline inside it cannot start a line of its own),
+ * and {@linkcode Output} escapes whatever reaches it once more, line by line,
+ * so no control sequence (`\r`, `ESC [2K`, a bidi override) is ever written
+ * by a result, note, warning or error. `--json` output is exact (JSON escapes
+ * control characters itself).
+ *
  * @example
  * ```ts
  * import { Output } from "./output.ts";
@@ -15,8 +23,26 @@
  * @module
  */
 import * as fs from "node:fs";
-import { CtxsnapError, EXIT_CODES, exitCodeOf } from "../encoding/errors.ts";
+import { CtxsnapError, escapeText, EXIT_CODES, exitCodeOf } from "../encoding/errors.ts";
 import { getEnv, isTerminal } from "../runtime.ts";
+
+/**
+ * Escapes stored or user text for a human-readable line (see
+ * {@linkcode escapeText}): controls, newlines and bidi overrides become
+ * visible escapes. Every renderer passes each such value through it.
+ *
+ * @example
+ * ```ts
+ * import { esc } from "./output.ts";
+ * if (esc("fix\nOK: intact") !== "fix\\nOK: intact") throw new Error("newline kept");
+ * ```
+ */
+export const esc: (value: unknown) => string = escapeText;
+
+/** Escapes each line of `text`, keeping the line breaks the renderer itself wrote. */
+function escapeLines(text: string): string {
+  return text.split("\n").map(escapeText).join("\n");
+}
 
 /** Where output goes; fd 1 is stdout, fd 2 is stderr. Bytes only from {@linkcode Output.raw}. */
 export type Writer = (fd: 1 | 2, text: string | Uint8Array) => void;
@@ -76,7 +102,7 @@ export class Output {
     if (this.json) {
       this.write(1, JSON.stringify(value, null, 2) + "\n");
     } else {
-      const text = human();
+      const text = escapeLines(human());
       if (text !== "") this.write(1, text.endsWith("\n") ? text : text + "\n");
     }
   }
@@ -90,13 +116,13 @@ export class Output {
   note(message: string): void {
     if (this.quiet) return;
     this.clearProgress();
-    this.write(2, `ctxsnap: ${message}\n`);
+    this.write(2, `ctxsnap: ${escapeText(message)}\n`);
   }
 
   /** A warning on stderr. */
   warn(message: string): void {
     this.clearProgress();
-    this.write(2, `ctxsnap: warning: ${message}\n`);
+    this.write(2, `ctxsnap: warning: ${escapeText(message)}\n`);
   }
 
   /** Reports an error on stderr (and as JSON on stdout with `--json`); returns the exit status. */
@@ -106,10 +132,10 @@ export class Output {
     const message = error instanceof Error ? error.message : String(error);
     const hint = error instanceof CtxsnapError ? error.hint : undefined;
     const kind = error instanceof CtxsnapError ? error.code : "failure";
-    this.write(2, `ctxsnap: error: ${message}\n`);
-    if (hint !== undefined) this.write(2, `ctxsnap: hint: ${hint}\n`);
+    this.write(2, `ctxsnap: error: ${escapeText(message)}\n`);
+    if (hint !== undefined) this.write(2, `ctxsnap: hint: ${escapeText(hint)}\n`);
     if (!(error instanceof CtxsnapError) && error instanceof Error && getEnv("CTXSNAP_DEBUG")) {
-      this.write(2, `${error.stack}\n`);
+      this.write(2, `${escapeLines(error.stack ?? "")}\n`);
     }
     // One JSON document per run: a command that already printed its result
     // (e.g. a verify report saying "untrusted") does not add an error document.
@@ -134,7 +160,7 @@ export class Output {
     if (now - this.startedAt < 1000 || now - this.lastProgress < 100) return;
     this.lastProgress = now;
     const count = total === undefined ? `${done}` : `${done}/${total}`;
-    this.write(2, `\r\x1b[2Kctxsnap: ${label} ${count}`);
+    this.write(2, `\r\x1b[2Kctxsnap: ${escapeText(label)} ${count}`);
     this.progressShown = true;
   }
 
@@ -164,5 +190,6 @@ export const EXIT_TABLE: string = [
   `  ${EXIT_CODES.not_found}   not found (id, file, branch)`,
   `  ${EXIT_CODES.conflict}   conflict: restore conflicts, dirty git tree, head moved, unresolved operation`,
   `  ${EXIT_CODES.busy}   store busy (lock timeout)`,
+  `  ${EXIT_CODES.config}   configuration problem: config dir, keys, trusted keys or allow-secrets unusable`,
   `  ${EXIT_CODES.no_store}  no store here`,
 ].join("\n");

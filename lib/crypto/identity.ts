@@ -24,21 +24,18 @@ import {
   closeSync,
   constants,
   fchmodSync,
-  fstatSync,
   fsyncSync,
   linkSync,
-  lstatSync,
   mkdirSync,
   openSync,
-  readFileSync,
   renameSync,
-  type Stats,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import {
+  ConfigError,
   ConflictError,
   IntegrityError,
   NotFoundError,
@@ -54,7 +51,7 @@ import {
   publicKeyFromSeed,
   seedToPkcs8Pem,
 } from "./ed25519.ts";
-import { fsyncDir } from "./_fs.ts";
+import { checkConfigDir, fsyncDir, readConfigFile } from "./_fs.ts";
 
 /** A loaded signing identity. `seed` is the private key: never print or export it. */
 export interface Identity {
@@ -124,71 +121,25 @@ function identityFrom(seed: Uint8Array, publicKey: Uint8Array, path: string): Id
 /** Reads and strictly checks the key file; returns the seed. */
 function readSeed(dir: string): { seed: Uint8Array; path: string } {
   const path = identityPath(dir);
-  const notFound = (cause: unknown) =>
-    new NotFoundError(`No identity key at ${quote(path)}`, {
+  checkConfigDir(dir);
+  const bytes = readConfigFile(path, {
+    what: "Identity key",
+    maxBytes: MAX_KEY_FILE_BYTES,
+    private: true,
+    modeHint: `chmod 600 ${path}`,
+  });
+  if (bytes === null) {
+    throw new NotFoundError(`No identity key at ${quote(path)}`, {
       hint: "run any command that signs (e.g. `ctxsnap create`), or `ctxsnap key show`, " +
         "to create one",
-      cause,
     });
-  const symlink = (cause?: unknown) =>
-    new IntegrityError(`Identity key ${quote(path)} is a symbolic link`, {
-      hint: "replace the link with the key file itself",
-      cause,
-    });
-  // lstat first: Deno's node:fs honours O_NOFOLLOW only when every permission is granted.
-  let before: Stats;
-  try {
-    before = lstatSync(path);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") throw notFound(error);
-    throw new IntegrityError(
-      `Cannot read identity key ${quote(path)}: ${errnoOf(error) ?? error}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  if (before.isSymbolicLink()) throw symlink();
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = errnoOf(error);
-    if (code === "ENOENT") throw notFound(error);
-    if (code === "ELOOP") throw symlink(error);
-    throw new IntegrityError(`Cannot open identity key ${quote(path)}: ${code ?? error}`, {
-      cause: error,
-    });
-  }
-  let text: string;
-  try {
-    const stat = fstatSync(fd);
-    if (stat.ino !== before.ino || stat.dev !== before.dev) {
-      throw new IntegrityError(`Identity key ${quote(path)} was replaced while being opened`);
-    }
-    if (!stat.isFile()) {
-      throw new IntegrityError(`Identity key ${quote(path)} is not a regular file`);
-    }
-    if ((stat.mode & 0o077) !== 0) {
-      const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
-      throw new IntegrityError(
-        `Identity key ${quote(path)} is accessible by group or others (mode ${mode})`,
-        { hint: `chmod 600 ${path}` },
-      );
-    }
-    if (stat.size > MAX_KEY_FILE_BYTES) {
-      throw new IntegrityError(`Identity key ${quote(path)} is too large (${stat.size} bytes)`);
-    }
-    text = readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
   }
   let seed: Uint8Array;
   try {
-    seed = pkcs8PemToSeed(text);
+    seed = pkcs8PemToSeed(new TextDecoder().decode(bytes));
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new IntegrityError(`Identity key ${quote(path)} is malformed: ${reason}`, {
+    throw new ConfigError(`Identity key ${quote(path)} is malformed: ${reason}`, {
       hint: `move ${path} aside to create a new key, or restore it from a backup`,
       cause: error,
     });
@@ -200,9 +151,11 @@ function readSeed(dir: string): { seed: Uint8Array; path: string } {
  * Loads the identity in config directory `dir`.
  *
  * @throws {NotFoundError} If there is no key file.
- * @throws {IntegrityError} If the key file is not a regular file, is readable
- * or writable by group or others (hint: `chmod 600 <path>`), or is not a
- * strict RFC 8410 PKCS#8 PEM Ed25519 private key.
+ * @throws {ConfigError} If the config directory is writable by others or
+ * owned by another user, or the key file is a symbolic link, not a regular
+ * file, owned by another user, readable or writable by group or others
+ * (hint: `chmod 600 <path>`), larger than 4 KiB, or not a strict RFC 8410
+ * PKCS#8 PEM Ed25519 private key.
  *
  * @example
  * ```ts ignore
@@ -240,11 +193,12 @@ function ensurePrivateDir(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw new IntegrityError(
+    throw new ConfigError(
       `Cannot create config directory ${quote(dir)}: ${errnoOf(error) ?? error}`,
       { cause: error },
     );
   }
+  checkConfigDir(dir);
 }
 
 function randomSuffix(): string {
@@ -281,8 +235,8 @@ export async function loadOrCreateIdentity(dir: string): Promise<Identity> {
   ensurePrivateDir(dir);
   const path = identityPath(dir);
   const temp = `${path}.tmp-${randomSuffix()}`;
-  const failed = (error: unknown): IntegrityError =>
-    new IntegrityError(`Cannot write identity key ${quote(path)}: ${errnoOf(error) ?? error}`, {
+  const failed = (error: unknown): ConfigError =>
+    new ConfigError(`Cannot write identity key ${quote(path)}: ${errnoOf(error) ?? error}`, {
       cause: error,
     });
   let fd: number;

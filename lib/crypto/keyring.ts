@@ -36,18 +36,17 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
-  readFileSync,
   renameSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { ConfigError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { keyIdOf, parsePublicKey } from "./ed25519.ts";
 import type { Identity } from "./identity.ts";
-import { fsyncDir } from "./_fs.ts";
+import { checkConfigDir, fsyncDir, readConfigFile } from "./_fs.ts";
 
 /** One trusted public key. */
 export interface TrustedKey {
@@ -64,6 +63,8 @@ export interface TrustedKey {
 const TRUSTED_KEYS_FILE = "trusted_keys.json";
 const FORMAT_VERSION = 1;
 const MAX_FILE_BYTES = 1024 * 1024;
+/** Largest key file `--trust FILE` reads: a PEM public key is about 113 bytes. */
+export const MAX_KEY_FILE_BYTES: number = 64 * 1024;
 const MAX_NAME_LENGTH = 100;
 const MIN_PREFIX = 4;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
@@ -144,11 +145,13 @@ function validEntry(entry: unknown, index: number, fail: (m: string) => never): 
 
 /**
  * Reads and strictly validates a trusted keys file; `[]` if it does not exist.
- * Keys come back sorted by key id.
+ * Keys come back sorted by key id. The file is read as configuration: never
+ * through a symbolic link, only a regular file of at most 1 MiB, owned by
+ * this user (or root) and not writable by group or others.
  *
- * @throws {IntegrityError} Naming the file, if it is not JSON, has a version
- * other than 1, an unknown or missing field, a key whose `key_id` is not the
- * key id of its `public_key`, or the same key twice.
+ * @throws {ConfigError} Naming the file, if it is exposed as above, not JSON,
+ * has a version other than 1, an unknown or missing field, a key whose
+ * `key_id` is not the key id of its `public_key`, or the same key twice.
  *
  * @example
  * ```ts ignore
@@ -158,21 +161,17 @@ function validEntry(entry: unknown, index: number, fail: (m: string) => never): 
  */
 export function readTrustedKeys(path: string): TrustedKey[] {
   const fail = (message: string, cause?: unknown): never => {
-    throw new IntegrityError(`Trusted keys file ${quote(path)} is invalid: ${message}`, {
+    throw new ConfigError(`Trusted keys file ${quote(path)} is invalid: ${message}`, {
       hint: `fix or remove ${path}, then trust keys again with \`ctxsnap key trust\``,
       cause,
     });
   };
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return [];
-    throw new IntegrityError(
-      `Cannot read trusted keys file ${quote(path)}: ${errnoOf(error) ?? error}`,
-      { cause: error },
-    );
-  }
+  const bytes = readConfigFile(path, {
+    what: "Trusted keys file",
+    maxBytes: MAX_FILE_BYTES,
+    modeHint: `chmod go-w ${path}`,
+  });
+  if (bytes === null) return [];
   let document: unknown;
   try {
     document = parseJson(bytes, { maxBytes: MAX_FILE_BYTES });
@@ -192,6 +191,50 @@ export function readTrustedKeys(path: string): TrustedKey[] {
     seen.add(key.keyId);
   }
   return keys.sort(byKeyId);
+}
+
+/**
+ * The trusted keys of config directory `dir`, after checking that the
+ * directory is this user's and not writable by others; `[]` when there are none.
+ *
+ * @throws {ConfigError} If the directory or the file may not be trusted or
+ * the file is invalid (see {@linkcode readTrustedKeys}).
+ */
+export function readConfigTrustedKeys(dir: string): TrustedKey[] {
+  checkConfigDir(dir);
+  return readTrustedKeys(trustedKeysPath(dir));
+}
+
+/**
+ * Reads a public key file named on the command line (`--trust FILE`,
+ * `key trust FILE`): a symbolic link is followed once, anything but a regular
+ * file (a FIFO, a device such as `/dev/zero`) is refused before it is opened,
+ * the file is opened non-blocking and at most {@linkcode MAX_KEY_FILE_BYTES}
+ * are read. Returns null when no file exists at `path`.
+ *
+ * @throws {ConfigError} If it is not a regular file, is larger than the
+ * bound, cannot be read, or does not hold an Ed25519 public key.
+ */
+export function readKeyFile(path: string): Uint8Array | null {
+  const bytes = readConfigFile(path, {
+    what: "Key file",
+    maxBytes: MAX_KEY_FILE_BYTES,
+    followSymlink: true,
+    checkOwner: false,
+  });
+  if (bytes === null) return null;
+  try {
+    const text = new TextDecoder().decode(bytes).trim();
+    // A lean-ctx public key file may hold the hex key in either case.
+    return parsePublicKey(/^[0-9a-fA-F]{64}$/.test(text) ? text.toLowerCase() : text);
+  } catch (error) {
+    throw new ConfigError(
+      `Key file ${quote(path)} does not hold an Ed25519 public key: ${
+        error instanceof Error ? error.message : error
+      }`,
+      { hint: "pass the file `ctxsnap key export` wrote, or the 64-hex public key", cause: error },
+    );
+  }
 }
 
 function byKeyId(a: TrustedKey, b: TrustedKey): number {
@@ -237,7 +280,7 @@ function writeTrustedKeys(path: string, keys: TrustedKey[]): void {
     } catch {
       // Never created, or already renamed.
     }
-    throw new IntegrityError(
+    throw new ConfigError(
       `Cannot write trusted keys file ${quote(path)}: ${errnoOf(error) ?? error}`,
       { cause: error },
     );
@@ -283,7 +326,7 @@ export function trustKey(dir: string, publicKey: Uint8Array, name?: string): Tru
   const publicKeyHex = checkedPublicKeyHex(publicKey);
   if (name !== undefined) checkName(name);
   const path = trustedKeysPath(dir);
-  const keys = readTrustedKeys(path);
+  const keys = readConfigTrustedKeys(dir);
   const keyId = keyIdOf(publicKey);
   if (name !== undefined) {
     const holder = keys.find((key) => key.name === name && key.keyId !== keyId);
@@ -357,7 +400,7 @@ function findKey(keys: TrustedKey[], keyIdOrName: string): TrustedKey {
  */
 export function untrustKey(dir: string, keyIdOrName: string): TrustedKey {
   const path = trustedKeysPath(dir);
-  const keys = readTrustedKeys(path);
+  const keys = readConfigTrustedKeys(dir);
   const found = findKey(keys, keyIdOrName);
   writeTrustedKeys(path, keys.filter((key) => key !== found));
   return found;

@@ -20,6 +20,7 @@ export type ErrorCode =
   | "not_found"
   | "conflict"
   | "busy"
+  | "config"
   | "no_store";
 
 /** Exit status per error code, as documented in the README and docs/CLI.md. */
@@ -30,6 +31,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   not_found: 4,
   conflict: 5,
   busy: 6,
+  config: 7,
   no_store: 10,
 });
 
@@ -138,6 +140,22 @@ export class BusyError extends CtxsnapError {
   }
 }
 
+/**
+ * ctxsnap's own configuration cannot be used (exit 7): the config directory
+ * or a trust file is writable by others or owned by another user,
+ * `identity.pem` is exposed or malformed, `trusted_keys.json` is invalid, a
+ * `--trust` key file is not a small regular file holding a public key, a
+ * store's `allow-secrets` list is exposed. Never exit 1: that status means
+ * the thing being checked is tampered or corrupt.
+ */
+export class ConfigError extends CtxsnapError {
+  /** Creates a configuration error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, "config", options);
+    this.name = "ConfigError";
+  }
+}
+
 /** No store was found (exit 10). */
 export class NoStoreError extends CtxsnapError {
   /** Creates a no-store error. */
@@ -147,12 +165,73 @@ export class NoStoreError extends CtxsnapError {
   }
 }
 
+/**
+ * A remote could not be reached, refused the request (authentication, a
+ * missing bucket) or kept failing after retries (exit 1).
+ */
+export class RemoteError extends CtxsnapError {
+  /** Creates a remote error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, "failure", options);
+    this.name = "RemoteError";
+  }
+}
+
 /** Maps any thrown value to an exit status: typed errors by code, anything else 1. */
 export function exitCodeOf(error: unknown): number {
   return error instanceof CtxsnapError ? EXIT_CODES[error.code] : 1;
 }
 
-/** Quotes a value for an error message: JSON string quoting, truncated to 120 characters. */
+/**
+ * Characters a terminal may act on instead of showing: C0 controls (including
+ * newline), DEL, C1 controls, the bidirectional marks, embeddings, overrides
+ * and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), and the
+ * line and paragraph separators (U+2028, U+2029).
+ */
+const UNSAFE_TEXT =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** What JSON string quoting leaves of {@linkcode UNSAFE_TEXT} (it escapes C0 itself). */
+const UNSAFE_AFTER_JSON =
+  /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+function escapeChar(char: string): string {
+  const code = char.charCodeAt(0);
+  return SHORT_ESCAPES[char] ??
+    (code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * Makes text safe to show on a terminal: every character a terminal may act
+ * on (see {@linkcode UNSAFE_TEXT}: controls, newlines, bidi overrides) becomes
+ * a visible escape (`\n`, `\r`, `\t`, `\x1b`, `\u202e`), so stored or
+ * user-supplied text can neither start a line of its own nor move the cursor,
+ * erase or reorder what is printed around it. Everything else, backslashes
+ * included, is kept. The one function every human-readable renderer (and
+ * {@linkcode quote}) uses; `--json` output needs none of it.
+ *
+ * @example
+ * ```ts
+ * import { escapeText } from "./errors.ts";
+ * if (escapeText("a\x1b[2K\rOK\u202e") !== "a\\x1b[2K\\rOK\\u202e") throw new Error("not escaped");
+ * if (escapeText("naïve → café") !== "naïve → café") throw new Error("changed plain text");
+ * ```
+ */
+export function escapeText(value: unknown): string {
+  const text = typeof value === "string" ? value : String(value);
+  return text.replace(UNSAFE_TEXT, escapeChar);
+}
+
+/**
+ * Quotes a value for an error message: JSON string quoting, truncated to 120
+ * characters, with every character a terminal may act on escaped (JSON
+ * quoting leaves C1 controls, bidi marks and U+2028/U+2029 as they are).
+ */
 export function quote(value: unknown): string {
   let text: string;
   try {
@@ -161,5 +240,8 @@ export function quote(value: unknown): string {
     text = "?";
   }
   if (text.length > 120) text = text.slice(0, 117) + "...";
-  return JSON.stringify(text);
+  return JSON.stringify(text).replace(
+    UNSAFE_AFTER_JSON,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

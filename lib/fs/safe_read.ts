@@ -115,6 +115,13 @@ export interface ReadOptions {
   /** Return the bytes in `data` only when the file is at most this large (default 4 MiB). */
   keepBytesUpTo?: number;
   /**
+   * Sees every byte read, in order, in one or more chunks (say, to look for
+   * secrets), without changing which read path is taken: a file read whole
+   * is shown once, after its identity check. The chunk is valid only during
+   * the call. An exception thrown here aborts the read and is rethrown unchanged.
+   */
+  inspect?: (chunk: Uint8Array) => void;
+  /**
    * The canonical path the opened file must have (the workspace's real path
    * joined with the entry's relative path). Where the kernel can say which
    * file a descriptor refers to (`/proc/self/fd` on Linux), a file reached
@@ -228,7 +235,10 @@ export function readRegularNoFollow(
       expected.size <= maxBytes
     ) {
       const fast = readWholeChecked(fd, absPath, expected);
-      if (fast !== null) return fast;
+      if (fast !== null) {
+        if (options.inspect !== undefined) callback(options.inspect, fast.data!);
+        return fast;
+      }
       // Same file, but it changed since the walk's lstat: read it afresh.
     }
     return readStreaming(fd, absPath, expected, options);
@@ -320,7 +330,7 @@ function readStreaming(
   expected: StatInfo,
   options: ReadOptions,
 ): ReadResult {
-  const { maxBytes, onChunk, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
+  const { maxBytes, onChunk, inspect, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
   const before = checkIdentity(fd, absPath, expected);
   const size = before.size;
   if (size > maxBytes) throw tooLarge(absPath, maxBytes, size);
@@ -338,13 +348,8 @@ function readStreaming(
     const chunk = buffer.subarray(0, count);
     hasher.update(chunk);
     data?.set(chunk, total);
-    if (onChunk !== undefined) {
-      try {
-        onChunk(chunk);
-      } catch (error) {
-        throw new CallbackFailure(error);
-      }
-    }
+    if (inspect !== undefined) callback(inspect, chunk);
+    if (onChunk !== undefined) callback(onChunk, chunk);
     total += count;
   }
   const after = fstatSync(fd);
@@ -362,6 +367,15 @@ function readStreaming(
 /** Carries an exception out of `onChunk` so it is rethrown as is, not as unreadable. */
 class CallbackFailure {
   constructor(readonly error: unknown) {}
+}
+
+/** Calls the caller's `fn`, wrapping what it throws in a {@linkcode CallbackFailure}. */
+function callback(fn: (chunk: Uint8Array) => void, chunk: Uint8Array): void {
+  try {
+    fn(chunk);
+  } catch (error) {
+    throw new CallbackFailure(error);
+  }
 }
 
 function openFailure(absPath: string, error: unknown): Error {

@@ -10,7 +10,8 @@
  *   directory's path and not descended into;
  * - `ignored`: matched by a `.gitignore`/`.ctxsnapignore` (see
  *   {@linkcode IgnoreStack}); an ignored directory is reported once, not descended;
- * - `secret`: a file or symlink whose name {@linkcode isSecretName} (never opened);
+ * - `secret`: a file or symlink whose path {@linkcode isSecretPath} (never
+ *   opened), unless its exact path is in `allowSecrets`;
  * - `special_file`: a FIFO, socket or device (never opened);
  * - `too_large`: a regular file over `maxFileBytes` (`detail` holds its size);
  * - `unreadable`: `lstat`, `readdir` or `readlink` failed (`detail` says why);
@@ -61,7 +62,7 @@ import {
   DEFAULT_EXCLUDED_DIRS,
   DEFAULT_MAX_FILE_BYTES,
   isReservedName,
-  isSecretName,
+  isSecretPath,
 } from "./policy.ts";
 import { type StatInfo, statInfoOf } from "./safe_read.ts";
 
@@ -71,6 +72,7 @@ export type SkipReason =
   | "reserved"
   | "ignored"
   | "secret"
+  | "secret_content"
   | "special_file"
   | "too_large"
   | "unreadable"
@@ -122,6 +124,8 @@ export interface WalkOptions {
   excludeDirs?: ReadonlySet<string>;
   /** Honor `.gitignore` and `.ctxsnapignore` files (default true). */
   useIgnoreFiles?: boolean;
+  /** Exact paths the secret rules do not apply to (the user's `allow-secrets` list). */
+  allowSecrets?: ReadonlySet<string>;
 }
 
 interface Entry {
@@ -170,6 +174,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const excludeDirs = options.excludeDirs ?? DEFAULT_EXCLUDED_DIRS;
   const useIgnoreFiles = options.useIgnoreFiles ?? true;
+  const allowSecrets = options.allowSecrets ?? new Set<string>();
   const rootAbs = resolve(root);
   const rootIgnore = IgnoreStack.root();
 
@@ -253,7 +258,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
 
     if (useIgnoreFiles && frame.ignore.ignores(path, false)) {
       yield { kind: "skip", path, reason: "ignored" };
-    } else if (isSecretName(entry.name)) {
+    } else if (isSecretPath(path) && !allowSecrets.has(path)) {
       yield { kind: "skip", path, reason: "secret" };
     } else if (stats.isSymbolicLink()) {
       yield readSymlink(entry);

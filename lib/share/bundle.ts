@@ -30,6 +30,7 @@ import {
   parseEnvelope,
 } from "../snapshot/envelope.ts";
 import { BundleFormatError, TarReader, TarWriter } from "./tar.ts";
+import { ManifestScanner, type PackedManifest } from "./_manifest.ts";
 
 /** The bundle format tag. */
 export const BUNDLE_FORMAT = "ctxsnap.bundle/v1";
@@ -37,6 +38,12 @@ export const BUNDLE_FORMAT = "ctxsnap.bundle/v1";
 export const MANIFEST_NAME = "ctxsnap-bundle.json";
 /** Largest manifest accepted. */
 export const MAX_MANIFEST_BYTES: number = 256 * 1024 * 1024;
+/**
+ * A refused manifest up to this size is also parsed as generic JSON, only to
+ * name the problem precisely (non-canonical form, an unknown field). Larger
+ * ones are never held in memory: the first problem the scanner meets is reported.
+ */
+const DIAGNOSE_BYTES = 1024 * 1024;
 /** Most snapshots one bundle may hold. */
 export const MAX_BUNDLE_SNAPSHOTS = 100_000;
 
@@ -84,26 +91,29 @@ export function validateManifest(value: unknown): BundleManifest {
     if (!keys.includes(key)) fail(`manifest has unknown field ${quote(key)}`);
   }
   for (const key of keys) if (!(key in o)) fail(`manifest lacks field ${quote(key)}`);
-  const ids = (value: unknown, what: string, max: number): string[] => {
+  const ids = (value: unknown, what: string, max: number, sorted: boolean): string[] => {
     if (!Array.isArray(value) || value.length > max) {
       fail(`${what} is not a list of at most ${max} ids`);
     }
     const seen = new Set<string>();
+    let previous = "";
     for (const id of value) {
       if (typeof id !== "string" || !isHex(id, 64)) {
         fail(`${what} holds ${quote(id)}, not a 64-hex id`);
       }
       if (seen.has(id)) fail(`${what} repeats ${quote(id)}`);
+      if (sorted && id < previous) fail(`${what} are not sorted at ${quote(id)}`);
       seen.add(id);
+      previous = id;
     }
     return value as string[];
   };
-  const snapshots = ids(o.snapshots, "snapshots", MAX_BUNDLE_SNAPSHOTS);
+  const snapshots = ids(o.snapshots, "snapshots", MAX_BUNDLE_SNAPSHOTS, false);
   if (typeof o.primary !== "string" || snapshots[snapshots.length - 1] !== o.primary) {
     fail("primary is not the last listed snapshot");
   }
   if (typeof o.workspace !== "boolean") fail("workspace is not a boolean");
-  const trees = ids(o.trees, "trees", 10_000_000);
+  const trees = ids(o.trees, "trees", 10_000_000, true);
   if (!Array.isArray(o.blobs)) fail("blobs is not a list");
   const blobs: { id: string; size: number }[] = [];
   const seen = new Set<string>();
@@ -119,6 +129,8 @@ export function validateManifest(value: unknown): BundleManifest {
       fail(`blob ${quote(b.id)} has an invalid size`);
     }
     if (seen.has(b.id)) fail(`blobs repeats ${quote(b.id)}`);
+    const last = blobs[blobs.length - 1];
+    if (last !== undefined && b.id < last.id) fail(`blobs are not sorted at ${quote(b.id)}`);
     seen.add(b.id);
     blobs.push({ id: b.id, size: b.size as number });
   }
@@ -147,10 +159,24 @@ export interface BundleVisitor {
   blobEnd?(id: string, size: number): void;
 }
 
+/** What a bundle's manifest says, in brief. */
+export interface ManifestSummary {
+  /** The snapshot the bundle was published for. */
+  primary: string;
+  /** Every snapshot, oldest first. */
+  snapshots: string[];
+  /** Whether workspace content (trees and blobs) is included. */
+  workspace: boolean;
+  /** Number of trees. */
+  trees: number;
+  /** Number of blobs. */
+  blobs: number;
+}
+
 /** What {@linkcode readBundle} found. */
 export interface BundleSummary {
-  /** The manifest. */
-  manifest: BundleManifest;
+  /** The manifest, in brief (the id lists are not kept: they may be huge). */
+  manifest: ManifestSummary;
   /** Envelopes in bundle order (oldest first). */
   envelopes: Envelope[];
   /** Snapshot ids whose signature did not verify. */
@@ -174,100 +200,128 @@ export async function readBundle(
   if (first === null || first.name !== MANIFEST_NAME) {
     fail(`the first member is not ${MANIFEST_NAME}`);
   }
-  const manifestBytes = reader.readAll(MAX_MANIFEST_BYTES);
-  const manifest = validateManifest(
-    parseCanonical(manifestBytes, { maxBytes: MAX_MANIFEST_BYTES }),
-  );
+  const manifest = readManifest(reader, first.size);
   const envelopes: Envelope[] = [];
   const badSignatures: string[] = [];
-  const treeIds = new Set(manifest.trees);
-  const blobSizes = new Map(manifest.blobs.map((b) => [b.id, b.size]));
-  const neededTrees = new Set<string>();
-  const neededBlobs = new Map<string, number>();
+  const { trees, blobs, blobSizes } = manifest;
+  const neededTrees = new Uint8Array(trees.count);
+  const neededBlobs = new Uint8Array(blobs.count);
   let blobBytes = 0;
 
-  const expect = [
-    ...manifest.snapshots.map((id) => `snapshots/${id}.json`),
-    ...manifest.trees.map((id) => `trees/${id}.json`),
-    ...manifest.blobs.map((b) => `blobs/${b.id}`),
-  ];
-  for (const name of expect) {
+  const next = (name: string) => {
     const member = reader.next();
     if (member === null) fail(`it ends before ${quote(name)}`);
     if (member.name !== name) fail(`expected member ${quote(name)}, found ${quote(member.name)}`);
-    if (name.startsWith("snapshots/")) {
-      const id = name.slice(10, 74);
-      const bytes = reader.readAll(MAX_ENVELOPE_BYTES);
-      const envelope = parseEnvelope(bytes);
-      if (!equalBytes(bytes, canonicalBytes(envelope))) {
-        fail(`snapshot ${quote(id)} is not in canonical form`);
-      }
-      const check = await checkEnvelope(envelope);
-      if (envelope.id !== id || !check.idMatches) {
-        throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`);
-      }
-      if (!check.signatureValid) badSignatures.push(id);
-      if (manifest.workspace && envelope.body.workspace !== null) {
-        if (!treeIds.has(envelope.body.workspace.tree)) {
-          fail(
-            `snapshot ${quote(id)} names tree ${
-              quote(envelope.body.workspace.tree)
-            }, which is not included`,
-          );
-        }
-        neededTrees.add(envelope.body.workspace.tree);
-      }
-      envelopes.push(envelope);
-      await visitor.snapshot?.(envelope, check.signatureValid);
-    } else if (name.startsWith("trees/")) {
-      const id = name.slice(6, 70);
-      const bytes = reader.readAll(MAX_TREE_BYTES);
-      if (sha256Hex(bytes) !== id) {
-        throw new IntegrityError(`Tree ${quote(id)} in the bundle does not match its hash`);
-      }
-      const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
-      for (const entry of tree.entries) {
-        if (entry.type !== "file") continue;
-        const size = blobSizes.get(entry.blob);
-        if (size === undefined) {
-          fail(`tree ${quote(id)} needs blob ${quote(entry.blob)}, which is not included`);
-        }
-        if (size !== entry.size) {
-          fail(
-            `blob ${quote(entry.blob)} is listed with size ${size}, its tree says ${entry.size}`,
-          );
-        }
-        neededBlobs.set(entry.blob, size);
-      }
-      visitor.tree?.(id, tree, bytes);
-    } else {
-      const id = name.slice(6);
-      const size = blobSizes.get(id)!;
-      if (member.size !== size) {
-        fail(`blob ${quote(id)} has ${member.size} bytes, the manifest says ${size}`);
-      }
-      const sink = visitor.blobStart?.(id, size) ?? null;
-      const hasher = createSha256();
-      reader.stream((chunk) => {
-        hasher.update(chunk);
-        sink?.(chunk);
-      });
-      if (hasher.digestHex() !== id) {
-        throw new IntegrityError(`Blob ${quote(id)} in the bundle does not match its hash`);
-      }
-      blobBytes += size;
-      visitor.blobEnd?.(id, size);
+    return member;
+  };
+  for (const id of manifest.snapshots) {
+    next(`snapshots/${id}.json`);
+    const bytes = reader.readAll(MAX_ENVELOPE_BYTES);
+    const envelope = parseEnvelope(bytes);
+    if (!equalBytes(bytes, canonicalBytes(envelope))) {
+      fail(`snapshot ${quote(id)} is not in canonical form`);
     }
+    const check = await checkEnvelope(envelope);
+    if (envelope.id !== id || !check.idMatches) {
+      throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`);
+    }
+    if (!check.signatureValid) badSignatures.push(id);
+    if (manifest.workspace && envelope.body.workspace !== null) {
+      const index = trees.indexOf(envelope.body.workspace.tree);
+      if (index < 0) {
+        fail(
+          `snapshot ${quote(id)} names tree ${
+            quote(envelope.body.workspace.tree)
+          }, which is not included`,
+        );
+      }
+      neededTrees[index] = 1;
+    }
+    envelopes.push(envelope);
+    await visitor.snapshot?.(envelope, check.signatureValid);
+  }
+  for (let t = 0; t < trees.count; t++) {
+    const id = trees.hexAt(t);
+    next(`trees/${id}.json`);
+    const bytes = reader.readAll(MAX_TREE_BYTES);
+    if (sha256Hex(bytes) !== id) {
+      throw new IntegrityError(`Tree ${quote(id)} in the bundle does not match its hash`);
+    }
+    const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+    for (const entry of tree.entries) {
+      if (entry.type !== "file") continue;
+      const index = blobs.indexOf(entry.blob);
+      if (index < 0) {
+        fail(`tree ${quote(id)} needs blob ${quote(entry.blob)}, which is not included`);
+      }
+      const size = blobSizes[index]!;
+      if (size !== entry.size) {
+        fail(`blob ${quote(entry.blob)} is listed with size ${size}, its tree says ${entry.size}`);
+      }
+      neededBlobs[index] = 1;
+    }
+    visitor.tree?.(id, tree, bytes);
+  }
+  for (let b = 0; b < blobs.count; b++) {
+    const id = blobs.hexAt(b);
+    const member = next(`blobs/${id}`);
+    const size = blobSizes[b]!;
+    if (member.size !== size) {
+      fail(`blob ${quote(id)} has ${member.size} bytes, the manifest says ${size}`);
+    }
+    const sink = visitor.blobStart?.(id, size) ?? null;
+    const hasher = createSha256();
+    reader.stream((chunk) => {
+      hasher.update(chunk);
+      sink?.(chunk);
+    });
+    if (hasher.digestHex() !== id) {
+      throw new IntegrityError(`Blob ${quote(id)} in the bundle does not match its hash`);
+    }
+    blobBytes += size;
+    visitor.blobEnd?.(id, size);
   }
   const extra = reader.next();
   if (extra !== null) fail(`unlisted member ${quote(extra.name)}`);
-  for (const id of treeIds) {
-    if (!neededTrees.has(id)) fail(`tree ${quote(id)} is not used by any snapshot`);
+  const unusedTree = neededTrees.indexOf(0);
+  if (unusedTree >= 0) fail(`tree ${quote(trees.hexAt(unusedTree))} is not used by any snapshot`);
+  const unusedBlob = neededBlobs.indexOf(0);
+  if (unusedBlob >= 0) fail(`blob ${quote(blobs.hexAt(unusedBlob))} is not used by any tree`);
+  return {
+    manifest: {
+      primary: manifest.primary,
+      snapshots: manifest.snapshots,
+      workspace: manifest.workspace,
+      trees: trees.count,
+      blobs: blobs.count,
+    },
+    envelopes,
+    badSignatures,
+    blobBytes,
+  };
+}
+
+/**
+ * Reads the manifest member with bounded memory: its bytes stream through a
+ * {@linkcode ManifestScanner}, which keeps only packed ids and sizes. A small
+ * manifest the scanner refuses is parsed generically as well, only to say
+ * precisely what is wrong with it.
+ */
+function readManifest(reader: TarReader, size: number): PackedManifest {
+  if (size > MAX_MANIFEST_BYTES) reader.readAll(MAX_MANIFEST_BYTES); // refuses it, naming the size
+  const scanner = new ManifestScanner();
+  if (size > DIAGNOSE_BYTES) {
+    reader.stream((chunk) => scanner.push(chunk));
+    return scanner.finish();
   }
-  for (const id of blobSizes.keys()) {
-    if (!neededBlobs.has(id)) fail(`blob ${quote(id)} is not used by any tree`);
+  const bytes = reader.readAll(DIAGNOSE_BYTES);
+  try {
+    scanner.push(bytes);
+    return scanner.finish();
+  } catch (error) {
+    validateManifest(parseCanonical(bytes, { maxBytes: DIAGNOSE_BYTES }));
+    throw error;
   }
-  return { manifest, envelopes, badSignatures, blobBytes };
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {

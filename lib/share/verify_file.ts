@@ -210,7 +210,7 @@ export async function verifyStream(
     snapshots,
     withWorkspace: summary.manifest.workspace,
     blobBytes: summary.blobBytes,
-    blobCount: summary.manifest.blobs.length,
+    blobCount: summary.manifest.blobs,
     valid,
     trusted: valid && snapshots.every((s) => s.trusted),
   };

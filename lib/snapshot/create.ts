@@ -35,6 +35,7 @@ import { canonicalize, type JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, quote, UsageError } from "../encoding/errors.ts";
 import { type CaptureStats, captureWorkspace } from "../store/capture.ts";
 import type { Store } from "../store/store.ts";
+import type { SkippedEntry } from "../store/tree.ts";
 import {
   emptyContext,
   emptyCursors,
@@ -234,6 +235,8 @@ export interface CreateResult {
   capture: CaptureStats | null;
   /** The `create` operation recorded, or null (nothing changed; part of another operation). */
   operation: string | null;
+  /** Files the capture left out as secrets (`secret` by name, `secret_content`), sorted. */
+  secrets: SkippedEntry[];
 }
 
 /** Whether two bodies record the same state (all but time, parent, reason and source). */
@@ -271,6 +274,7 @@ export async function createSnapshot(
           created: false,
           capture: null,
           operation: null,
+          secrets: [],
         };
       }
     }
@@ -337,6 +341,9 @@ export async function createSnapshot(
         plan: { created, tree: capture?.treeId ?? null },
       });
     };
+    const secrets = (capture?.tree.skipped ?? []).filter((s) =>
+      s.reason === "secret" || s.reason === "secret_content"
+    );
     if (!options.allowUnchanged && !options.detached && branch.head !== null) {
       // A checkpoint of an unchanged workspace and session adds nothing.
       const head = readEnvelope(store, branch.head);
@@ -349,6 +356,7 @@ export async function createSnapshot(
           created: false,
           capture: capture?.stats ?? null,
           operation,
+          secrets,
         };
       }
     }
@@ -363,6 +371,7 @@ export async function createSnapshot(
       created: true,
       capture: capture?.stats ?? null,
       operation,
+      secrets,
     };
   });
 }

@@ -71,9 +71,19 @@ export interface BranchRow {
   updated_at: number;
 }
 
+/**
+ * Whether `name` is a branch that tracks a remote: `<remote>/<key_id>/<branch>`
+ * (its branch part may have up to four segments of its own, so the whole
+ * name can be longer than a body's branch name).
+ */
+export function isTrackingBranchName(name: string): boolean {
+  const match = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}\/[0-9a-f]{16}\/(.+)$/.exec(name);
+  return match !== null && isValidName(match[1]!);
+}
+
 /** Checks a session or branch name given by a user. */
 export function checkName(name: string, what: "session" | "branch"): string {
-  if (!isValidName(name)) {
+  if (!isValidName(name) && !(what === "branch" && isTrackingBranchName(name))) {
     throw new UsageError(`Invalid ${what} name ${quote(name)}`, {
       hint: "use letters, digits, '.', '_', '-' and up to three '/' separators",
     });

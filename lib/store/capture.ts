@@ -11,6 +11,16 @@
  * compressible bytes, compression moves to a worker on another core
  * (`_zlib_pool.ts`) while the next files are read.
  *
+ * Secrets stay out: files whose path is a secret by name are never opened
+ * (`secret`), and every byte read is scanned for private keys and tokens
+ * ({@linkcode SecretScanner}); a file with one is left out as
+ * `secret_content` and none of its bytes reach the store. Paths in the
+ * store's allow list (`allow_secrets.ts`) are exempt from both rules. The
+ * stat cache never stands in for the scan: a file left out has no cache row,
+ * a file captured only because it is allowed gets none either, and cached
+ * rows from before a change of the rules ({@linkcode SECRET_RULES_VERSION})
+ * are not trusted.
+ *
  * @example
  * ```ts
  * import { Store } from "./store.ts";
@@ -29,6 +39,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
 import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
+import { SECRET_RULES_VERSION, SecretScanner } from "../fs/secret_scan.ts";
+import { readAllowSecrets } from "./allow_secrets.ts";
 import {
   FileChangedError,
   readRegularNoFollow,
@@ -89,6 +101,11 @@ export interface CaptureOptions {
   persist?: boolean;
   /** Called after each file with the number of paths seen so far. */
   onProgress?: (seen: number) => void;
+  /**
+   * Scan file contents for secrets (default true). Only benchmarks turn it
+   * off; a store captured without it trusts none of its stat cache later.
+   */
+  scanContent?: boolean;
 }
 
 interface CacheRow {
@@ -154,6 +171,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const persist = options.persist ?? true;
   const useCache = options.useStatCache ?? true;
+  const scanContent = options.scanContent ?? true;
+  const allowSecrets = readAllowSecrets(store.dir);
   const excludeDirs = new Set(DEFAULT_EXCLUDED_DIRS);
   const ownDir = storeDirName(store, root);
   if (ownDir !== null) excludeDirs.add(ownDir);
@@ -162,7 +181,11 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const realRoot = fs.realpathSync(root);
   const realPathOf = (rel: string) => realRoot === "/" ? `/${rel}` : `${realRoot}/${rel}`;
   const cache = new Map<string, CacheRow>();
-  if (useCache) {
+  // Rows written under other secret rules (or with no content scan) are not
+  // trusted: those files are read and scanned again.
+  const rules = scanContent ? SECRET_RULES_VERSION : "none";
+  const rulesMatch = store.getMeta("secret_rules") === rules;
+  if (useCache && rulesMatch) {
     // all(), not iterate(): one call into SQLite instead of one a row (half the time).
     for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
       const r = row as unknown as CacheRow & { path: string };
@@ -187,7 +210,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const seen = new Set<string>();
   const blobs = new InlineBlobWriter(store);
   try {
-    for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs })) {
+    for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs, allowSecrets })) {
       if (item.kind === "skip") {
         skipped.push({ path: item.path, reason: item.reason });
         continue;
@@ -198,15 +221,17 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
         continue;
       }
       const cached = cache.get(item.path);
+      const allowed = allowSecrets.has(item.path);
       let blob: string;
       let size: number;
       let mode = item.stat.mode;
       // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-      if (cacheHit(cached, item.stat, clockMargin)) {
+      if (!allowed && cacheHit(cached, item.stat, clockMargin)) {
         blob = cached!.blob;
         size = cached!.size;
         stats.reused += 1;
       } else {
+        const scanner = scanContent && !allowed ? new SecretScanner() : null;
         const read = persist
           ? readFileIntoStore(
             store,
@@ -215,8 +240,9 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
             item.stat,
             maxFileBytes,
             realPathOf(item.path),
+            scanner,
           )
-          : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path));
+          : hashFile(item.absPath, item.stat, maxFileBytes, realPathOf(item.path), scanner);
         if ("reason" in read) {
           skipped.push({ path: item.path, reason: read.reason });
           continue;
@@ -225,7 +251,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
         size = read.size;
         mode = read.stat.mode;
         stats.hashed += 1;
-        if (useCache && persist) {
+        // An allowed file gets no row: once it leaves the allow list, it is scanned again.
+        if (useCache && persist && !allowed) {
           const s = read.stat;
           upsert.run(item.path, s.size, s.mtimeMs, s.ctimeMs, s.ino, s.dev, s.mode, blob, stamp);
         }
@@ -242,8 +269,18 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   }
 
   if (useCache && persist) {
-    const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
-    for (const cachedPath of cache.keys()) if (!seen.has(cachedPath)) remove.run(cachedPath);
+    if (rulesMatch) {
+      const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
+      for (const cachedPath of cache.keys()) if (!seen.has(cachedPath)) remove.run(cachedPath);
+    } else {
+      // Rows of files left out or allowed this time must not outlive the old rules.
+      const keep = new Set(seen);
+      for (const path of allowSecrets) keep.delete(path);
+      const rows = store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];
+      const remove = store.stmt("DELETE FROM stat_cache WHERE path = ?");
+      for (const row of rows) if (!keep.has(row.path)) remove.run(row.path);
+      store.setMeta("secret_rules", rules);
+    }
   }
 
   entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -270,18 +307,26 @@ function skipReason(error: unknown): { reason: string } {
   throw error;
 }
 
+/** The scanner's callback for a read, if any. */
+function inspectWith(scanner: SecretScanner | null): { inspect?: (chunk: Uint8Array) => void } {
+  return scanner === null ? {} : { inspect: (chunk) => scanner.update(chunk) };
+}
+
 function hashFile(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
   expectedRealPath: string,
+  scanner: SecretScanner | null,
 ): ReadOutcome {
   try {
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: 0,
       expectedRealPath,
+      ...inspectWith(scanner),
     });
+    if (scanner?.found) return { reason: "secret_content" };
     return { blob: result.sha256, size: result.size, stat: result.stat };
   } catch (error) {
     return skipReason(error);
@@ -295,6 +340,7 @@ function readFileIntoStore(
   expected: StatInfo,
   maxFileBytes: number,
   expectedRealPath: string,
+  scanner: SecretScanner | null,
 ): ReadOutcome {
   const large = expected.size > INLINE_BLOB_MAX;
   let tempPath: string | null = null;
@@ -315,6 +361,7 @@ function readFileIntoStore(
       maxBytes: maxFileBytes,
       keepBytesUpTo: INLINE_BLOB_MAX,
       expectedRealPath,
+      ...inspectWith(scanner),
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {
           let offset = 0;
@@ -324,6 +371,8 @@ function readFileIntoStore(
         },
       }),
     });
+    // A secret is dropped before its bytes are stored (the temp file is removed below).
+    if (scanner?.found) return { reason: "secret_content" };
     if (result.data !== null && result.size <= INLINE_BLOB_MAX) {
       inline = result.data;
     } else if (tempPath !== null && tempFd !== null) {

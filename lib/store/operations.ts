@@ -37,7 +37,8 @@ export type OperationKind =
   | "fork"
   | "forget"
   | "gc"
-  | "import";
+  | "import"
+  | "pull";
 /** Operation statuses. */
 export type OperationStatus = "planned" | "applying" | "done" | "failed" | "aborted";
 

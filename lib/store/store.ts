@@ -49,7 +49,7 @@ function zlib(): typeof NodeZlib {
   return zlibModule ??= builtin<typeof NodeZlib>("node:zlib");
 }
 
-export { COMPRESS_MIN_BYTES } from "./_pack.ts";
+export { COMPRESS_MIN_BYTES, packPays } from "./_pack.ts";
 /** The store format tag recorded in `meta.format`. */
 export const STORE_FORMAT = "ctxsnap-store/1";
 /** The name of the index database inside a store directory. */

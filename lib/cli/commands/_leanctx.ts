@@ -6,7 +6,7 @@
  * JSON reader loses digits).
  * @module
  */
-import { EXIT_CODES, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import { escapeText, EXIT_CODES, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
 import type { SnapshotBody } from "../../snapshot/body.ts";
 import { tally } from "../../snapshot/slices.ts";
 import type { TrustPolicy } from "../../snapshot/verify.ts";
@@ -18,21 +18,6 @@ import {
   tamperedChecks,
 } from "../../share/leanctx.ts";
 import type { Output } from "../output.ts";
-
-// C0 and C1 controls, DEL, line and paragraph separators and bidi controls.
-const UNSAFE =
-  // deno-lint-ignore no-control-regex
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** Escapes control, separator and bidi characters so file text cannot fake a line or a verdict. */
-export function escapeText(text: string): string {
-  return text.replace(UNSAFE, (c) => {
-    if (c === "\n") return "\\n";
-    if (c === "\t") return "\\t";
-    if (c === "\r") return "\\r";
-    return `\\u{${c.charCodeAt(0).toString(16).padStart(4, "0")}}`;
-  });
-}
 
 function shown(text: string | null): string {
   return text === null || text === "" ? "-" : escapeText(text);

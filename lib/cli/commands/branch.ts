@@ -8,6 +8,7 @@ import { summarizeBranch } from "../../snapshot/summary.ts";
 import { listBranches, selection } from "../../snapshot/timeline.ts";
 import { type Command, openStore, revision, short, str } from "../command.ts";
 import { runSwitch, SWITCH_OPTIONS } from "./switch.ts";
+import { esc } from "../output.ts";
 
 /** The `branch` command. */
 export const branch: Command = {
@@ -37,11 +38,11 @@ export const branch: Command = {
         },
         () =>
           rows.length === 0
-            ? `* ${sel.branch} (empty)`
+            ? `* ${esc(sel.branch)} (empty)`
             : rows.map((r) =>
-              `${r.name === sel.branch ? "*" : " "} ${r.name.padEnd(24)} ${short(r.head)}${
-                r.base ? `  forked from ${short(r.base)}` : ""
-              }`
+              `${r.name === sel.branch ? "*" : " "} ${esc(r.name).padEnd(24)} ${
+                esc(short(r.head))
+              }${r.base ? `  forked from ${esc(short(r.base))}` : ""}`
             ).join("\n"),
       );
       return Promise.resolve(0);
@@ -69,9 +70,9 @@ export const fork: Command = {
       ctx.out.result(
         { session: row.session, branch: row.name, head: row.head },
         () =>
-          `Created branch ${row.name} at ${
-            short(row.head)
-          } in session ${row.session}.\nSwitch to it: ctxsnap switch ${row.name}`,
+          `Created branch ${esc(row.name)} at ${esc(short(row.head))} in session ${
+            esc(row.session)
+          }.\nSwitch to it: ctxsnap switch ${esc(row.name)}`,
       );
       return Promise.resolve(0);
     } finally {

@@ -16,6 +16,8 @@ import {
   short,
   str,
 } from "../command.ts";
+import { esc } from "../output.ts";
+import { allowSecretsPath } from "../../store/allow_secrets.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
 function sizeOption(text: string | undefined): number | undefined {
@@ -132,21 +134,31 @@ export const create: Command = {
         ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
       });
       const body = result.envelope.body;
+      if (result.secrets.length > 0) {
+        const names = result.secrets.slice(0, 10).map((s) => s.path).join(", ");
+        const more = result.secrets.length > 10 ? `, and ${result.secrets.length - 10} more` : "";
+        ctx.out.note(`left out ${result.secrets.length} secret file(s): ${names}${more}`);
+        ctx.out.note(
+          `list them: ctxsnap show ${short(result.id)} --skipped; capture one that is not a ` +
+            `secret by adding its path to ${allowSecretsPath(store.dir)}`,
+        );
+      }
       ctx.out.result({
         ...summarize(store, result.id, result.envelope),
         created: result.created,
         capture: result.capture,
         operation: result.operation,
+        secrets: result.secrets,
       }, () => {
         if (!result.created) {
           return sourceText !== undefined && body.source?.id === source?.id
-            ? `${result.id}  (already recorded for source ${sourceText})`
+            ? `${result.id}  (already recorded for source ${esc(sourceText)})`
             : `${result.id}  (unchanged since this snapshot; nothing recorded)`;
         }
         const w = body.workspace;
         const lines = [`${result.id}`];
         lines.push(
-          `  ${body.session}/${body.branch}  parent ${
+          `  ${esc(body.session)}/${esc(body.branch)}  parent ${
             short(body.parent)
           }  signed by ${result.envelope.signature.key_id}`,
         );
@@ -160,7 +172,7 @@ export const create: Command = {
         }
         if (body.git) {
           lines.push(
-            `  git ${short(body.git.commit)} ${body.git.branch ?? "(detached)"}${
+            `  git ${esc(short(body.git.commit))} ${esc(body.git.branch ?? "(detached)")}${
               body.git.dirty ? " dirty" : ""
             }`,
           );

@@ -11,6 +11,7 @@ import { diffTrees } from "../../snapshot/diff.ts";
 import { readSessionState, sessionChange } from "../../snapshot/session_state.ts";
 import { readEnvelope, selection } from "../../snapshot/timeline.ts";
 import { type Command, openStore, revision, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
@@ -54,24 +55,26 @@ export const diff: Command = {
       const sessionDiff = sessionChange(left.context, right.context);
       ctx.out.result({ a: idA, b: idB ?? "workspace", ...files, session: sessionDiff }, () => {
         const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
-        for (const path of files.added) lines.push(`A ${path}`);
-        for (const path of files.changed) lines.push(`M ${path}`);
-        for (const path of files.removed) lines.push(`D ${path}`);
+        for (const path of files.added) lines.push(`A ${esc(path)}`);
+        for (const path of files.changed) lines.push(`M ${esc(path)}`);
+        for (const path of files.removed) lines.push(`D ${esc(path)}`);
         const s = sessionDiff;
         if (s.task) {
-          lines.push(`session task: ${JSON.stringify(s.task.from)} → ${JSON.stringify(s.task.to)}`);
+          lines.push(
+            `session task: ${esc(JSON.stringify(s.task.from))} → ${esc(JSON.stringify(s.task.to))}`,
+          );
         }
         if (s.progress_pct) {
           lines.push(`session progress: ${s.progress_pct.from}% → ${s.progress_pct.to}%`);
         }
         for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
-          for (const item of s[name].added) lines.push(`session ${name} + ${item}`);
-          for (const item of s[name].removed) lines.push(`session ${name} - ${item}`);
+          for (const item of s[name].added) lines.push(`session ${name} + ${esc(item)}`);
+          for (const item of s[name].removed) lines.push(`session ${name} - ${esc(item)}`);
         }
         const ext = s.extensions;
-        for (const n of ext.added) lines.push(`session extension + ${n}`);
-        for (const n of ext.changed) lines.push(`session extension ~ ${n}`);
-        for (const n of ext.removed) lines.push(`session extension - ${n}`);
+        for (const n of ext.added) lines.push(`session extension + ${esc(n)}`);
+        for (const n of ext.changed) lines.push(`session extension ~ ${esc(n)}`);
+        for (const n of ext.removed) lines.push(`session extension - ${esc(n)}`);
         if (lines.length === 1) lines.push("no differences");
         return lines.join("\n");
       });

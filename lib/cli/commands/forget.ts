@@ -6,6 +6,7 @@ import { UsageError } from "../../encoding/errors.ts";
 import { forgetImpact, forgetSnapshots, planForget } from "../../snapshot/forget.ts";
 import { selection } from "../../snapshot/timeline.ts";
 import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `forget` command. */
 export const forget: Command = {
@@ -71,8 +72,8 @@ export const forget: Command = {
         result,
         () =>
           `Forgot ${result.forgotten.length} snapshot(s)${
-            result.branches.length ? ` and branch ${result.branches.join(", ")}` : ""
-          } (${result.operation}). Run \`ctxsnap gc\` to free space.`,
+            result.branches.length ? ` and branch ${esc(result.branches.join(", "))}` : ""
+          } (${esc(result.operation)}). Run \`ctxsnap gc\` to free space.`,
       );
       return Promise.resolve(0);
     } finally {

@@ -13,6 +13,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `import` command. */
 export const importCommand: Command = {
@@ -105,12 +106,14 @@ export const importCommand: Command = {
         operation: result.operation,
       }, () => {
         if (result.alreadyPresent) {
-          return `Already present: ${short(p.id)} (${result.session}/${result.branch})`;
+          return `Already present: ${esc(short(p.id))} (${esc(result.session)}/${
+            esc(result.branch)
+          })`;
         }
         return [
-          `Imported ${result.imported.length} snapshot(s) onto ${result.session}/${result.branch}; primary ${
-            short(p.id)
-          }`,
+          `Imported ${result.imported.length} snapshot(s) onto ${esc(result.session)}/${
+            esc(result.branch)
+          }; primary ${esc(short(p.id))}`,
           result.report.withWorkspace
             ? `  with workspace content (${result.blobs} new file contents)`
             : "  envelope only: no workspace content (publish --with-workspace to send files)",

@@ -10,6 +10,7 @@ import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../store/locate.ts";
 import { INDEX_FILE, Store } from "../../store/store.ts";
 import { excludeStoreFromGit } from "../../snapshot/git_exclude.ts";
 import { type Command, flag, identity, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The nearest store in a directory above `workspace`, or null. */
 function enclosingStore(workspace: string): string | null {
@@ -78,10 +79,12 @@ export const init: Command = {
     store.close();
     ctx.out.result(result, () =>
       [
-        `${existed ? "Reinitialized existing" : "Initialized"} ctxsnap store in ${result.store}`,
-        `workspace  ${result.workspace}`,
-        `signing key ${result.key_id} (${path.join(result.config_dir, "identity.pem")})`,
-        ...(gitExclude === null ? [] : [`added the store to ${gitExclude}`]),
+        `${existed ? "Reinitialized existing" : "Initialized"} ctxsnap store in ${
+          esc(result.store)
+        }`,
+        `workspace  ${esc(result.workspace)}`,
+        `signing key ${result.key_id} (${esc(path.join(result.config_dir, "identity.pem"))})`,
+        ...(gitExclude === null ? [] : [`added the store to ${esc(gitExclude)}`]),
       ].join("\n"));
     return 0;
   },

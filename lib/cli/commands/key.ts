@@ -5,8 +5,9 @@
 import { UsageError } from "../../encoding/errors.ts";
 import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
 import { configDir, importIdentity } from "../../crypto/identity.ts";
-import { readTrustedKeys, trustedKeysPath, trustKey, untrustKey } from "../../crypto/keyring.ts";
+import { readConfigTrustedKeys, trustKey, untrustKey } from "../../crypto/keyring.ts";
 import { type Command, flag, identity, readKeyArgument, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 const SUBCOMMANDS = ["show", "export", "import", "trust", "untrust", "list"];
 
@@ -52,7 +53,8 @@ export const key: Command = {
         const me = await identity();
         ctx.out.result(
           { key_id: me.keyId, public_key: me.publicKeyHex, path: me.path },
-          () => `key id      ${me.keyId}\npublic key  ${me.publicKeyHex}\nprivate key ${me.path}`,
+          () =>
+            `key id      ${me.keyId}\npublic key  ${me.publicKeyHex}\nprivate key ${esc(me.path)}`,
         );
         return 0;
       }
@@ -107,7 +109,7 @@ export const key: Command = {
         const trusted = trustKey(dir, readKeyArgument(arg), name);
         ctx.out.result(
           { key_id: trusted.keyId, public_key: trusted.publicKeyHex, name: trusted.name },
-          () => `Trusted ${trusted.keyId}${trusted.name ? ` as ${trusted.name}` : ""}`,
+          () => `Trusted ${trusted.keyId}${trusted.name ? ` as ${esc(trusted.name)}` : ""}`,
         );
         return 0;
       }
@@ -116,12 +118,13 @@ export const key: Command = {
         const removed = untrustKey(dir, arg);
         ctx.out.result(
           { key_id: removed.keyId, name: removed.name },
-          () => `No longer trusting ${removed.keyId}${removed.name ? ` (${removed.name})` : ""}`,
+          () =>
+            `No longer trusting ${removed.keyId}${removed.name ? ` (${esc(removed.name)})` : ""}`,
         );
         return 0;
       }
       case "list": {
-        const keys = readTrustedKeys(trustedKeysPath(dir));
+        const keys = readConfigTrustedKeys(dir);
         ctx.out.result(
           {
             keys: keys.map((k) => ({
@@ -134,7 +137,7 @@ export const key: Command = {
           () =>
             keys.length === 0
               ? "No trusted keys. Add one with `ctxsnap key trust KEY --name N`."
-              : keys.map((k) => `${k.keyId}  ${k.name ?? "-"}  ${k.publicKeyHex}`).join("\n"),
+              : keys.map((k) => `${k.keyId}  ${esc(k.name ?? "-")}  ${k.publicKeyHex}`).join("\n"),
         );
         return 0;
       }

@@ -8,7 +8,7 @@ import { selection } from "../../snapshot/timeline.ts";
 import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
 import type { Store } from "../../store/store.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
-import { escapeText } from "./_leanctx.ts";
+import { esc } from "../output.ts";
 
 /** Summaries of stored lean-ctx snapshots; the task stands in for the reason. */
 async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotSummary[]> {
@@ -88,17 +88,17 @@ export const list: Command = {
         if (rows.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
         return rows.map((item) =>
           [
-            short(item.id),
-            item.created_at.replace("T", " ").slice(0, 19),
-            `${item.session}/${item.branch}`,
+            esc(short(item.id)),
+            esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+            `${esc(item.session)}/${esc(item.branch)}`,
             item.format === "lean-ctx"
               ? "lean-ctx"
               : item.workspace === null
               ? "no workspace"
               : `${item.workspace.files} files`,
             item.readable
-              ? (escapeText(item.reason ?? "") || "-")
-              : "(unreadable: run `ctxsnap verify`)",
+              ? (esc(item.reason ?? "") || "-")
+              : "(unreadable envelope: run `ctxsnap verify`)",
           ].join("  ")
         ).join("\n");
       });

@@ -7,6 +7,7 @@ import { undoStack } from "../../store/undo_log.ts";
 import type { Store } from "../../store/store.ts";
 import { type Command, flag, intOption, iso, openStore, short } from "../command.ts";
 import { selection } from "../../snapshot/timeline.ts";
+import { esc } from "../output.ts";
 
 /** The ids undo and redo would revert next (null for a store not yet migrated, opened read-only). */
 function nextReverts(store: Store): { undo: string | null; redo: string | null } {
@@ -51,14 +52,14 @@ export const log: Command = {
           ops.length === 0 ? "No operations yet." : ops.map((op) =>
             [
               op.created_at.replace("T", " ").slice(0, 19),
-              op.id,
-              op.kind.padEnd(8),
-              op.status.padEnd(8),
-              op.session ? `${op.session}/${op.branch ?? "-"}` : "store",
-              op.target ? `→ ${short(op.target)}` : "",
+              esc(op.id),
+              esc(op.kind).padEnd(8),
+              esc(op.status).padEnd(8),
+              op.session ? `${esc(op.session)}/${esc(op.branch ?? "-")}` : "store",
+              op.target ? `→ ${esc(short(op.target))}` : "",
               op.id === next.undo ? "(undo reverts this)" : "",
               op.id === next.redo ? "(redo re-applies this)" : "",
-              op.error ? `error: ${op.error}` : "",
+              op.error ? `error: ${esc(op.error)}` : "",
             ].filter((s) => s !== "").join("  ")
           ).join("\n"),
       );

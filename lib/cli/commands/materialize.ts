@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { UsageError } from "../../encoding/errors.ts";
 import { readEnvelope } from "../../snapshot/timeline.ts";
 import { type Command, openStore, revision, short } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `materialize` command. */
 export const materialize: Command = {
@@ -33,7 +34,7 @@ export const materialize: Command = {
       ctx.out.result(
         { id, dest: path.resolve(ctx.cwd, dest), ...result },
         () =>
-          `Wrote ${result.written.length} path(s) into ${dest}${
+          `Wrote ${result.written.length} path(s) into ${esc(dest)}${
             result.identical.length ? `; ${result.identical.length} already identical` : ""
           }.`,
       );

@@ -104,6 +104,7 @@ async function publishLeanCtx(
   );
   return 0;
 }
+import { esc } from "../output.ts";
 
 /** The `publish` command. */
 export const publish: Command = {
@@ -183,7 +184,7 @@ export const publish: Command = {
       ctx.out.result(
         result,
         () =>
-          `Wrote ${result.path}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
+          `Wrote ${esc(result.path)}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
           (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
           `, ${result.bytes} bytes; primary ${short(id)}`,
       );

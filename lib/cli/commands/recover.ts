@@ -3,6 +3,7 @@
  * @module
  */
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** The `recover` command. */
 export const recover: Command = {
@@ -32,9 +33,11 @@ export const recover: Command = {
       ctx.out.result(result, () => {
         if (result.operation === null) return "Nothing to recover.";
         return result.status === "aborted"
-          ? `Aborted ${result.kind} ${result.operation}: the workspace is back to its content before it.`
-          : `Finished ${result.kind} ${result.operation}${
-            result.snapshot ? `; recorded as ${short(result.snapshot)}` : ""
+          ? `Aborted ${result.kind} ${
+            esc(result.operation)
+          }: the workspace is back to its content before it.`
+          : `Finished ${result.kind} ${esc(result.operation)}${
+            result.snapshot ? `; recorded as ${esc(short(result.snapshot))}` : ""
           }.`;
       });
       return 0;

@@ -10,7 +10,7 @@ import type { RestoreOptions, RestoreResult, SessionPlan } from "../../restore/r
 const restoreModule = () => import("../../restore/restore.ts");
 import { MoveConflictError } from "../../restore/policy.ts";
 import { isEmptyChange } from "../../snapshot/session_state.ts";
-import type { Output } from "../output.ts";
+import { esc, type Output } from "../output.ts";
 import {
   type Command,
   type CommandContext,
@@ -29,11 +29,11 @@ export function planLines(plan: MovePlan): string[] {
   const forced = new Set(plan.forced);
   const mark = (path: string) => forced.has(path) ? "  (overwrites a local change: --force)" : "";
   for (const w of plan.writes) {
-    lines.push(`${w.action === "create" ? "create " : "replace"}  ${w.path}${mark(w.path)}`);
+    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}${mark(w.path)}`);
   }
-  for (const d of plan.deletes) lines.push(`delete   ${d}${mark(d)}`);
+  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}${mark(d)}`);
   for (const c of plan.conflicts) {
-    lines.push(`CONFLICT ${c.path}  (${c.reason.replaceAll("_", " ")})`);
+    lines.push(`CONFLICT ${esc(c.path)}  (${esc(c.reason.replaceAll("_", " "))})`);
   }
   lines.push(
     `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
@@ -60,7 +60,7 @@ export function showConflicts(out: Output, error: unknown): never {
   if (error instanceof MoveConflictError && !out.json) {
     out.note(
       error.conflicts.slice(0, 50).map((c) =>
-        `CONFLICT ${c.path}  (${c.reason.replaceAll("_", " ")})`
+        `CONFLICT ${esc(c.path)}  (${c.reason.replaceAll("_", " ")})`
       ).join("\nctxsnap: "),
     );
   }
@@ -71,7 +71,9 @@ function sessionLine(session: SessionPlan): string {
   const c = session.change;
   if (isEmptyChange(c)) return `session: ${session.mode}, no change`;
   const parts: string[] = [];
-  if (c.task) parts.push(`task ${JSON.stringify(c.task.from)} → ${JSON.stringify(c.task.to)}`);
+  if (c.task) {
+    parts.push(`task ${esc(JSON.stringify(c.task.from))} → ${esc(JSON.stringify(c.task.to))}`);
+  }
   if (c.progress_pct) parts.push(`progress ${c.progress_pct.from}% → ${c.progress_pct.to}%`);
   for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
     const l = c[name];
@@ -81,7 +83,7 @@ function sessionLine(session: SessionPlan): string {
   }
   const e = c.extensions;
   if (e.added.length + e.changed.length + e.removed.length > 0) {
-    parts.push(`extensions ${[...e.added, ...e.changed, ...e.removed].join(", ")}`);
+    parts.push(`extensions ${esc([...e.added, ...e.changed, ...e.removed].join(", "))}`);
   }
   return `session: ${session.mode}: ${parts.join("; ")}`;
 }
@@ -176,7 +178,6 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
     }
   }
   const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
-  const { escapeText } = await import("./_leanctx.ts");
   const signer = await identity();
   const store = openStore(ctx);
   try {
@@ -206,7 +207,7 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
       ];
       if (!result.sessionMerged) lines.push("  no session slice to merge");
       else {
-        if (m.task !== null) lines.push(`  task       ${escapeText(m.task)}`);
+        if (m.task !== null) lines.push(`  task       ${esc(m.task)}`);
         if (m.progressPct !== null) lines.push(`  progress   ${m.progressPct}%`);
         lines.push(
           `  ${m.decisionsAdded.length} decision(s) and ${m.filesAdded.length} file(s) added to the live session`,

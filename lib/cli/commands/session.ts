@@ -12,6 +12,7 @@ import {
 } from "../../snapshot/session_state.ts";
 import { checkName, selection } from "../../snapshot/timeline.ts";
 import { type Command, intOption, iso, openStore, str } from "../command.ts";
+import { esc } from "../output.ts";
 
 /** What `session remove KIND TEXT` removes from. */
 const LISTS = {
@@ -23,13 +24,13 @@ const LISTS = {
 
 function render(session: string, branch: string, s: SnapshotContext): string {
   const lines = [
-    `session    ${session} (branch ${branch})`,
-    `task       ${s.task || "-"}`,
+    `session    ${esc(session)} (branch ${esc(branch)})`,
+    `task       ${esc(s.task || "-")}`,
     `progress   ${s.progress_pct}%`,
   ];
   const section = (title: string, items: string[]) => {
     lines.push(`${title}: ${items.length === 0 ? "none" : ""}`);
-    for (const item of items) lines.push(`  - ${item}`);
+    for (const item of items) lines.push(`  - ${esc(item)}`);
   };
   section("decisions", s.decisions);
   section("files touched", s.files_touched);
@@ -106,9 +107,11 @@ export const session: Command = {
           },
           () =>
             rows.length === 0
-              ? `* ${current} (no snapshots yet)`
+              ? `* ${esc(current)} (no snapshots yet)`
               : rows.map((r) =>
-                `${r.name === current ? "*" : " "} ${r.name}  (branch ${r.current_branch})`
+                `${r.name === current ? "*" : " "} ${esc(r.name)}  (branch ${
+                  esc(r.current_branch)
+                })`
               ).join("\n"),
         );
         return Promise.resolve(0);
@@ -116,7 +119,7 @@ export const session: Command = {
       if (sub === "switch") {
         const name = checkName(rest[0] ?? "", "session");
         switchSession(store, name);
-        ctx.out.result({ current: name }, () => `Switched to session ${name}`);
+        ctx.out.result({ current: name }, () => `Switched to session ${esc(name)}`);
         return Promise.resolve(0);
       }
       const sel = selection(store, str(parsed, "session"));

@@ -8,13 +8,15 @@ import type { Store } from "../../store/store.ts";
 import {
   type Command,
   type CommandContext,
+  flag,
   openStore,
   short,
   str,
   target,
   trustPolicy,
 } from "../command.ts";
-import { escapeText, leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+import { esc } from "../output.ts";
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
   const { readLeanCtx } = await import("../../share/leanctx_store.ts");
@@ -42,16 +44,16 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
   }, () =>
     [
       `snapshot   ${id}  (lean-ctx CONTEXT_SNAPSHOT_V1, written by ${
-        escapeText(snapshot.lean_ctx_version)
+        esc(snapshot.lean_ctx_version)
       })`,
-      `created    ${escapeText(snapshot.created_at)}`,
-      `timeline   ${row.session}/${row.branch}  lean-ctx parent ${
-        snapshot.parent_id === null ? "-" : escapeText(snapshot.parent_id.slice(0, 12))
+      `created    ${esc(snapshot.created_at)}`,
+      `timeline   ${esc(row.session)}/${esc(row.branch)}  lean-ctx parent ${
+        snapshot.parent_id === null ? "-" : esc(snapshot.parent_id.slice(0, 12))
       }`,
       `signer     ${
         signer === null
           ? "none (unsigned)"
-          : `${signer.key_id}${signer.name ? ` (${escapeText(signer.name)})` : ""}${
+          : `${signer.key_id}${signer.name ? ` (${esc(signer.name)})` : ""}${
             signer.trusted ? "" : "  untrusted"
           }`
       }`,
@@ -64,13 +66,14 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show [REVISION] [--before TIME]",
+  usage: "show [REVISION] [--before TIME] [--skipped]",
   examples: [
     "ctxsnap show                   # the head of the current branch",
     "ctxsnap show 3f2a9c",
     "ctxsnap show HEAD~2",
     "ctxsnap show main@{2026-11-30T10:00}",
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
+    "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
     "ctxsnap show 3707b221 --json | jq .snapshot.ledger   # an imported lean-ctx snapshot",
   ],
   options: {
@@ -80,6 +83,10 @@ export const show: Command = {
       help: "the newest snapshot of REVISION's history at or before TIME",
     },
     session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    skipped: {
+      type: "boolean",
+      help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
+    },
   },
   positionals: 1,
   async run(ctx, parsed) {
@@ -92,6 +99,20 @@ export const show: Command = {
       if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
       const id = found.id;
       const envelope = readEnvelope(store, id);
+      if (flag(parsed, "skipped")) {
+        const workspace = envelope.body.workspace;
+        const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
+        ctx.out.result(
+          { id, captured: workspace !== null, skipped },
+          () =>
+            workspace === null
+              ? `snapshot ${id} recorded no workspace`
+              : skipped.length === 0
+              ? "nothing was left out"
+              : skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
+        );
+        return 0;
+      }
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
       const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
@@ -99,34 +120,34 @@ export const show: Command = {
       ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
         const lines = [
           `snapshot   ${id}`,
-          `created    ${b.created_at}`,
-          `timeline   ${b.session}/${b.branch}  parent ${short(b.parent)}`,
-          `reason     ${b.reason || "-"}`,
-          `signer     ${keyId}${signer.name ? ` (${signer.name})` : ""}${
+          `created    ${esc(b.created_at)}`,
+          `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
+          `reason     ${esc(b.reason || "-")}`,
+          `signer     ${esc(keyId)}${signer.name ? ` (${esc(signer.name)})` : ""}${
             signer.trusted ? "" : "  untrusted"
           }`,
         ];
-        if (b.source) lines.push(`source     ${b.source.kind}:${b.source.id}`);
+        if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
         lines.push(
           b.git
-            ? `git        ${b.git.commit ?? "(no commit)"} ${b.git.branch ?? "(detached)"}${
-              b.git.dirty ? " dirty" : " clean"
-            }`
+            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
+              esc(b.git.branch ?? "(detached)")
+            }${b.git.dirty ? " dirty" : " clean"}`
             : "git        not a git work tree",
         );
         lines.push(
           b.workspace
             ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
-              short(b.workspace.tree)
+              esc(short(b.workspace.tree))
             })`
             : "workspace  not captured",
         );
         const c = b.context;
-        lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);
+        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
         const section = (title: string, items: string[]) => {
           if (items.length === 0) return;
           lines.push(`${title}:`);
-          for (const item of items) lines.push(`  - ${item}`);
+          for (const item of items) lines.push(`  - ${esc(item)}`);
         };
         section("decisions", c.decisions);
         section("files touched", c.files_touched);
@@ -134,9 +155,9 @@ export const show: Command = {
         section("knowledge", c.knowledge);
         lines.push(...sliceLines(b));
         const ext = Object.keys(c.extensions);
-        if (ext.length > 0) lines.push(`extensions ${ext.join(", ")}`);
+        if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
         const meta = Object.keys(b.facets.metadata);
-        if (meta.length > 0) lines.push(`metadata   ${JSON.stringify(b.facets.metadata)}`);
+        if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
         return lines.join("\n");
       });
       return 0;

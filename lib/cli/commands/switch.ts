@@ -16,6 +16,7 @@ import {
   short,
   str,
 } from "../command.ts";
+import { esc } from "../output.ts";
 import { planJson, planLines, showConflicts } from "./restore.ts";
 
 /** Options of `switch` and `branch switch`. */
@@ -59,7 +60,7 @@ export async function runSwitch(
       const lines = result.plan ? planLines(result.plan) : [];
       if (result.dry_run) {
         lines.unshift(
-          `plan to switch to ${result.branch} (head ${
+          `plan to switch to ${esc(result.branch)} (head ${
             short(result.head)
           }; dry run, nothing changed):`,
         );
@@ -71,10 +72,10 @@ export async function runSwitch(
       }
       lines.push(
         result.workspace
-          ? `Switched to branch ${result.branch} (head ${
+          ? `Switched to branch ${esc(result.branch)} (head ${
             short(result.head)
           }); the workspace follows it.`
-          : `Switched to branch ${result.branch} (head ${
+          : `Switched to branch ${esc(result.branch)} (head ${
             short(result.head)
           }); the files stay as they are, new snapshots go here.`,
       );

@@ -22,16 +22,17 @@ import {
   userPath,
 } from "../command.ts";
 import { EXIT_CODES, NotFoundError } from "../../encoding/errors.ts";
+import { esc } from "../output.ts";
 
 function describe(report: SnapshotReport): string {
-  const who = report.signer ? ` (${report.signer})` : "";
-  if (!report.valid) return `FAIL  ${short(report.id)}  ${report.problems.join("; ")}`;
+  const who = report.signer ? ` (${esc(report.signer)})` : "";
+  if (!report.valid) return `FAIL  ${esc(short(report.id))}  ${esc(report.problems.join("; "))}`;
   const what = report.hasWorkspace
     ? `${report.checked.files} files, ${report.checked.bytes} bytes`
     : "no workspace";
-  return `${report.trusted ? "ok   " : "UNTRUSTED"}  ${
-    short(report.id)
-  }  signed by ${report.keyId}${who}  ${what}`;
+  return `${report.trusted ? "ok   " : "UNTRUSTED"}  ${esc(short(report.id))}  signed by ${
+    esc(report.keyId)
+  }${who}  ${what}`;
 }
 
 /** A snapshot report as `--json` prints it (snake_case). */
@@ -131,11 +132,13 @@ async function verifyFileCommand(
           }`
           : "published snapshot (envelope only)"
       }`,
-      `snapshot ${report.primary.id}`,
-      `who      ${who.keyId}${who.signer ? ` (${who.signer})` : ""}`,
-      `when     ${b.created_at}`,
-      `reason   ${b.reason || "-"}`,
-      `git      ${b.git ? `${b.git.commit ?? "(no commit)"}${b.git.dirty ? " dirty" : ""}` : "-"}`,
+      `snapshot ${esc(report.primary.id)}`,
+      `who      ${esc(who.keyId)}${who.signer ? ` (${esc(who.signer)})` : ""}`,
+      `when     ${esc(b.created_at)}`,
+      `reason   ${esc(b.reason || "-")}`,
+      `git      ${
+        b.git ? `${esc(b.git.commit ?? "(no commit)")}${b.git.dirty ? " dirty" : ""}` : "-"
+      }`,
       `files    ${
         b.workspace
           ? `${b.workspace.files} files, ${b.workspace.bytes} bytes${
@@ -238,17 +241,17 @@ export const verify: Command = {
             for (const l of lean) {
               lines.push(
                 l.verdict === "tampered"
-                  ? `FAIL  ${short(l.id)}  lean-ctx: ${l.problems.join("; ")}`
+                  ? `FAIL  ${short(l.id)}  lean-ctx: ${esc(l.problems.join("; "))}`
                   : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
                     short(l.id)
                   }  lean-ctx, ${
                     l.keyId === null
                       ? "unsigned"
-                      : `signed by ${l.keyId}${l.signer ? ` (${l.signer})` : ""}`
+                      : `signed by ${l.keyId}${l.signer ? ` (${esc(l.signer)})` : ""}`
                   }`,
               );
             }
-            lines.push(...report.problems.map((p) => `FAIL  ${p}`));
+            lines.push(...report.problems.map((p) => `FAIL  ${esc(p)}`));
             lines.push(
               `${report.objects.checked} objects, ${report.snapshots.length} snapshots${
                 lean.length > 0 ? ` (and ${lean.length} lean-ctx)` : ""

@@ -1,0 +1,747 @@
+/**
+ * `pull`: downloads what this store lacks from a remote, verifies every byte
+ * before anything lands, and puts others' snapshots on quarantine branches.
+ *
+ * For each signer and branch the remote lists, the newest ref record is read
+ * and checked: its key must name the record exactly (signer, session,
+ * branch, sequence number, hash), its signature must verify, and its signer
+ * must be pinned (`--allow-untrusted` lets an unpinned signer's snapshots be
+ * quarantined too; otherwise they are left out and reported, exit 3). A
+ * record older than one this store already accepted from that remote is
+ * stale (a remote rolling a ref back): it is reported and ignored, never
+ * followed backwards. Then the chain of envelopes from the head down to a
+ * snapshot this store has (each canonical, its id recomputed, its signature
+ * verified, its signer trusted), their trees (hash, schema, reserved names,
+ * workspace counts) and every blob the store lacks (decoded with its size as
+ * the bound, then hashed) are fetched into a staging file. Nothing has landed
+ * yet.
+ *
+ * A ref whose content fails any check, or that the remote cannot serve
+ * whole, is refused (exit 1); the others land, in one transaction: objects,
+ * snapshot rows (as imported), then every new snapshot is verified again
+ * from the store exactly as `ctxsnap verify` does ({@linkcode verifySnapshot}),
+ * and only then do the quarantine branches `<remote>/<key_id>/<branch>` of
+ * the signer's session move. A failure anywhere rolls everything back. A
+ * killed pull leaves the store as it was (the staging file is swept by gc);
+ * a rerun starts again.
+ *
+ * Part of the remote layer (above share, below cli).
+ *
+ * @example
+ * ```ts
+ * import { trackingBranch } from "./pull.ts";
+ * if (trackingBranch("origin", "0123456789abcdef", "main") !== "origin/0123456789abcdef/main") {
+ *   throw new Error("tracking branch name");
+ * }
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import { parseCanonical } from "../encoding/canonical_json.ts";
+import {
+  CtxsnapError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UntrustedError,
+} from "../encoding/errors.ts";
+import { createSha256, sha256Hex } from "../crypto/hash.ts";
+import { assertResolved } from "../store/operations.ts";
+import { beginChange, endChange } from "../snapshot/oplog.ts";
+import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
+import { MAX_TREE_BYTES, treeTotals, validateTree } from "../store/tree.ts";
+import {
+  checkEnvelope,
+  type Envelope,
+  envelopeBytes,
+  MAX_ENVELOPE_BYTES,
+  parseEnvelope,
+} from "../snapshot/envelope.ts";
+import {
+  ensureBranch,
+  getBranch,
+  hasSnapshot,
+  insertSnapshot,
+  readEnvelope,
+} from "../snapshot/timeline.ts";
+import { type TrustPolicy, verifySnapshot } from "../snapshot/verify.ts";
+import { quarantineBranch } from "../share/import.ts";
+import { type Backend, mapLimit } from "./backend.ts";
+import {
+  checkMarker,
+  decodeObject,
+  DEFLATE_MAX_BYTES,
+  MARKER_KEY,
+  MAX_MARKER_BYTES,
+  maxEncodedBytes,
+  OBJECT_DEFLATE,
+  OBJECT_RAW,
+  objectKey,
+  parseRefKey,
+  type RefKey,
+  snapshotKey,
+} from "./layout.ts";
+import { checkRefRecord, MAX_REF_BYTES, parseRefRecord, type RefRecord } from "./ref_record.ts";
+import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
+import { Spool, type SpoolRange } from "./_spool.ts";
+
+/** The local branch that tracks signer `keyId`'s `branch` on `remote`. */
+export function trackingBranch(remote: string, keyId: string, branch: string): string {
+  return `${remote}/${keyId}/${branch}`;
+}
+
+/** Options of {@linkcode pull}. */
+export interface PullOptions {
+  /** Quarantine snapshots of unpinned signers too (still fully verified). */
+  allowUntrusted?: boolean;
+  /** Pull this one snapshot (full id) and its history instead of the remote's refs. */
+  snapshot?: string;
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Progress: a phase and counts. */
+  onProgress?: (phase: string, done: number, total: number) => void;
+}
+
+/** What became of one ref. */
+export type PulledStatus = "updated" | "unchanged" | "stale" | "untrusted" | "refused";
+
+/** One ref of the remote and what pull did with it. */
+export interface PulledRef {
+  /** Signer key id. */
+  keyId: string;
+  /** Session (from the record). */
+  session: string;
+  /** Branch on the signer's side. */
+  branch: string;
+  /** Sequence number of the record read (null when it could not be read). */
+  seq: number | null;
+  /** Head it names (null when it could not be read). */
+  head: string | null;
+  /** When the signer signed it (its clock), or null. */
+  createdAt: string | null;
+  /** The local quarantine branch (in `session`). */
+  localBranch: string;
+  /** Outcome. */
+  status: PulledStatus;
+  /** Why it was stale, untrusted or refused; null otherwise. */
+  reason: string | null;
+}
+
+/** What {@linkcode pull} did. */
+export interface PullResult {
+  /** The remote's location. */
+  location: string;
+  /** Whether the remote holds a ctxsnap layout at all. */
+  initialized: boolean;
+  /** Every ref seen. */
+  refs: PulledRef[];
+  /** Snapshots that landed, and those already here. */
+  snapshots: { fetched: number; present: number };
+  /** Objects that landed. */
+  objects: { fetched: number };
+  /** Bytes of objects received. */
+  bytesReceived: number;
+  /** Requests made. */
+  requests: number;
+  /** The `pull` operation recorded, or null when nothing landed. */
+  operation: string | null;
+  /** For a snapshot pull: the snapshot and the branch it landed on. */
+  snapshot: { id: string; session: string; branch: string } | null;
+}
+
+/** A failure confined to one ref: it is refused, the others go on. */
+class RefRefused extends Error {}
+
+interface Staged {
+  kind: "tree" | "blob";
+  size: number;
+  /** How the bytes are staged: raw, or DEFLATE accepted as the store would store it. */
+  encoding: "raw" | "deflate";
+  range: SpoolRange;
+}
+
+interface Plan {
+  ref: PulledRef;
+  record: RefRecord | null;
+  recordHash: string | null;
+  /** Envelopes to land, newest first. */
+  chain: Envelope[];
+  /** Objects to land. */
+  objects: Set<string>;
+}
+
+/** Pulls from `backend` into `store`, naming local branches after `remoteName`. */
+export async function pull(
+  store: Store,
+  inner: Backend,
+  trust: TrustPolicy,
+  remoteName: string,
+  options: PullOptions = {},
+): Promise<PullResult> {
+  const backend = new CountingBackend(inner);
+  const allowUntrusted = options.allowUntrusted === true;
+  const concurrency = options.concurrency ?? 8;
+  const progress = options.onProgress ?? (() => {});
+  const result: PullResult = {
+    location: inner.location,
+    initialized: false,
+    refs: [],
+    snapshots: { fetched: 0, present: 0 },
+    objects: { fetched: 0 },
+    bytesReceived: 0,
+    requests: 0,
+    operation: null,
+    snapshot: null,
+  };
+  const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
+  if (marker === null) {
+    if (options.snapshot !== undefined) {
+      throw new NotFoundError(`The remote ${quote(inner.location)} holds no ctxsnap snapshots`);
+    }
+    return finish(result, backend);
+  }
+  checkMarker(marker, inner.location);
+  result.initialized = true;
+
+  const spool = new Spool(store);
+  try {
+    const envelopes = new Map<string, Envelope>(); // fetched and verified, by id
+    const staged = new Map<string, Staged>(); // verified objects, by id
+    const plans: Plan[] = [];
+
+    /** Fetches and checks one envelope; null when the remote has none. */
+    const fetchEnvelope = async (id: string): Promise<Envelope | null> => {
+      const known = envelopes.get(id);
+      if (known !== undefined) return known;
+      const bytes = await backend.get(snapshotKey(id), MAX_ENVELOPE_BYTES);
+      if (bytes === null) return null;
+      let envelope: Envelope;
+      try {
+        envelope = parseEnvelope(bytes);
+      } catch (error) {
+        throw new RefRefused(
+          `snapshot ${id.slice(0, 12)} is malformed: ${(error as Error).message}`,
+        );
+      }
+      const canonical = envelopeBytes(envelope);
+      if (canonical.byteLength !== bytes.byteLength || !canonical.every((b, i) => b === bytes[i])) {
+        throw new RefRefused(`snapshot ${id.slice(0, 12)} is not in canonical form`);
+      }
+      if (envelope.id !== id) {
+        throw new RefRefused(
+          `the remote returned snapshot ${envelope.id.slice(0, 12)} for ${id.slice(0, 12)}`,
+        );
+      }
+      const check = await checkEnvelope(envelope);
+      if (!check.idMatches) {
+        throw new RefRefused(`snapshot ${id.slice(0, 12)} does not hash to its id`);
+      }
+      if (!check.signatureValid) {
+        throw new RefRefused(`the signature of snapshot ${id.slice(0, 12)} does not verify`);
+      }
+      envelopes.set(id, envelope);
+      return envelope;
+    };
+
+    /** What a staged tree holds: its totals and the blobs it names. */
+    const treeInfo = new Map<string, { files: number; bytes: number; blobs: [string, number][] }>();
+
+    /** Fetches, checks and stages a tree (false when the remote lacks it). */
+    const fetchTree = async (id: string): Promise<boolean> => {
+      const encoded = await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
+      if (encoded === null) return false;
+      let bytes: Uint8Array;
+      try {
+        bytes = decodeObject(encoded, "tree", MAX_TREE_BYTES);
+      } catch (error) {
+        throw new RefRefused(`tree ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (sha256Hex(bytes) !== id) {
+        throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);
+      }
+      try {
+        const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+        treeInfo.set(id, {
+          ...treeTotals(tree),
+          blobs: tree.entries.flatMap((e) => e.type === "file" ? [[e.blob, e.size]] : []),
+        });
+      } catch (error) {
+        throw new RefRefused(`tree ${id.slice(0, 12)} is invalid: ${(error as Error).message}`);
+      }
+      staged.set(id, {
+        kind: "tree",
+        size: bytes.byteLength,
+        encoding: "raw",
+        range: spool.append(bytes),
+      });
+      return true;
+    };
+
+    /** Fetches, checks and stages one blob. */
+    const fetchBlob = async (id: string, size: number): Promise<void> => {
+      const key = objectKey(id);
+      if (size > DEFLATE_MAX_BYTES) {
+        // Large: streamed into the spool, raw only, hashed as it arrives.
+        const hasher = createSha256();
+        const sink = spool.reserve(size);
+        let first = true;
+        let total = 0;
+        let found: boolean;
+        try {
+          found = await backend.getStream(key, size + 1, (chunk) => {
+            let data = chunk;
+            if (first) {
+              first = false;
+              if (data[0] !== OBJECT_RAW) {
+                throw new RefRefused(`blob ${id.slice(0, 12)} is not stored raw`);
+              }
+              data = data.subarray(1);
+            }
+            hasher.update(data);
+            total += data.byteLength;
+            sink.write(data);
+          });
+        } catch (error) {
+          if (error instanceof IntegrityError) {
+            throw new RefRefused(`blob ${id.slice(0, 12)}: ${error.message}`);
+          }
+          throw error;
+        }
+        if (!found) {
+          throw new RefRefused(`the remote lacks blob ${id.slice(0, 12)}`);
+        }
+        if (total !== size || hasher.digestHex() !== id) {
+          throw new RefRefused(`blob ${id.slice(0, 12)} is truncated or does not hash to its id`);
+        }
+        staged.set(id, { kind: "blob", size, encoding: "raw", range: sink.end() });
+        return;
+      }
+      const encoded = await backend.get(key, maxEncodedBytes(size)).catch((error) => {
+        if (error instanceof IntegrityError) {
+          throw new RefRefused(`blob ${id.slice(0, 12)}: ${error.message}`);
+        }
+        throw error;
+      });
+      if (encoded === null) throw new RefRefused(`the remote lacks blob ${id.slice(0, 12)}`);
+      let bytes: Uint8Array;
+      try {
+        bytes = decodeObject(encoded, "blob", size);
+      } catch (error) {
+        throw new RefRefused(`blob ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (sha256Hex(bytes) !== id) {
+        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);
+      }
+      // Keep the remote's DEFLATE form when the store would keep a compressed row anyway.
+      const keepPacked = encoded[0] === OBJECT_DEFLATE && size <= INLINE_BLOB_MAX &&
+        size >= COMPRESS_MIN_BYTES && packPays(size, encoded.byteLength - 1);
+      staged.set(id, {
+        kind: "blob",
+        size,
+        encoding: keepPacked ? "deflate" : "raw",
+        range: spool.append(keepPacked ? encoded.subarray(1) : bytes),
+      });
+    };
+
+    const failedObjects = new Map<string, string>();
+
+    /** Resolves the chain from `head` and stages its content; throws RefRefused / UntrustedError. */
+    const plannedSources = new Map<string, string>(); // session+source → id, of refs that will land
+    let sources = new Map<string, string>(); // the same, for the ref being resolved
+    const resolve = async (plan: Plan, head: string, signerKey: string | null): Promise<void> => {
+      sources = new Map();
+      if (signerKey !== null) {
+        // A ref names only its signer's snapshots, even one this store has already.
+        const top = hasSnapshot(store, head)
+          ? readEnvelope(store, head)
+          : await fetchEnvelope(head);
+        if (top === null) throw new RefRefused(`the remote lacks snapshot ${head.slice(0, 12)}`);
+        if (top.signature.public_key !== signerKey) {
+          throw new RefRefused(
+            `snapshot ${head.slice(0, 12)} is signed by another key than its ref`,
+          );
+        }
+      }
+      let cursor: string | null = head;
+      const seen = new Set<string>();
+      while (cursor !== null && !hasSnapshot(store, cursor) && !seen.has(cursor)) {
+        seen.add(cursor);
+        if (seen.size > 1_000_000) {
+          throw new RefRefused("the history is longer than 1,000,000 snapshots");
+        }
+        const envelope = await fetchEnvelope(cursor);
+        if (envelope === null) {
+          if (cursor === head) {
+            throw new RefRefused(`the remote lacks snapshot ${head.slice(0, 12)}`);
+          }
+          break; // the history pushed starts here (older snapshots were never sent)
+        }
+        const { key_id, public_key } = envelope.signature;
+        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {
+          throw new UntrustedError(
+            `snapshot ${cursor.slice(0, 12)} is signed by unpinned key ${key_id}`,
+          );
+        }
+        const source = envelope.body.source;
+        if (source !== null) {
+          // A session holds one snapshot per source (the idempotency key of `create --source`).
+          const key = `${envelope.body.session}\0${source.kind}\0${source.id}`;
+          const local = store.stmt(
+            "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
+          ).get(envelope.body.session, source.kind, source.id) as { id: string } | undefined;
+          const other = local?.id ?? plannedSources.get(key);
+          if (other !== undefined && other !== envelope.id) {
+            throw new RefRefused(
+              `snapshot ${cursor.slice(0, 12)} has the source ${
+                quote(`${source.kind}:${source.id}`)
+              } of snapshot ${other.slice(0, 12)} in session ${quote(envelope.body.session)}`,
+            );
+          }
+          sources.set(key, envelope.id);
+        }
+        plan.chain.push(envelope);
+        progress("fetching snapshots", plan.chain.length, plan.chain.length);
+        cursor = envelope.body.parent;
+      }
+      // Trees the store lacks, fetched concurrently and checked, then the blobs they name.
+      const wanted = new Set<string>();
+      for (const envelope of plan.chain) {
+        const ref = envelope.body.workspace;
+        if (ref === null || store.hasObject(ref.tree)) continue;
+        if (failedObjects.has(ref.tree)) throw new RefRefused(failedObjects.get(ref.tree)!);
+        if (!staged.has(ref.tree)) wanted.add(ref.tree);
+      }
+      await mapLimit([...wanted], concurrency, async (id) => {
+        try {
+          if (!(await fetchTree(id))) {
+            throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+          }
+        } catch (error) {
+          if (error instanceof RefRefused) failedObjects.set(id, error.message);
+          throw error;
+        }
+      });
+      const blobs = new Map<string, number>();
+      for (const envelope of plan.chain) {
+        const ref = envelope.body.workspace;
+        if (ref === null || store.hasObject(ref.tree)) continue;
+        const info = treeInfo.get(ref.tree)!;
+        if (info.files !== ref.files || info.bytes !== ref.bytes) {
+          throw new RefRefused(
+            `tree ${ref.tree.slice(0, 12)} disagrees with the counts snapshot ${
+              envelope.id.slice(0, 12)
+            } signed`,
+          );
+        }
+        plan.objects.add(ref.tree);
+        for (const [id, size] of info.blobs) {
+          if (store.hasObject(id)) continue;
+          plan.objects.add(id);
+          if (!staged.has(id)) blobs.set(id, size);
+        }
+      }
+      for (const id of blobs.keys()) {
+        if (failedObjects.has(id)) throw new RefRefused(failedObjects.get(id)!);
+      }
+      let done = 0;
+      const list = [...blobs.entries()];
+      await mapLimit(list, concurrency, async ([id, size]) => {
+        try {
+          await fetchBlob(id, size);
+        } catch (error) {
+          if (error instanceof RefRefused) failedObjects.set(id, error.message);
+          throw error;
+        }
+        progress("fetching objects", ++done, list.length);
+      });
+    };
+
+    const runPlan = async (plan: Plan, head: string, signerKey: string | null) => {
+      try {
+        await resolve(plan, head, signerKey);
+        plan.ref.status = "updated";
+        plans.push(plan);
+        for (const [key, id] of sources) plannedSources.set(key, id);
+      } catch (error) {
+        // IntegrityError: a remote object over its bound, or unsafe in a shared directory.
+        if (error instanceof RefRefused || error instanceof IntegrityError) {
+          plan.ref.status = "refused";
+          plan.ref.reason = error.message;
+        } else if (error instanceof UntrustedError) {
+          plan.ref.status = "untrusted";
+          plan.ref.reason = error.message;
+        } else throw error;
+      }
+    };
+
+    if (options.snapshot !== undefined) {
+      const id = options.snapshot;
+      const ref: PulledRef = {
+        keyId: "",
+        session: "",
+        branch: "",
+        seq: null,
+        head: id,
+        createdAt: null,
+        localBranch: "",
+        status: "updated",
+        reason: null,
+      };
+      const plan: Plan = { ref, record: null, recordHash: null, chain: [], objects: new Set() };
+      if (hasSnapshot(store, id)) {
+        throw new CtxsnapError(`Snapshot ${quote(id)} is in this store already`, "conflict");
+      }
+      await runPlan(plan, id, null);
+      const head = plan.chain[0];
+      if (head !== undefined) {
+        ref.keyId = head.signature.key_id;
+        ref.session = head.body.session;
+        ref.branch = head.body.branch;
+        ref.localBranch = quarantineBranch(head.signature.key_id);
+        ref.createdAt = head.body.created_at;
+      }
+      result.refs.push(ref);
+    } else {
+      for (const ref of await readRefs(store, backend, trust, remoteName, allowUntrusted)) {
+        result.refs.push(ref.ref);
+        if (ref.record === null) continue;
+        await runPlan(
+          { ref: ref.ref, record: ref.record, recordHash: ref.hash, chain: [], objects: new Set() },
+          ref.record.head,
+          ref.record.public_key,
+        );
+      }
+    }
+
+    if (plans.length > 0) {
+      await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted);
+    }
+    return finish(result, backend);
+  } finally {
+    spool.close();
+  }
+}
+
+function finish(result: PullResult, backend: CountingBackend): PullResult {
+  result.bytesReceived = backend.traffic.received;
+  result.requests = backend.traffic.requests;
+  return result;
+}
+
+interface ReadRef {
+  ref: PulledRef;
+  record: RefRecord | null;
+  hash: string | null;
+}
+
+/** Lists the remote's refs, reads and checks the newest record of each. */
+async function readRefs(
+  store: Store,
+  backend: Backend,
+  trust: TrustPolicy,
+  remoteName: string,
+  allowUntrusted: boolean,
+): Promise<ReadRef[]> {
+  const newest = new Map<string, RefKey>();
+  for (const info of await backend.list("refs/")) {
+    const key = parseRefKey(info.key);
+    if (key === null) continue; // not a ref record: ignored
+    const group = `${key.keyId}\0${key.session}\0${key.branch}`;
+    const best = newest.get(group);
+    if (
+      best === undefined || key.seq > best.seq || (key.seq === best.seq && key.hash16 > best.hash16)
+    ) {
+      newest.set(group, key);
+    }
+  }
+  const out: ReadRef[] = [];
+  for (const key of [...newest.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    const ref: PulledRef = {
+      keyId: key.keyId,
+      session: key.session,
+      branch: key.branch,
+      seq: key.seq,
+      head: null,
+      createdAt: null,
+      localBranch: trackingBranch(remoteName, key.keyId, key.branch),
+      status: "refused",
+      reason: null,
+    };
+    const entry: ReadRef = { ref, record: null, hash: null };
+    out.push(entry);
+    if (!allowUntrusted && !trust.isTrusted(key.keyId)) {
+      ref.status = "untrusted";
+      ref.reason = `signer ${key.keyId} is not pinned`;
+      continue;
+    }
+    const bytes = await backend.get(key.key, MAX_REF_BYTES).catch((error) => {
+      if (error instanceof IntegrityError) return new Uint8Array(); // too large: refused below
+      throw error;
+    });
+    if (bytes === null) {
+      ref.reason = "the ref record it lists cannot be read";
+      continue;
+    }
+    let record: RefRecord;
+    try {
+      record = parseRefRecord(bytes);
+    } catch (error) {
+      ref.reason = `the ref record is invalid: ${(error as Error).message}`;
+      continue;
+    }
+    const hash = sha256Hex(bytes);
+    if (
+      record.key_id !== key.keyId || record.session !== key.session ||
+      record.branch !== key.branch || record.seq !== key.seq || !hash.startsWith(key.hash16)
+    ) {
+      ref.reason = `the ref record does not match its key (it is signer ${record.key_id}'s ${
+        quote(`${record.session}/${record.branch}`)
+      } #${record.seq})`;
+      continue;
+    }
+    if (!(await checkRefRecord(record))) {
+      ref.reason = "the signature of the ref record does not verify";
+      continue;
+    }
+    ref.head = record.head;
+    ref.createdAt = record.created_at;
+    if (!allowUntrusted && !trust.isTrusted(record.key_id, record.public_key)) {
+      ref.status = "untrusted";
+      ref.reason = `signer ${key.keyId} is not pinned (another key has its id)`;
+      continue;
+    }
+    const state = readRefState(store, remoteName, key.keyId, key.session, key.branch);
+    if (
+      state !== null &&
+      (record.seq < state.seq || (record.seq === state.seq && hash !== state.record))
+    ) {
+      ref.status = "stale";
+      ref.reason =
+        `the remote shows record #${record.seq}; this store already accepted #${state.seq}`;
+      continue;
+    }
+    const local = getBranch(store, key.session, ref.localBranch);
+    if (
+      state !== null && record.seq === state.seq && local?.head === record.head &&
+      hasSnapshot(store, record.head)
+    ) {
+      ref.status = "unchanged";
+      continue;
+    }
+    entry.record = record;
+    entry.hash = hash;
+  }
+  return out;
+}
+
+/** Lands every plan in one transaction, verifying each new snapshot from the store. */
+async function land(
+  store: Store,
+  trust: TrustPolicy,
+  remoteName: string,
+  plans: Plan[],
+  staged: Map<string, Staged>,
+  spool: Spool,
+  result: PullResult,
+  allowUntrusted: boolean,
+): Promise<void> {
+  await store.transactionAsync("pull", async () => {
+    const inserted = new Set<string>();
+    const landed: string[] = [];
+    let present = 0;
+    for (const plan of plans) {
+      for (const id of plan.objects) {
+        if (inserted.has(id) || store.hasObject(id)) continue;
+        const item = staged.get(id);
+        if (item === undefined) throw new IntegrityError(`Object ${quote(id)} was not staged`);
+        landObject(store, spool, id, item);
+        inserted.add(id);
+      }
+      for (const envelope of [...plan.chain].reverse()) {
+        if (insertSnapshot(store, envelope, true)) landed.push(envelope.id);
+        else if (hasSnapshot(store, envelope.id)) present++;
+        else throw new IntegrityError(`Snapshot ${quote(envelope.id)} could not be recorded`);
+      }
+    }
+    // The same check as `ctxsnap verify ID`, now reading from the store.
+    const seen = new Map<string, boolean>();
+    for (const id of landed) {
+      // (A snapshot the remote had no tree for verifies as imported without content.)
+      const report = await verifySnapshot(store, id, trust, seen);
+      if (!report.valid) {
+        throw new IntegrityError(
+          `Snapshot ${quote(id)} does not verify after landing: ${report.problems.join("; ")}`,
+        );
+      }
+      if (!report.trusted && !allowUntrusted) {
+        throw new UntrustedError(`Snapshot ${quote(id)} is not signed by a pinned key`);
+      }
+    }
+    const operationRefs: { key_id: string; session: string; branch: string; head: string }[] = [];
+    // The branch moves are one undoable `pull` operation.
+    const pending = beginChange(store, plans.map((p) => p.record?.session ?? p.ref.session));
+    for (const plan of plans) {
+      const ref = plan.ref;
+      const head = plan.record?.head ?? ref.head!;
+      const session = plan.record?.session ?? ref.session;
+      assertResolved(store, session);
+      ensureBranch(store, session, ref.localBranch);
+      store.stmt("UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?")
+        .run(head, Date.now(), session, ref.localBranch);
+      if (plan.record !== null && plan.recordHash !== null) {
+        writeRefState(
+          store,
+          remoteName,
+          plan.record.key_id,
+          plan.record.session,
+          plan.record.branch,
+          {
+            seq: plan.record.seq,
+            record: plan.recordHash,
+            head,
+          },
+        );
+      } else {
+        result.snapshot = { id: head, session, branch: ref.localBranch };
+      }
+      operationRefs.push({ key_id: ref.keyId, session, branch: ref.localBranch, head });
+    }
+    result.operation = endChange(store, pending, {
+      kind: "pull",
+      plan: { remote: remoteName, refs: operationRefs, snapshots: landed, objects: inserted.size },
+    }, { always: true });
+    result.snapshots = { fetched: landed.length, present };
+    result.objects = { fetched: inserted.size };
+  });
+}
+
+function landObject(store: Store, spool: Spool, id: string, item: Staged): void {
+  if (item.kind === "tree") {
+    const bytes = spool.read(item.range);
+    if (sha256Hex(bytes) !== id) throw new IntegrityError(`Staged tree ${quote(id)} changed`);
+    store.putTree(validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES })));
+    return;
+  }
+  if (item.size > INLINE_BLOB_MAX) {
+    const temp = store.tempPath();
+    const fd = fs.openSync(
+      temp,
+      fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      spool.copyTo(item.range, fd);
+      fs.fsyncSync(fd);
+    } catch (error) {
+      fs.closeSync(fd);
+      fs.rmSync(temp, { force: true });
+      throw error;
+    }
+    fs.closeSync(fd);
+    store.adoptBlobFile(temp, id, item.size); // verified below by verifySnapshot
+    return;
+  }
+  const bytes = spool.read(item.range);
+  if (item.encoding === "deflate") store.putPackedBlob(id, item.size, "deflate", bytes);
+  else store.putBlob(bytes, id);
+}

@@ -1,0 +1,567 @@
+/**
+ * `push`: uploads snapshots to a remote in an order that keeps the remote
+ * consistent at every instant, so a push killed anywhere leaves nothing a
+ * reader could mistake for complete, and a rerun finishes the job:
+ *
+ * 1. objects (trees, blobs) that the remote lacks, each verified from the
+ *    store before it leaves, large ones in parts;
+ * 2. then the envelopes, oldest first (an envelope on the remote means its
+ *    objects and its ancestors' are there);
+ * 3. last, one signed ref record per branch (FORMAT.md §13).
+ *
+ * What the remote already has is found without listing everything: walking
+ * each branch down from its head, the first snapshot the remote has (a HEAD
+ * request) ends the walk; the objects of that snapshot's tree are known to
+ * be there, and the few others are probed one by one (or, when there are
+ * many, by listing `objects/`). So anything a teammate already pushed is
+ * never sent again.
+ *
+ * Only branches whose head this machine's key signed are pushed, and never a
+ * quarantine branch (`imported/…`, `<remote>/…`). A snapshot whose tree this
+ * store lacks (an envelope-only import) is refused: a remote only ever holds
+ * whole snapshots.
+ *
+ * Part of the remote layer (above share, below cli).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { createSnapshot } from "../snapshot/create.ts";
+ * import { loadOrCreateIdentity } from "../crypto/identity.ts";
+ * import { FileBackend } from "./file_backend.ts";
+ * import { push } from "./push.ts";
+ * const ws = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await createSnapshot(store, me, {});
+ * const remote = await Deno.makeTempDir();
+ * const result = await push(store, new FileBackend(remote), me, "origin", { kind: "current" });
+ * if (result.refs[0]?.status !== "updated" || result.objects.uploaded !== 2) {
+ *   throw new Error(JSON.stringify(result));
+ * }
+ * store.close();
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import type * as NodeZlib from "node:zlib";
+import { IntegrityError, NotFoundError, quote, UsageError } from "../encoding/errors.ts";
+import { createSha256, sha256Hex } from "../crypto/hash.ts";
+import { builtin } from "../runtime.ts";
+import type { Store } from "../store/store.ts";
+import { treeBytes, type TreeManifest } from "../store/tree.ts";
+import { type Envelope, envelopeBytes, type Signer } from "../snapshot/envelope.ts";
+import {
+  branchChain,
+  currentSelection,
+  getBranch,
+  isTrackingBranchName,
+  listBranches,
+  readEnvelope,
+} from "../snapshot/timeline.ts";
+import { type Backend, mapLimit } from "./backend.ts";
+import {
+  checkMarker,
+  encodeObject,
+  MARKER_KEY,
+  markerBytes,
+  MAX_MARKER_BYTES,
+  MULTIPART_THRESHOLD,
+  OBJECT_DEFLATE,
+  OBJECT_RAW,
+  objectKey,
+  parseObjectKey,
+  parseRefKey,
+  PART_SIZE,
+  refKey,
+  refPrefix,
+  snapshotKey,
+  withTag,
+} from "./layout.ts";
+import { checkRefRecord, MAX_REF_BYTES, parseRefRecord, signRefRecord } from "./ref_record.ts";
+import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
+
+/** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
+export const PROBE_LIMIT = 32;
+
+/** What to push. */
+export type PushTarget =
+  | { kind: "current" }
+  | { kind: "branch"; session: string; branch: string }
+  | { kind: "all" }
+  | { kind: "snapshot"; id: string };
+
+/** Options of {@linkcode push}. */
+export interface PushOptions {
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Progress: a phase and counts. */
+  onProgress?: (phase: string, done: number, total: number) => void;
+}
+
+/** One ref written (or found up to date). */
+export interface PushedRef {
+  /** Session. */
+  session: string;
+  /** Branch. */
+  branch: string;
+  /** The head the remote now names. */
+  head: string;
+  /** The ref record's sequence number. */
+  seq: number;
+  /** `updated` (a new record) or `unchanged`. */
+  status: "updated" | "unchanged";
+}
+
+/** What {@linkcode push} did. */
+export interface PushResult {
+  /** The remote's location. */
+  location: string;
+  /** Refs written or already current (none for a snapshot push). */
+  refs: PushedRef[];
+  /** Branches left out, with the reason. */
+  skipped: { session: string; branch: string; reason: string }[];
+  /** Snapshots uploaded, and those the remote had. */
+  snapshots: { uploaded: number; present: number };
+  /** Objects uploaded, and those the remote had. */
+  objects: { uploaded: number; present: number };
+  /** Bytes of request bodies sent. */
+  bytesSent: number;
+  /** Requests made. */
+  requests: number;
+}
+
+let zlibModule: typeof NodeZlib | undefined;
+function zlib(): typeof NodeZlib {
+  return zlibModule ??= builtin<typeof NodeZlib>("node:zlib");
+}
+
+/** Branch names never pushed: quarantine branches of imports and of remotes. */
+function isQuarantine(branch: string): boolean {
+  return branch.startsWith("imported/") || isTrackingBranchName(branch);
+}
+
+interface BranchPlan {
+  session: string;
+  branch: string;
+  head: string;
+}
+
+function selectBranches(
+  store: Store,
+  signer: Signer,
+  target: PushTarget,
+  skipped: PushResult["skipped"],
+): BranchPlan[] {
+  const ownHead = (head: string): boolean => {
+    const envelope = readEnvelope(store, head);
+    return envelope.signature.public_key === signer.publicKeyHex;
+  };
+  if (target.kind === "all") {
+    const plans: BranchPlan[] = [];
+    for (const row of listBranches(store)) {
+      if (row.head === null) continue;
+      if (isQuarantine(row.name)) continue;
+      if (!ownHead(row.head)) {
+        skipped.push({ session: row.session, branch: row.name, reason: "signed_by_another_key" });
+        continue;
+      }
+      plans.push({ session: row.session, branch: row.name, head: row.head });
+    }
+    return plans;
+  }
+  if (target.kind === "snapshot") return [];
+  const { session, branch } = target.kind === "current" ? currentSelection(store) : target;
+  const row = getBranch(store, session, branch);
+  if (row === null || row.head === null) {
+    throw new NotFoundError(`Branch ${quote(`${session}/${branch}`)} has no snapshot to push`, {
+      hint: "create one with `ctxsnap create`",
+    });
+  }
+  if (isQuarantine(branch)) {
+    throw new UsageError(`Branch ${quote(branch)} is a quarantine branch and is not pushed`, {
+      hint: "push your own branches; others' snapshots stay with their signers",
+    });
+  }
+  if (!ownHead(row.head)) {
+    throw new UsageError(
+      `The head of branch ${quote(branch)} is not signed by this machine's key`,
+      { hint: "push sends only snapshots you signed; `ctxsnap push ID` uploads one without a ref" },
+    );
+  }
+  return [{ session, branch, head: row.head }];
+}
+
+/** Makes sure the remote carries the layout marker (writing it on an empty remote). */
+export async function ensureMarker(backend: Backend): Promise<void> {
+  const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
+  if (marker === null) await backend.put(MARKER_KEY, markerBytes());
+  else checkMarker(marker, backend.location);
+}
+
+interface NeededObject {
+  id: string;
+  kind: "tree" | "blob";
+  size: number;
+}
+
+function objectSize(store: Store, id: string): number | null {
+  const row = store.stmt("SELECT size FROM objects WHERE id = ?").get(id) as
+    | { size: number }
+    | undefined;
+  return row?.size ?? null;
+}
+
+/** Reads an object from the store, verified, and encodes it for the remote. */
+function encodedObject(store: Store, object: NeededObject): Uint8Array {
+  if (object.kind === "tree") {
+    const bytes = treeBytes(store.getTree(object.id)); // getTree re-hashes and validates
+    if (sha256Hex(bytes) !== object.id) {
+      throw new IntegrityError(`Tree ${quote(object.id)} does not re-serialize to its id`);
+    }
+    return encodeObject(bytes, 6);
+  }
+  const row = store.storedInlineBlob(object.id);
+  if (row !== null) {
+    // Inline: verify, then send the stored form (no second compression).
+    const bytes = row.encoding === "raw" ? row.data : (() => {
+      try {
+        const out = zlib().inflateRawSync(row.data, { maxOutputLength: Math.max(1, row.size) });
+        return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      } catch (error) {
+        throw new IntegrityError(`Blob ${quote(object.id)} is corrupt in the store`, {
+          cause: error,
+        });
+      }
+    })();
+    if (bytes.byteLength !== row.size || sha256Hex(bytes) !== object.id) {
+      throw new IntegrityError(`Blob ${quote(object.id)} is corrupt in the store`, {
+        hint: "run `ctxsnap verify --all`",
+      });
+    }
+    return row.encoding === "deflate"
+      ? withTag(OBJECT_DEFLATE, row.data)
+      : withTag(OBJECT_RAW, bytes);
+  }
+  return encodeObject(store.readBlob(object.id), 1);
+}
+
+/** Uploads a large file-backed blob in parts, hashing as it reads; aborts if it does not verify. */
+async function uploadLargeBlob(
+  store: Store,
+  backend: Backend,
+  object: NeededObject,
+): Promise<void> {
+  const upload = await backend.startMultipart(objectKey(object.id));
+  let fd: number | null = null;
+  try {
+    try {
+      fd = fs.openSync(
+        store.objectPath(object.id),
+        fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW,
+      );
+    } catch (error) {
+      throw new IntegrityError(`Blob ${quote(object.id)} is missing its object file`, {
+        cause: error,
+      });
+    }
+    const hasher = createSha256();
+    const partSize = Math.max(PART_SIZE, backend.minPartSize);
+    let part = 1;
+    let total = 0;
+    let buffer = new Uint8Array(partSize);
+    buffer[0] = OBJECT_RAW;
+    let filled = 1;
+    for (;;) {
+      const n = fs.readSync(fd, buffer, filled, buffer.byteLength - filled, null);
+      if (n === 0) break;
+      hasher.update(buffer.subarray(filled, filled + n));
+      filled += n;
+      total += n;
+      if (total > object.size) break;
+      if (filled === buffer.byteLength) {
+        await upload.putPart(part++, buffer);
+        buffer = new Uint8Array(partSize);
+        filled = 0;
+      }
+    }
+    // Checked before the last part goes up, so a corrupt blob never completes.
+    if (total !== object.size || hasher.digestHex() !== object.id) {
+      throw new IntegrityError(`Blob ${quote(object.id)} is corrupt in the store`, {
+        hint: "run `ctxsnap verify --all`",
+      });
+    }
+    if (filled > 0) await upload.putPart(part++, buffer.subarray(0, filled));
+    await upload.complete();
+  } catch (error) {
+    await upload.abort().catch(() => {});
+    throw error;
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
+}
+
+async function uploadObject(store: Store, backend: Backend, object: NeededObject): Promise<void> {
+  const size = object.kind === "blob" ? objectSize(store, object.id) : null;
+  if (object.kind === "blob" && size !== null && size > MULTIPART_THRESHOLD) {
+    if (store.storedInlineBlob(object.id) === null) {
+      await uploadLargeBlob(store, backend, { ...object, size });
+      return;
+    }
+  }
+  const encoded = encodedObject(store, object);
+  if (encoded.byteLength > MULTIPART_THRESHOLD) {
+    const upload = await backend.startMultipart(objectKey(object.id));
+    try {
+      const partSize = Math.max(PART_SIZE, backend.minPartSize);
+      let part = 1;
+      for (let at = 0; at < encoded.byteLength; at += partSize) {
+        await upload.putPart(part++, encoded.subarray(at, at + partSize));
+      }
+      await upload.complete();
+    } catch (error) {
+      await upload.abort().catch(() => {});
+      throw error;
+    }
+    return;
+  }
+  await backend.put(objectKey(object.id), encoded);
+}
+
+/** The objects a snapshot's workspace needs: its tree and every blob. Null when the tree is not here. */
+function objectsOf(store: Store, envelope: Envelope): NeededObject[] | null {
+  const ref = envelope.body.workspace;
+  if (ref === null) return [];
+  let tree: TreeManifest;
+  try {
+    tree = store.getTree(ref.tree);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null; // an envelope-only import: no content here
+    throw error;
+  }
+  const out: NeededObject[] = [{ id: ref.tree, kind: "tree", size: 0 }];
+  for (const entry of tree.entries) {
+    if (entry.type === "file") out.push({ id: entry.blob, kind: "blob", size: entry.size });
+  }
+  return out;
+}
+
+/** Pushes `target` to `backend`, signing ref records with `signer`. */
+export async function push(
+  store: Store,
+  inner: Backend,
+  signer: Signer,
+  remoteName: string,
+  target: PushTarget,
+  options: PushOptions = {},
+): Promise<PushResult> {
+  const backend = new CountingBackend(inner);
+  const concurrency = options.concurrency ?? 8;
+  const progress = options.onProgress ?? (() => {});
+  const skipped: PushResult["skipped"] = [];
+  const branches = selectBranches(store, signer, target, skipped);
+  const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
+  await ensureMarker(backend);
+
+  // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
+  const onRemote = new Set<string>();
+  const toSend: string[] = [];
+  const sending = new Set<string>();
+  const bases: string[] = [];
+  let present = 0;
+  for (const head of heads) {
+    const chain = target.kind === "snapshot" ? chainFrom(store, head) : branchChain(
+      store,
+      branches.find((b) => b.head === head)!.session,
+      branches.find((b) => b.head === head)!.branch,
+    );
+    const segment: string[] = [];
+    for (const id of chain) {
+      if (onRemote.has(id) || sending.has(id)) break;
+      if ((await backend.head(snapshotKey(id))) !== null) {
+        onRemote.add(id);
+        bases.push(id);
+        present++;
+        break;
+      }
+      segment.push(id);
+    }
+    for (const id of segment.reverse()) {
+      sending.add(id);
+      toSend.push(id);
+    }
+  }
+
+  // 2. Which objects they need that the remote lacks.
+  const envelopes = new Map<string, Envelope>();
+  for (const id of toSend) envelopes.set(id, readEnvelope(store, id));
+  const known = new Set<string>();
+  for (const base of bases) {
+    for (const object of objectsOf(store, readEnvelope(store, base)) ?? []) known.add(object.id);
+  }
+  const needed = new Map<string, NeededObject>();
+  for (const id of toSend) {
+    const objects = objectsOf(store, envelopes.get(id)!);
+    if (objects === null) {
+      throw new NotFoundError(
+        `Snapshot ${
+          quote(id)
+        } has no workspace content in this store, so it cannot be pushed whole`,
+        {
+          hint:
+            "it was imported as an envelope only; import its bundle first, or push another branch",
+        },
+      );
+    }
+    for (const object of objects) {
+      if (!known.has(object.id) && !needed.has(object.id)) needed.set(object.id, object);
+    }
+  }
+  const candidates = [...needed.values()];
+  let missing: NeededObject[];
+  if (candidates.length <= PROBE_LIMIT) {
+    const found = await mapLimit(
+      candidates,
+      concurrency,
+      async (object) => (await backend.head(objectKey(object.id))) !== null,
+    );
+    missing = candidates.filter((_, i) => !found[i]);
+  } else {
+    const listed = new Set<string>();
+    for (const info of await backend.list("objects/")) {
+      const id = parseObjectKey(info.key);
+      if (id !== null) listed.add(id);
+    }
+    missing = candidates.filter((object) => !listed.has(object.id));
+  }
+
+  // 3. Objects, then envelopes oldest first, then refs: each step only names what is there.
+  let uploaded = 0;
+  await mapLimit(missing, concurrency, async (object) => {
+    await uploadObject(store, backend, object);
+    progress("uploading objects", ++uploaded, missing.length);
+  });
+  await backend.flush();
+  let sent = 0;
+  for (const id of toSend) {
+    await backend.put(snapshotKey(id), envelopeBytes(envelopes.get(id)!));
+    progress("uploading snapshots", ++sent, toSend.length);
+  }
+  await backend.flush();
+  const refs: PushedRef[] = [];
+  for (const plan of branches) refs.push(await writeRef(store, backend, signer, remoteName, plan));
+  await backend.flush();
+  return {
+    location: inner.location,
+    refs,
+    skipped,
+    snapshots: { uploaded: toSend.length, present },
+    objects: { uploaded: missing.length, present: needed.size - missing.length },
+    bytesSent: backend.traffic.sent,
+    requests: backend.traffic.requests,
+  };
+}
+
+/** The chain from `id` down through present parents (newest first). */
+function chainFrom(store: Store, id: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  let cursor: string | null = id;
+  while (cursor !== null && !seen.has(cursor)) {
+    seen.add(cursor);
+    let envelope: Envelope;
+    try {
+      envelope = readEnvelope(store, cursor);
+    } catch (error) {
+      if (error instanceof NotFoundError) break;
+      throw error;
+    }
+    out.push(cursor);
+    cursor = envelope.body.parent;
+  }
+  return out;
+}
+
+/**
+ * Writes the next ref record of a branch, unless the remote's newest valid
+ * record already names the head (and is not older than what this store wrote).
+ */
+async function writeRef(
+  store: Store,
+  backend: Backend,
+  signer: Signer,
+  remoteName: string,
+  plan: BranchPlan,
+): Promise<PushedRef> {
+  const { session, branch, head } = plan;
+  const listed = (await backend.list(refPrefix(signer.keyId, session, branch)))
+    .map((info) => parseRefKey(info.key))
+    .filter((key) =>
+      key !== null && key.keyId === signer.keyId && key.session === session && key.branch === branch
+    )
+    .sort((a, b) => b!.seq - a!.seq || (a!.hash16 < b!.hash16 ? 1 : -1));
+  const local = readRefState(store, remoteName, signer.keyId, session, branch);
+  // The newest record that verifies (a few tries: junk under our prefix is ignored). When
+  // it is the record this store wrote last, its content is known: no need to read it.
+  let remote: { seq: number; hash: string; head: string } | null = null;
+  const newest = listed[0];
+  if (
+    local !== null && newest !== undefined && newest!.seq === local.seq &&
+    local.record.startsWith(newest!.hash16)
+  ) {
+    remote = { seq: local.seq, hash: local.record, head: local.head };
+  }
+  for (const key of remote === null ? listed.slice(0, 8) : []) {
+    const bytes = await backend.get(key!.key, MAX_REF_BYTES);
+    if (bytes === null) continue;
+    try {
+      const record = parseRefRecord(bytes);
+      const hash = sha256Hex(bytes);
+      if (
+        record.public_key === signer.publicKeyHex && record.session === session &&
+        record.branch === branch && record.seq === key!.seq && hash.startsWith(key!.hash16) &&
+        await checkRefRecord(record)
+      ) {
+        remote = { seq: record.seq, hash, head: record.head };
+        break;
+      }
+    } catch {
+      // Not a record of ours: ignored.
+    }
+  }
+  if (remote !== null && remote.head === head && remote.seq >= (local?.seq ?? 0)) {
+    store.transaction(
+      "push",
+      () =>
+        writeRefState(store, remoteName, signer.keyId, session, branch, {
+          seq: remote!.seq,
+          record: remote!.hash,
+          head,
+        }),
+    );
+    return { session, branch, head, seq: remote.seq, status: "unchanged" };
+  }
+  const last = (local?.seq ?? 0) >= (remote?.seq ?? 0)
+    ? (local === null ? null : { seq: local.seq, hash: local.record })
+    : { seq: remote!.seq, hash: remote!.hash };
+  const signed = await signRefRecord(signer, {
+    session,
+    branch,
+    seq: (last?.seq ?? 0) + 1,
+    previous: last?.hash ?? null,
+    head,
+    created_at: new Date().toISOString(),
+  });
+  await backend.put(
+    refKey(signer.keyId, session, branch, signed.record.seq, signed.hash),
+    signed.bytes,
+  );
+  store.transaction("push", () =>
+    writeRefState(store, remoteName, signer.keyId, session, branch, {
+      seq: signed.record.seq,
+      record: signed.hash,
+      head,
+    }));
+  return { session, branch, head, seq: signed.record.seq, status: "updated" };
+}
