@@ -446,3 +446,32 @@ Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan 
     store.db.prepare("UPDATE operations SET status = 'aborted' WHERE id = ?").run(bad);
   });
 });
+
+Deno.test("a pull is one undoable operation: undo takes the tracking branch back, redo moves it again", async () => {
+  await withStore(async (alice) => {
+    await withStore(async (bob) => {
+      const url = `file://${alice.root}/remote`;
+      expectCode(await alice.run(["remote", "add", "origin", url]), 0, "remote add");
+      expectCode(await alice.run(["create", "-m", "one"]), 0, "create");
+      expectCode(await alice.run(["push"]), 0, "push");
+      const key = (await alice.run(["key", "show", "--json"])).json().public_key as string;
+      expectCode(await bob.run(["remote", "add", "origin", url]), 0, "bob remote add");
+      const pulled = await bob.run(["pull", "--trust", key, "--json"]);
+      expectCode(pulled, 0, "pull");
+      const branch = pulled.json().refs[0].local_branch as string;
+      const log = (await bob.run(["log", "--json"])).json();
+      assertEquals(log.operations[0].kind, "pull");
+      assertEquals(log.next_undo, pulled.json().operation ?? log.operations[0].id);
+      const undone = await bob.run(["undo", "--json"]);
+      expectCode(undone, 0, "undo the pull");
+      assertEquals(undone.json().reverts.kind, "pull");
+      const branches = (await bob.run(["branch", "--json"])).json().branches as {
+        name: string;
+      }[];
+      assert(!branches.some((b) => b.name === branch), "the tracking branch is still there");
+      expectCode(await bob.run(["redo"]), 0, "redo the pull");
+      const again = (await bob.run(["branch", "--json"])).json().branches as { name: string }[];
+      assert(again.some((b) => b.name === branch), "redo did not bring the branch back");
+    });
+  });
+});
