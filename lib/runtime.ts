@@ -83,11 +83,14 @@ export function args(): string[] {
   return process.argv.slice(2);
 }
 
-/** Names the runtime executing this code, e.g. `deno 2.9.6` or `node v20.20.2`. */
+/** Names the runtime executing this code, e.g. `deno 2.9.6`, `bun 1.4.4` or `node v26.10.0`. */
 export function runtimeName(): string {
   // deno-lint-ignore no-explicit-any
   const deno = (globalThis as any).Deno;
   if (deno?.version?.deno) return `deno ${deno.version.deno}`;
+  // Bun also answers process.version (with the Node version it imitates).
+  const bun = (process.versions as Record<string, string | undefined>).bun;
+  if (bun !== undefined) return `bun ${bun}`;
   return `node ${process.version}`;
 }
 

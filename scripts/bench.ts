@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,release
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -898,6 +898,130 @@ if (want("startup")) {
     console.log(
       `  dist/ctxsnap size: ${((await Deno.stat(binary)).size / 1048576).toFixed(1)} MiB`,
     );
+  }
+  console.log();
+}
+
+if (want("release")) {
+  console.log("release artifacts (deno task release): verify, start-up, size, batch verify");
+  const manifest = `${REPO}/dist/release/release.json`;
+  const artifacts: { file: string; target: string; runtime: string; bytes: number }[] = await Deno
+    .readTextFile(manifest).then((t) => JSON.parse(t).artifacts, () => []);
+  const host = artifacts.find((a) => a.target === "linux-x64");
+  if (host === undefined) {
+    console.log(
+      "  no dist/release/release.json with a linux-x64 artifact: run deno task release\n",
+    );
+  } else {
+    const bin = `${REPO}/dist/release/${host.file}`;
+    // A published snapshot, and a minisign signature of the very same file.
+    const ws = `${root}/rel-ws`;
+    await Deno.mkdir(ws, { recursive: true });
+    await Deno.writeTextFile(`${ws}/a.txt`, "hello\n");
+    const store = `${root}/rel-store`;
+    await run([bin, "--store", store, "init", "--workspace", ws]);
+    const snap = JSON.parse((await run([bin, "--store", store, "create", "--json"])).stdout);
+    const pub = `${root}/rel.ctxsnapshot.json`;
+    await run([bin, "--store", store, "publish", snap.id, "--out", pub]);
+    const key = JSON.parse((await run([bin, "key", "show", "--json"])).stdout).public_key;
+    const bytes = (await Deno.stat(pub)).size;
+    const others: Record<string, Subject> = {};
+    const node = `${REPO}/dist/ctxsnap`;
+    const nodeName = await run([node, "--version"], { check: false }).then(
+      (r) => /\((\w+) [^)]*\)/.exec(r.stdout)?.[1],
+      () => undefined,
+    );
+    if (nodeName !== undefined && nodeName !== host.runtime) {
+      others[`dist/ctxsnap (${nodeName})`] = {
+        setup: async () => {},
+        timed: () => run([node, "verify", pub, "--trust", key]),
+      };
+    }
+    if (await have("minisign")) {
+      await sh(
+        `cd '${root}' && (printf '\\n\\n' | minisign -G -W -p rk.pub -s rk.key -f >/dev/null 2>&1 || minisign -G -W -p rk.pub -s rk.key >/dev/null) && minisign -S -s rk.key -m '${pub}' >/dev/null`,
+      );
+      others.minisign = {
+        setup: async () => {},
+        // Run directly, as ctxsnap is (no shell in between).
+        timed: () => run(["minisign", "-V", "-p", `${root}/rk.pub`, "-m", pub]),
+      };
+    }
+    const got = await interleaved<string>({
+      release: { setup: async () => {}, timed: () => run([bin, "verify", pub, "--trust", key]) },
+      ...others,
+    });
+    console.log(`  verify of a published snapshot (${bytes} bytes), median of ${RUNS}:`);
+    for (const [name, t] of Object.entries(got)) {
+      console.log(
+        `    ${(name === "release" ? `${host.file} (${host.runtime})` : name).padEnd(40)} ${
+          fmt(t.wall).padStart(8)
+        }  cpu ${fmt(t.cpu).padStart(8)}`,
+      );
+    }
+    if (got.minisign) {
+      const r = got.release!.wall / got.minisign.wall;
+      console.log(`    release binary / minisign -V: ${r.toFixed(1)}× (target at most 15×)`);
+      results.release_vs_minisign = r;
+    }
+    results.release_verify = got;
+
+    const startup = await interleaved<string>({
+      [host.file]: { setup: async () => {}, timed: () => run([bin, "--version"]) },
+      ...(nodeName !== undefined && nodeName !== host.runtime
+        ? {
+          [`dist/ctxsnap (${nodeName})`]: {
+            setup: async () => {},
+            timed: () => run([node, "--version"]),
+          },
+        }
+        : {}),
+    });
+    console.log(`  start-up (--version) and size:`);
+    for (const a of artifacts) {
+      const t = startup[a.file];
+      console.log(
+        `    ${a.file.padEnd(36)} ${a.runtime.padEnd(5)} ${
+          (a.bytes / 1048576).toFixed(1).padStart(6)
+        } MiB  ${t ? `${fmt(t.wall)} (cpu ${fmt(t.cpu)})` : "(not run here)"}`,
+      );
+    }
+    if (nodeName !== undefined && nodeName !== host.runtime) {
+      const t = startup[`dist/ctxsnap (${nodeName})`]!;
+      const size = (await Deno.stat(node)).size / 1048576;
+      console.log(
+        `    ${"dist/ctxsnap".padEnd(36)} ${nodeName.padEnd(5)} ${
+          size.toFixed(1).padStart(6)
+        } MiB  ${fmt(t.wall)} (cpu ${fmt(t.cpu)})`,
+      );
+    }
+    results.release_startup = startup;
+    results.release_sizes = Object.fromEntries(artifacts.map((a) => [a.file, a.bytes]));
+
+    // 100 files: copies of the published snapshot (verify caches nothing between files).
+    const files: string[] = [];
+    await Deno.mkdir(`${root}/batch`);
+    for (let i = 0; i < 100; i++) {
+      files.push(`${root}/batch/s${i}.ctxsnapshot.json`);
+      await Deno.copyFile(pub, files.at(-1)!);
+    }
+    const list = files.map((f) => `'${f}'`).join(" ");
+    const batch = await interleaved({
+      one: {
+        setup: async () => {},
+        timed: () => run([bin, "verify", ...files, "--trust", key]),
+      },
+      hundred: {
+        setup: async () => {},
+        timed: () =>
+          sh(`for f in ${list}; do '${bin}' verify "$f" --trust ${key} >/dev/null || exit 1; done`),
+      },
+    });
+    ratio("verify 100 files: one run vs 100 runs", batch.one.wall, batch.hundred.wall, "100 runs", [
+      batch.one.cpu,
+      batch.hundred.cpu,
+    ]);
+    results.release_batch = batch;
   }
   console.log();
 }

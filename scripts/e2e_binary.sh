@@ -15,6 +15,11 @@
 #
 # Prints "e2e_binary: PASS" or "e2e_binary: FAIL (...)"; exits 0 only on PASS.
 # Set KEEP=1 to keep the temp dir.
+#
+# CTXSNAP_E2E_RUNNER runs a binary built for another machine through an
+# emulator: its words (absolute paths) are put before the binary, e.g.
+#   CTXSNAP_E2E_RUNNER="/usr/bin/qemu-aarch64-static -L /path/to/arm64-root"
+# `ctxsnap` on the inner PATH is then a two-line sh wrapper that execs it.
 set -u
 
 if [ "${1:-}" = "--inner" ]; then
@@ -93,6 +98,16 @@ if [ "${1:-}" = "--inner" ]; then
   expect 0 "verify BUNDLE --trust KEY (no store, empty config)" -- ctxsnap verify "$BUNDLE" --trust "$KEY"
   expect 0 "verify BUNDLE --trust KEY --json" -- ctxsnap --json verify "$BUNDLE" --trust "$KEY"
   expect 3 "verify BUNDLE without a trusted key" -- ctxsnap verify "$BUNDLE"
+  # Configuration files in the working directory are not the runtime's to read:
+  # a .env naming the signer's config dir (whose key it trusts), or a bunfig.toml
+  # preloading a script, would turn this untrusted verdict into a trusted one.
+  printf 'CTXSNAP_CONFIG_DIR=%s\n' "$T/config/one" >.env
+  printf 'preload = ["./preload.js"]\n' >bunfig.toml
+  printf 'require("fs").writeFileSync("%s/preloaded", "x");\n' "$T" >preload.js
+  expect 3 "verify BUNDLE with a hostile .env and bunfig.toml in the working directory" -- \
+    env -u CTXSNAP_CONFIG_DIR ctxsnap verify "$BUNDLE"
+  if [ -e "$T/preloaded" ]; then bad "bunfig.toml's preload ran"; else ok "no preload ran"; fi
+  rm -f .env bunfig.toml preload.js
 
   # A second store, with its own config: import, then restore the workspace.
   W2=$T/work/two
@@ -128,6 +143,7 @@ if [ "${1:-}" = "--inner" ]; then
   cd "$T/elsewhere" || exit 1
   export CTXSNAP_CONFIG_DIR="$T/config/verifier"
   expect 1 "verify TAMPERED --trust KEY" -- ctxsnap verify "$BAD" --trust "$KEY"
+  expect 1 "verify BUNDLE TAMPERED --trust KEY (one run, worst status)" -- ctxsnap verify "$BUNDLE" "$BAD" --trust "$KEY"
   cd "$W2" || exit 1
   export CTXSNAP_CONFIG_DIR="$T/config/two"
   expect 1 "import TAMPERED --trust KEY (refused)" -- ctxsnap --json import "$BAD" --trust "$KEY"
@@ -167,14 +183,21 @@ trap 'exit 130' INT TERM
 
 mkdir -p "$T/bin" "$T/home" "$T/tmp" "$T/config/empty"
 # Only these tools, as symlinks; the ctxsnap binary as a plain copy.
-for tool in sh cat chmod cmp cp cut dd diff grep head ln ls mkdir printf readlink rm sed; do
+for tool in sh cat chmod cmp cp cut dd diff env grep head ln ls mkdir printf readlink rm sed; do
   path=$(command -v "$tool" 2>/dev/null) || true
   case $path in
     /*) ln -s "$path" "$T/bin/$tool" ;;
     *) [ "$tool" = printf ] || { echo "e2e_binary: FAIL (needs $tool)"; exit 1; } ;;
   esac
 done
-cp "$BIN" "$T/bin/ctxsnap" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+if [ -n "${CTXSNAP_E2E_RUNNER:-}" ]; then
+  cp "$BIN" "$T/ctxsnap.bin" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+  printf '#!%s\nexec %s "%s" "$@"\n' "$(command -v sh)" "$CTXSNAP_E2E_RUNNER" "$T/ctxsnap.bin" >"$T/bin/ctxsnap"
+  chmod 755 "$T/bin/ctxsnap"
+  echo "e2e_binary: running $BIN through: $CTXSNAP_E2E_RUNNER"
+else
+  cp "$BIN" "$T/bin/ctxsnap" || { echo "e2e_binary: FAIL (cannot copy $BIN)"; exit 1; }
+fi
 cp "$SCRIPT" "$T/e2e.sh"
 
 NET="network isolated: unshare -n"

@@ -85,6 +85,24 @@ export type RunMode = "in-process" | "subprocess";
 
 /** The executable every run spawns, from `CTXSNAP_BIN`, or undefined. */
 export const CTXSNAP_BIN: string | undefined = Deno.env.get("CTXSNAP_BIN") || undefined;
+
+/**
+ * Whether tests that pass Deno permission flags must skip themselves: true
+ * when `CTXSNAP_BIN` is set, since a compiled binary has no permission
+ * sandbox to apply them to. Such tests use it as their `ignore` condition.
+ */
+export const NEEDS_DENO_PERMISSIONS: boolean = CTXSNAP_BIN !== undefined;
+
+/**
+ * The command line that runs ctxsnap as a child process with `args`:
+ * `CTXSNAP_BIN ARGS…` when set, else `deno run -A --quiet cli.ts ARGS…`.
+ * For tests that spawn the CLI themselves (kill -9, a terminal, another user).
+ */
+export function cliCommand(args: string[]): [string, ...string[]] {
+  return CTXSNAP_BIN !== undefined
+    ? [CTXSNAP_BIN, ...args]
+    : [Deno.execPath(), "run", "-A", "--quiet", CLI, ...args];
+}
 const FORCE_SUBPROCESS = CTXSNAP_BIN !== undefined ||
   Deno.env.get("CTXSNAP_TEST_SUBPROCESS") === "1";
 
@@ -162,6 +180,13 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
     );
   }
   const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin;
+  if (CTXSNAP_BIN !== undefined && opts.permissions !== undefined) {
+    throw new Error(
+      `runCli: Deno permission flags (${
+        opts.permissions.join(" ")
+      }) cannot apply to CTXSNAP_BIN; skip this test when NEEDS_DENO_PERMISSIONS`,
+    );
+  }
   // Standard input is a process boundary: `-` sources read descriptor 0.
   const subprocess = FORCE_SUBPROCESS || opts.mode === "subprocess" ||
     opts.permissions !== undefined || stdin !== undefined;
@@ -169,11 +194,11 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 60_000);
   try {
-    const command = CTXSNAP_BIN ?? Deno.execPath();
+    const [command, ...argv] = opts.permissions === undefined
+      ? cliCommand(args)
+      : [Deno.execPath(), "run", ...opts.permissions, "--quiet", CLI, ...args];
     const child = new Deno.Command(command, {
-      args: CTXSNAP_BIN !== undefined
-        ? args
-        : ["run", ...(opts.permissions ?? ["-A"]), "--quiet", CLI, ...args],
+      args: argv,
       cwd: opts.cwd,
       env,
       clearEnv: true,

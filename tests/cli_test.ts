@@ -14,7 +14,13 @@ import { fromHex, toHex } from "../lib/encoding/hex.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { expectCode, type TempWorkspace, tempWorkspace, withStore } from "./_cli.ts";
+import {
+  expectCode,
+  NEEDS_DENO_PERMISSIONS,
+  type TempWorkspace,
+  tempWorkspace,
+  withStore,
+} from "./_cli.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -824,7 +830,14 @@ Deno.test("create outside a git work tree records git as null", async () => {
 // ---------------------------------------------------------------------------
 // permissions, interop, identity
 
-const READ_ONLY = ["--allow-read", "--allow-env"];
+/**
+ * Runs under `deno run --allow-read --allow-env`; against a compiled binary
+ * (no permission sandbox) the same runs go unsandboxed, and the tests still
+ * check that nothing in the store changed.
+ */
+const READ_ONLY: { permissions?: string[] } = NEEDS_DENO_PERMISSIONS
+  ? {}
+  : { permissions: ["--allow-read", "--allow-env"] };
 
 Deno.test("verify runs with only --allow-read --allow-env and leaves every store file's bytes unchanged", async () => {
   await withStore(async (ws) => {
@@ -834,10 +847,10 @@ Deno.test("verify runs with only --allow-read --allow-env and leaves every store
     await create(ws); // a parent chain for --all
     const before = await readAllFiles(storeDir(ws));
     assert([...before.keys()].some((f) => f.includes("/objects/")), "no object file");
-    const one = await ws.run(["verify", made.id, "--json"], { permissions: READ_ONLY });
+    const one = await ws.run(["verify", made.id, "--json"], READ_ONLY);
     expectCode(one, 0, "read-only verify");
     assertEquals(one.json().trusted, true);
-    const all = await ws.run(["verify", "--all"], { permissions: READ_ONLY });
+    const all = await ws.run(["verify", "--all"], READ_ONLY);
     expectCode(all, 0, "read-only verify --all");
     const after = await readAllFiles(storeDir(ws));
     for (const [file, bytes] of before) {
@@ -853,7 +866,7 @@ Deno.test("verify runs with only --allow-read --allow-env and leaves every store
     // And tampering is still reported under the same permissions.
     tamperEnvelope(ws, made.id, (t) => flipHexAt(t, valueIndex(t, '"value":"') + 2));
     expectCode(
-      await ws.run(["verify", made.id], { permissions: READ_ONLY }),
+      await ws.run(["verify", made.id], READ_ONLY),
       1,
       "read-only verify of a tampered snapshot",
     );
@@ -928,7 +941,7 @@ Deno.test({
       const made = await create(ws);
       const before = [...(await readAllFiles(storeDir(ws))).keys()].sort();
       expectCode(
-        await ws.run(["verify", made.id], { permissions: READ_ONLY }),
+        await ws.run(["verify", made.id], READ_ONLY),
         0,
         "read-only verify",
       );

@@ -2,7 +2,7 @@
  * The standalone executable, end to end (`scripts/e2e_binary.sh`).
  *
  * Building it takes seconds to minutes (and the first build installs a pinned
- * Node and esbuild from npm), so this test only runs when asked:
+ * runtime and esbuild from npm), so this test only runs when asked:
  *
  *     CTXSNAP_TEST_COMPILE=1 deno task test tests/compile_test.ts
  *

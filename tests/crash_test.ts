@@ -22,7 +22,13 @@ import { createSnapshot } from "../lib/snapshot/create.ts";
 import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
 import { Store } from "../lib/store/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { CLI, type CliResult, expectCode, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import {
+  cliCommand,
+  type CliResult,
+  expectCode,
+  type TempWorkspace,
+  tempWorkspace,
+} from "./_cli.ts";
 import { prng, seedFromEnv } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
@@ -94,8 +100,9 @@ function fingerprintDiff(actual: Map<string, string>, expected: Map<string, stri
 
 /** Spawns the real CLI (same config dir as the workspace), returning the child. */
 function spawnCli(ws: TempWorkspace, args: string[]): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, ...args],
+  const [command, ...argv] = cliCommand(args);
+  return new Deno.Command(command, {
+    args: argv,
     cwd: ws.path,
     env: { CTXSNAP_CONFIG_DIR: ws.configDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
     stdin: "null",

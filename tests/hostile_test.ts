@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
-import { CLI, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import { cliCommand, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { Store } from "../lib/store/store.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
 import type { TreeManifest } from "../lib/store/tree.ts";
@@ -498,12 +498,7 @@ Deno.test({
             `CTXSNAP_CONFIG_DIR=${ws.configDir}`,
             "NO_COLOR=1",
             "DENO_NO_UPDATE_CHECK=1",
-            Deno.execPath(),
-            "run",
-            "-A",
-            "--quiet",
-            CLI,
-            ...args,
+            ...cliCommand(args),
           ],
           cwd: ws.path,
           stdout: "piped",

@@ -26,7 +26,14 @@ import { verifyStream } from "../lib/share/verify_file.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { TrustPolicy } from "../lib/snapshot/verify.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
-import { CLI, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
+import {
+  cliCommand,
+  expectCode,
+  NEEDS_DENO_PERMISSIONS,
+  realDenoDir,
+  type TempWorkspace,
+  tempWorkspace,
+} from "./_cli.ts";
 import { concatBytes, exists } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -113,8 +120,9 @@ async function runRaw(
   args: string[],
   stdin?: Uint8Array,
 ): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", CLI, ...args],
+  const [command, ...argv] = cliCommand(args);
+  const child = new Deno.Command(command, {
+    args: argv,
     cwd: ws.path,
     env: machineEnv(ws),
     clearEnv: true,
@@ -464,7 +472,7 @@ Deno.test({
       const id = await createSnap(alice, "tty");
       const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
       const inTerminal = async (args: string[]) => {
-        const command = [Deno.execPath(), "run", "-A", "--quiet", CLI, ...args].map(quote)
+        const command = cliCommand(args).map(quote)
           .join(" ");
         const out = await new Deno.Command("script", {
           args: ["-qec", command, "/dev/null"],
@@ -966,7 +974,12 @@ Deno.test("a tampered body re-hashed and signed by another key but claiming the 
 // ---------------------------------------------------------------------------
 // offline verification
 
-Deno.test("verify FILE runs with --allow-read of that file only (no env, no other reads, no writes) and so does verify - with no permission", async () => {
+Deno.test({
+  name:
+    "verify FILE runs with --allow-read of that file only (no env, no other reads, no writes) and so does verify - with no permission",
+  // Deno's permission sandbox is the point; a compiled binary has none.
+  ignore: NEEDS_DENO_PERMISSIONS,
+}, async () => {
   await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
     const id = await createSnap(alice, "offline");
     const key = await publicKeyHex(alice);
@@ -1282,4 +1295,117 @@ Deno.test("import reads a bundle from a named pipe", async () => {
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+// ---------------------------------------------------------------------------
+// verify A B C…: many files, one start-up
+
+Deno.test("verify A B C… reports every file in order and exits with the worst status (1 > 7 > 4 > 3 > 0); --json holds one result per file, each as verify FILE --json prints it", async () => {
+  await withMachines(
+    [{ "a.txt": "alpha\n" }, { "m.txt": "mallory\n" }, "no-store"],
+    async (alice, mallory, carol) => {
+      const id = await createSnap(alice, "batch");
+      const key = await publicKeyHex(alice);
+      const good = await publish(alice, id, "good.ctxsnapshot.json");
+      const bundle = await publish(alice, id, "good.ctxbundle", "--with-workspace");
+      const other = await publish(mallory, await createSnap(mallory, "m"), "other.ctxbundle");
+      const tampered = join(alice.root, "tampered.ctxbundle");
+      const bytes = await Deno.readFile(bundle);
+      await Deno.writeFile(tampered, flipped(bytes, bytes.length - 5000));
+      const missing = join(alice.root, "missing.ctxbundle");
+      // A name that would paint a fake verdict on a terminal if printed raw.
+      const sneaky = join(alice.root, "x\x1b[2K\rOK  evil.ctxbundle");
+      await Deno.copyFile(other, sneaky);
+
+      const verify = (...files: string[]) => carol.run(["verify", ...files, "--trust", key]);
+      const cases: [string[], number][] = [
+        [[good, bundle], 0],
+        [[good, other], 3],
+        [[other, missing, good], 4],
+        [[missing, tampered, other], 1],
+        [[tampered, good], 1],
+      ];
+      for (const [files, exit] of cases) {
+        const r = await verify(...files);
+        expectCode(r, exit, `verify ${files.map((f) => f.slice(alice.root.length)).join(" ")}`);
+        const lines = r.stdout.trimEnd().split("\n");
+        assertEquals(lines.length, files.length + 1, r.stdout);
+        files.forEach((file, i) => assert(lines[i]!.includes(file), `line ${i}: ${lines[i]}`));
+        assert(lines.at(-1)!.startsWith(`${files.length} files: `), lines.at(-1)!);
+        if (exit !== 0) assert(/ctxsnap: error: \d+ of \d+ files did not verify/.test(r.stderr));
+      }
+      const labels = (await verify(good, other, missing, tampered)).stdout.split("\n")
+        .slice(0, 4).map((l) => l.split(/\s{2,}/)[0]);
+      assertEquals(labels, ["OK", "UNTRUSTED", "NOT FOUND", "FAIL"]);
+
+      const sneakyRun = await verify(good, sneaky);
+      expectCode(sneakyRun, 3, "verify with a control character in a file name");
+      assert(!sneakyRun.stdout.includes("\x1b") && !sneakyRun.stdout.includes("\r"));
+      assert(sneakyRun.stdout.includes(JSON.stringify(sneaky)), sneakyRun.stdout);
+      // The same for a name that does not exist (its error message quotes the path).
+      const gone = `${sneaky}.gone`;
+      const goneRun = await verify(good, gone);
+      expectCode(goneRun, 4, "verify of a missing file with a control character in its name");
+      assert(!goneRun.stdout.includes("\x1b") && !goneRun.stdout.includes("\r"), goneRun.stdout);
+      assert(goneRun.stdout.split("\n")[1]!.startsWith("NOT FOUND"), goneRun.stdout);
+
+      const json = await carol.run([
+        "verify",
+        good,
+        other,
+        missing,
+        tampered,
+        "--trust",
+        key,
+        "--json",
+      ]);
+      expectCode(json, 1, "verify --json of four files");
+      const doc = json.json();
+      assertEquals([doc.ok, doc.exit, doc.files], [false, 1, 4]);
+      assertEquals(doc.results.map((r: { exit: number }) => r.exit), [0, 3, 4, 1]);
+      assertEquals(doc.results.map((r: { file: string }) => r.file), [
+        good,
+        other,
+        missing,
+        tampered,
+      ]);
+      for (const [i, file] of [good, other].entries()) {
+        const single = await carol.run(["verify", file, "--trust", key, "--json"]);
+        assertEquals(sortedJson(doc.results[i].result), sortedJson(single.json()));
+      }
+      assertEquals(doc.results[1].error.code, "untrusted");
+      assertEquals([doc.results[2].result, doc.results[2].error.code], [null, "not_found"]);
+      assertEquals([doc.results[3].result, doc.results[3].error.code], [null, "failure"]);
+    },
+  );
+});
+
+Deno.test("verify with one file prints what it always did; several arguments must all be files, and - only once", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }], async (alice) => {
+    const id = await createSnap(alice, "one");
+    const file = await publish(alice, id, "one.ctxsnapshot.json");
+    const single = await alice.run(["verify", file]);
+    expectCode(single, 0, "verify FILE");
+    assert(single.stdout.startsWith("OK: intact, signed by a trusted key\n"), single.stdout);
+    assert(!("results" in (await alice.run(["verify", file, "--json"])).json()));
+
+    expectCode(await alice.run(["verify", file, id]), 2, "verify FILE ID");
+    expectCode(await alice.run(["verify", "--all", file, file]), 2, "verify --all FILE FILE");
+    expectCode(await alice.run(["verify", "-", "-"]), 2, "verify - -");
+    const twice = await alice.run(["verify", file, file]);
+    expectCode(twice, 0, "the same file twice");
+    assert(twice.stdout.includes("2 files: 2 ok"), twice.stdout);
+  });
+});
+
+Deno.test("worseStatus ranks verify statuses 1 > 7 > 4 > 3 > 0, anything unlisted with 1", async () => {
+  const { worseStatus } = await import("../lib/cli/commands/verify.ts");
+  const worst = (codes: number[]) => codes.reduce(worseStatus, 0);
+  assertEquals(worst([0, 3, 0]), 3);
+  assertEquals(worst([3, 4, 3]), 4);
+  assertEquals(worst([4, 7, 3]), 7);
+  assertEquals(worst([7, 1, 4]), 1);
+  assertEquals(worst([1, 7]), 1);
+  assertEquals(worst([3, 6]), 6); // unlisted (never a per-file status): ranks with failure
+  assertEquals(worst([]), 0);
 });

@@ -337,12 +337,19 @@ function sameDirectory(before: FileStat, absDir: string): boolean {
   }
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 function readSymlink(entry: Entry): WalkSymlink | WalkSkip {
   try {
-    return { kind: "symlink", path: entry.path, target: readlinkSync(entry.absPath) };
+    // As bytes, decoded strictly: Node and Bun would otherwise decode an
+    // invalid target lossily (U+FFFD) and a restore would recreate another one.
+    const raw: unknown = readlinkSync(entry.absPath, { encoding: "buffer" });
+    const target = typeof raw === "string" ? raw : STRICT_UTF8.decode(raw as Uint8Array);
+    return { kind: "symlink", path: entry.path, target };
   } catch (error) {
     const message = error instanceof Error ? error.message : "";
-    if (message.includes("not valid UTF-8")) {
+    // Deno's readlink refuses such a target itself; TextDecoder throws a TypeError.
+    if (message.includes("not valid UTF-8") || error instanceof TypeError) {
       return {
         kind: "skip",
         path: entry.path,

@@ -146,7 +146,14 @@ export class ZlibPool<T> {
     const WorkerClass = scope.Worker;
     if (typeof WorkerClass !== "function" || typeof SharedArrayBuffer !== "function") return null;
     if ((scope.navigator?.hardwareConcurrency ?? 1) < 2) return null;
-    const url = new URL("./_zlib_worker.ts", import.meta.url);
+    let url: URL;
+    try {
+      url = new URL("./_zlib_worker.ts", import.meta.url);
+    } catch {
+      // A bundle without a module URL (a single executable's CommonJS bundle,
+      // where `import.meta.url` is empty) carries no worker module: no pool.
+      return null;
+    }
     // A worker whose module may not be read fails to load, noisily, after the fact.
     if (url.protocol === "file:" && !mayRead(decodeURIComponent(url.pathname))) return null;
     let worker: WorkerLike | null = null;

@@ -6,7 +6,12 @@
  * JSON reader loses digits).
  * @module
  */
-import { escapeText, EXIT_CODES, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import {
+  type CtxsnapError,
+  escapeText,
+  IntegrityError,
+  UntrustedError,
+} from "../../encoding/errors.ts";
 import type { SnapshotBody } from "../../snapshot/body.ts";
 import { tally } from "../../snapshot/slices.ts";
 import type { TrustPolicy } from "../../snapshot/verify.ts";
@@ -236,35 +241,34 @@ export function checkText(
   ].join("\n");
 }
 
-/** Reports a verdict's error on stderr and returns the exit status (0 trusted, 3 untrusted or unsigned, 1 tampered). */
-export function exitForVerdict(out: Output, check: LeanCtxCheck, verdict: LeanCtxVerdict): number {
+/** The error a lean-ctx verdict ends with (tampered: exit 1; unsigned, untrusted: exit 3), or null. */
+export function leanVerdictError(
+  check: LeanCtxCheck,
+  verdict: LeanCtxVerdict,
+): CtxsnapError | null {
   const id = check.snapshot.snapshot_id.slice(0, 12);
   switch (verdict) {
     case "trusted":
-      return 0;
+      return null;
     case "tampered":
-      out.error(
-        new IntegrityError(
-          `lean-ctx snapshot ${id} is tampered: the ${
-            tamperedChecks(check).join(" and ")
-          } check failed`,
-        ),
+      return new IntegrityError(
+        `lean-ctx snapshot ${id} is tampered: the ${
+          tamperedChecks(check).join(" and ")
+        } check failed`,
       );
-      return EXIT_CODES.failure;
     case "unsigned":
-      out.error(
-        new UntrustedError(`lean-ctx snapshot ${id} is intact but unsigned`, {
-          hint: "an unsigned snapshot cannot be trusted; ask its author for a signed one",
-        }),
-      );
-      return EXIT_CODES.untrusted;
+      return new UntrustedError(`lean-ctx snapshot ${id} is intact but unsigned`, {
+        hint: "an unsigned snapshot cannot be trusted; ask its author for a signed one",
+      });
     case "untrusted":
-      out.error(
-        new UntrustedError(`Intact, but signed by untrusted key ${check.keyId}`, {
-          hint:
-            "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
-        }),
-      );
-      return EXIT_CODES.untrusted;
+      return new UntrustedError(`Intact, but signed by untrusted key ${check.keyId}`, {
+        hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
+      });
   }
+}
+
+/** Reports a lean-ctx verdict's error, if any, on `out`; returns the exit status. */
+export function exitForVerdict(out: Output, check: LeanCtxCheck, verdict: LeanCtxVerdict): number {
+  const error = leanVerdictError(check, verdict);
+  return error === null ? 0 : out.error(error);
 }

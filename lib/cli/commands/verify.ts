@@ -1,10 +1,21 @@
 /**
- * `ctxsnap verify`: integrity and origin of snapshots in the store.
+ * `ctxsnap verify`: integrity and origin of snapshots in the store, and of
+ * published files (one, or many in one run).
  * @module
  */
-import { CtxsnapError, IntegrityError, UntrustedError } from "../../encoding/errors.ts";
+import {
+  CtxsnapError,
+  EXIT_CODES,
+  exitCodeOf,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UntrustedError,
+  UsageError,
+} from "../../encoding/errors.ts";
 import * as fs from "node:fs";
 import type { Keyring } from "../../crypto/keyring.ts";
+import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch } from "../../snapshot/timeline.ts";
 import { hasRevisionSyntax } from "../../snapshot/names.ts";
@@ -21,7 +32,6 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
-import { EXIT_CODES, NotFoundError } from "../../encoding/errors.ts";
 import { esc } from "../output.ts";
 
 function describe(report: SnapshotReport): string {
@@ -77,26 +87,11 @@ async function fileTrust(trust: string[], keysFile: string | undefined): Promise
   }
 }
 
-async function verifyFileCommand(
-  ctx: CommandContext,
-  parsed: Parsed,
-  source: string,
-): Promise<number> {
-  const { verifyAnyFile } = await import("../../share/verify_file.ts");
-  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
-  const any = await verifyAnyFile(userPath(source), trust);
-  if (any.format === "lean-ctx") {
-    const lean = await import("./_leanctx.ts");
-    ctx.out.result(
-      { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
-      () => lean.checkText(any.check, any.verdict, trust),
-    );
-    return lean.exitForVerdict(ctx.out, any.check, any.verdict);
-  }
-  const report = any.report;
+/** The JSON document `verify FILE --json` prints for one ctxsnap file. */
+function fileDocument(source: string, report: FileReport): Record<string, unknown> {
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
-  ctx.out.result({
+  return {
     file: source,
     format: "ctxsnap",
     kind: report.kind,
@@ -117,7 +112,44 @@ async function verifyFileCommand(
       valid: s.valid,
       trusted: s.trusted,
     })),
-  }, () => {
+  };
+}
+
+/** The error a ctxsnap file's verdict ends with (invalid: exit 1, untrusted: exit 3), or null. */
+function verdictError(report: FileReport): CtxsnapError | null {
+  if (!report.valid) {
+    return new IntegrityError(`The signature of ${short(report.primary.id)} does not verify`);
+  }
+  if (!report.trusted) {
+    const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+    return new UntrustedError(`Intact, but signed by untrusted key ${keys.join(", ")}`, {
+      hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
+    });
+  }
+  return null;
+}
+
+async function verifyFileCommand(
+  ctx: CommandContext,
+  parsed: Parsed,
+  source: string,
+): Promise<number> {
+  const { verifyAnyFile } = await import("../../share/verify_file.ts");
+  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
+  const any = await verifyAnyFile(userPath(source), trust);
+  if (any.format === "lean-ctx") {
+    const lean = await import("./_leanctx.ts");
+    ctx.out.result(
+      { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
+      () => lean.checkText(any.check, any.verdict, trust),
+    );
+    const error = lean.leanVerdictError(any.check, any.verdict);
+    return error === null ? 0 : ctx.out.error(error);
+  }
+  const report = any.report;
+  const b = report.primary.body;
+  const who = report.snapshots.find((s) => s.id === report.primary.id)!;
+  ctx.out.result(fileDocument(source, report), () => {
     const verdict = !report.valid
       ? "INVALID SIGNATURE"
       : report.trusted
@@ -148,35 +180,156 @@ async function verifyFileCommand(
       }`,
     ].join("\n");
   });
-  if (!report.valid) {
-    ctx.out.error(
-      new IntegrityError(`The signature of ${short(report.primary.id)} does not verify`),
-    );
-    return EXIT_CODES.failure;
+  const error = verdictError(report);
+  return error === null ? 0 : ctx.out.error(error);
+}
+
+/**
+ * Exit statuses of `verify A B C…` from worst to best: a failure (1), the
+ * verifier's own configuration (7), not found (4), untrusted (3), success (0).
+ * A status not listed ranks with failure.
+ */
+export const VERIFY_SEVERITY: readonly number[] = [1, 7, 4, 3, 0];
+
+/** The worse of two `verify` exit statuses by {@linkcode VERIFY_SEVERITY}; ties keep `a`. */
+export function worseStatus(a: number, b: number): number {
+  const rank = (code: number) => {
+    const at = VERIFY_SEVERITY.indexOf(code);
+    return at < 0 ? 0 : at;
+  };
+  return rank(b) < rank(a) ? b : a;
+}
+
+/** One file's outcome in a batch. */
+interface BatchResult {
+  file: string;
+  exit: number;
+  /** What the file held, once it could be read: ctxsnap or lean-ctx. */
+  report: AnyFileReport | null;
+  /** The JSON document `verify FILE --json` prints for it, or null. */
+  document: Record<string, unknown> | null;
+  error: CtxsnapError | Error | null;
+}
+
+const BATCH_LABELS: Record<number, string> = {
+  0: "OK",
+  1: "FAIL",
+  3: "UNTRUSTED",
+  4: "NOT FOUND",
+};
+
+/** A file name for a human line: as given if plain, else quoted (no control characters). */
+function shownName(file: string): string {
+  return /^[\x21-\x7e]+$/.test(file) ? file : esc(quote(file));
+}
+
+function batchLine(result: BatchResult): string {
+  const label = (BATCH_LABELS[result.exit] ?? "ERROR").padEnd(9);
+  const name = shownName(result.file);
+  const any = result.report;
+  if (any !== null && any.format === "lean-ctx") {
+    const c = any.check;
+    const signer = c.keyId === null ? "unsigned" : `signed by ${c.keyId}`;
+    return `${label}  ${name}  ${short(c.snapshot.snapshot_id)}  lean-ctx snapshot, ${signer}`;
   }
-  if (!report.trusted) {
-    const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+  const r = any === null ? null : any.report;
+  if (r !== null) {
+    const who = r.snapshots.find((s) => s.id === r.primary.id)!;
+    const signer = `signed by ${who.keyId}${who.signer ? ` (${esc(who.signer)})` : ""}`;
+    const what = r.kind === "bundle"
+      ? `bundle of ${r.snapshots.length}${r.withWorkspace ? " with workspace" : ""}`
+      : "snapshot";
+    const untrusted = [...new Set(r.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+    const tail = !r.valid
+      ? ": a signature does not verify"
+      : untrusted.length > 0
+      ? `; untrusted: ${untrusted.join(", ")}`
+      : "";
+    return `${label}  ${name}  ${short(r.primary.id)}  ${what}, ${signer}${tail}`;
+  }
+  return `${label}  ${name}  ${esc(result.error?.message ?? "")}`;
+}
+
+/**
+ * `verify A B C…`: every file in one process (one start-up), one line (or
+ * one JSON result) per file, and the worst status by {@linkcode worseStatus}.
+ */
+async function verifyFilesCommand(
+  ctx: CommandContext,
+  parsed: Parsed,
+  sources: string[],
+): Promise<number> {
+  const { verifyAnyFile } = await import("../../share/verify_file.ts");
+  const lean = await import("./_leanctx.ts");
+  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
+  const results: BatchResult[] = [];
+  let worst = 0;
+  for (const [index, file] of sources.entries()) {
+    ctx.out.progress("verifying files", index, sources.length);
+    let result: BatchResult;
+    try {
+      const report = await verifyAnyFile(userPath(file), trust);
+      const error = report.format === "lean-ctx"
+        ? lean.leanVerdictError(report.check, report.verdict)
+        : verdictError(report.report);
+      const document = report.format === "lean-ctx"
+        ? { file, ...lean.checkJson(report.check, report.verdict, trust) }
+        : fileDocument(file, report.report);
+      result = { file, exit: error === null ? 0 : exitCodeOf(error), report, document, error };
+    } catch (error) {
+      // Anything but a ctxsnap error (a bug) still stops the batch.
+      if (!(error instanceof CtxsnapError)) throw error;
+      result = { file, exit: exitCodeOf(error), report: null, document: null, error };
+    }
+    results.push(result);
+    worst = worseStatus(worst, result.exit);
+  }
+  const count = (exit: number) => results.filter((r) => r.exit === exit).length;
+  const tally = [
+    `${count(0)} ok`,
+    `${count(3)} untrusted`,
+    `${count(4)} not found`,
+    `${results.length - count(0) - count(3) - count(4)} failed`,
+  ].join(", ");
+  ctx.out.result({
+    ok: worst === 0,
+    exit: worst,
+    files: results.length,
+    results: results.map((r) => ({
+      file: r.file,
+      exit: r.exit,
+      result: r.document,
+      error: r.error === null ? null : {
+        code: r.error instanceof CtxsnapError ? r.error.code : "failure",
+        message: r.error.message,
+        hint: r.error instanceof CtxsnapError ? (r.error.hint ?? null) : null,
+      },
+    })),
+  }, () => [...results.map(batchLine), `${results.length} files: ${tally}`].join("\n"));
+  if (worst !== 0) {
+    const bad = results.filter((r) => r.exit !== 0).length;
     ctx.out.error(
-      new UntrustedError(`Intact, but signed by untrusted key ${keys.join(", ")}`, {
-        hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
+      new CtxsnapError(`${bad} of ${results.length} files did not verify (${tally})`, "failure", {
+        hint: "the exit status is the worst of all files: 1, then 7, 4, 3",
       }),
     );
-    return EXIT_CODES.untrusted;
   }
-  return 0;
+  return worst;
 }
 
 /** The `verify` command. */
 export const verify: Command = {
   name: "verify",
   summary: "check snapshots: id, signature, signer trust, tree and every blob",
-  usage: "verify [ID|--all] [--trust KEY]...\nverify FILE|- [--trust KEY]... [--trusted-keys FILE]",
+  usage:
+    "verify [ID|--all] [--trust KEY]...\nverify FILE|-... [--trust KEY]... [--trusted-keys FILE]",
   examples: [
     "ctxsnap verify                 # the current branch head",
     "ctxsnap verify 3f2a9c --json",
     "ctxsnap verify --all           # every object, snapshot and branch chain",
     "ctxsnap verify 3f2a9c --trust 5c1d…e0   # also trust this public key",
     "ctxsnap verify review.ctxbundle --trust alice.pub.pem   # offline: no store needed",
+    "ctxsnap verify *.ctxbundle --trust alice.pub.pem        # many files, one start-up",
     "ctxsnap verify 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot file",
   ],
   options: {
@@ -193,9 +346,26 @@ export const verify: Command = {
       help: "trust this public key (hex or PEM file); repeatable",
     },
   },
-  positionals: 1,
+  positionals: "any",
   async run(ctx, parsed) {
     const given0 = parsed.positionals[0];
+    if (parsed.positionals.length > 1) {
+      const notFile = parsed.positionals.find((p) => !looksLikeFile(p));
+      if (notFile !== undefined || flag(parsed, "all")) {
+        throw new UsageError(
+          notFile !== undefined
+            ? `Several arguments must all be files, and ${quote(notFile)} looks like a snapshot ID`
+            : "--all takes no argument",
+          {
+            hint: "verify one snapshot ID at a time; write ./NAME for a file whose name is all hex",
+          },
+        );
+      }
+      if (parsed.positionals.filter((p) => p === "-").length > 1) {
+        throw new UsageError("Standard input (-) can be named only once");
+      }
+      return await verifyFilesCommand(ctx, parsed, parsed.positionals);
+    }
     if (given0 !== undefined && looksLikeFile(given0)) {
       return await verifyFileCommand(ctx, parsed, given0);
     }
