@@ -75,7 +75,7 @@
  * const store = initStore(`${workspace}/.ctxsnap`, workspace);
  * const snap = await createSnapshot(store, alice, { reason: "review me" });
  * const out = await Deno.makeTempDir();
- * const file = publish(store, snap.id, { dir: out, withWorkspace: true }).path;
+ * const file = (await publish(store, snap.id, { dir: out, withWorkspace: true })).path;
  * store.close();
  *
  * const pinned = new Keyring([]);
@@ -91,7 +91,10 @@
  * ```
  * @module
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
+import { registerStore } from "./lib/store/trust.ts";
 
 export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/encoding/errors.ts";
 export type { ErrorCode } from "./lib/encoding/errors.ts";
@@ -116,6 +119,9 @@ export {
 export { Store } from "./lib/store/store.ts";
 export type { StoreOpenOptions } from "./lib/store/store.ts";
 export { locateStore } from "./lib/store/locate.ts";
+export { checkRegistered, isRegistered, registerStore } from "./lib/store/trust.ts";
+export { adoptStore } from "./lib/snapshot/adopt.ts";
+export type { Adoption } from "./lib/snapshot/adopt.ts";
 export { captureWorkspace } from "./lib/store/capture.ts";
 export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
 export { validateTree } from "./lib/store/tree.ts";
@@ -151,6 +157,21 @@ export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
 export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
 export { diffTrees } from "./lib/snapshot/diff.ts";
 export type { TreeDiff } from "./lib/snapshot/diff.ts";
+export {
+  decodeText,
+  diffLines,
+  diffText,
+  formatUnified,
+  hunkHeader,
+  isBinary,
+} from "./lib/snapshot/text_diff.ts";
+export type {
+  DiffOp,
+  Hunk,
+  LineDiff,
+  TextDiff,
+  TextDiffOptions,
+} from "./lib/snapshot/text_diff.ts";
 export { gitAnchor } from "./lib/snapshot/git.ts";
 export { VERSION } from "./lib/version.ts";
 export { planMove } from "./lib/restore/plan.ts";
@@ -211,13 +232,34 @@ export type { RemoteConfig } from "./lib/remote/remote_config.ts";
 export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
 export { FileBackend } from "./lib/remote/file_backend.ts";
 export { S3Backend } from "./lib/remote/s3_backend.ts";
+export { TIMELINE_SCHEMA, timelineFromFile, timelineFromStore } from "./lib/view/model.ts";
+export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
+export { renderPage } from "./lib/view/html.ts";
+export { serveTimeline } from "./lib/view/serve.ts";
+export type { TimelineServer } from "./lib/view/serve.ts";
 
-/** Opens the store in `dir` (a `.ctxsnap` directory). */
+/**
+ * Opens the store in `dir` (a `.ctxsnap` directory), after checking its
+ * paths and schema; with `registry` (a config directory, as `configDir()`
+ * returns) it must also be registered there as this user's.
+ */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {
   return Store.open(dir, options);
 }
 
-/** Creates (or reopens) a store in `dir` capturing the workspace at `workspace`. */
-export function initStore(dir: string, workspace: string): Store {
-  return Store.init(dir, workspace);
+/**
+ * Creates (or reopens) a store in `dir` capturing the workspace at
+ * `workspace`; with `registry` a store it creates is registered there.
+ */
+export function initStore(
+  dir: string,
+  workspace: string,
+  options: { registry?: string } = {},
+): Store {
+  const created = !existsSync(join(dir, "index.db"));
+  const store = Store.init(dir, workspace);
+  if (created && options.registry !== undefined) {
+    registerStore(options.registry, store.dir, "init");
+  }
+  return store;
 }

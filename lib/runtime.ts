@@ -132,10 +132,19 @@ export function mayRead(path: string): boolean {
 }
 
 /**
- * The process umask, read without changing it; `0o022` where the runtime
- * does not allow reading it (Deno without `--allow-sys`).
+ * The process umask, read without changing it where the kernel says it
+ * (`Umask:` in `/proc/self/status`: reading it through `umask(2)` sets it to
+ * 0 for an instant, which other threads creating files would see); else
+ * through the runtime; `0o022` where neither is allowed.
  */
 export function umask(): number {
+  try {
+    const status = fs.readFileSync("/proc/self/status", "utf8");
+    const match = /^Umask:\s*([0-7]+)$/m.exec(status);
+    if (match !== null) return parseInt(match[1]!, 8);
+  } catch {
+    // No /proc: ask the runtime below.
+  }
   // deno-lint-ignore no-explicit-any
   const deno = (globalThis as any).Deno;
   try {
@@ -144,6 +153,17 @@ export function umask(): number {
   } catch {
     return 0o022;
   }
+}
+
+/**
+ * The effective user id of this process, or null where the platform has
+ * none (Windows). Throws where the runtime forbids reading it (Deno without
+ * `--allow-sys`), so a caller checking ownership fails closed.
+ */
+export function currentUid(): number | null {
+  if (typeof process.geteuid === "function") return process.geteuid();
+  if (typeof process.getuid === "function") return process.getuid();
+  return null;
 }
 
 /** Current working directory. */
@@ -184,6 +204,8 @@ export interface FileStat {
   dev: number;
   /** Mode bits including the file type. */
   mode: number;
+  /** Owner's user id (0 where the platform has none). */
+  uid: number;
 }
 
 interface DenoFileInfo {
@@ -200,6 +222,7 @@ interface DenoFileInfo {
   ino: number | null;
   dev: number;
   mode: number | null;
+  uid: number | null;
 }
 
 class DenoStat implements FileStat {
@@ -209,6 +232,7 @@ class DenoStat implements FileStat {
   ino: number;
   dev: number;
   mode: number;
+  uid: number;
   constructor(private readonly info: DenoFileInfo) {
     this.size = info.size;
     this.mtimeMs = info.mtime?.getTime() ?? 0;
@@ -216,6 +240,7 @@ class DenoStat implements FileStat {
     this.ino = info.ino ?? 0;
     this.dev = info.dev;
     this.mode = info.mode ?? 0;
+    this.uid = info.uid ?? 0;
   }
   isFile(): boolean {
     return this.info.isFile;

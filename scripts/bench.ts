@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,release
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,release,timeline
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1024,6 +1024,238 @@ if (want("release")) {
     results.release_batch = batch;
   }
   console.log();
+}
+
+if (want("timeline")) {
+  const total = QUICK ? 200 : 1000;
+  console.log(`timeline page of ${total} snapshots (branches, forks, restores; 40 text files)`);
+  const { Store } = await import("../lib/store/store.ts");
+  const { createSnapshot } = await import("../lib/snapshot/create.ts");
+  const { forkBranch } = await import("../lib/snapshot/branch.ts");
+  const { switchTo } = await import("../lib/restore/switch.ts");
+  const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+  const { loadOrCreateIdentity } = await import("../lib/crypto/identity.ts");
+  const ws = `${root}/timeline-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  const files = Array.from(
+    { length: 40 },
+    (_, f) => Array.from({ length: 30 }, (_, l) => `file ${f} line ${l}: some text`),
+  );
+  const writeFile = (f: number) =>
+    Deno.writeTextFile(`${ws}/f${f}.txt`, files[f]!.join("\n") + "\n");
+  for (let f = 0; f < files.length; f++) await writeFile(f);
+  // The same successive states as one git history, for `git log --patch`.
+  const fastImport: string[] = [];
+  const gitCommit = (i: number, changed: number[]) => {
+    fastImport.push(`commit refs/heads/main`, `committer b <b@x.invalid> ${1e9 + i} +0000`);
+    fastImport.push(`data <<EOM`, `step ${i}`, `EOM`);
+    for (const f of changed) {
+      const text = files[f]!.join("\n") + "\n";
+      fastImport.push(
+        `M 644 inline f${f}.txt`,
+        `data ${new TextEncoder().encode(text).length}`,
+        text,
+      );
+    }
+  };
+  const me = await loadOrCreateIdentity(`${root}/config`);
+  const store = Store.init(`${ws}/.ctxsnap`, ws);
+  const started = performance.now();
+  let made = 0;
+  let restores = 0;
+  let forks = 0;
+  const step = async (branchLabel: string) => {
+    const f = made % files.length;
+    files[f]![made % 30] = `file ${f} line ${made % 30}: changed at step ${made} on ${branchLabel}`;
+    await writeFile(f);
+    const snap = await createSnapshot(store, me, {
+      reason: `step ${made}`,
+      context: {
+        task: `benchmark task ${Math.floor(made / 100)}`,
+        progress_pct: made % 101,
+        decisions: made % 10 === 0 ? [`decision at ${made}`] : [],
+        findings: [`finding ${made}`],
+      },
+    });
+    gitCommit(made, [f]);
+    made++;
+    return snap.id;
+  };
+  gitCommit(-1, files.map((_, f) => f));
+  while (made < total) {
+    const id = await step("main");
+    if (made % 200 === 100 && made + 12 < total) {
+      // A fork with ten snapshots, then back to main (its files come back by restore).
+      forkBranch(store, id, `exp-${++forks}`);
+      await switchTo(store, me, `exp-${forks}`, { pointerOnly: true });
+      for (let k = 0; k < 10; k++) await step(`exp-${forks}`);
+      await switchTo(store, me, "main", { pointerOnly: true });
+      await restoreSnapshot(store, me, id, { force: true });
+      restores++;
+      made++;
+    }
+  }
+  store.close();
+  console.log(
+    `  built in ${
+      fmt(performance.now() - started)
+    }: ${made} snapshots, ${forks} forks, ${restores} restores`,
+  );
+  await sh(`git init -q '${ws}-git'`);
+  await Deno.writeTextFile(`${root}/fast-import`, fastImport.join("\n") + "\n");
+  await sh(`git -C '${ws}-git' fast-import --quiet < '${root}/fast-import'`);
+
+  const page = `${root}/timeline.html`;
+  const times = await interleaved({
+    ctxsnap: {
+      setup: async () => {},
+      timed: () => ctxsnap(["--store", `${ws}/.ctxsnap`, "timeline", "--html", page, "--all"]),
+    },
+    git: {
+      setup: async () => {},
+      timed: () =>
+        sh(`git -C '${ws}-git' log --all --graph --stat --patch > '${root}/git-log.txt'`),
+    },
+  });
+  ratio(
+    `timeline --html vs git log --graph --stat --patch`,
+    times.ctxsnap.wall,
+    times.git.wall,
+    "git",
+    [times.ctxsnap.cpu, times.git.cpu],
+  );
+  const html = await Deno.readTextFile(page);
+  const size = new TextEncoder().encode(html).length;
+  const data = html.slice(html.indexOf('id="ctxsnap-data">') + 18, html.indexOf("</script>"));
+  const parsed = JSON.parse(data);
+  console.log(
+    `  page ${(size / 1048576).toFixed(2)} MiB (data ${(data.length / 1048576).toFixed(2)} MiB: ` +
+      `${parsed.snapshots.length} snapshots, ${Object.keys(parsed.trees).length} trees, ` +
+      `${Object.keys(parsed.diffs).length} diffs); git log output ` +
+      `${((await Deno.stat(`${root}/git-log.txt`)).size / 1048576).toFixed(2)} MiB`,
+  );
+
+  // Time to first render in headless Chromium, from navigation start.
+  const { chromium } = await import("playwright-core");
+  type Browser = Awaited<ReturnType<typeof chromium.launch>>;
+  /**
+   * Loads `file` in a fresh context (its own renderer process) and returns when
+   * the first render reached the screen (ms from navigation start), when the DOM
+   * was built, and the renderer process's CPU time by then (Chromium's
+   * `ProcessTime` metric, which other load on the machine inflates much less than
+   * wall time).
+   */
+  const load = async (
+    browser: Browser,
+    file: string,
+  ): Promise<{ painted: number; built: number; cpu: number }> => {
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    try {
+      const tab = await context.newPage();
+      // Injected by the driver (outside the page's CSP): when the page marks its
+      // first render, note the time after the next frame was produced.
+      await tab.addInitScript(`new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) if (e.name === "ctxsnap-rendered")
+          requestAnimationFrame(() => setTimeout(() => { globalThis.__painted = performance.now(); }, 0));
+      }).observe({ entryTypes: ["mark"] });`);
+      await tab.goto(`file://${file}`);
+      // A function, not a string: the page's policy forbids eval, which a string predicate needs.
+      await tab.waitForFunction(() =>
+        (globalThis as { __painted?: number }).__painted !== undefined
+      );
+      const t = await tab.evaluate(
+        `[performance.getEntriesByName("ctxsnap-rendered")[0].startTime, globalThis.__painted]`,
+      ) as [number, number];
+      const cdp = await context.newCDPSession(tab);
+      await cdp.send("Performance.enable");
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      const cpu = (metrics.find((m) => m.name === "ProcessTime")?.value ?? NaN) * 1000;
+      return { painted: t[1], built: t[0], cpu };
+    } finally {
+      await context.close();
+    }
+  };
+  // The same measure for a page that only marks itself rendered: the renderer's own start.
+  const emptyPage = `${root}/empty.html`;
+  await Deno.writeTextFile(
+    emptyPage,
+    `<!DOCTYPE html><title>empty</title><p>empty</p><script>performance.mark("ctxsnap-rendered")</script>`,
+  );
+  /** Medians over RUNS loads (after a warm-up) in a browser started from `executable`. */
+  const renders = async (executable: string) => {
+    const browser = await chromium.launch({
+      executablePath: executable,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    const page_: { painted: number; built: number; cpu: number }[] = [];
+    const empty: number[] = [];
+    try {
+      for (let i = -1; i < RUNS; i++) {
+        const one = await load(browser, page);
+        const blank = await load(browser, emptyPage);
+        if (i < 0) continue;
+        page_.push(one);
+        empty.push(blank.cpu);
+      }
+    } finally {
+      await browser.close();
+    }
+    return {
+      painted: median(page_.map((r) => r.painted)),
+      built: median(page_.map((r) => r.built)),
+      cpu: median(page_.map((r) => r.cpu)),
+      emptyCpu: median(empty),
+    };
+  };
+  const loadavg = async () => (await Deno.readTextFile("/proc/loadavg")).split(" ")[0];
+  const plain = await renders("/usr/bin/chromium");
+  console.log(
+    `  time to first render in headless Chromium: ${fmt(plain.painted)} on screen (DOM built at ${
+      fmt(plain.built)
+    }); target < 1 s: ${plain.painted < 1000 ? "met" : "NOT met"}; load average ${await loadavg()}`,
+  );
+  console.log(
+    `  renderer CPU by then: ${fmt(plain.cpu)}, of which ${fmt(plain.cpu - plain.emptyCpu)} ` +
+      `beyond an empty page (${fmt(plain.emptyCpu)})`,
+  );
+  // On a machine shared with other jobs, the same with the browser ahead of them (nice -10).
+  let niced: Awaited<ReturnType<typeof renders>> | null = null;
+  if ((await run(["nice", "-n", "-10", "true"], { check: false })).stderr === "") {
+    const wrapper = `${root}/chromium-nice`;
+    await Deno.writeTextFile(wrapper, `#!/bin/sh\nexec nice -n -10 /usr/bin/chromium "$@"\n`);
+    await Deno.chmod(wrapper, 0o755);
+    niced = await renders(wrapper);
+    console.log(
+      `  the same with the browser at nice -10: ${fmt(niced.painted)} on screen (DOM built at ${
+        fmt(niced.built)
+      }); target < 1 s: ${
+        niced.painted < 1000 ? "met" : "NOT met"
+      }; load average ${await loadavg()}`,
+    );
+  }
+  console.log();
+  const first = plain.painted;
+  results.timeline = {
+    snapshots: parsed.snapshots.length,
+    page_bytes: size,
+    data_bytes: data.length,
+    timeline_html_ms: times.ctxsnap.wall,
+    git_log_ms: times.git.wall,
+    first_render_ms: first,
+    dom_built_ms: plain.built,
+    renderer_cpu_ms: plain.cpu,
+    empty_page_renderer_cpu_ms: plain.emptyCpu,
+    first_render_niced_ms: niced?.painted ?? null,
+  };
 }
 
 if (want("memory") && (await have("/usr/bin/time"))) {

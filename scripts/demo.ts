@@ -101,7 +101,14 @@ await step("go back one snapshot (three-way against what the workspace last held
 await step("the operations log", ["log"]);
 await step("undo it: the last operation, whatever its kind", ["undo"]);
 await step("integrity and origin of every object and snapshot", ["verify", "--all"]);
-await step("a stranger's machine (no trusted keys) sees: valid but untrusted", ["verify"], {
+await step("another user's ctxsnap refuses a store it did not create or adopt", ["list"], {
+  expect: 1,
+  env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
+});
+await step("after checking it, they adopt it (its signers stay untrusted)", ["init", "--adopt"], {
+  env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
+});
+await step("a stranger (no trusted keys) sees: valid but untrusted", ["verify"], {
   expect: 3,
   env: { CTXSNAP_CONFIG_DIR: `${root}/stranger` },
 });

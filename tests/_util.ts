@@ -43,3 +43,25 @@ export function seedFromEnv(): number {
   if (raw !== undefined && /^\d+$/.test(raw)) return Number(raw);
   return Math.floor(Math.random() * 2 ** 31);
 }
+
+/**
+ * Runs `edit` on a store's index as an attacker with file access would:
+ * around it the immutability triggers of `table` are dropped and then put
+ * back exactly, so the schema stays ctxsnap's and only the edited rows differ.
+ */
+export function editBehindCtxsnap(
+  db: import("node:sqlite").DatabaseSync,
+  table: "snapshots" | "leanctx_snapshots",
+  edit: () => void,
+): void {
+  const trigger = `${table}_are_immutable`;
+  const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+    .get(trigger) as { sql: string } | undefined;
+  if (row === undefined) throw new Error(`no trigger ${trigger} to work around`);
+  db.exec(`DROP TRIGGER ${trigger}`);
+  try {
+    edit();
+  } finally {
+    db.exec(row.sql);
+  }
+}

@@ -21,6 +21,7 @@ import {
   tempWorkspace,
   withStore,
 } from "./_cli.ts";
+import { editBehindCtxsnap } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -107,8 +108,9 @@ function tamperEnvelope(ws: TempWorkspace, id: string, change: (text: string) =>
     const after = change(before);
     assert(after !== before, "tamper changed nothing");
     assertEquals(after.length, before.length, "tamper must keep the length");
-    db.exec("DROP TRIGGER snapshots_are_immutable");
-    db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(encoder.encode(after), id);
+    editBehindCtxsnap(db, "snapshots", () => {
+      db.prepare("UPDATE snapshots SET envelope = ? WHERE id = ?").run(encoder.encode(after), id);
+    });
   });
 }
 
@@ -476,6 +478,8 @@ Deno.test("a valid snapshot from an untrusted signer exits 3; --trust and key tr
 
     const other = join(ws.root, "other-config");
     const env = { CTXSNAP_CONFIG_DIR: other };
+    // Another user (config dir) must adopt the store before using it; that trusts no signer.
+    expectCode(await ws.run(["init", "--adopt"], { env }), 0, "adopt with another config dir");
     const untrusted = await ws.run(["verify", made.id], { env });
     expectCode(untrusted, 3, "verify with an empty config dir");
     assert(untrusted.stderr.includes("untrusted"), untrusted.stderr);
@@ -831,15 +835,16 @@ Deno.test("create outside a git work tree records git as null", async () => {
 // permissions, interop, identity
 
 /**
- * Runs under `deno run --allow-read --allow-env`; against a compiled binary
+ * Runs under `deno run --allow-read --allow-env --allow-sys=uid` (the store-ownership
+ * check needs the user id); against a compiled binary
  * (no permission sandbox) the same runs go unsandboxed, and the tests still
  * check that nothing in the store changed.
  */
 const READ_ONLY: { permissions?: string[] } = NEEDS_DENO_PERMISSIONS
   ? {}
-  : { permissions: ["--allow-read", "--allow-env"] };
+  : { permissions: ["--allow-read", "--allow-env", "--allow-sys=uid"] };
 
-Deno.test("verify runs with only --allow-read --allow-env and leaves every store file's bytes unchanged", async () => {
+Deno.test("verify runs with only --allow-read --allow-env --allow-sys=uid and leaves every store file's bytes unchanged", async () => {
   await withStore(async (ws) => {
     const big = new Uint8Array(1024 * 1024 + 1).fill(7);
     await Deno.writeFile(join(ws.path, "big.bin"), big); // one file-backed object too
@@ -957,6 +962,7 @@ Deno.test({
     await withStore(async (ws) => {
       const made = await create(ws);
       const env = { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") };
+      expectCode(await ws.run(["init", "--adopt"], { env }), 0, "adopt with another config dir");
       const untrusted = await ws.run(["verify", made.id, "--json"], { env });
       expectCode(untrusted, 3, "verify --json untrusted");
       assertEquals(untrusted.json().trusted, false);
@@ -973,6 +979,7 @@ Deno.test("verify --trusted-keys is honoured for store snapshots and a missing k
     const made = await create(ws);
     const key = (await ws.run(["key", "show", "--json"])).json().public_key as string;
     const stranger = { CTXSNAP_CONFIG_DIR: join(ws.root, "stranger") };
+    expectCode(await ws.run(["init", "--adopt"], { env: stranger }), 0, "adopt as a stranger");
     expectCode(await ws.run(["verify", made.id], { env: stranger }), 3, "untrusted without keys");
     // Build a trusted-keys file on another config dir, then point verify at it.
     const pinner = { CTXSNAP_CONFIG_DIR: join(ws.root, "pinner") };

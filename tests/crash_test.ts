@@ -21,6 +21,7 @@ import { publishToFile } from "../lib/share/publish.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
 import { Store } from "../lib/store/store.ts";
+import { registerStore } from "../lib/store/trust.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
   cliCommand,
@@ -398,6 +399,8 @@ async function withStore<T>(
 ): Promise<T> {
   const me = await loadOrCreateIdentity(ws.configDir);
   const store = init ? Store.init(storeDir(ws), ws.path) : Store.open(storeDir(ws));
+  // Created here as `ctxsnap init` would: registered, so the CLI runs below may use it.
+  if (init) registerStore(ws.configDir, storeDir(ws), "init");
   try {
     return await fn(store, me);
   } finally {
@@ -608,7 +611,7 @@ Deno.test("kill -9 at random points of import of a large bundle leaves it fully 
       await writeImportWorkspace(alice.path, 1);
       const second = await createSnapshot(store, me, { reason: "alice 1" });
       const file = join(alice.root, "alice.ctxbundle");
-      const published = publishToFile(store, second.id, {
+      const published = await publishToFile(store, second.id, {
         file,
         withWorkspace: true,
         history: "all",

@@ -1108,7 +1108,7 @@ async function buildBundle(): Promise<{ bytes: Uint8Array; cleanup: () => Promis
     await createSnapshot(store, signer, { reason: "first" });
     await Deno.writeTextFile(`${ws}/c.txt`, "charlie\n");
     const second = await createSnapshot(store, signer, { reason: "second" });
-    const plan = planPublish(store, second.id, { withWorkspace: true, history: "all" });
+    const plan = await planPublish(store, second.id, { withWorkspace: true, history: "all" });
     const chunks: Uint8Array[] = [];
     writePublished(store, plan, (chunk) => chunks.push(chunk.slice()));
     return {

@@ -21,7 +21,8 @@ import { assert, assertEquals } from "./_assert.ts";
 import { cliCommand, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { Store } from "../lib/store/store.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
-import type { TreeManifest } from "../lib/store/tree.ts";
+import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import { readObjectBytes } from "./_objects.ts";
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -83,6 +84,19 @@ function readTree(storeDir: string, treeId: string): TreeManifest {
     return store.getTree(treeId);
   } finally {
     store.close();
+  }
+}
+
+/**
+ * Reads manifest `treeId` straight from the index, for a store another user
+ * owns (which `Store.open` rightly refuses to open for this one).
+ */
+function readOtherUsersTree(storeDir: string, treeId: string): TreeManifest {
+  const db = new DatabaseSync(join(storeDir, "index.db"), { readOnly: true });
+  try {
+    return validateTree(JSON.parse(new TextDecoder().decode(readObjectBytes(db, treeId))));
+  } finally {
+    db.close();
   }
 }
 
@@ -527,7 +541,7 @@ Deno.test({
       );
       runAsNobody(["init"]);
       const created = runAsNobody(["create", "--json"]).json();
-      const tree = readTree(join(ws.path, ".ctxsnap"), created.workspace.tree);
+      const tree = readOtherUsersTree(join(ws.path, ".ctxsnap"), created.workspace.tree);
       assertEquals(tree.entries.map((e) => e.path), ["a.txt"]);
       const reasons = Object.fromEntries(tree.skipped.map((s) => [s.path, s.reason]));
       assertEquals(reasons["locked.txt"], "unreadable", JSON.stringify(tree.skipped));

@@ -48,7 +48,7 @@ import {
 import { signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import type { Signer } from "../lib/snapshot/envelope.ts";
 import { assert, assertEquals } from "./_assert.ts";
-import { exists } from "./_util.ts";
+import { editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, tempWorkspace } from "./_cli.ts";
 
 const encoder = new TextEncoder();
@@ -727,12 +727,13 @@ Deno.test("verify --all and verify ID catch a stored lean-ctx file changed behin
     expect(await m.run(["verify", c.id!, "--trust", pemOf(c.signer!)]), 0, "verify stored");
     const db = new DatabaseSync(join(m.store, "index.db"));
     try {
-      db.exec("DROP TRIGGER leanctx_snapshots_are_immutable");
       const text = fixtureText(c.file).replace('"dirty": true', '"dirty": false');
-      db.prepare("UPDATE leanctx_snapshots SET file = ? WHERE id = ?").run(
-        encoder.encode(text),
-        c.id!,
-      );
+      editBehindCtxsnap(db, "leanctx_snapshots", () => {
+        db.prepare("UPDATE leanctx_snapshots SET file = ? WHERE id = ?").run(
+          encoder.encode(text),
+          c.id!,
+        );
+      });
     } finally {
       db.close();
     }

@@ -232,7 +232,10 @@ async function matrix(how: Mover): Promise<void> {
       const again = await move(b, how, false, true);
       assertEquals([again.writes, again.deletes, again.conflicts], [[], [], []], "a second move");
       // The baseline is the target's tree.
-      assertEquals(readBaseline(b.store), readEnvelope(b.store, b.target).body.workspace?.tree);
+      assertEquals(
+        readBaseline(b.store),
+        (await readEnvelope(b.store, b.target)).body.workspace?.tree,
+      );
     } finally {
       await closeBench(b);
     }
@@ -329,7 +332,7 @@ Deno.test("property: with random edits committed and no conflicts, restoring sna
               const x = ids[pick % ids.length]!;
               const result = await restoreSnapshot(store, me, x, { workspace: true });
               assertEquals(result.plan?.conflicts, []);
-              const want = readEnvelope(store, x).body.workspace!.tree;
+              const want = (await readEnvelope(store, x)).body.workspace!.tree;
               const now = captureWorkspace(store, { persist: false });
               assertEquals(now.treeId, want, "the workspace after restoring X is X's tree");
               const again = await restoreSnapshot(store, me, x, { workspace: true, dryRun: true });

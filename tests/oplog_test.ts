@@ -133,7 +133,8 @@ Deno.test("undo reverts, and redo re-applies, every kind of operation: create, r
     const otherStore = Store.init(join(other, ".ctxsnap"), other);
     await Deno.writeTextFile(join(other, "x.txt"), "x\n");
     const shared = await createSnapshot(otherStore, alice, {});
-    const file = publishToFile(otherStore, shared.id, { dir: root, withWorkspace: true }).path;
+    const file = (await publishToFile(otherStore, shared.id, { dir: root, withWorkspace: true }))
+      .path;
     otherStore.close();
     const trust = new Keyring([]);
     trust.add(alice.publicKey, "alice");
@@ -195,7 +196,7 @@ Deno.test("undo of a restore keeps edits made since to other paths, and a path e
     assertEquals(await Deno.readTextFile(join(ws, "a.txt")), "a2\n");
     assert(forced.saved !== null, "no snapshot saved the overwritten edit");
     const saved = store.getTree(
-      (await import("../lib/snapshot/timeline.ts")).readEnvelope(store, forced.saved).body
+      (await (await import("../lib/snapshot/timeline.ts")).readEnvelope(store, forced.saved)).body
         .workspace!.tree,
     );
     const blob = saved.entries.find((e) => e.path === "a.txt");
@@ -361,6 +362,7 @@ Deno.test("recover finishes an interrupted switch (current branch, baseline, und
   for (const abort of [false, true]) {
     await withLib(async ({ ws, store, me }) => {
       const { planPhase, recordPhase, applyPhase } = await import("../lib/restore/move.ts");
+      const { entryMap } = await import("../lib/snapshot/diff.ts");
       const { recover } = await import("../lib/restore/recover.ts");
       await Deno.writeTextFile(join(ws, "a.txt"), "main\n");
       const base = await createSnapshot(store, me, {});
@@ -387,7 +389,7 @@ Deno.test("recover finishes an interrupted switch (current branch, baseline, und
         sessions: ["main"],
         extra: { from_branch: "main", to_branch: "exp" },
       });
-      applyPhase(store, target, plan.writes.slice(0, 1).map((w) => w.path), []);
+      applyPhase(store, entryMap(target), plan.writes.slice(0, 1).map((w) => w.path), []);
       // Meanwhile every move of the workspace is refused.
       await assertRejects(() => restoreSnapshot(store, me, base.id), ConflictError, "unresolved");
       const result = await recover(store, me, { abort });
@@ -406,7 +408,7 @@ Deno.test("recover finishes an interrupted switch (current branch, baseline, und
   }
 });
 
-Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan without view, sessions or baseline); a malformed plan is refused (exit 1)", async () => {
+Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan without view, sessions or baseline); a malformed plan is refused (exit 1) and only --discard ends it", async () => {
   await withLib(async ({ ws, store, me }) => {
     const { startOperation } = await import("../lib/store/operations.ts");
     const { recover } = await import("../lib/restore/recover.ts");
@@ -442,8 +444,13 @@ Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan 
     assertEquals(readBaseline(store), first.envelope.body.workspace!.tree);
 
     const bad = legacy({ pre_tree: "../x", writes: [], deletes: [], workspace: true });
-    await assertRejects(() => recover(store, me), IntegrityError, "malformed plan");
-    store.db.prepare("UPDATE operations SET status = 'aborted' WHERE id = ?").run(bad);
+    await assertRejects(() => recover(store, me), IntegrityError, "invalid plan");
+    const discarded = await recover(store, me, { discard: true });
+    assertEquals([discarded.operation, discarded.status, discarded.discarded], [
+      bad,
+      "aborted",
+      true,
+    ]);
   });
 });
 

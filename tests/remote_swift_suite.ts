@@ -289,7 +289,9 @@ Deno.test({
       await expectRefused("a flipped byte");
       await swiftPut(bucket, key, original.subarray(0, original.length - 7));
       await expectRefused("a truncated object");
-      const treeKey = `team/${objectKey(readEnvelope(alice.store, head).body.workspace!.tree)}`;
+      const treeKey = `team/${
+        objectKey((await readEnvelope(alice.store, head)).body.workspace!.tree)
+      }`;
       const treeOriginal = await swiftGet(bucket, treeKey);
       await swiftPut(bucket, key, original);
       await swiftPut(bucket, treeKey, treeOriginal.subarray(0, 20));

@@ -455,7 +455,7 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
       assertEquals(pulled.snapshots.fetched, 2);
       await assertVerifies(bob.store, trusting(bob, alice));
       const out = join(bob.root, "out");
-      materialize(bob.store, readEnvelope(bob.store, first).body.workspace!.tree, out);
+      materialize(bob.store, (await readEnvelope(bob.store, first)).body.workspace!.tree, out);
       assertEquals((await tree(out))["a.txt"], `644:${sha256Hex("alpha\n")}`);
 
       // A clone restores the newest head byte for byte: contents, modes and symlinks.
@@ -555,7 +555,7 @@ Deno.test("pull refuses tampered, truncated and withheld objects with nothing la
       await refusedLeavesNothing(bob, alice, remote, /lacks blob/);
       // A tree edited on the remote (decodes, hashes wrong).
       await Deno.writeFile(file, original);
-      const treeId = readEnvelope(alice.store, head).body.workspace!.tree;
+      const treeId = (await readEnvelope(alice.store, head)).body.workspace!.tree;
       const treeFile = join(dir, objectKey(treeId));
       const treeOriginal = await Deno.readFile(treeFile);
       const forged = alice.store.getTree(treeId);
@@ -834,7 +834,7 @@ Deno.test("push ID uploads a snapshot and its history without a ref; pull NAME I
       const { importFile } = await import("../lib/share/import.ts");
       const carol = await machine({});
       try {
-        const published = publishToFile(alice.store, id, { dir: carol.root });
+        const published = await publishToFile(alice.store, id, { dir: carol.root });
         await importFile(carol.store, published.path, trusting(carol, alice));
         await assertRejects(
           () =>
@@ -1024,6 +1024,17 @@ Deno.test("CLI: clone makes a workspace byte for byte and refuses a non-empty di
     expectCode(cloned, 0, "clone");
     assertEquals(cloned.json().restored.key_id.length, 16);
     assertEquals(await tree(target), await tree(alice.path));
+    // The clone's store is bob's: his next commands in it are accepted.
+    expectCode(await bob.run(["list", "--json"], { cwd: target }), 0, "list in the clone");
+    // A relative DIR is taken in the command's working directory.
+    expectCode(
+      await bob.run(["clone", url, "rel", "--trust", await pubKey(alice)], {
+        cwd: bob.root,
+      }),
+      0,
+      "clone into a relative directory",
+    );
+    assertEquals(await tree(join(bob.root, "rel")), await tree(alice.path));
     const again = await bob.run(["clone", url, target], { cwd: bob.root });
     expectCode(again, 5, "clone into a non-empty directory");
     const untrusted = await bob.run(["clone", url, join(bob.root, "c2"), "--json"], {

@@ -453,11 +453,11 @@ async function roundTrip20(keepDirs: boolean): Promise<void> {
         `after restoring step ${index} (seed ${seed}, order ${order.join(",")})`,
       );
       assert(result.snapshot !== null, "no snapshot recorded the restore");
-      const recorded = readEnvelope(store, result.snapshot);
+      const recorded = await readEnvelope(store, result.snapshot);
       assertEquals(recorded.body.facets.metadata.reverted_to, ids[index]);
       assertEquals(
         recorded.body.workspace?.tree,
-        readEnvelope(store, ids[index]!).body.workspace?.tree,
+        (await readEnvelope(store, ids[index]!)).body.workspace?.tree,
       );
     }
   } finally {

@@ -1193,9 +1193,10 @@ async function publishedBundle(root: string, name: string) {
   const me = await loadOrCreateIdentity(`${root}/${name}-config`);
   const store = Store.init(`${ws}/.ctxsnap`, ws);
   const snap = await createSnapshot(store, me, { reason: name });
-  const file =
-    publishToFile(store, snap.id, { file: `${root}/${name}.ctxbundle`, withWorkspace: true })
-      .path;
+  const file = (await publishToFile(store, snap.id, {
+    file: `${root}/${name}.ctxbundle`,
+    withWorkspace: true,
+  })).path;
   store.close();
   return { me, id: snap.id, file };
 }
@@ -1275,8 +1276,10 @@ Deno.test("import reads a bundle from a named pipe", async () => {
     const me = await loadOrCreateIdentity(`${root}/alice-config`);
     const store = Store.init(`${ws}/.ctxsnap`, ws);
     const snap = await createSnapshot(store, me, {});
-    const file =
-      publishToFile(store, snap.id, { file: `${root}/a.ctxbundle`, withWorkspace: true }).path;
+    const file = (await publishToFile(store, snap.id, {
+      file: `${root}/a.ctxbundle`,
+      withWorkspace: true,
+    })).path;
     store.close();
     const fifo = `${root}/pipe`;
     const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();

@@ -217,20 +217,31 @@ export function intOption(
   return n;
 }
 
-/** Opens the store this invocation refers to. */
+/**
+ * Opens the store this invocation refers to. It must be this user's: created
+ * by `init` or adopted with `init --adopt` on this machine (registered in the
+ * config directory), with safe paths and ctxsnap's exact schema; see
+ * `lib/store/trust.ts`. Nothing is read from or written to a store that
+ * fails, and nothing is repaired.
+ */
 export function openStore(ctx: CommandContext, options: { readOnly?: boolean } = {}): Store {
   const dir = locateStore({ store: ctx.store, cwd: ctx.cwd });
   const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
-  // A store found by walking up (say, committed into a repository) must
-  // belong to the directory holding it; it may not point capture and restore
-  // at some other directory. Checked read-only, before anything is written.
+  const registry = configDir();
+  // A store found by walking up must also belong to the directory holding
+  // it; it may not point capture and restore at some other directory.
+  // Checked read-only, before anything is written.
   if (!explicit) {
-    const probe = Store.open(dir, { readOnly: true });
+    const probe = Store.open(dir, { readOnly: true, registry });
     const { workspaceRoot } = probe;
+    if (workspaceRoot !== path.dirname(probe.dir)) {
+      probe.close();
+      throwForeign(dir, workspaceRoot);
+    }
+    if (options.readOnly) return probe; // already checked and open as asked
     probe.close();
-    if (workspaceRoot !== path.dirname(probe.dir)) throwForeign(dir, workspaceRoot);
   }
-  return Store.open(dir, options);
+  return Store.open(dir, { ...options, registry });
 }
 
 function throwForeign(dir: string, workspaceRoot: string): never {

@@ -10,11 +10,11 @@
  * ```
  * @module
  */
-import { UsageError } from "../encoding/errors.ts";
+import { EXIT_MEANINGS, UsageError } from "../encoding/errors.ts";
 import { environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import { type Command, helpText, parseCommandArgs, workingDir } from "./command.ts";
-import { EXIT_TABLE, Output, type Writer } from "./output.ts";
+import { Output, type Writer } from "./output.ts";
 import { create } from "./commands/create.ts";
 import { diff } from "./commands/diff.ts";
 import { init } from "./commands/init.ts";
@@ -35,6 +35,8 @@ import { materialize } from "./commands/materialize.ts";
 import { publish } from "./commands/publish.ts";
 import { importCommand } from "./commands/import.ts";
 import { clone, pull, push, remote } from "./commands/remote.ts";
+import { timeline } from "./commands/timeline.ts";
+import { serve } from "./commands/serve.ts";
 
 /** Every command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -52,6 +54,8 @@ export const COMMANDS: readonly Command[] = [
   branch,
   fork,
   log,
+  timeline,
+  serve,
   forget,
   gc,
   materialize,
@@ -78,8 +82,7 @@ function overview(): string {
     "Run `ctxsnap COMMAND --help` for a command's options and examples.",
     "",
     "Exit status:",
-    "  0   success; for verify: intact, signature valid, signer trusted",
-    EXIT_TABLE,
+    ...EXIT_MEANINGS.map((m) => `  ${String(m.exit).padEnd(4)}${m.meaning}`),
   ].join("\n");
 }
 

@@ -23,7 +23,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { CtxsnapError, escapeText, EXIT_CODES, exitCodeOf } from "../encoding/errors.ts";
+import { CtxsnapError, escapeText, EXIT_MEANINGS, exitCodeOf } from "../encoding/errors.ts";
 import { getEnv, isTerminal } from "../runtime.ts";
 
 /**
@@ -182,14 +182,7 @@ export class Output {
   }
 }
 
-/** The exit-code table, for `--help` and the docs. */
-export const EXIT_TABLE: string = [
-  `  ${EXIT_CODES.failure}   failure: tampered, corrupt, signature invalid, I/O error`,
-  `  ${EXIT_CODES.usage}   usage error`,
-  `  ${EXIT_CODES.untrusted}   signature valid but signer not trusted`,
-  `  ${EXIT_CODES.not_found}   not found (id, file, branch)`,
-  `  ${EXIT_CODES.conflict}   conflict: restore conflicts, dirty git tree, head moved, unresolved operation`,
-  `  ${EXIT_CODES.busy}   store busy (lock timeout)`,
-  `  ${EXIT_CODES.config}   configuration problem: config dir, keys, trusted keys or allow-secrets unusable`,
-  `  ${EXIT_CODES.no_store}  no store here`,
-].join("\n");
+/** The exit-code table for `--help` (statuses 1 and up; the caller prints 0's line). */
+export const EXIT_TABLE: string = EXIT_MEANINGS.filter((m) => m.exit !== 0)
+  .map((m) => `  ${String(m.exit).padEnd(4)}${m.meaning}`)
+  .join("\n");

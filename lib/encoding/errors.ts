@@ -35,6 +35,32 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   no_store: 10,
 });
 
+/**
+ * What each exit status means, in order: the one table `--help`, the README
+ * and docs/CLI.md show (tests/docs_test.ts checks that they agree).
+ */
+export const EXIT_MEANINGS: readonly { readonly exit: number; readonly meaning: string }[] = Object
+  .freeze([
+    { exit: 0, meaning: "success; for verify: intact, signature valid, signer trusted" },
+    {
+      exit: EXIT_CODES.failure,
+      meaning: "failure: tampered, corrupt, signature invalid, I/O error",
+    },
+    { exit: EXIT_CODES.usage, meaning: "usage error" },
+    { exit: EXIT_CODES.untrusted, meaning: "signature valid but signer not trusted" },
+    { exit: EXIT_CODES.not_found, meaning: "not found (id, file, branch)" },
+    {
+      exit: EXIT_CODES.conflict,
+      meaning: "conflict: restore conflicts, dirty git tree, head moved, unresolved operation",
+    },
+    { exit: EXIT_CODES.busy, meaning: "store busy (lock timeout)" },
+    {
+      exit: EXIT_CODES.config,
+      meaning: "configuration problem: config dir, identity key, trusted keys, `--trust` key",
+    },
+    { exit: EXIT_CODES.no_store, meaning: "no store here" },
+  ]);
+
 /** Options accepted by every {@linkcode CtxsnapError}. */
 export interface CtxsnapErrorOptions {
   /** What the user can do about it; printed as `ctxsnap: hint: …`. */
@@ -92,6 +118,19 @@ export class SignatureError extends IntegrityError {
   constructor(message: string, options: CtxsnapErrorOptions = {}) {
     super(message, options);
     this.name = "SignatureError";
+  }
+}
+
+/**
+ * A store that may not be used (exit 1): not created or adopted by this user
+ * on this machine, a store path that is a symlink, owned by someone else or
+ * writable by group or others, or a schema that is not exactly ctxsnap's.
+ */
+export class StoreTrustError extends CtxsnapError {
+  /** Creates a store-trust error. */
+  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+    super(message, "failure", options);
+    this.name = "StoreTrustError";
   }
 }
 

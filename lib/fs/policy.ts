@@ -150,13 +150,9 @@ export function isSecretPath(path: string): boolean {
 
 /**
  * Names that are never part of a workspace tree, whatever their type or
- * case: git's metadata (a directory, or a `gitdir:` file in worktrees and
- * submodules) and ctxsnap's own store. Capture skips them; a manifest that
+ * spelling: git's metadata (a directory, or a `gitdir:` file in worktrees and
+ * submodules) and ctxsnap's own store, compared after the folding other
+ * filesystems apply (see `reserved.ts`). Capture skips them; a manifest that
  * names one anywhere is refused, so a restore can never write there.
  */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set([".git", ".ctxsnap"]);
-
-/** Whether one path segment is reserved (compared case-insensitively). */
-export function isReservedName(name: string): boolean {
-  return RESERVED_NAMES.has(name.toLowerCase());
-}
+export { isReservedName, RESERVED_NAMES } from "./reserved.ts";

@@ -6,8 +6,9 @@
  * Skipped entries are yielded as {@linkcode WalkSkip} with a reason:
  *
  * - `excluded_dir`: a directory named in `excludeDirs` (default
- *   {@linkcode DEFAULT_EXCLUDED_DIRS}) at any depth, reported once as the
- *   directory's path and not descended into;
+ *   {@linkcode DEFAULT_EXCLUDED_DIRS}) at any depth, or the one directory
+ *   `skipDirectory` names by device and inode (the store), reported once as
+ *   the directory's path and not descended into;
  * - `ignored`: matched by a `.gitignore`/`.ctxsnapignore` (see
  *   {@linkcode IgnoreStack}); an ignored directory is reported once, not descended;
  * - `secret`: a file or symlink whose path {@linkcode isSecretPath} (never
@@ -126,6 +127,12 @@ export interface WalkOptions {
   useIgnoreFiles?: boolean;
   /** Exact paths the secret rules do not apply to (the user's `allow-secrets` list). */
   allowSecrets?: ReadonlySet<string>;
+  /**
+   * One directory left out as `excluded_dir` wherever it is met, recognised by
+   * its device and inode, not its name (the store's own directory): exactly
+   * that directory, never another one of the same name.
+   */
+  skipDirectory?: { dev: number; ino: number } | null;
 }
 
 interface Entry {
@@ -175,6 +182,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
   const excludeDirs = options.excludeDirs ?? DEFAULT_EXCLUDED_DIRS;
   const useIgnoreFiles = options.useIgnoreFiles ?? true;
   const allowSecrets = options.allowSecrets ?? new Set<string>();
+  const skipDirectory = options.skipDirectory ?? null;
   const rootAbs = resolve(root);
   const rootIgnore = IgnoreStack.root();
 
@@ -218,7 +226,11 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       continue;
     }
     if (stats.isDirectory()) {
-      if (excludeDirs.has(entry.name)) {
+      if (
+        excludeDirs.has(entry.name) ||
+        (skipDirectory !== null && stats.ino === skipDirectory.ino &&
+          stats.dev === skipDirectory.dev)
+      ) {
         yield { kind: "skip", path, reason: "excluded_dir" };
       } else if (useIgnoreFiles && frame.ignore.ignores(path, true)) {
         yield { kind: "skip", path, reason: "ignored" };

@@ -31,6 +31,7 @@ import * as path from "node:path";
 import { ConflictError, quote } from "../encoding/errors.ts";
 import type { Identity } from "../crypto/identity.ts";
 import { Store } from "../store/store.ts";
+import { registerStore } from "../store/trust.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";
 import { type RestoreResult, restoreSnapshot } from "../restore/restore.ts";
 import { addRemote, openBackend, type RemoteConfig } from "./remote_config.ts";
@@ -54,6 +55,11 @@ export interface CloneOptions {
   signer?: string;
   /** Progress of the pull. */
   onProgress?: (phase: string, done: number, total: number) => void;
+  /**
+   * The config directory to register the new store in (see
+   * `lib/store/trust.ts`), so this user's later commands accept it.
+   */
+  registry?: string;
 }
 
 /** What {@linkcode clone} did. */
@@ -112,6 +118,7 @@ export async function clone(
   let store: Store | null = null;
   try {
     store = Store.init(storeDir, workspace);
+    if (options.registry !== undefined) registerStore(options.registry, store.dir, "init");
     const remote = addRemote(store, {
       name: options.name ?? "origin",
       url,

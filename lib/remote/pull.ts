@@ -353,7 +353,7 @@ export async function pull(
       if (signerKey !== null) {
         // A ref names only its signer's snapshots, even one this store has already.
         const top = hasSnapshot(store, head)
-          ? readEnvelope(store, head)
+          ? await readEnvelope(store, head)
           : await fetchEnvelope(head);
         if (top === null) throw new RefRefused(`the remote lacks snapshot ${head.slice(0, 12)}`);
         if (top.signature.public_key !== signerKey) {

@@ -59,6 +59,7 @@ import {
   isTrackingBranchName,
   listBranches,
   readEnvelope,
+  readEnvelopeUnverified,
 } from "../snapshot/timeline.ts";
 import { type Backend, mapLimit } from "./backend.ts";
 import {
@@ -155,7 +156,8 @@ function selectBranches(
   skipped: PushResult["skipped"],
 ): BranchPlan[] {
   const ownHead = (head: string): boolean => {
-    const envelope = readEnvelope(store, head);
+    // Only picks branches: every envelope sent is read verified below.
+    const envelope = readEnvelopeUnverified(store, head);
     return envelope.signature.public_key === signer.publicKeyHex;
   };
   if (target.kind === "all") {
@@ -395,10 +397,11 @@ export async function push(
 
   // 2. Which objects they need that the remote lacks.
   const envelopes = new Map<string, Envelope>();
-  for (const id of toSend) envelopes.set(id, readEnvelope(store, id));
+  for (const id of toSend) envelopes.set(id, await readEnvelope(store, id));
   const known = new Set<string>();
   for (const base of bases) {
-    for (const object of objectsOf(store, readEnvelope(store, base)) ?? []) known.add(object.id);
+    const envelope = await readEnvelope(store, base);
+    for (const object of objectsOf(store, envelope) ?? []) known.add(object.id);
   }
   const needed = new Map<string, NeededObject>();
   for (const id of toSend) {
@@ -472,7 +475,8 @@ function chainFrom(store: Store, id: string): string[] {
     seen.add(cursor);
     let envelope: Envelope;
     try {
-      envelope = readEnvelope(store, cursor);
+      // Parent links only: the envelopes sent are read verified.
+      envelope = readEnvelopeUnverified(store, cursor);
     } catch (error) {
       if (error instanceof NotFoundError) break;
       throw error;

@@ -17,12 +17,14 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const blob = store.putBlob(new TextEncoder().encode("hi\n"));
- * const writes = new FileWrites(store, new SafeWriter(dir), 3);
+ * const writer = new SafeWriter(dir);
+ * const writes = new FileWrites(store, writer, 3);
  * try {
  *   writes.write({ path: "a.txt", type: "file", blob, size: 3, mode: 0o644 });
  *   writes.finish();
  * } finally {
  *   writes.close();
+ *   writer.close();
  * }
  * console.assert(Deno.readTextFileSync(`${dir}/a.txt`) === "hi\n");
  * store.close();

@@ -23,9 +23,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ConflictError, NotFoundError, quote } from "../encoding/errors.ts";
+import { modeMatches } from "../fs/mode.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
 import { FileWrites, totalBytes } from "./_file_writes.ts";
+import { refuseStorePaths } from "./_paths.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry } from "../store/tree.ts";
@@ -52,7 +54,7 @@ function sameOnDisk(abs: string, entry: TreeEntry): boolean | null {
   try {
     return readRegularNoFollow(abs, statInfoOf(stat), { maxBytes: entry.size, keepBytesUpTo: 0 })
           .sha256 ===
-        entry.blob && (stat.mode & 0o777) === (entry.mode & 0o777);
+        entry.blob && modeMatches(stat.mode, entry.mode);
   } catch {
     return false;
   }
@@ -78,6 +80,7 @@ export function materialize(
       throw new NotFoundError(`The snapshot has no path ${quote(w)}`);
     }
   }
+  refuseStorePaths(dest, store.dir, entries.map((e) => e.path));
   // Into a new or empty directory nothing can differ: skip the per-path checks.
   const fresh = !fs.existsSync(dest) || fs.readdirSync(dest).length === 0;
   fs.mkdirSync(dest, { recursive: true });
@@ -103,16 +106,20 @@ export function materialize(
     );
   }
   const writer = new SafeWriter(root);
-  const files = new FileWrites(store, writer, totalBytes(todo));
   try {
-    for (const entry of todo) {
-      files.write(entry);
-      result.written.push(entry.path);
+    const files = new FileWrites(store, writer, totalBytes(todo));
+    try {
+      for (const entry of todo) {
+        files.write(entry);
+        result.written.push(entry.path);
+      }
+      files.finish();
+    } finally {
+      files.close();
     }
-    files.finish();
+    writer.flush();
   } finally {
-    files.close();
+    writer.close();
   }
-  writer.flush();
   return result;
 }

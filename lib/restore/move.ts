@@ -19,8 +19,13 @@
  *    marks the operation `done`.
  *
  * A crash between 2 and 4 leaves the operation `applying`; `recover`
- * re-applies its writes and deletes (idempotent) and finishes it the way its
- * kind does, or with `--abort` returns the paths to `pre_tree`.
+ * validates its stored plan (`_stored_plan.ts`: a store may have been
+ * edited), looks at every managed path as it is on disk (`_on_disk.ts`,
+ * never through the capture's ignore and secret rules), then moves each one
+ * to the target (idempotent) and finishes it the way its kind does, or with
+ * `--abort` moves them back to `pre_tree`. Every write and delete goes
+ * through `SafeWriter` (a descriptor of its directory, re-checked right
+ * before each change) and never into the store's own location.
  *
  * @example
  * ```ts
@@ -40,7 +45,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, IntegrityError, NotFoundError, quote } from "../encoding/errors.ts";
-import { isHex } from "../encoding/hex.ts";
 import { errnoOf } from "../fs/_errno.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import { readBaseline, setBaseline } from "../store/baseline.ts";
@@ -56,11 +60,16 @@ import {
 import type { Store } from "../store/store.ts";
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";
 import { entryMap } from "../snapshot/diff.ts";
-import { captureView, diffViews, type View } from "../snapshot/oplog.ts";
-import { FileWrites, totalBytes } from "./_file_writes.ts";
-import { type DiskKind, type DiskProbe, type MovePlan, planMove } from "./plan.ts";
+import { captureView, diffViews } from "../snapshot/oplog.ts";
 import { entriesMatch } from "../snapshot/diff.ts";
+import { FileWrites, totalBytes } from "./_file_writes.ts";
+import { impliedDirectories, inspectPath } from "./_on_disk.ts";
+import { refuseStorePaths } from "./_paths.ts";
+import { checkPlanAgainstTrees, type StoredMovePlan, validateStoredPlan } from "./_stored_plan.ts";
+import { type DiskKind, type DiskProbe, type MovePlan, planMove } from "./plan.ts";
 import { changedSinceInterruption, type Overwrite } from "./policy.ts";
+
+export type { StoredMovePlan } from "./_stored_plan.ts";
 
 /** The empty tree (a snapshot without a workspace moves nothing). */
 export const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
@@ -106,7 +115,8 @@ export interface PlannedMove {
 }
 
 /**
- * Plan phase: walks the workspace once (nothing stored) and plans the move
+ * Plan phase: refuses a target naming a path inside the store's own
+ * location, walks the workspace once (nothing stored) and plans the move
  * from `base` (default: the workspace baseline) to `target`.
  */
 export function planPhase(
@@ -115,43 +125,11 @@ export function planPhase(
   base: TreeManifest | null = baselineTree(store),
   overwrite: Overwrite = "none",
 ): PlannedMove {
+  refuseStorePaths(store.workspaceRoot, store.dir, target.entries.map((e) => e.path));
   const disk = captureWorkspace(store, { persist: false }).tree;
   const plan = planMove({ base, disk, target, probe: diskProbe(store), overwrite });
   return { base, disk, plan };
 }
-
-/** The plan a move records in its operation. */
-export interface StoredMovePlan {
-  /** The tree moved to (null when the operation moved no files). */
-  target_tree: string | null;
-  /** The workspace captured just before the first write. */
-  pre_tree: string;
-  /** Paths written from `target_tree`. */
-  writes: string[];
-  /** Paths deleted. */
-  deletes: string[];
-  /** Whether files were moved. */
-  workspace: boolean;
-  /** The baseline to record when done (null: leave it). */
-  baseline: string | null;
-  /** The sessions the operation may change. */
-  sessions: string[];
-  /** Their view when the operation started (for its undo record), or null (a plan from schema 3 or older). */
-  view_before: View | null;
-  /** Everything else, per kind. */
-  extra: Record<string, JsonValue>;
-}
-
-const CORE_FIELDS = [
-  "target_tree",
-  "pre_tree",
-  "writes",
-  "deletes",
-  "workspace",
-  "baseline",
-  "sessions",
-  "view_before",
-];
 
 /** What {@linkcode recordPhase} records. */
 export interface MoveStart {
@@ -238,89 +216,167 @@ function capitalized(text: string): string {
   return text.slice(0, 1).toUpperCase() + text.slice(1);
 }
 
-/** Apply phase: removes `deletes`, writes `writes` from `tree`, makes it all durable. */
+/**
+ * Apply phase: removes `deletes` (and then the empty directories
+ * `emptyDirs`, left by a killed move where a file belongs), writes `writes`
+ * from `entries`, makes it all durable. Every path is first checked to lie
+ * outside the store's own location.
+ */
 export function applyPhase(
   store: Store,
-  tree: TreeManifest,
+  entries: ReadonlyMap<string, TreeEntry>,
   writes: string[],
   deletes: string[],
-  onProgress?: (done: number, total: number) => void,
+  options: { emptyDirs?: string[]; onProgress?: (done: number, total: number) => void } = {},
 ): void {
+  const { onProgress } = options;
+  refuseStorePaths(store.workspaceRoot, store.dir, [...writes, ...deletes]);
   const writer = new SafeWriter(store.workspaceRoot);
-  const entries = entryMap(tree);
-  const total = writes.length + deletes.length;
-  let done = 0;
-  // Deletes first, so a file giving way to a directory is gone before the directory is made.
-  for (const rel of deletes) {
-    writer.remove(rel);
-    onProgress?.(++done, total);
-  }
-  const toWrite = writes.map((rel) => {
-    const entry = entries.get(rel);
-    if (entry === undefined) {
-      throw new IntegrityError(`The move's plan names ${quote(rel)}, absent from its tree`);
-    }
-    return entry;
-  });
-  const files = new FileWrites(store, writer, totalBytes(toWrite));
   try {
-    for (const entry of toWrite) {
-      files.write(entry);
+    const total = writes.length + deletes.length;
+    let done = 0;
+    // Deletes first, so a file giving way to a directory is gone before the directory is made.
+    for (const rel of deletes) {
+      writer.remove(rel);
       onProgress?.(++done, total);
     }
-    files.finish();
+    for (const rel of options.emptyDirs ?? []) writer.removeEmptyDirectory(rel);
+    const toWrite = writes.map((rel) => {
+      const entry = entries.get(rel);
+      if (entry === undefined) {
+        throw new IntegrityError(`The move's plan names ${quote(rel)}, absent from its tree`);
+      }
+      return entry;
+    });
+    const files = new FileWrites(store, writer, totalBytes(toWrite));
+    try {
+      for (const entry of toWrite) {
+        files.write(entry);
+        onProgress?.(++done, total);
+      }
+      files.finish();
+    } finally {
+      files.close();
+    }
+    writer.flush();
   } finally {
-    files.close();
+    writer.close();
   }
-  writer.flush();
 }
 
-/** Returns the managed paths of a move to its `pre_tree` and closes it with `status`. */
+/** A move operation's plan, validated, with the two trees it moves between. */
+interface Recovery {
+  plan: StoredMovePlan;
+  pre: Map<string, TreeEntry>;
+  target: Map<string, TreeEntry>;
+  /** Directories the tree before the move implies. */
+  preDirs: Set<string>;
+  /** Directories the target tree implies. */
+  targetDirs: Set<string>;
+}
+
+/** Reads and checks everything `recover` (or an abort) acts on, before it acts on any of it. */
+function loadRecovery(store: Store, op: Operation): Recovery {
+  const plan = storedMovePlan(store, op);
+  const none = new Map<string, TreeEntry>();
+  const pre = plan.workspace ? entryMap(store.getTree(plan.pre_tree)) : none;
+  const target = plan.workspace && plan.target_tree !== null
+    ? entryMap(store.getTree(plan.target_tree))
+    : none;
+  checkPlanAgainstTrees(op, plan, pre, target);
+  return {
+    plan,
+    pre,
+    target,
+    preDirs: impliedDirectories(pre.keys()),
+    targetDirs: impliedDirectories(target.keys()),
+  };
+}
+
+/** The file sizes a path could match: of its entries in either tree. */
+function sizesAt(r: Recovery, rel: string): number[] {
+  const sizes: number[] = [];
+  for (const entry of [r.pre.get(rel), r.target.get(rel)]) {
+    if (entry?.type === "file") sizes.push(entry.size);
+  }
+  return sizes;
+}
+
+/**
+ * What moves the managed paths to `to` (the tree before the move, or the
+ * target): every path `to` holds is written, an empty directory in its way
+ * removed first; every other path is deleted, unless it is already absent
+ * (or cannot exist: a parent is a file or symlink) or is a directory `to`
+ * implies.
+ */
+function movesTo(
+  store: Store,
+  r: Recovery,
+  to: Map<string, TreeEntry>,
+  toDirs: Set<string>,
+): { writes: string[]; deletes: string[]; emptyDirs: string[] } {
+  const out = { writes: [] as string[], deletes: [] as string[], emptyDirs: [] as string[] };
+  for (const rel of [...r.plan.writes, ...r.plan.deletes]) {
+    const state = inspectPath(store.workspaceRoot, rel, []);
+    if (to.has(rel)) {
+      out.writes.push(rel);
+      if (state.kind === "dir" && state.empty) out.emptyDirs.push(rel);
+    } else if (state.kind === "absent" || state.kind === "blocked") {
+      continue;
+    } else if (state.kind === "dir" && toDirs.has(rel)) {
+      continue;
+    } else {
+      out.deletes.push(rel);
+    }
+  }
+  out.writes.sort();
+  return out;
+}
+
+/**
+ * Returns the managed paths of a move to its `pre_tree` (after validating
+ * its stored plan) and closes it with `status`.
+ */
 export function abortMove(
   store: Store,
   op: Operation,
   status: "failed" | "aborted",
   error: string | null,
-  afterFiles?: () => void,
+  afterFiles?: (plan: StoredMovePlan) => void,
 ): void {
-  const plan = storedMovePlan(op);
-  if (plan.workspace) {
-    const pre = store.getTree(plan.pre_tree);
-    const preEntries = entryMap(pre);
-    const writes: string[] = [];
-    const deletes: string[] = [];
-    for (const rel of [...plan.writes, ...plan.deletes]) {
-      if (preEntries.has(rel)) writes.push(rel);
-      else deletes.push(rel);
-    }
-    applyPhase(store, pre, writes, deletes);
+  const r = loadRecovery(store, op);
+  if (r.plan.workspace) {
+    const moves = movesTo(store, r, r.pre, r.preDirs);
+    applyPhase(store, r.pre, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
   }
-  afterFiles?.();
+  afterFiles?.(r.plan);
   store.transaction("recover", () => finishOperation(store, op.id, status, error));
 }
 
 /**
- * Paths of a move that someone else changed since it was interrupted (the
- * disk holds neither the content from before the move nor the target's).
+ * Paths of a move that someone else changed since it was interrupted: what
+ * is on disk, looked at directly, is neither the content from before the
+ * move nor the target's (the conflict policy's rule). Validates the stored
+ * plan first.
  */
 export function foreignChanges(store: Store, op: Operation): string[] {
-  const plan = storedMovePlan(op);
-  if (!plan.workspace) return [];
-  const pre = entryMap(store.getTree(plan.pre_tree));
-  const target = plan.target_tree === null
-    ? new Map<string, TreeEntry>()
-    : entryMap(store.getTree(plan.target_tree));
-  const current = entryMap(captureWorkspace(store, { persist: false }).tree);
-  return [...plan.writes, ...plan.deletes].filter((rel) =>
-    changedSinceInterruption(current.get(rel), pre.get(rel), target.get(rel))
+  const r = loadRecovery(store, op);
+  if (!r.plan.workspace) return [];
+  return [...r.plan.writes, ...r.plan.deletes].filter((rel) =>
+    changedSinceInterruption(
+      inspectPath(store.workspaceRoot, rel, sizesAt(r, rel)),
+      { entry: r.pre.get(rel), impliedDir: r.preDirs.has(rel) },
+      { entry: r.target.get(rel), impliedDir: r.targetDirs.has(rel) },
+    )
   );
 }
 
-/** Re-applies an interrupted move's writes and deletes (idempotent). */
+/** Moves an interrupted move's managed paths to its target (idempotent). */
 export function reapply(store: Store, op: Operation): void {
-  const plan = storedMovePlan(op);
-  if (!plan.workspace || plan.target_tree === null) return;
-  applyPhase(store, store.getTree(plan.target_tree), plan.writes, plan.deletes);
+  const r = loadRecovery(store, op);
+  if (!r.plan.workspace) return;
+  const moves = movesTo(store, r, r.target, r.targetDirs);
+  applyPhase(store, r.target, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
 }
 
 /** The tree the workspace holds after the move: `pre_tree` with the writes and deletes applied. */
@@ -358,7 +414,7 @@ function treeAfter(store: Store, plan: StoredMovePlan): string {
  * undo record and marks the operation `done`.
  */
 export function completeMove(store: Store, op: Operation): void {
-  const plan = storedMovePlan(op);
+  const plan = storedMovePlan(store, op);
   const after = plan.workspace ? treeAfter(store, plan) : plan.pre_tree;
   if (plan.baseline !== null) setBaseline(store, plan.baseline, op.id);
   // A plan recorded before undo records existed finishes without one.
@@ -370,52 +426,10 @@ export function completeMove(store: Store, op: Operation): void {
   finishOperation(store, op.id, "done", null, record as unknown as JsonValue);
 }
 
-function malformed(op: Operation, what: string): never {
-  throw new IntegrityError(`Operation ${quote(op.id)} has a malformed plan: ${what}`);
-}
-
-function treeId(op: Operation, value: JsonValue | undefined, what: string): string {
-  if (typeof value !== "string" || !isHex(value, 64)) malformed(op, what);
-  return value;
-}
-
-function paths(op: Operation, value: JsonValue | undefined, what: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) malformed(op, what);
-  return value as string[];
-}
-
-/** Reads a move's stored plan, checking every field it acts on (stored data is untrusted). */
-export function storedMovePlan(op: Operation): StoredMovePlan {
-  const p = op.plan;
-  if (p === null || typeof p !== "object" || Array.isArray(p)) malformed(op, "not an object");
-  const extra: Record<string, JsonValue> = {};
-  for (const [key, value] of Object.entries(p)) if (!CORE_FIELDS.includes(key)) extra[key] = value;
-  // Plans written before schema 4 (an interrupted restore from an older
-  // ctxsnap) have no view, sessions or baseline: they still finish or abort.
-  const legacy = !("view_before" in p);
-  const view = legacy ? null : p.view_before;
-  if (!legacy && (view === null || typeof view !== "object" || Array.isArray(view))) {
-    malformed(op, "view_before");
-  }
-  const targetTree = p.target_tree === null || (legacy && p.target_tree === undefined)
-    ? null
-    : treeId(op, p.target_tree, "target_tree");
-  const workspace = p.workspace === true;
-  return {
-    target_tree: targetTree,
-    pre_tree: treeId(op, p.pre_tree, "pre_tree"),
-    writes: paths(op, p.writes, "writes"),
-    deletes: paths(op, p.deletes, "deletes"),
-    workspace,
-    baseline: legacy
-      ? (workspace ? targetTree : null)
-      : p.baseline === null || p.baseline === undefined
-      ? null
-      : treeId(op, p.baseline, "baseline"),
-    sessions: legacy
-      ? (op.session === null ? [] : [op.session])
-      : paths(op, p.sessions, "sessions"),
-    view_before: view as unknown as View | null,
-    extra,
-  };
+/**
+ * Reads a move's stored plan, checking every field it acts on (stored data
+ * is untrusted; see `_stored_plan.ts`). Throws {@linkcode IntegrityError}.
+ */
+export function storedMovePlan(store: Store, op: Operation): StoredMovePlan {
+  return validateStoredPlan(op, store.workspaceRoot, store.dir);
 }

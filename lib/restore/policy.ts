@@ -53,6 +53,7 @@
 import { ConflictError, type CtxsnapErrorOptions } from "../encoding/errors.ts";
 import type { TreeEntry } from "../store/tree.ts";
 import { entriesMatch, sameEntry } from "../snapshot/diff.ts";
+import { type DiskState, matchesEntry } from "./_on_disk.ts";
 
 /** Why a path cannot be moved without losing someone's change. */
 export type ConflictReason =
@@ -167,15 +168,25 @@ export function refuseConflicts(conflicts: Conflict[], what: string): void {
   );
 }
 
+/** One side of an interrupted move at a path: its tree's entry, and whether that tree has entries below the path. */
+export interface RecordedSide {
+  /** The tree's entry at the path, or undefined. */
+  entry: TreeEntry | undefined;
+  /** Whether the tree implies a directory at the path. */
+  impliedDir: boolean;
+}
+
 /**
  * For `recover`: whether a managed path was changed by someone else since
- * the interrupted move, i.e. the disk holds neither the content from before
- * the move nor the target's.
+ * the interrupted move, i.e. what is on disk (`disk`, looked at directly,
+ * never through the capture's ignore and secret rules) is neither the
+ * content from before the move nor the target's.
  */
 export function changedSinceInterruption(
-  disk: TreeEntry | undefined,
-  before: TreeEntry | undefined,
-  target: TreeEntry | undefined,
+  disk: DiskState,
+  before: RecordedSide,
+  target: RecordedSide,
 ): boolean {
-  return !entriesMatch(disk, before) && !entriesMatch(disk, target);
+  return !matchesEntry(disk, before.entry, before.impliedDir) &&
+    !matchesEntry(disk, target.entry, target.impliedDir);
 }

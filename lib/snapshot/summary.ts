@@ -29,7 +29,7 @@ import {
   branchChain,
   type BranchRow,
   getSnapshotRow,
-  readEnvelope,
+  readEnvelopeUnverified,
   selection,
 } from "./timeline.ts";
 
@@ -65,13 +65,17 @@ export interface SnapshotSummary {
   readable: boolean;
 }
 
-/** The summary of a stored snapshot (the envelope when given, else read from the store). */
+/**
+ * The summary of a stored snapshot (the envelope when given, else read from
+ * the store without checking its signature: a summary only describes, it
+ * vouches for nothing; whatever acts on a snapshot reads it verified).
+ */
 export function summarize(store: Store, id: string, envelope?: Envelope): SnapshotSummary {
   const row = getSnapshotRow(store, id);
   let env: Envelope | null = envelope ?? null;
   if (env === null) {
     try {
-      env = readEnvelope(store, id);
+      env = readEnvelopeUnverified(store, id);
     } catch {
       env = null;
     }

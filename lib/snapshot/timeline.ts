@@ -22,11 +22,12 @@ import {
   IntegrityError,
   NotFoundError,
   quote,
+  SignatureError,
   UsageError,
 } from "../encoding/errors.ts";
 import type { Store } from "../store/store.ts";
 import { isValidName } from "./body.ts";
-import { type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";
+import { checkEnvelope, type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";
 
 /** The default session and branch name. */
 export const DEFAULT_NAME = "main";
@@ -243,19 +244,105 @@ export function getSnapshotRow(store: Store, id: string): SnapshotRow | null {
   return row ?? null;
 }
 
-/** Reads and strictly parses a stored envelope (does not verify the signature). */
-export function readEnvelope(store: Store, id: string): Envelope {
+function storedEnvelope(store: Store, id: string): Uint8Array {
   const row = store.stmt("SELECT envelope FROM snapshots WHERE id = ?").get(id) as
     | { envelope: Uint8Array }
     | undefined;
   if (row === undefined) throw new NotFoundError(`No snapshot ${quote(id)}`);
-  const envelope = parseEnvelope(row.envelope);
+  return row.envelope;
+}
+
+function parseStored(bytes: Uint8Array, id: string): Envelope {
+  const envelope = parseEnvelope(bytes);
   if (envelope.id !== id) {
     throw new IntegrityError(
       `Stored snapshot ${quote(id)} holds an envelope for ${quote(envelope.id)}`,
     );
   }
   return envelope;
+}
+
+/**
+ * Reads and strictly parses a stored envelope WITHOUT checking its id or
+ * signature: only for callers that check it themselves and report the
+ * result (`verify`), or that show nothing it could vouch for (`list`).
+ * Anything that acts on an envelope uses {@linkcode readEnvelope}.
+ */
+export function readEnvelopeUnverified(store: Store, id: string): Envelope {
+  return parseStored(storedEnvelope(store, id), id);
+}
+
+/** Verified envelopes per open store, by id, with the exact stored bytes they came from. */
+const verifiedEnvelopes = new WeakMap<
+  Store,
+  Map<string, { bytes: Uint8Array; envelope: Envelope }>
+>();
+/** Most verified envelopes remembered per open store. */
+const VERIFIED_CACHE_LIMIT = 4096;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Reads a stored envelope and checks it before anyone acts on it: strict
+ * parse, the row's id, the id recomputed from the body (BLAKE3) and the
+ * Ed25519 signature over that id. A tampered envelope is an
+ * {@linkcode IntegrityError} (a bad signature a {@linkcode SignatureError}),
+ * exit 1. Trust in the signer is not checked here. An envelope verified once
+ * is remembered for the open store (keyed by its exact stored bytes, so an
+ * edited row is checked again); do not mutate the result.
+ */
+export async function readEnvelope(store: Store, id: string): Promise<Envelope> {
+  const bytes = storedEnvelope(store, id);
+  let cache = verifiedEnvelopes.get(store);
+  const hit = cache?.get(id);
+  if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.envelope;
+  const envelope = parseStored(bytes, id);
+  const check = await checkEnvelope(envelope);
+  if (!check.idMatches) {
+    throw new IntegrityError(
+      `Stored snapshot ${quote(id)} is not intact: its body hashes to ${quote(check.computedId)}`,
+      { hint: "run `ctxsnap verify --all`; nothing was done with this snapshot" },
+    );
+  }
+  if (!check.signatureValid) {
+    throw new SignatureError(`Stored snapshot ${quote(id)} has a signature that does not verify`, {
+      hint: "run `ctxsnap verify --all`; nothing was done with this snapshot",
+    });
+  }
+  if (cache === undefined) {
+    cache = new Map();
+    verifiedEnvelopes.set(store, cache);
+  }
+  if (cache.size >= VERIFIED_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(id, { bytes, envelope });
+  return envelope;
+}
+
+/** Filters for {@linkcode listSnapshotRows}. */
+export interface RowFilter {
+  /** Only this session. */
+  session?: string;
+  /** Most rows to return. */
+  limit?: number;
+}
+
+/**
+ * Lists stored snapshot rows newest first (insertion order), optionally of
+ * one session (every branch). The summaries commands print come from
+ * `listSnapshots` in `summary.ts`.
+ */
+export function listSnapshotRows(store: Store, filter: RowFilter = {}): SnapshotRow[] {
+  const where = filter.session !== undefined ? "WHERE session = ?" : "";
+  const params: (string | number)[] = filter.session !== undefined ? [filter.session] : [];
+  params.push(filter.limit ?? -1);
+  return store.stmt(
+    `SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots ${where}
+     ORDER BY seq DESC LIMIT ?`,
+  ).all(...params) as unknown as SnapshotRow[];
 }
 
 /** Whether `ancestor` is `descendant` or reachable from it through `parent` links (present rows only). */

@@ -21,7 +21,7 @@ import { CtxsnapError } from "../encoding/errors.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { checkEnvelope, type Envelope } from "./envelope.ts";
-import { branchChain, getSnapshotRow, listBranches, readEnvelope } from "./timeline.ts";
+import { branchChain, getSnapshotRow, listBranches, readEnvelopeUnverified } from "./timeline.ts";
 
 /** Decides whether a signer is trusted and what it is called. */
 export interface TrustPolicy {
@@ -108,7 +108,7 @@ export async function verifySnapshot(
   };
   let envelope: Envelope;
   try {
-    envelope = readEnvelope(store, id);
+    envelope = readEnvelopeUnverified(store, id); // checked and reported below
   } catch (error) {
     report.problems.push(`envelope: ${message(error)}`);
     return report;

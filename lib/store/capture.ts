@@ -38,7 +38,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
-import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
+import { DEFAULT_MAX_FILE_BYTES } from "../fs/policy.ts";
 import { SECRET_RULES_VERSION, SecretScanner } from "../fs/secret_scan.ts";
 import { readAllowSecrets } from "./allow_secrets.ts";
 import {
@@ -144,12 +144,6 @@ function filesystemNow(store: Store): number {
   return fs.statSync(stamp).mtimeMs;
 }
 
-function storeDirName(store: Store, root: string): string | null {
-  const relative = path.relative(root, store.dir);
-  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return null;
-  return relative.split(path.sep).pop() ?? null;
-}
-
 /**
  * Captures the workspace into `store` and returns the stored manifest.
  * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
@@ -173,9 +167,10 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const useCache = options.useStatCache ?? true;
   const scanContent = options.scanContent ?? true;
   const allowSecrets = readAllowSecrets(store.dir);
-  const excludeDirs = new Set(DEFAULT_EXCLUDED_DIRS);
-  const ownDir = storeDirName(store, root);
-  if (ownDir !== null) excludeDirs.add(ownDir);
+  // The store's own directory is left out by identity: exactly that path,
+  // never every directory that happens to share its name.
+  const storeStat = fs.lstatSync(store.dir);
+  const skipDirectory = { dev: storeStat.dev, ino: storeStat.ino };
 
   // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
@@ -210,7 +205,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const seen = new Set<string>();
   const blobs = new InlineBlobWriter(store);
   try {
-    for (const item of walkWorkspace(root, { maxFileBytes, excludeDirs, allowSecrets })) {
+    for (const item of walkWorkspace(root, { maxFileBytes, skipDirectory, allowSecrets })) {
       if (item.kind === "skip") {
         skipped.push({ path: item.path, reason: item.reason });
         continue;

@@ -21,10 +21,15 @@
  * ```
  * @module
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { CtxsnapError, IntegrityError, quote } from "../encoding/errors.ts";
+import {
+  ConflictError,
+  CtxsnapError,
+  IntegrityError,
+  quote,
+  StoreTrustError,
+} from "../encoding/errors.ts";
+import { SafeWriter } from "../fs/safe_write.ts";
 import { readBaseline } from "./baseline.ts";
 import { finishOperation, startOperation } from "./operations.ts";
 import { treesNeeded, undoStack } from "./undo_log.ts";
@@ -155,39 +160,59 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
 
 /**
  * Unlinks object files whose rows are gone (pending or stray) and leftover
- * temp files, holding the write lock so no capture is mid-way.
+ * temp files, holding the write lock so no capture is mid-way. It never
+ * follows a symlink: every directory is opened without following one and
+ * every unlink goes through that directory's descriptor (`SafeWriter`), so a
+ * `tmp/` or `objects/xx` swapped for a symlink stops the sweep (exit 1)
+ * instead of reaching outside the store. Directories in `tmp/` are left.
  */
 export function sweepFiles(store: Store): number {
   return store.transaction("gc sweep", () => {
-    let removed = 0;
-    const has = store.stmt("SELECT 1 FROM objects WHERE id = ?");
-    for (const row of store.stmt("SELECT id FROM gc_pending").all() as { id: string }[]) {
-      if (has.get(row.id) === undefined) fs.rmSync(store.objectPath(row.id), { force: true });
-    }
-    store.stmt("DELETE FROM gc_pending").run();
-    const objects = path.join(store.dir, "objects");
-    for (const prefix of safeList(objects)) {
-      const dir = path.join(objects, prefix);
-      for (const name of safeList(dir)) {
-        if (/^[0-9a-f]{64}$/.test(name) && has.get(name) !== undefined) continue;
-        fs.rmSync(path.join(dir, name), { force: true });
-        removed++;
+    const writer = new SafeWriter(store.dir);
+    try {
+      return sweepWith(store, writer);
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        throw new StoreTrustError(`gc stopped: ${error.message}`, {
+          cause: error,
+          hint: "a store path was replaced by a symlink or file; inspect the store",
+        });
       }
+      throw error;
+    } finally {
+      writer.close();
     }
-    const tmp = path.join(store.dir, "tmp");
-    for (const name of safeList(tmp)) {
-      if (name === "stamp") continue;
-      fs.rmSync(path.join(tmp, name), { force: true, recursive: true });
-      removed++;
-    }
-    return removed;
   });
 }
 
-function safeList(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch {
-    return [];
+function sweepWith(store: Store, writer: SafeWriter): number {
+  let removed = 0;
+  const has = store.stmt("SELECT 1 FROM objects WHERE id = ?");
+  const unlink = (rel: string): boolean => {
+    try {
+      writer.remove(rel, { prune: false });
+      return true;
+    } catch (error) {
+      if (error instanceof ConflictError && /is a directory/.test(error.message)) return false;
+      throw error;
+    }
+  };
+  for (const row of store.stmt("SELECT id FROM gc_pending").all() as { id: string }[]) {
+    if (!/^[0-9a-f]{64}$/.test(row.id)) continue;
+    if (has.get(row.id) === undefined) unlink(`objects/${row.id.slice(0, 2)}/${row.id}`);
   }
+  store.stmt("DELETE FROM gc_pending").run();
+  for (const prefix of writer.list("objects") ?? []) {
+    if (!/^[0-9a-f]{2}$/.test(prefix)) continue;
+    for (const name of writer.list(`objects/${prefix}`) ?? []) {
+      if (/^[0-9a-f]{64}$/.test(name) && has.get(name) !== undefined) continue;
+      if (unlink(`objects/${prefix}/${name}`)) removed++;
+    }
+  }
+  for (const name of writer.list("tmp") ?? []) {
+    if (name === "stamp") continue;
+    if (unlink(`tmp/${name}`)) removed++;
+  }
+  writer.flush();
+  return removed;
 }

@@ -38,6 +38,7 @@ import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 
@@ -61,6 +62,13 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 export interface StoreOpenOptions {
   /** Open the index read-only (no migration, no writes). */
   readOnly?: boolean;
+  /**
+   * Require the store to be registered as this user's in this config
+   * directory (created by `init` or adopted, see `trust.ts`). The command
+   * line always passes its config directory; without it only the path and
+   * schema checks apply.
+   */
+  registry?: string;
 }
 
 function busyTimeout(): number {
@@ -112,10 +120,17 @@ export class Store {
   static init(dir: string, workspace: string): Store {
     const storeDir = path.resolve(dir);
     const root = path.resolve(workspace);
+    // An existing directory (or one planted as a symlink) is checked before
+    // anything is created inside it.
+    checkStorePaths(storeDir, { requireIndex: false });
     fs.mkdirSync(path.join(storeDir, "objects"), { recursive: true, mode: 0o700 });
     fs.mkdirSync(path.join(storeDir, "tmp"), { recursive: true, mode: 0o700 });
+    Store.createIndexFile(storeDir);
+    checkStorePaths(storeDir);
     const db = Store.connect(storeDir, false);
     try {
+      checkSchema(db, Store.userVersion(db), storeDir);
+      Store.prepareWriter(db);
       Store.migrate(db);
       const relative = path.relative(storeDir, root);
       const recorded = path.dirname(storeDir) === root ? ".." : relative === "" ? "." : root;
@@ -142,7 +157,13 @@ export class Store {
     return store;
   }
 
-  /** Opens an existing store; throws {@linkcode NoStoreError} if `dir` holds none. */
+  /**
+   * Opens an existing store; throws {@linkcode NoStoreError} if `dir` holds
+   * none. Before any query or write, every store path is checked
+   * ({@linkcode checkStorePaths}) and, with `registry`, the store must be
+   * registered as this user's; the schema is then checked against the one
+   * its version should have. Any failure is a `StoreTrustError` (exit 1).
+   */
   static open(dir: string, options: StoreOpenOptions = {}): Store {
     const storeDir = path.resolve(dir);
     if (!fs.existsSync(path.join(storeDir, INDEX_FILE))) {
@@ -150,6 +171,8 @@ export class Store {
         hint: "run `ctxsnap init` in the workspace, or pass --store DIR",
       });
     }
+    checkStorePaths(storeDir);
+    if (options.registry !== undefined) checkRegistered(options.registry, storeDir);
     const readOnly = options.readOnly ?? false;
     let db = Store.connect(storeDir, readOnly);
     try {
@@ -183,6 +206,8 @@ export class Store {
           { hint: "upgrade ctxsnap to open this store" },
         );
       }
+      checkSchema(db, version, storeDir);
+      if (!readOnly) Store.prepareWriter(db);
       if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
       return new Store(storeDir, db, readOnly);
     } catch (error) {
@@ -191,19 +216,43 @@ export class Store {
     }
   }
 
+  /** Opens the index without writing to it (the schema is checked before any write). */
   private static connect(storeDir: string, readOnly: boolean): DatabaseSync {
     const file = path.join(storeDir, INDEX_FILE);
     try {
       const db = new DatabaseSync(file, { readOnly });
       db.exec(`PRAGMA busy_timeout = ${busyTimeout()}`);
-      if (!readOnly) {
-        Store.enterWal(db);
-        db.exec("PRAGMA synchronous = FULL");
-      }
+      // No function with side effects may run from the schema (defence in depth).
+      db.exec("PRAGMA trusted_schema = OFF");
       db.exec("PRAGMA foreign_keys = ON");
       return db;
     } catch (error) {
       throw mapSqliteError(error, "open");
+    }
+  }
+
+  /** Switches a writer's connection to WAL and full synchronous commits. */
+  private static prepareWriter(db: DatabaseSync): void {
+    try {
+      Store.enterWal(db);
+      db.exec("PRAGMA synchronous = FULL");
+    } catch (error) {
+      throw mapSqliteError(error, "open");
+    }
+  }
+
+  /** Creates an empty index file readable and writable by its owner only (SQLite fills it). */
+  private static createIndexFile(storeDir: string): void {
+    try {
+      const fd = fs.openSync(
+        path.join(storeDir, INDEX_FILE),
+        fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY |
+          fs.constants.O_NOFOLLOW,
+        0o600,
+      );
+      fs.closeSync(fd);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "EEXIST") throw error;
     }
   }
 

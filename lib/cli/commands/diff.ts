@@ -15,8 +15,11 @@ import { esc } from "../output.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
-function sideOf(store: Store, id: string): { tree: TreeManifest; context: SnapshotContext } {
-  const body = readEnvelope(store, id).body;
+async function sideOf(
+  store: Store,
+  id: string,
+): Promise<{ tree: TreeManifest; context: SnapshotContext }> {
+  const body = (await readEnvelope(store, id)).body; // id and signature checked
   return {
     tree: body.workspace === null ? EMPTY : store.getTree(body.workspace.tree),
     context: body.context,
@@ -37,20 +40,20 @@ export const diff: Command = {
     session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
   },
   positionals: 2,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const [a, b] = parsed.positionals;
     const store = openStore(ctx, { readOnly: true });
     try {
       const session = str(parsed, "session");
       const idA = revision(ctx, store, a ?? "HEAD", { session });
       const idB = b === undefined ? null : revision(ctx, store, b, { session });
-      const left = sideOf(store, idA);
+      const left = await sideOf(store, idA);
       const right = idB === null
         ? {
           tree: captureWorkspace(store, { persist: false }).tree,
           context: readSessionState(store, selection(store, session).session),
         }
-        : sideOf(store, idB);
+        : await sideOf(store, idB);
       const files = diffTrees(left.tree, right.tree, { bIsDisk: idB === null });
       const sessionDiff = sessionChange(left.context, right.context);
       ctx.out.result({ a: idA, b: idB ?? "workspace", ...files, session: sessionDiff }, () => {
@@ -78,7 +81,7 @@ export const diff: Command = {
         if (lines.length === 1) lines.push("no differences");
         return lines.join("\n");
       });
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

@@ -1,15 +1,23 @@
 /**
- * `ctxsnap init`: create a store for a workspace and this machine's identity.
+ * `ctxsnap init`: create a store for a workspace and this machine's identity,
+ * or adopt an existing store this user did not create here.
  * @module
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, quote, UsageError } from "../../encoding/errors.ts";
+import {
+  ConflictError,
+  NoStoreError,
+  quote,
+  StoreTrustError,
+  UsageError,
+} from "../../encoding/errors.ts";
 import { configDir } from "../../crypto/identity.ts";
 import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../store/locate.ts";
 import { INDEX_FILE, Store } from "../../store/store.ts";
+import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";
 import { excludeStoreFromGit } from "../../snapshot/git_exclude.ts";
-import { type Command, flag, identity, str } from "../command.ts";
+import { type Command, flag, identity, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The nearest store in a directory above `workspace`, or null. */
@@ -27,11 +35,13 @@ function enclosingStore(workspace: string): string | null {
 /** The `init` command. */
 export const init: Command = {
   name: "init",
-  summary: "create a store for this workspace",
-  usage: "init [--workspace DIR] [--nested]",
+  summary: "create a store for this workspace, or adopt one you did not create here",
+  usage: "init [--workspace DIR] [--nested] [--adopt [--dry-run]]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",
+    "ctxsnap init --adopt --dry-run             # check and describe a store found here (cloned, copied)",
+    "ctxsnap init --adopt                       # then make it yours",
     "ctxsnap init --nested                      # a store of its own inside another store's workspace",
   ],
   options: {
@@ -44,6 +54,15 @@ export const init: Command = {
       type: "boolean",
       help: "create the store even inside a directory that another store captures",
     },
+    adopt: {
+      type: "boolean",
+      help:
+        "use an existing store you did not create here (cloned, copied, moved), after checking it",
+    },
+    "dry-run": {
+      type: "boolean",
+      help: "with --adopt: check and describe the store, change nothing",
+    },
   },
   positionals: 0,
   async run(ctx, parsed) {
@@ -51,10 +70,64 @@ export const init: Command = {
     if (!fs.existsSync(workspace) || !fs.statSync(workspace).isDirectory()) {
       throw new UsageError(`Workspace ${JSON.stringify(workspace)} is not a directory`);
     }
+    const adopt = flag(parsed, "adopt");
+    const dryRun = flag(parsed, "dry-run");
+    if (dryRun && !adopt) throw new UsageError("--dry-run goes with --adopt");
     const dir = ctx.store === undefined && str(parsed, "workspace") !== undefined
       ? path.join(workspace, ".ctxsnap")
       : defaultStoreFor(ctx.cwd, ctx.store);
+    const registry = configDir();
     const existed = fs.existsSync(path.join(dir, "index.db"));
+    if (adopt) {
+      if (!existed) {
+        throw new NoStoreError(`No store at ${JSON.stringify(dir)} to adopt`, {
+          hint: "run `ctxsnap init` to create one",
+        });
+      }
+      const me = await identity();
+      const { adoptStore } = await import("../../snapshot/adopt.ts");
+      const adoption = await adoptStore(dir, workspace, registry, await trustPolicy([]), {
+        dryRun,
+      });
+      const result = {
+        store: adoption.store,
+        workspace: adoption.workspace,
+        created: false,
+        adopted: adoption.adopted,
+        dry_run: dryRun,
+        key_id: me.keyId,
+        config_dir: registry,
+        snapshots: adoption.snapshots,
+        untrusted_signers: adoption.untrusted_signers,
+        unresolved_operations: adoption.unresolved_operations,
+        sessions_with_live_state: adoption.sessions_with_live_state,
+      };
+      ctx.out.result(result, () => {
+        const lines = [
+          `${dryRun ? "Would adopt" : "Adopted"} the store in ${result.store} (every check passed)`,
+          `workspace   ${result.workspace}`,
+          `snapshots   ${result.snapshots}, all intact and validly signed`,
+        ];
+        if (result.untrusted_signers.length > 0) {
+          lines.push(`untrusted   signers ${result.untrusted_signers.join(", ")}`);
+        }
+        if (result.unresolved_operations.length > 0) {
+          lines.push(
+            `unresolved  ${result.unresolved_operations.join(", ")} (run \`ctxsnap recover\`)`,
+          );
+        }
+        if (result.sessions_with_live_state.length > 0) {
+          lines.push(
+            `live state  session(s) ${
+              result.sessions_with_live_state.join(", ")
+            }: the next create signs it as yours (ctxsnap session show)`,
+          );
+        }
+        if (dryRun) lines.push("nothing changed; run `ctxsnap init --adopt` to use it");
+        return lines.join("\n");
+      });
+      return 0;
+    }
     const outer = existed ? null : enclosingStore(workspace);
     if (outer !== null && !flag(parsed, "nested")) {
       throw new ConflictError(
@@ -65,15 +138,33 @@ export const init: Command = {
         },
       );
     }
+    if (existed) {
+      // Someone else's store, or this one copied or moved: never taken over silently.
+      checkStorePaths(dir);
+      if (!isRegistered(registry, dir)) {
+        throw new StoreTrustError(
+          `A store already exists at ${
+            JSON.stringify(path.resolve(dir))
+          }, but you did not create or adopt it on this machine`,
+          {
+            hint:
+              "look at it with `ctxsnap init --adopt --dry-run`, then `ctxsnap init --adopt` to use it",
+          },
+        );
+      }
+    }
     const store = Store.init(dir, workspace);
     const me = await identity();
+    if (!existed) registerStore(registry, store.dir, "init");
     const gitExclude = excludeStoreFromGit(store.workspaceRoot, store.dir);
     const result = {
       store: store.dir,
       workspace: store.workspaceRoot,
       created: !existed,
+      adopted: false,
+      dry_run: false,
       key_id: me.keyId,
-      config_dir: configDir(),
+      config_dir: registry,
       git_exclude: gitExclude,
     };
     store.close();

@@ -27,7 +27,7 @@ export const materialize: Command = {
     const store = openStore(ctx, { readOnly: true });
     try {
       const id = revision(ctx, store, prefix);
-      const tree = readEnvelope(store, id).body.workspace?.tree;
+      const tree = (await readEnvelope(store, id)).body.workspace?.tree;
       if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
       const { materialize: materializeTree } = await import("../../restore/materialize.ts");
       const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);

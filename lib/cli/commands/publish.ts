@@ -171,7 +171,7 @@ export const publish: Command = {
       const options = { withWorkspace: flag(parsed, "with-workspace"), history };
       const out = str(parsed, "out");
       if (out === "-") {
-        const plan = planPublish(store, id, options);
+        const plan = await planPublish(store, id, options);
         if (plan.kind === "bundle" && isTerminal(1)) {
           throw new UsageError("Refusing to write a binary bundle to a terminal", {
             hint: "redirect stdout to a file or a pipe, or use --out FILE",
@@ -180,7 +180,10 @@ export const publish: Command = {
         writePublished(store, plan, (chunk) => ctx.out.raw(chunk));
         return 0;
       }
-      const result = publishToFile(store, id, { ...options, ...destination(store, ctx.cwd, out) });
+      const result = await publishToFile(store, id, {
+        ...options,
+        ...destination(store, ctx.cwd, out),
+      });
       ctx.out.result(
         result,
         () =>

@@ -17,7 +17,9 @@ import {
   short,
   str,
   trustPolicy,
+  userPath,
 } from "../command.ts";
+import { configDir } from "../../crypto/identity.ts";
 import type { PulledRef, PullResult } from "../../remote/pull.ts";
 import type { RemoteConfig } from "../../remote/remote_config.ts";
 
@@ -430,7 +432,7 @@ export const clone: Command = {
     const signerId = str(parsed, "signer");
     const result = await cloneRemote(
       url,
-      dir,
+      userPath(dir),
       signer,
       await trustPolicy(list(parsed, "trust")),
       {
@@ -441,6 +443,7 @@ export const clone: Command = {
         ...(branch !== undefined ? { branch } : {}),
         ...(signerId !== undefined ? { signer: signerId.toLowerCase() } : {}),
         onProgress: (phase, done, total) => ctx.out.progress(phase, done, total),
+        registry: configDir(),
       },
     );
     ctx.out.result(

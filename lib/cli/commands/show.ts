@@ -98,7 +98,7 @@ export const show: Command = {
       });
       if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
       const id = found.id;
-      const envelope = readEnvelope(store, id);
+      const envelope = await readEnvelope(store, id); // id and signature checked
       if (flag(parsed, "skipped")) {
         const workspace = envelope.body.workspace;
         const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;

@@ -71,7 +71,8 @@ function looksLikeFile(arg: string): boolean {
   return fs.existsSync(userPath(arg));
 }
 
-async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
+/** The trust policy for a file: like `trustPolicy`, but works without a config dir (offline). */
+export async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
   const options = keysFile === undefined ? {} : { keysFile };
   if (keysFile !== undefined && !fs.existsSync(userPath(keysFile))) {
     throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(keysFile)}`);

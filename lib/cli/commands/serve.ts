@@ -1,0 +1,59 @@
+/**
+ * `ctxsnap serve`: the timeline page, live, on 127.0.0.1 with a random port
+ * and token; read-only. Runs until interrupted (Ctrl-C, SIGTERM).
+ * @module
+ */
+import process from "node:process";
+import { type Command, list, openStore, str, trustPolicy } from "../command.ts";
+import { storeScope } from "./timeline.ts";
+
+/** The `serve` command. */
+export const serve: Command = {
+  name: "serve",
+  summary: "serve the timeline page live on 127.0.0.1 (read-only, token in the URL)",
+  usage: "serve [--session S] [--branch B] [--all] [--trust KEY]...",
+  examples: [
+    "ctxsnap serve                 # prints http://127.0.0.1:PORT/TOKEN/; Ctrl-C stops",
+    'ctxsnap serve --all --json    # {"url": …} once listening',
+  ],
+  options: {
+    session: { type: "string", arg: "S", help: "session (default: current)" },
+    branch: { type: "string", arg: "B", help: "only this branch's history" },
+    all: { type: "boolean", help: "every session and branch of the store" },
+    trust: {
+      type: "string",
+      multiple: true,
+      arg: "KEY",
+      help: "trust this public key (hex or PEM file); repeatable",
+    },
+    "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
+  },
+  positionals: 0,
+  async run(ctx, parsed) {
+    const store = openStore(ctx, { readOnly: true });
+    try {
+      const scope = storeScope(store, parsed);
+      const keysFile = str(parsed, "trusted-keys");
+      const trust = await trustPolicy(
+        list(parsed, "trust"),
+        keysFile === undefined ? {} : { keysFile },
+      );
+      const { serveTimeline } = await import("../../view/serve.ts");
+      const server = await serveTimeline(store, scope, trust);
+      ctx.out.result(
+        { url: server.url, host: "127.0.0.1", port: server.port, scope, read_only: true },
+        () =>
+          `Serving the timeline at ${server.url}\n` +
+          "Read-only, on this machine only; anyone with this URL can read the timeline. Ctrl-C stops.",
+      );
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", () => resolve());
+        process.once("SIGTERM", () => resolve());
+      });
+      await server.close();
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};

@@ -1,0 +1,169 @@
+/**
+ * `ctxsnap timeline --html FILE`: the Replay view as one self-contained HTML
+ * page, for the store (a session, a branch, or every session) or for a
+ * verified published snapshot or bundle.
+ * @module
+ */
+import { NotFoundError, quote, UntrustedError, UsageError } from "../../encoding/errors.ts";
+import { writeFileAtomic } from "../../fs/atomic.ts";
+import { listBranches, listSnapshotRows, selection } from "../../snapshot/timeline.ts";
+import type { StoreScope, TimelineData } from "../../view/model.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  list,
+  openStore,
+  type Parsed,
+  str,
+  trustPolicy,
+  userPath,
+} from "../command.ts";
+import { esc } from "../output.ts";
+import { fileTrust } from "./verify.ts";
+
+/** Resolves `--all`, `--session S`, `--branch B` to a scope (the current session by default). */
+export function storeScope(
+  store: ReturnType<typeof openStore>,
+  parsed: Parsed,
+): StoreScope {
+  const session = str(parsed, "session");
+  const branch = str(parsed, "branch");
+  if (flag(parsed, "all")) {
+    if (session !== undefined || branch !== undefined) {
+      throw new UsageError("use --all, or --session/--branch, not both");
+    }
+    return { kind: "all" };
+  }
+  const sel = selection(store, session, branch);
+  const branches = listBranches(store, sel.session);
+  // The current session may be empty (a new store); a session asked for by name must exist.
+  if (
+    session !== undefined && branches.length === 0 &&
+    listSnapshotRows(store, { session: sel.session, limit: 1 }).length === 0
+  ) {
+    throw new NotFoundError(`No session ${quote(sel.session)}`, {
+      hint: "list sessions with `ctxsnap session list`, or use --all",
+    });
+  }
+  if (branch === undefined) return { kind: "session", session: sel.session };
+  if (!branches.some((b) => b.name === sel.branch)) {
+    throw new NotFoundError(`No branch ${quote(sel.branch)} in session ${quote(sel.session)}`, {
+      hint: "list branches with `ctxsnap branch list`",
+    });
+  }
+  return { kind: "branch", session: sel.session, branch: sel.branch };
+}
+
+async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData> {
+  const { timelineFromFile, timelineFromStore } = await import("../../view/model.ts");
+  const file = parsed.positionals[0];
+  const keysFile = str(parsed, "trusted-keys");
+  if (file !== undefined) {
+    if (
+      str(parsed, "session") !== undefined || str(parsed, "branch") !== undefined ||
+      flag(parsed, "all")
+    ) {
+      throw new UsageError("--session, --branch and --all select from the store, not from a file");
+    }
+    return timelineFromFile(userPath(file), await fileTrust(list(parsed, "trust"), keysFile));
+  }
+  const store = openStore(ctx, { readOnly: true });
+  try {
+    const scope = storeScope(store, parsed);
+    const trust = await trustPolicy(
+      list(parsed, "trust"),
+      keysFile === undefined ? {} : { keysFile },
+    );
+    return await timelineFromStore(store, scope, trust);
+  } finally {
+    store.close();
+  }
+}
+
+/** The `timeline` command. */
+export const timeline: Command = {
+  name: "timeline",
+  summary: "write the timeline as one self-contained HTML page (graph, context, signers, diffs)",
+  usage: "timeline --html FILE|- [--session S] [--branch B] [--all] [--trust KEY]...\n" +
+    "timeline --html FILE|- BUNDLE|- [--trust KEY]... [--trusted-keys FILE]",
+  examples: [
+    "ctxsnap timeline --html timeline.html            # the current session, every branch",
+    "ctxsnap timeline --html all.html --all           # every session in the store",
+    "ctxsnap timeline --html review.html review.ctxbundle --trust alice.pub.pem",
+    "ctxsnap timeline --html - --branch experiment > experiment.html",
+  ],
+  options: {
+    html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
+    session: { type: "string", arg: "S", help: "session (default: current)" },
+    branch: { type: "string", arg: "B", help: "only this branch's history" },
+    all: { type: "boolean", help: "every session and branch of the store" },
+    trust: {
+      type: "string",
+      multiple: true,
+      arg: "KEY",
+      help: "trust this public key (hex or PEM file); repeatable",
+    },
+    "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
+  },
+  positionals: 1,
+  async run(ctx, parsed) {
+    const out = str(parsed, "html");
+    if (out === undefined || out === "") {
+      throw new UsageError("timeline needs --html FILE (or --html - for stdout)", {
+        hint: "ctxsnap timeline --html timeline.html",
+      });
+    }
+    if (out === "-" && ctx.out.json) {
+      throw new UsageError("--json cannot share stdout with --html -", {
+        hint: "write the page to a file with --html FILE",
+      });
+    }
+    const data = await build(ctx, parsed);
+    const { renderPage } = await import("../../view/html.ts");
+    const page = renderPage(data);
+    const bytes = new TextEncoder().encode(page).byteLength;
+    if (out === "-") ctx.out.raw(page);
+    else writeFileAtomic(userPath(out), page);
+    const v = data.verification;
+    if (out !== "-") {
+      ctx.out.result(
+        {
+          file: out,
+          bytes,
+          source: data.source,
+          snapshots: data.snapshots.length,
+          branches: data.branches.length,
+          trees: Object.keys(data.trees).length,
+          diffs: Object.keys(data.diffs).length,
+          verification: v,
+          notes: data.notes,
+          generated_at: data.generated_at,
+        },
+        () =>
+          `wrote ${
+            esc(out)
+          } (${bytes} bytes): ${data.snapshots.length} snapshots, ${data.branches.length} branches; ` +
+          `${v.trusted} trusted, ${v.untrusted} untrusted, ${v.invalid} invalid`,
+      );
+    }
+    if (v.invalid > 0) {
+      ctx.out.warn(`${v.invalid} snapshot(s) do not verify; the page marks them NOT VERIFIED`);
+    }
+    if (data.source.kind !== "store" && v.untrusted > 0) {
+      const keys = [
+        ...new Set(data.snapshots.filter((s) => !s.signer.trusted).map((s) => s.signer.key_id)),
+      ];
+      return ctx.out.error(
+        new UntrustedError(
+          `Intact, but signed by untrusted key ${keys.join(", ")}; the page marks it untrusted`,
+          {
+            hint:
+              "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
+          },
+        ),
+      );
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,927 @@
+/**
+ * The timeline view's data (`ctxsnap.timeline/v1`): everything the Replay
+ * page shows, built from a store (all sessions, one session, or one branch)
+ * or from a verified published snapshot or bundle. It is the JSON embedded in
+ * the page written by `ctxsnap timeline --html` and served by `ctxsnap serve`
+ * (`docs/FORMAT.md` §14).
+ *
+ * The view layer sits above `share` and below `cli`: encoding → crypto → fs →
+ * store → snapshot → restore → share → view → cli.
+ *
+ * Every string in the data is untrusted text from snapshots (a reason, a
+ * path, a file's lines); the page renders it as text only (see `html.ts`).
+ * What the data says about trust is computed here, never copied from input:
+ * each snapshot's id is recomputed, its signature checked, and its signer
+ * looked up in the trust policy. A bundle or published file is verified in
+ * full (`verifyStream`) before anything from it is used, and one whose
+ * signatures do not all verify is refused.
+ *
+ * Trees are sent once per tree id, as a delta against the tree of the
+ * snapshot's parent when that is smaller; file diffs are keyed by
+ * `<old blob>..<new blob>` (empty for a missing side) and computed for every
+ * parent → child step within size limits ({@linkcode DEFAULT_LIMITS}).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../store/store.ts";
+ * import { timelineFromStore } from "./model.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = Store.init(`${dir}/.ctxsnap`, dir);
+ * const data = await timelineFromStore(store, { kind: "all" }, { isTrusted: () => false, nameOf: () => null });
+ * if (!(data.schema === "ctxsnap.timeline/v1" && data.snapshots.length === 0)) throw new Error("empty store");
+ * store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ * @module
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { JsonValue } from "../encoding/canonical_json.ts";
+import {
+  CtxsnapError,
+  IntegrityError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../encoding/errors.ts";
+import { isHex } from "../encoding/hex.ts";
+import type { Store } from "../store/store.ts";
+import type { TreeEntry, TreeManifest } from "../store/tree.ts";
+import type {
+  GitAnchor,
+  SnapshotBody,
+  SnapshotContext,
+  SnapshotCursors,
+  WorkspaceRef,
+} from "../snapshot/body.ts";
+import { SLICE_FIELDS } from "../snapshot/slices.ts";
+import { diffTrees, entryMap } from "../snapshot/diff.ts";
+import { checkEnvelope, type Envelope } from "../snapshot/envelope.ts";
+import { diffText, type Hunk } from "../snapshot/text_diff.ts";
+import {
+  branchChain,
+  getSnapshotRow,
+  listBranches,
+  listSnapshotRows,
+  readEnvelope,
+  readEnvelopeUnverified,
+  selection,
+  type SnapshotRow,
+} from "../snapshot/timeline.ts";
+import type { TrustPolicy } from "../snapshot/verify.ts";
+import { fdReader } from "../share/tar.ts";
+import { openSource, verifyStream } from "../share/verify_file.ts";
+import { VERSION } from "../version.ts";
+
+/** The schema tag of the view data. */
+export const TIMELINE_SCHEMA = "ctxsnap.timeline/v1";
+
+/** Size limits of the view data. */
+export interface ViewLimits {
+  /** Files larger than this (either side) are not diffed (`too_large`). */
+  max_diff_input_bytes: number;
+  /** Diff lines kept per file; the rest is cut (`truncated_lines`). */
+  max_diff_lines: number;
+  /** Total bytes of diff lines in one page; later diffs are `omitted`. */
+  diff_budget_bytes: number;
+  /** Skipped records kept per tree (`skipped_total` gives the full count). */
+  max_skipped_shown: number;
+}
+
+/** The limits used unless overridden. */
+export const DEFAULT_LIMITS: Readonly<ViewLimits> = Object.freeze({
+  max_diff_input_bytes: 1024 * 1024,
+  max_diff_lines: 2000,
+  diff_budget_bytes: 16 * 1024 * 1024,
+  max_skipped_shown: 1000,
+});
+
+/** How far a snapshot's signature was checked and what it says. */
+export interface ViewSigner {
+  /** Signer key id. */
+  key_id: string;
+  /** Signer public key (hex). */
+  public_key: string;
+  /** Name from the trust policy, or null. */
+  name: string | null;
+  /** The id is BLAKE3 of the body. */
+  id_matches: boolean;
+  /** The Ed25519 signature over the id verifies. */
+  signature_valid: boolean;
+  /** Valid and signed by a pinned key. */
+  trusted: boolean;
+  /** `trusted`, `untrusted` (valid, unpinned signer) or `invalid`. */
+  status: "trusted" | "untrusted" | "invalid";
+}
+
+/** One snapshot as the page shows it. */
+export interface ViewSnapshot {
+  /** Snapshot id. */
+  id: string;
+  /** Parent id, or null. */
+  parent: string | null;
+  /** Session. */
+  session: string;
+  /** Branch named in the body. */
+  branch: string;
+  /** The lane it is drawn in: `session/branch`, or `session/imported/<key_id>` for imports. */
+  lane: string;
+  /** Body's created_at (the signer's clock). */
+  created_at: string;
+  /** Why it was taken. */
+  reason: string;
+  /** Idempotency source. */
+  source: { kind: string; id: string } | null;
+  /** The restore target (from `facets.metadata.reverted_to`), or null. */
+  reverted_to: string | null;
+  /** The restore a `pre-restore` snapshot was taken for, or null. */
+  pre_restore_for: string | null;
+  /** Arrived by import. */
+  imported: boolean;
+  /** The envelope could be read and parsed. */
+  readable: boolean;
+  /** Session context. */
+  context: SnapshotContext;
+  /** Replay cursors. */
+  cursors: SnapshotCursors | null;
+  /** Recovery facets. */
+  facets: Record<string, JsonValue>;
+  /** The body's `roi`, `lineage` and `ledger` slices that are present, or null when none is. */
+  slices: Record<string, JsonValue> | null;
+  /** Git anchor. */
+  git: GitAnchor | null;
+  /** Workspace summary from the body. */
+  workspace: WorkspaceRef | null;
+  /** The tree id when its content is available here, else null. */
+  tree: string | null;
+  /** The tool that wrote it. */
+  tool: { name: string; version: string } | null;
+  /** Signature and trust. */
+  signer: ViewSigner;
+  /** What is wrong with it (empty when valid). */
+  problems: string[];
+  /** Paths changed since the parent (the empty tree for a root), or null when unknown or not captured. */
+  changes: { added: string[]; changed: string[]; removed: string[] } | null;
+  /** The parent's tree id when `changes` is known and the parent captured a workspace, else null. */
+  parent_tree: string | null;
+}
+
+/** A branch (lane) of the graph. */
+export interface ViewBranch {
+  /** Session. */
+  session: string;
+  /** Branch name. */
+  name: string;
+  /** `session/name`. */
+  lane: string;
+  /** Head snapshot, or null. */
+  head: string | null;
+  /** The snapshot a fork started from, or null. */
+  base: string | null;
+  /** `branch`, `fork` (has a base) or `imported` (a quarantine branch). */
+  kind: "branch" | "fork" | "imported";
+  /** The session's current branch. */
+  current: boolean;
+}
+
+/** A tree entry: `[path, "file", blob, size, mode]` or `[path, "symlink", target]`. */
+export type ViewEntry = [string, "file", string, number, number] | [string, "symlink", string];
+
+/** A tree, whole (`base` null) or as changes to the tree `base`. */
+export interface ViewTree {
+  /** The tree this one is a delta of, or null when `set` holds every entry. */
+  base: string | null;
+  /** Entries added or replaced. */
+  set: ViewEntry[];
+  /** Paths removed from `base`. */
+  unset: string[];
+  /** Skipped records (at most `max_skipped_shown`), or null when the same as `base`'s. */
+  skipped: { path: string; reason: string }[] | null;
+  /** How many skipped records the tree has. */
+  skipped_total: number;
+}
+
+/** The diff of one file between two blobs. */
+export interface FileDiff {
+  /** `text`, `binary`, `too_large`, `unavailable` (content not here) or `omitted` (page budget). */
+  status: "text" | "binary" | "too_large" | "unavailable" | "omitted";
+  /** Old size in bytes, or null for a new file. */
+  old_size: number | null;
+  /** New size in bytes, or null for a deleted file. */
+  new_size: number | null;
+  /** Lines added. */
+  added: number;
+  /** Lines removed. */
+  removed: number;
+  /** Hunks (only for `text`). */
+  hunks: Hunk[];
+  /** False when the diff search hit its cost bound (correct, maybe not shortest). */
+  exact: boolean;
+  /** Diff lines cut off after `max_diff_lines`. */
+  truncated_lines: number;
+}
+
+/** Where the data came from. */
+export interface ViewSource {
+  /** `store`, `bundle` or `snapshot` (a published envelope). */
+  kind: "store" | "bundle" | "snapshot";
+  /** For a store: `all`, `session` or `branch`; for a file: `file`. */
+  scope: "all" | "session" | "branch" | "file";
+  /** Session of a session or branch scope. */
+  session: string | null;
+  /** Branch of a branch scope. */
+  branch: string | null;
+  /** The file's base name (files only). */
+  file: string | null;
+  /** The file's primary snapshot (files only). */
+  primary: string | null;
+  /** The file carries workspace content (files only). */
+  with_workspace: boolean;
+}
+
+/** Everything the page shows. */
+export interface TimelineData {
+  /** Always {@linkcode TIMELINE_SCHEMA}. */
+  schema: typeof TIMELINE_SCHEMA;
+  /** When the data was built (ISO 8601 UTC). */
+  generated_at: string;
+  /** The tool that built it. */
+  tool: { name: string; version: string };
+  /** Where it came from. */
+  source: ViewSource;
+  /** Served live by `ctxsnap serve` (diffs are fetched on demand). */
+  live: boolean;
+  /** Counts of signature verdicts. */
+  verification: { trusted: number; untrusted: number; invalid: number };
+  /** Branches, in lane order. */
+  branches: ViewBranch[];
+  /** Snapshots, oldest first. */
+  snapshots: ViewSnapshot[];
+  /** Trees by id. */
+  trees: Record<string, ViewTree>;
+  /** File diffs by `<old blob>..<new blob>`. */
+  diffs: Record<string, FileDiff>;
+  /** The limits applied. */
+  limits: ViewLimits;
+  /** Notes for the reader (limits reached, content missing). */
+  notes: string[];
+}
+
+/** Which part of a store to show. */
+export type StoreScope =
+  | { kind: "all" }
+  | { kind: "session"; session: string }
+  | { kind: "branch"; session: string; branch: string };
+
+/** Options of the builders. */
+export interface BuildOptions {
+  /** Served live: diffs are not precomputed (the server computes them on request). */
+  live?: boolean;
+  /** Trees kept between builds (a server rebuilding after each change); trees never change. */
+  treeCache?: TreeCache;
+  /** Override limits. */
+  limits?: Partial<ViewLimits>;
+  /** The build time (default now). */
+  now?: Date;
+}
+
+/** Where trees and blob bytes come from; each returns verified content or null. */
+export interface ContentSource {
+  /** A tree by id, or null when it is not available. */
+  tree(id: string): TreeManifest | null;
+  /** A blob's verified bytes, or null when not available. */
+  blob(id: string): Uint8Array | null;
+}
+
+/** One snapshot handed to the assembler. */
+interface Input {
+  envelope: Envelope | null;
+  row: Pick<SnapshotRow, "id" | "session" | "branch" | "parent" | "created_at" | "key_id">;
+  imported: boolean;
+  lane: string;
+  signer: ViewSigner;
+  problems: string[];
+}
+
+const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
+
+function slicesOf(body: SnapshotBody): Record<string, JsonValue> | null {
+  const found: Record<string, JsonValue> = {};
+  for (const field of SLICE_FIELDS) {
+    const value = (body as unknown as Record<string, JsonValue | undefined>)[field];
+    if (value !== undefined) found[field] = value;
+  }
+  return Object.keys(found).length > 0 ? found : null;
+}
+
+function emptyContext(): SnapshotContext {
+  return {
+    task: "",
+    progress_pct: 0,
+    decisions: [],
+    files_touched: [],
+    findings: [],
+    knowledge: [],
+    extensions: {},
+  };
+}
+
+function metaId(metadata: Record<string, JsonValue>, key: string): string | null {
+  const value = metadata[key];
+  return typeof value === "string" && isHex(value, 64) ? value : null;
+}
+
+function signerOf(
+  envelope: Envelope,
+  check: { idMatches: boolean; signatureValid: boolean },
+  agrees: boolean,
+  trust: TrustPolicy,
+): ViewSigner {
+  const { key_id, public_key } = envelope.signature;
+  const valid = check.idMatches && check.signatureValid && agrees;
+  const trusted = valid && trust.isTrusted(key_id, public_key);
+  return {
+    key_id,
+    public_key,
+    name: trust.nameOf(key_id),
+    id_matches: check.idMatches,
+    signature_valid: check.signatureValid,
+    trusted,
+    status: !valid ? "invalid" : trusted ? "trusted" : "untrusted",
+  };
+}
+
+/**
+ * Trees by id, kept across builds up to a total number of entries (oldest
+ * dropped first). A tree id is the hash of its content, so a kept tree is
+ * exactly what the store would return again.
+ */
+export class TreeCache {
+  #trees = new Map<string, TreeManifest>();
+  #entries = 0;
+
+  /** Keeps at most `maxEntries` tree entries in all. */
+  constructor(private readonly maxEntries: number = 1_000_000) {}
+
+  /** A kept tree, or undefined. */
+  get(id: string): TreeManifest | undefined {
+    return this.#trees.get(id);
+  }
+
+  /** Keeps `tree` (unless it alone is over the limit). */
+  set(id: string, tree: TreeManifest): void {
+    const size = tree.entries.length + tree.skipped.length + 1;
+    if (size > this.maxEntries || this.#trees.has(id)) return;
+    this.#trees.set(id, tree);
+    this.#entries += size;
+    for (const [old, kept] of this.#trees) {
+      if (this.#entries <= this.maxEntries) break;
+      this.#trees.delete(old);
+      this.#entries -= kept.entries.length + kept.skipped.length + 1;
+    }
+  }
+}
+
+/** Content of a store: trees and blobs are hash-checked as they are read. */
+export function storeContent(store: Store, notes?: string[], cache?: TreeCache): ContentSource {
+  return {
+    tree(id) {
+      const kept = cache?.get(id);
+      if (kept !== undefined) return kept;
+      try {
+        const tree = store.getTree(id);
+        cache?.set(id, tree);
+        return tree;
+      } catch (error) {
+        if (!(error instanceof CtxsnapError)) throw error;
+        if (!(error instanceof NotFoundError)) notes?.push(`tree ${id}: ${error.message}`);
+        return null;
+      }
+    },
+    blob(id) {
+      try {
+        return store.readBlob(id);
+      } catch (error) {
+        if (!(error instanceof CtxsnapError)) throw error;
+        // Missing content is normal (envelope-only imports); corrupt content is reported.
+        if (!(error instanceof NotFoundError)) notes?.push(`file content ${id}: ${error.message}`);
+        return null;
+      }
+    },
+  };
+}
+
+/** Builds the view of a store's snapshots in `scope`. Read-only. */
+export async function timelineFromStore(
+  store: Store,
+  scope: StoreScope,
+  trust: TrustPolicy,
+  options: BuildOptions = {},
+): Promise<TimelineData> {
+  const allBranches = listBranches(store, scope.kind === "all" ? undefined : scope.session);
+  const scopedBranches = scope.kind === "branch"
+    ? allBranches.filter((b) => b.name === scope.branch)
+    : allBranches;
+  let rows: SnapshotRow[];
+  if (scope.kind === "branch") {
+    rows = branchChain(store, scope.session, scope.branch).map((id) => getSnapshotRow(store, id)!)
+      .filter((row) => row !== null);
+  } else {
+    rows = listSnapshotRows(store, scope.kind === "session" ? { session: scope.session } : {});
+  }
+  rows.sort((a, b) => a.seq - b.seq);
+
+  // Imported snapshots are drawn on the quarantine branch that holds them.
+  const importedLane = new Map<string, string>();
+  for (const branch of allBranches) {
+    if (!branch.name.startsWith("imported/")) continue;
+    for (const id of branchChain(store, branch.session, branch.name)) {
+      if (!importedLane.has(id)) importedLane.set(id, `${branch.session}/${branch.name}`);
+    }
+  }
+  const inputs: Input[] = [];
+  for (const row of rows) {
+    const imported = row.imported === 1;
+    const lane = imported
+      ? importedLane.get(row.id) ?? `${row.session}/imported/${row.key_id}`
+      : `${row.session}/${row.branch}`;
+    let envelope: Envelope | null = null;
+    const problems: string[] = [];
+    try {
+      // Read as stored: this view shows a tampered envelope as NOT VERIFIED
+      // (checked just below) instead of refusing the whole timeline.
+      envelope = readEnvelopeUnverified(store, row.id);
+    } catch (error) {
+      if (!(error instanceof CtxsnapError)) throw error;
+      problems.push(`envelope unreadable: ${error.message}`);
+    }
+    let signer: ViewSigner;
+    if (envelope === null) {
+      signer = {
+        key_id: row.key_id,
+        public_key: "",
+        name: trust.nameOf(row.key_id),
+        id_matches: false,
+        signature_valid: false,
+        trusted: false,
+        status: "invalid",
+      };
+    } else {
+      const check = await checkEnvelope(envelope);
+      const b = envelope.body;
+      const agrees = row.session === b.session && row.branch === b.branch &&
+        row.parent === b.parent && row.tree === (b.workspace?.tree ?? null) &&
+        row.key_id === envelope.signature.key_id && row.created_at === b.created_at;
+      if (!check.idMatches) problems.push("id does not match the body");
+      if (!check.signatureValid) problems.push("signature does not verify");
+      if (!agrees) problems.push("index row disagrees with the signed body");
+      signer = signerOf(envelope, check, agrees, trust);
+    }
+    inputs.push({ envelope, row, imported, lane, signer, problems });
+  }
+  const current = new Map<string, string>();
+  for (const session of new Set(allBranches.map((b) => b.session))) {
+    current.set(session, selection(store, session).branch);
+  }
+  const branches: ViewBranch[] = scopedBranches.map((b) => ({
+    session: b.session,
+    name: b.name,
+    lane: `${b.session}/${b.name}`,
+    head: b.head,
+    base: b.base,
+    kind: b.name.startsWith("imported/") ? "imported" : b.base !== null ? "fork" : "branch",
+    current: current.get(b.session) === b.name,
+  }));
+  const notes: string[] = [];
+  const source: ViewSource = {
+    kind: "store",
+    scope: scope.kind,
+    session: scope.kind === "all" ? null : scope.session,
+    branch: scope.kind === "branch" ? scope.branch : null,
+    file: null,
+    primary: null,
+    with_workspace: true,
+  };
+  const content = storeContent(store, notes, options.treeCache);
+  // A parent outside the scope still gives the first step its changes, read
+  // verified (id and signature); one that does not verify gives none.
+  const inScope = new Set(rows.map((row) => row.id));
+  const outsideTrees = new Map<string, string | null>();
+  for (const row of rows) {
+    if (row.parent === null || inScope.has(row.parent) || outsideTrees.has(row.parent)) continue;
+    try {
+      const parent = await readEnvelope(store, row.parent);
+      outsideTrees.set(row.parent, parent.body.workspace?.tree ?? "");
+    } catch (error) {
+      if (!(error instanceof CtxsnapError)) throw error;
+      outsideTrees.set(row.parent, null);
+    }
+  }
+  return assemble(
+    inputs,
+    branches,
+    content,
+    source,
+    notes,
+    options,
+    (id) => outsideTrees.get(id) ?? null,
+  );
+}
+
+/** A verified file's content held in memory: trees, and blobs up to the limits. */
+class HeldContent implements ContentSource {
+  readonly trees = new Map<string, TreeManifest>();
+  readonly blobs = new Map<string, Uint8Array>();
+  tree(id: string): TreeManifest | null {
+    return this.trees.get(id) ?? null;
+  }
+  blob(id: string): Uint8Array | null {
+    return this.blobs.get(id) ?? null;
+  }
+}
+
+/** Most bytes of blob content held in memory while reading a bundle for the page. */
+export const MAX_HELD_BLOB_BYTES: number = 256 * 1024 * 1024;
+
+/**
+ * Builds the view of a published snapshot or bundle (a path, or `-`). The
+ * whole file is verified first; tampering throws (exit 1) and so does a
+ * signature that does not verify: nothing of an unverified file is shown.
+ * Untrusted signers are allowed and marked `untrusted`.
+ */
+export async function timelineFromFile(
+  file: string,
+  trust: TrustPolicy,
+  options: BuildOptions = {},
+): Promise<TimelineData> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const held = new HeldContent();
+  let heldBytes = 0;
+  const notes: string[] = [];
+  let skippedBlobs = 0;
+  let pending: Uint8Array[] | null = null;
+  const fd = openSource(file);
+  let report;
+  try {
+    report = await verifyStream(fdReader(fd), trust, {
+      tree(id, tree) {
+        held.trees.set(id, tree);
+      },
+      blobStart(_id, size) {
+        if (size > limits.max_diff_input_bytes || heldBytes + size > MAX_HELD_BLOB_BYTES) {
+          skippedBlobs++;
+          return null;
+        }
+        heldBytes += size;
+        const chunks: Uint8Array[] = [];
+        pending = chunks;
+        return (chunk) => chunks.push(chunk.slice());
+      },
+      blobEnd(id, size) {
+        // Called only after the blob's hash and size were verified.
+        if (pending === null) return;
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const chunk of pending) {
+          bytes.set(chunk, at);
+          at += chunk.length;
+        }
+        held.blobs.set(id, bytes);
+        pending = null;
+      },
+    });
+  } finally {
+    if (fd !== 0) fs.closeSync(fd);
+  }
+  if (!report.valid) {
+    const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
+    throw new IntegrityError(
+      `Signature of snapshot ${bad.join(", ")} does not verify; no page was written`,
+      { hint: "the file was altered or signed with another key; do not use it" },
+    );
+  }
+  if (skippedBlobs > 0) {
+    notes.push(`${skippedBlobs} file contents over the size limits were not loaded for diffs`);
+  }
+  const verdicts = new Map(report.snapshots.map((s) => [s.id, s]));
+  const inputs: Input[] = report.envelopes.map((envelope) => {
+    const verdict = verdicts.get(envelope.id)!;
+    const b = envelope.body;
+    return {
+      envelope,
+      row: {
+        id: envelope.id,
+        session: b.session,
+        branch: b.branch,
+        parent: b.parent,
+        created_at: b.created_at,
+        key_id: envelope.signature.key_id,
+      },
+      imported: false,
+      lane: `${b.session}/${b.branch}`,
+      signer: signerOf(envelope, { idMatches: true, signatureValid: verdict.valid }, true, trust),
+      problems: [],
+    };
+  });
+  // Lanes of the file: the last snapshot of each is its head.
+  const heads = new Map<string, Input>();
+  for (const input of inputs) heads.set(input.lane, input);
+  const branches: ViewBranch[] = [...heads.values()].map((input) => ({
+    session: input.row.session,
+    name: input.row.branch,
+    lane: input.lane,
+    head: input.row.id,
+    base: null,
+    kind: "branch",
+    current: false,
+  }));
+  const source: ViewSource = {
+    kind: report.kind,
+    scope: "file",
+    session: null,
+    branch: null,
+    file: file === "-" ? "-" : path.basename(file),
+    primary: report.primary.id,
+    with_workspace: report.withWorkspace,
+  };
+  if (!report.withWorkspace) notes.push("the file carries no workspace content: no file changes");
+  return assemble(inputs, branches, held, source, notes, options, () => null);
+}
+
+function emptyDiff(
+  status: FileDiff["status"],
+  oldBlob: { size: number } | null,
+  newBlob: { size: number } | null,
+): FileDiff {
+  return {
+    status,
+    old_size: oldBlob?.size ?? null,
+    new_size: newBlob?.size ?? null,
+    added: 0,
+    removed: 0,
+    hunks: [],
+    exact: true,
+    truncated_lines: 0,
+  };
+}
+
+/** The diff of two blobs (null for a missing side) within the limits. */
+export function fileDiff(
+  content: ContentSource,
+  oldBlob: { id: string; size: number } | null,
+  newBlob: { id: string; size: number } | null,
+  limits: ViewLimits = DEFAULT_LIMITS,
+): FileDiff {
+  if (
+    (oldBlob?.size ?? 0) > limits.max_diff_input_bytes ||
+    (newBlob?.size ?? 0) > limits.max_diff_input_bytes
+  ) {
+    return emptyDiff("too_large", oldBlob, newBlob);
+  }
+  const read = (blob: { id: string } | null): Uint8Array | null | undefined =>
+    blob === null ? null : content.blob(blob.id) ?? undefined;
+  const before = read(oldBlob);
+  const after = read(newBlob);
+  if (before === undefined || after === undefined) {
+    return emptyDiff("unavailable", oldBlob, newBlob);
+  }
+  const text = diffText(before, after);
+  if (text.binary) return emptyDiff("binary", oldBlob, newBlob);
+  const diff = emptyDiff("text", oldBlob, newBlob);
+  diff.added = text.added;
+  diff.removed = text.removed;
+  diff.exact = text.exact;
+  let kept = 0;
+  for (const hunk of text.hunks) {
+    if (kept >= limits.max_diff_lines) {
+      diff.truncated_lines += hunk.lines.length;
+      continue;
+    }
+    const room = limits.max_diff_lines - kept;
+    if (hunk.lines.length <= room) {
+      diff.hunks.push(hunk);
+      kept += hunk.lines.length;
+    } else {
+      // Cut inside the hunk; its header keeps the full ranges.
+      diff.hunks.push({ ...hunk, lines: hunk.lines.slice(0, room) });
+      diff.truncated_lines += hunk.lines.length - room;
+      kept = limits.max_diff_lines;
+    }
+  }
+  return diff;
+}
+
+/** The key of a file diff: `<old blob>..<new blob>`, a missing side empty. */
+export function diffKey(oldBlob: string | null, newBlob: string | null): string {
+  return `${oldBlob ?? ""}..${newBlob ?? ""}`;
+}
+
+function diffBytes(diff: FileDiff): number {
+  let bytes = 0;
+  for (const hunk of diff.hunks) for (const line of hunk.lines) bytes += line.length + 8;
+  return bytes + 64;
+}
+
+function viewEntry(entry: TreeEntry): ViewEntry {
+  return entry.type === "file"
+    ? [entry.path, "file", entry.blob, entry.size, entry.mode]
+    : [entry.path, "symlink", entry.target];
+}
+
+async function assemble(
+  inputs: Input[],
+  branches: ViewBranch[],
+  content: ContentSource,
+  source: ViewSource,
+  notes: string[],
+  options: BuildOptions,
+  outsideTree: (id: string) => string | null,
+): Promise<TimelineData> {
+  const limits: ViewLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const live = options.live === true;
+  const treeOfId = new Map<string, string | null>(); // snapshot id → tree id ("" none, null unknown)
+  const loaded = new Map<string, TreeManifest | null>();
+  const loadTree = (id: string): TreeManifest | null => {
+    if (!loaded.has(id)) loaded.set(id, content.tree(id));
+    return loaded.get(id)!;
+  };
+  for (const input of inputs) {
+    treeOfId.set(input.row.id, input.envelope?.body.workspace?.tree ?? "");
+  }
+  /** The parent's tree: id ("" when it captured no workspace) and content, or null when unknown. */
+  const parentTree = (parent: string | null): { id: string; tree: TreeManifest } | null => {
+    if (parent === null) return { id: "", tree: EMPTY_TREE };
+    let id = treeOfId.get(parent);
+    if (id === undefined) id = outsideTree(parent);
+    if (id === null || id === undefined) return null;
+    const tree = id === "" ? EMPTY_TREE : loadTree(id);
+    return tree === null ? null : { id, tree };
+  };
+
+  const trees: Record<string, ViewTree> = {};
+  const diffs: Record<string, FileDiff> = {};
+  let budget = limits.diff_budget_bytes;
+  let omitted = 0;
+  let diffInputs = 0;
+  const snapshots: ViewSnapshot[] = [];
+  for (const input of inputs) {
+    const body = input.envelope?.body ?? null;
+    const treeId = body?.workspace?.tree ?? null;
+    const tree = treeId === null ? EMPTY_TREE : loadTree(treeId);
+    const parent = parentTree(input.row.parent);
+    if (parent !== null && parent.id !== "" && !(parent.id in trees)) {
+      // The parent is outside the view (another scope, or before an import): send its tree whole.
+      trees[parent.id] = encodeTree(parent.tree, null, null, limits);
+    }
+    if (treeId !== null && tree !== null && !(treeId in trees)) {
+      trees[treeId] = encodeTree(
+        tree,
+        parent?.tree ?? null,
+        parent !== null && parent.id !== "" ? parent.id : null,
+        limits,
+        parent !== null && parent.id !== "" ? trees[parent.id] ?? null : null,
+      );
+    }
+    const before = parent?.tree ?? null;
+    let changes: ViewSnapshot["changes"] = null;
+    if (tree !== null && before !== null && body?.workspace) {
+      changes = diffTrees(before, tree);
+      if (!live) {
+        const left = entryMap(before);
+        const right = entryMap(tree);
+        for (const p of [...changes.added, ...changes.changed, ...changes.removed]) {
+          const a = left.get(p);
+          const b = right.get(p);
+          const oldBlob = a?.type === "file" ? { id: a.blob, size: a.size } : null;
+          const newBlob = b?.type === "file" ? { id: b.blob, size: b.size } : null;
+          if (oldBlob === null && newBlob === null) continue;
+          if (oldBlob?.id === newBlob?.id) continue; // mode change only
+          const key = diffKey(oldBlob?.id ?? null, newBlob?.id ?? null);
+          if (key in diffs) continue;
+          if (budget <= 0) {
+            diffs[key] = emptyDiff("omitted", oldBlob, newBlob);
+            omitted++;
+            continue;
+          }
+          const diff = fileDiff(content, oldBlob, newBlob, limits);
+          budget -= diffBytes(diff);
+          diffs[key] = diff;
+          if (++diffInputs % 64 === 0) await Promise.resolve(); // let a server answer meanwhile
+        }
+      }
+    }
+    const metadata = body?.facets.metadata ?? {};
+    snapshots.push({
+      id: input.row.id,
+      parent: input.row.parent,
+      session: input.row.session,
+      branch: input.row.branch,
+      lane: input.lane,
+      created_at: input.row.created_at,
+      reason: body?.reason ?? "",
+      source: body?.source ?? null,
+      reverted_to: metaId(metadata, "reverted_to"),
+      pre_restore_for: metaId(metadata, "pre_restore_for"),
+      imported: input.imported,
+      readable: body !== null,
+      context: body?.context ?? emptyContext(),
+      cursors: body?.cursors ?? null,
+      facets: (body?.facets ?? {}) as unknown as Record<string, JsonValue>,
+      slices: body === null ? null : slicesOf(body),
+      git: body?.git ?? null,
+      workspace: body?.workspace ?? null,
+      tree: treeId !== null && tree !== null ? treeId : null,
+      tool: body?.tool ?? null,
+      signer: input.signer,
+      problems: input.problems,
+      changes,
+      parent_tree: changes !== null && parent !== null && parent.id !== "" ? parent.id : null,
+    });
+  }
+  if (omitted > 0) {
+    notes.push(
+      `${omitted} file diffs were left out: the page's diff budget (${limits.diff_budget_bytes} bytes) was reached`,
+    );
+  }
+  const verification = { trusted: 0, untrusted: 0, invalid: 0 };
+  for (const s of snapshots) verification[s.signer.status]++;
+  // Lanes in order of first appearance; branches without snapshots in view last.
+  const laneOrder = new Map<string, number>();
+  for (const s of snapshots) if (!laneOrder.has(s.lane)) laneOrder.set(s.lane, laneOrder.size);
+  const sorted = [...branches].sort((a, b) =>
+    (laneOrder.get(a.lane) ?? Infinity) - (laneOrder.get(b.lane) ?? Infinity) ||
+    (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0)
+  );
+  return {
+    schema: TIMELINE_SCHEMA,
+    generated_at: (options.now ?? new Date()).toISOString(),
+    tool: { name: "ctxsnap", version: VERSION },
+    source,
+    live,
+    verification,
+    branches: sorted,
+    snapshots,
+    trees,
+    diffs,
+    limits,
+    notes,
+  };
+}
+
+function encodeTree(
+  tree: TreeManifest,
+  parent: TreeManifest | null,
+  parentId: string | null,
+  limits: ViewLimits,
+  parentView: ViewTree | null = null,
+): ViewTree {
+  const skipped = tree.skipped.slice(0, limits.max_skipped_shown);
+  const whole: ViewTree = {
+    base: null,
+    set: tree.entries.map(viewEntry),
+    unset: [],
+    skipped,
+    skipped_total: tree.skipped.length,
+  };
+  if (parentId === null || parent === null || parentView === null) return whole;
+  const change = diffTrees(parent, tree);
+  const size = change.added.length + change.changed.length + change.removed.length;
+  if (size * 2 >= tree.entries.length) return whole;
+  const now = entryMap(tree);
+  const sameSkipped = tree.skipped.length === parent.skipped.length &&
+    tree.skipped.every((r, i) =>
+      r.path === parent.skipped[i]!.path && r.reason === parent.skipped[i]!.reason
+    );
+  return {
+    base: parentId,
+    set: [...change.added, ...change.changed].sort().map((p) => viewEntry(now.get(p)!)),
+    unset: change.removed,
+    skipped: sameSkipped ? null : skipped,
+    skipped_total: tree.skipped.length,
+  };
+}
+
+/** Whether `id` is a snapshot id in `data` (for the server's checks). */
+export function hasSnapshotId(data: TimelineData, id: string): boolean {
+  return data.snapshots.some((s) => s.id === id);
+}
+
+/** Every blob id (with its size) the data's trees name. */
+export function blobsOf(data: TimelineData): Map<string, number> {
+  const blobs = new Map<string, number>();
+  for (const tree of Object.values(data.trees)) {
+    for (const entry of tree.set) if (entry[1] === "file") blobs.set(entry[2], entry[3]);
+  }
+  return blobs;
+}
+
+/** Refuses a key that is not `<64 hex or empty>..<64 hex or empty>`. */
+export function parseDiffKey(key: string): { old: string | null; new: string | null } {
+  const match = /^([0-9a-f]{64})?\.\.([0-9a-f]{64})?$/.exec(key);
+  if (match === null || (match[1] === undefined && match[2] === undefined)) {
+    throw new UsageError(`Invalid diff key ${quote(key)}`, {
+      hint: "a key is <old blob>..<new blob>, each 64 lowercase hex or empty",
+    });
+  }
+  return { old: match[1] ?? null, new: match[2] ?? null };
+}
