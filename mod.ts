@@ -232,8 +232,15 @@ export type { RemoteConfig } from "./lib/remote/remote_config.ts";
 export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
 export { FileBackend } from "./lib/remote/file_backend.ts";
 export { S3Backend } from "./lib/remote/s3_backend.ts";
-export { TIMELINE_SCHEMA, timelineFromFile, timelineFromStore } from "./lib/view/model.ts";
+export {
+  storeContent,
+  TIMELINE_SCHEMA,
+  timelineFromFile,
+  timelineFromStore,
+} from "./lib/view/model.ts";
 export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
+export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
+export type { FileChange } from "./lib/view/patch.ts";
 export { renderPage } from "./lib/view/html.ts";
 export { serveTimeline } from "./lib/view/serve.ts";
 export type { TimelineServer } from "./lib/view/serve.ts";

@@ -654,6 +654,67 @@ Deno.test("diff lists changed, added and removed files against the workspace and
   });
 });
 
+Deno.test("diff --stat and --patch show line counts and unified text diffs (binary, mode and symlink changes marked, controls escaped), against the workspace and between snapshots", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "one\ntwo\nthree\n");
+    await Deno.writeFile(join(ws.path, "bin.dat"), new Uint8Array([1, 0, 2]));
+    await Deno.symlink("a.txt", join(ws.path, "link"));
+    const a = await create(ws);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "one\nTWO\nthree\n\x1b[2Kfaked\n");
+    await Deno.writeFile(join(ws.path, "bin.dat"), new Uint8Array([1, 0, 3]));
+    await Deno.remove(join(ws.path, "link"));
+    await Deno.symlink("b.md", join(ws.path, "link"));
+    await Deno.remove(join(ws.path, "b.md"));
+    await Deno.chmod(join(ws.path, "src/main.ts"), 0o755);
+    const stat = await ws.run(["diff", a.id, "--stat", "--json"]);
+    expectCode(stat, 0, "diff --stat");
+    const byPath = Object.fromEntries(
+      (stat.json().files as { path: string }[]).map((f) => [f.path, f]),
+    ) as Record<string, Record<string, unknown>>;
+    assertEquals(
+      [byPath["a.txt"]?.kind, byPath["a.txt"]?.added, byPath["a.txt"]?.removed],
+      ["text", 2, 1],
+    );
+    assertEquals(byPath["a.txt"]?.hunks, [], "--stat carries no hunks");
+    assertEquals(byPath["bin.dat"]?.kind, "binary");
+    assertEquals([byPath["link"]?.old_target, byPath["link"]?.new_target], ["a.txt", "b.md"]);
+    assertEquals([byPath["b.md"]?.change, byPath["b.md"]?.removed], ["removed", 1]);
+    assertEquals(
+      [
+        byPath["src/main.ts"]?.old_mode,
+        byPath["src/main.ts"]?.new_mode,
+        byPath["src/main.ts"]?.added,
+      ],
+      [0o644, 0o755, 0],
+    );
+    const text = await ws.run(["diff", a.id, "--patch"]);
+    expectCode(text, 0, "diff --patch");
+    assert(
+      text.stdout.includes(
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n three\n+\\x1b[2Kfaked\n",
+      ),
+      text.stdout,
+    );
+    assert(!text.stdout.includes("\x1b"), "a control character reached the terminal");
+    assert(text.stdout.includes("Binary files a/bin.dat and b/bin.dat differ"), text.stdout);
+    assert(text.stdout.includes("--- a/b.md\n+++ /dev/null\n"), text.stdout);
+    assert(text.stdout.includes("old mode 644\nnew mode 755"), text.stdout);
+    assert(text.stdout.includes("(symlink a.txt → b.md)"), text.stdout);
+    const b = await create(ws);
+    const between = (await ws.run(["diff", a.id, b.id, "--patch", "--json"])).json();
+    const patched = (between.files as { path: string; hunks: { lines: string[] }[] }[])
+      .find((f) => f.path === "a.txt")!;
+    assertEquals(patched.hunks[0]?.lines, [" one", "-two", "+TWO", " three", "+\x1b[2Kfaked"]);
+    const human = await ws.run(["diff", a.id, b.id, "--stat"]);
+    assert(/ a\.txt +\| \+2 -1\n/.test(human.stdout), human.stdout);
+    assert(
+      human.stdout.includes(" 5 file(s) changed, 2 insertion(s)(+), 2 deletion(s)(-)"),
+      human.stdout,
+    );
+    expectCode(await ws.run(["diff", a.id, "--stat", "--patch"]), 2, "--stat with --patch");
+  });
+});
+
 // ---------------------------------------------------------------------------
 // capture rules
 
