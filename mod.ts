@@ -45,21 +45,22 @@
  * ```
  * @example Restore an earlier snapshot three-way, then undo it
  * ```ts
- * import { createSnapshot, initStore, loadOrCreateIdentity, restoreSnapshot, undoTarget } from "./mod.ts";
+ * import { createSnapshot, initStore, loadOrCreateIdentity, resolveRevision, restoreSnapshot, undo } from "./mod.ts";
  *
  * const workspace = await Deno.makeTempDir();
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
  * await Deno.writeTextFile(`${workspace}/a.txt`, "v1\n");
  * const store = initStore(`${workspace}/.ctxsnap`, workspace);
- * const v1 = await createSnapshot(store, me, { reason: "v1" });
+ * await createSnapshot(store, me, { reason: "v1" });
  * await Deno.writeTextFile(`${workspace}/a.txt`, "v2\n");
  * await createSnapshot(store, me, { reason: "v2" });
  *
- * const dry = await restoreSnapshot(store, me, v1.id, { dryRun: true });
+ * const v1 = resolveRevision(store, "HEAD~1");
+ * const dry = await restoreSnapshot(store, me, v1, { dryRun: true });
  * if (!(dry.plan?.writes[0]?.path === "a.txt" && dry.plan.conflicts.length === 0)) throw new Error("example failed");
- * await restoreSnapshot(store, me, v1.id);
+ * await restoreSnapshot(store, me, v1);
  * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v1\n")) throw new Error("example failed");
- * await restoreSnapshot(store, me, await undoTarget(store)); // undo: back to v2
+ * await undo(store, me); // the restore, reverted from the operations log
  * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "v2\n")) throw new Error("example failed");
  * store.close();
  * ```
@@ -135,15 +136,23 @@ export {
   branchChain,
   currentSelection,
   listBranches,
-  listSnapshots,
   readEnvelope,
   resolveSnapshotId,
 } from "./lib/snapshot/timeline.ts";
+export { listSnapshots, summarize } from "./lib/snapshot/summary.ts";
+export type { ListFilter, SnapshotSummary } from "./lib/snapshot/summary.ts";
+export { parseRevision, parseTime, resolveRevision } from "./lib/snapshot/names.ts";
+export type { ResolveOptions, Revision } from "./lib/snapshot/names.ts";
 export {
+  editSession,
   mergeContext,
   readSessionState,
+  sessionChange,
+  switchSession,
   updateSessionState,
 } from "./lib/snapshot/session_state.ts";
+export type { SessionChange } from "./lib/snapshot/session_state.ts";
+export { readBaseline } from "./lib/store/baseline.ts";
 export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
 export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
 export { diffTrees } from "./lib/snapshot/diff.ts";
@@ -165,13 +174,21 @@ export type {
 } from "./lib/snapshot/text_diff.ts";
 export { gitAnchor } from "./lib/snapshot/git.ts";
 export { VERSION } from "./lib/version.ts";
-export { planRestore } from "./lib/restore/plan.ts";
-export type { PlanInput, RestorePlan } from "./lib/restore/plan.ts";
-export { recover, restoreSnapshot, undoTarget } from "./lib/restore/restore.ts";
-export type { RecoverResult, RestoreOptions, RestoreResult } from "./lib/restore/restore.ts";
+export { planMove } from "./lib/restore/plan.ts";
+export type { MovePlan, PlanInput } from "./lib/restore/plan.ts";
+export { decide, forceable } from "./lib/restore/policy.ts";
+export type { ConflictReason, Decision } from "./lib/restore/policy.ts";
+export { restoreSnapshot } from "./lib/restore/restore.ts";
+export type { RestoreOptions, RestoreResult, SessionPlan } from "./lib/restore/restore.ts";
+export { recover } from "./lib/restore/recover.ts";
+export type { RecoverResult } from "./lib/restore/recover.ts";
+export { switchTo } from "./lib/restore/switch.ts";
+export type { SwitchOptions, SwitchResult } from "./lib/restore/switch.ts";
+export { nextRedo, nextUndo, redo, undo } from "./lib/restore/undo.ts";
+export type { RevertOptions, RevertResult } from "./lib/restore/undo.ts";
 export { materialize } from "./lib/restore/materialize.ts";
-export { forkBranch, switchBranch } from "./lib/snapshot/branch.ts";
-export { forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
+export { forkBranch } from "./lib/snapshot/branch.ts";
+export { forgetImpact, forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
 export { collectGarbage } from "./lib/store/gc.ts";
 export type { GcResult } from "./lib/store/gc.ts";
 export { listOperations } from "./lib/store/operations.ts";
@@ -215,8 +232,15 @@ export type { RemoteConfig } from "./lib/remote/remote_config.ts";
 export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
 export { FileBackend } from "./lib/remote/file_backend.ts";
 export { S3Backend } from "./lib/remote/s3_backend.ts";
-export { TIMELINE_SCHEMA, timelineFromFile, timelineFromStore } from "./lib/view/model.ts";
+export {
+  storeContent,
+  TIMELINE_SCHEMA,
+  timelineFromFile,
+  timelineFromStore,
+} from "./lib/view/model.ts";
 export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
+export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
+export type { FileChange } from "./lib/view/patch.ts";
 export { renderPage } from "./lib/view/html.ts";
 export { serveTimeline } from "./lib/view/serve.ts";
 export type { TimelineServer } from "./lib/view/serve.ts";

@@ -17,6 +17,6 @@ export const FORMATS: Readonly<Record<string, string>> = Object.freeze({
   snapshot: "ctxsnap.snapshot/v1, ctxsnap.snapshot/v2",
   tree: "1",
   bundle: "ctxsnap.bundle/v1",
-  store: "ctxsnap-store/1 (schema 3)",
+  store: "ctxsnap-store/1 (schema 4)",
   "lean-ctx": "CONTEXT_SNAPSHOT_V1 (schema_version 1)",
 });

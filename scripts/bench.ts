@@ -1206,7 +1206,8 @@ if (want("timeline")) {
   console.log(`timeline page of ${total} snapshots (branches, forks, restores; 40 text files)`);
   const { Store } = await import("../lib/store/store.ts");
   const { createSnapshot } = await import("../lib/snapshot/create.ts");
-  const { forkBranch, switchBranch } = await import("../lib/snapshot/branch.ts");
+  const { forkBranch } = await import("../lib/snapshot/branch.ts");
+  const { switchTo } = await import("../lib/restore/switch.ts");
   const { restoreSnapshot } = await import("../lib/restore/restore.ts");
   const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   const ws = `${root}/timeline-ws`;
@@ -1261,9 +1262,9 @@ if (want("timeline")) {
     if (made % 200 === 100 && made + 12 < total) {
       // A fork with ten snapshots, then back to main (its files come back by restore).
       forkBranch(store, id, `exp-${++forks}`);
-      switchBranch(store, `exp-${forks}`);
+      await switchTo(store, me, `exp-${forks}`, { pointerOnly: true });
       for (let k = 0; k < 10; k++) await step(`exp-${forks}`);
-      switchBranch(store, "main");
+      await switchTo(store, me, "main", { pointerOnly: true });
       await restoreSnapshot(store, me, id, { force: true });
       restores++;
       made++;

@@ -93,7 +93,13 @@ await step("capture again after the fix, with context from stdin", [
 ], { stdin: JSON.stringify({ progress_pct: 80, findings: ["EU exports use ';'"] }) });
 await step("the timeline, newest first", ["list"]);
 await step("what the first snapshot recorded", ["show", first.id.slice(0, 8)]);
-await step("what changed since then", ["diff", first.id.slice(0, 8)]);
+await step("what changed since then: files and session", ["diff", first.id.slice(0, 8)]);
+await step("go back one snapshot (three-way against what the workspace last held)", [
+  "restore",
+  "HEAD~1",
+]);
+await step("the operations log", ["log"]);
+await step("undo it: the last operation, whatever its kind", ["undo"]);
 await step("integrity and origin of every object and snapshot", ["verify", "--all"]);
 await step("another user's ctxsnap refuses a store it did not create or adopt", ["list"], {
   expect: 1,

@@ -13,9 +13,10 @@ import { Keyring } from "../lib/keys/keyring.ts";
 import { restoreSnapshot } from "../lib/restore/restore.ts";
 import { importFile } from "../lib/share/import.ts";
 import { publishToFile } from "../lib/share/publish.ts";
-import { forkBranch, switchBranch } from "../lib/snapshot/branch.ts";
+import { forkBranch } from "../lib/snapshot/branch.ts";
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { Store } from "../lib/store/store.ts";
+import { switchTo } from "../lib/restore/switch.ts";
 import { registerStore } from "../lib/store/trust.ts";
 
 /** Text that would run script if it ever became markup. */
@@ -114,10 +115,10 @@ export async function buildTimelineFixture(): Promise<TimelineFixture> {
       },
     });
     forkBranch(store, first.id, "experiment");
-    switchBranch(store, "experiment");
+    await switchTo(store, me, "experiment", { pointerOnly: true });
     await write(workspace, { "exp.txt": "an experiment\n" });
     const experiment = await createSnapshot(store, me, { reason: "try another approach" });
-    switchBranch(store, "main");
+    await switchTo(store, me, "main", { pointerOnly: true });
     await Deno.remove(join(workspace, "exp.txt"));
     await write(workspace, { "a.txt": `hello\n${XSS.script}\nworld\nagain\n` });
     const main2 = await createSnapshot(store, me, {

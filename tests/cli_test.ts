@@ -232,7 +232,12 @@ Deno.test("init, create, list, show and verify round-trip with --json documents 
     assertEquals(all.json().ok, true);
     assertEquals(all.json().snapshots.length, 1);
 
+    // nothing changed: the head is returned, nothing is recorded
+    const same = await create(ws, "-m", "nothing changed");
+    assertEquals([same.created, same.id], [false, id]);
+
     // a second snapshot chains to the first
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "alpha, second\n");
     const second = await create(ws, "-m", "second");
     assertEquals(second.parent, id);
     const list2 = (await ws.run(["list", "--json"])).json();
@@ -272,7 +277,11 @@ Deno.test("an ambiguous id prefix is a usage error listing the candidates", asyn
     let pair: [string, string] | null = null;
     try {
       for (let i = 0; i < 5000 && pair === null; i++) {
-        const { id } = await createSnapshot(store, signer, { reason: `r${i}`, workspace: false });
+        const { id } = await createSnapshot(store, signer, {
+          reason: `r${i}`,
+          workspace: false,
+          allowUnchanged: true,
+        });
         const other = byPrefix.get(id.slice(0, 4));
         if (other !== undefined) pair = [other, id];
         byPrefix.set(id.slice(0, 4), id);
@@ -554,7 +563,7 @@ Deno.test("create --context - reads the context from stdin and show --json has i
 Deno.test("create --expect-head exits 5 on a mismatch and creates nothing; a matching head succeeds", async () => {
   await withStore(async (ws) => {
     const a = await create(ws, "-m", "a");
-    const b = await create(ws, "-m", "b");
+    const b = await create(ws, "-m", "b", "--allow-unchanged");
     const stale = await ws.run(["create", "--expect-head", a.id.slice(0, 8)]);
     expectCode(stale, 5, "create --expect-head stale");
     assert(stale.stderr.includes("ctxsnap: error:"), stale.stderr);
@@ -562,9 +571,9 @@ Deno.test("create --expect-head exits 5 on a mismatch and creates nothing; a mat
     expectCode(none, 5, "create --expect-head none on a non-empty branch");
     assertEquals((await ws.run(["list", "--json"])).json().snapshots.length, 2);
 
-    const c = await create(ws, "--expect-head", b.id);
+    const c = await create(ws, "--expect-head", b.id, "--allow-unchanged");
     assertEquals(c.parent, b.id);
-    const d = await create(ws, "--expect-head", c.id.slice(0, 6));
+    const d = await create(ws, "--expect-head", c.id.slice(0, 6), "--allow-unchanged");
     assertEquals(d.parent, c.id);
   });
 });
@@ -642,6 +651,67 @@ Deno.test("diff lists changed, added and removed files against the workspace and
     assertEquals(reverse.removed, ["new.txt"]);
     const same = (await ws.run(["diff", b.id, "--json"])).json();
     assertEquals([same.added, same.changed, same.removed], [[], [], []]);
+  });
+});
+
+Deno.test("diff --stat and --patch show line counts and unified text diffs (binary, mode and symlink changes marked, controls escaped), against the workspace and between snapshots", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "one\ntwo\nthree\n");
+    await Deno.writeFile(join(ws.path, "bin.dat"), new Uint8Array([1, 0, 2]));
+    await Deno.symlink("a.txt", join(ws.path, "link"));
+    const a = await create(ws);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "one\nTWO\nthree\n\x1b[2Kfaked\n");
+    await Deno.writeFile(join(ws.path, "bin.dat"), new Uint8Array([1, 0, 3]));
+    await Deno.remove(join(ws.path, "link"));
+    await Deno.symlink("b.md", join(ws.path, "link"));
+    await Deno.remove(join(ws.path, "b.md"));
+    await Deno.chmod(join(ws.path, "src/main.ts"), 0o755);
+    const stat = await ws.run(["diff", a.id, "--stat", "--json"]);
+    expectCode(stat, 0, "diff --stat");
+    const byPath = Object.fromEntries(
+      (stat.json().files as { path: string }[]).map((f) => [f.path, f]),
+    ) as Record<string, Record<string, unknown>>;
+    assertEquals(
+      [byPath["a.txt"]?.kind, byPath["a.txt"]?.added, byPath["a.txt"]?.removed],
+      ["text", 2, 1],
+    );
+    assertEquals(byPath["a.txt"]?.hunks, [], "--stat carries no hunks");
+    assertEquals(byPath["bin.dat"]?.kind, "binary");
+    assertEquals([byPath["link"]?.old_target, byPath["link"]?.new_target], ["a.txt", "b.md"]);
+    assertEquals([byPath["b.md"]?.change, byPath["b.md"]?.removed], ["removed", 1]);
+    assertEquals(
+      [
+        byPath["src/main.ts"]?.old_mode,
+        byPath["src/main.ts"]?.new_mode,
+        byPath["src/main.ts"]?.added,
+      ],
+      [0o644, 0o755, 0],
+    );
+    const text = await ws.run(["diff", a.id, "--patch"]);
+    expectCode(text, 0, "diff --patch");
+    assert(
+      text.stdout.includes(
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,4 @@\n one\n-two\n+TWO\n three\n+\\x1b[2Kfaked\n",
+      ),
+      text.stdout,
+    );
+    assert(!text.stdout.includes("\x1b"), "a control character reached the terminal");
+    assert(text.stdout.includes("Binary files a/bin.dat and b/bin.dat differ"), text.stdout);
+    assert(text.stdout.includes("--- a/b.md\n+++ /dev/null\n"), text.stdout);
+    assert(text.stdout.includes("old mode 644\nnew mode 755"), text.stdout);
+    assert(text.stdout.includes("(symlink a.txt → b.md)"), text.stdout);
+    const b = await create(ws);
+    const between = (await ws.run(["diff", a.id, b.id, "--patch", "--json"])).json();
+    const patched = (between.files as { path: string; hunks: { lines: string[] }[] }[])
+      .find((f) => f.path === "a.txt")!;
+    assertEquals(patched.hunks[0]?.lines, [" one", "-two", "+TWO", " three", "+\x1b[2Kfaked"]);
+    const human = await ws.run(["diff", a.id, b.id, "--stat"]);
+    assert(/ a\.txt +\| \+2 -1\n/.test(human.stdout), human.stdout);
+    assert(
+      human.stdout.includes(" 5 file(s) changed, 2 insertion(s)(+), 2 deletion(s)(-)"),
+      human.stdout,
+    );
+    expectCode(await ws.run(["diff", a.id, "--stat", "--patch"]), 2, "--stat with --patch");
   });
 });
 

@@ -76,7 +76,8 @@ for (const busyMs of ["20000", "20"]) {
               join(ws.path, `creator-${who}.txt`),
               `creator ${who} round ${k}\n`,
             );
-            const args = ["create", "-m", `c${who}-${k}`, "--json"];
+            // Another creator may have captured this change already: record anyway.
+            const args = ["create", "-m", `c${who}-${k}`, "--allow-unchanged", "--json"];
             if (branch !== null) args.push("--branch", branch);
             const result = await ws.run(args, { env, timeoutMs: 120_000, mode: "subprocess" });
             if (expectOkOrBusy(args, result)) {
@@ -207,7 +208,7 @@ for (const mode of ["rollback journal", "WAL"] as const) {
           db.exec("ROLLBACK");
           db.close();
           held = false;
-          const after = await ws.run(["create", "-m", "after", "--json"], {
+          const after = await ws.run(["create", "-m", "after", "--allow-unchanged", "--json"], {
             env: { CTXSNAP_BUSY_TIMEOUT_MS: "300" },
           });
           expectCode(["create"], after, 0);

@@ -712,7 +712,11 @@ Deno.test("kill -9 at random points of forget --keep-last 1 forgets all or none 
       withStore(ws, async (store, me) => {
         await store.transactionAsync("setup", async () => {
           for (let i = 0; i < n; i++) {
-            await createSnapshot(store, me, { reason: `filler ${i}`, workspace: false });
+            await createSnapshot(store, me, {
+              reason: `filler ${i}`,
+              workspace: false,
+              allowUnchanged: true,
+            });
           }
         });
         const all = (store.stmt("SELECT id FROM snapshots").all() as { id: string }[]).map((r) =>
@@ -868,6 +872,13 @@ Deno.test("kill -9 at random points of gc keeps every retained snapshot material
       await writeSmall("kept", 1);
       await writeSmall("kept second", 4);
       assertEquals(fingerprintDiff(await fingerprint(ws.path), fp2), [], "workspace reset");
+      // The last garbage capture was the workspace baseline (gc keeps that): a
+      // checkpoint of the reset workspace (unchanged since "kept 2": nothing is
+      // added) moves the baseline back.
+      await withStore(ws, async (store, me) => {
+        const made = await createSnapshot(store, me, { reason: "reset" });
+        assertEquals([made.created, made.id], [false, second], "the reset workspace");
+      });
     };
 
     // One uninterrupted gc, to learn how long one takes.

@@ -133,7 +133,7 @@ Deno.test("gc keeps blobs shared with retained snapshots, removes unshared ones,
 
     await runJson(ws, ["forget", s1]);
     const dry = await runJson(ws, ["gc", "--dry-run"]);
-    assertEquals(dry.dryRun, true);
+    assertEquals(dry.dry_run, true);
     assertEquals([dry.trees, dry.blobs], [1, 2]);
     assert(dry.bytes >= bigOnly1.length, `dry run reports ${dry.bytes} bytes`);
     assertEquals([...objects(ws).keys()].sort(), [...before.keys()].sort(), "dry run deleted");

@@ -418,9 +418,9 @@ Deno.test("git: create and restore --git never run the repository's fsmonitor, h
       await createSnapshot(store, signer, { reason: "two" });
       const { restoreSnapshot } = await import("../lib/restore/restore.ts");
       const result = await restoreSnapshot(store, signer, first.id, { git: true });
-      assertEquals(result.gitCommit, first.envelope.body.git?.commit);
+      assertEquals(result.git_commit, first.envelope.body.git?.commit);
       assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
-      assertEquals(git(ws, ...DISARMED, "rev-parse", "HEAD"), result.gitCommit);
+      assertEquals(git(ws, ...DISARMED, "rev-parse", "HEAD"), result.git_commit);
       assert(!(await exists(marker)), `git ran a repository program:\n${await readIfAny(marker)}`);
     } finally {
       store.close();
@@ -613,7 +613,8 @@ Deno.test({
           stdout: "piped",
           stderr: "piped",
         }).spawn();
-        const { recover, restoreSnapshot } = await import("../lib/restore/restore.ts");
+        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+        const { recover } = await import("../lib/restore/recover.ts");
         const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
         const outcomes = new Map<string, number>();
         const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
@@ -690,7 +691,8 @@ Deno.test("races: a parent directory swapped for a symlink between two changes o
         fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
       }
       await createSnapshot(store, signer, { reason: "B" });
-      const { recover, restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { recover } = await import("../lib/restore/recover.ts");
       let swapped = false;
       const error = await restoreSnapshot(store, signer, a.id, {
         onProgress: () => {
@@ -808,7 +810,7 @@ async function interrupted(
   target: Spec,
   craft: (plan: Record<string, unknown>) => void = () => {},
 ): Promise<{ store: Store; signer: Signer; op: string }> {
-  const { planRestore } = await import("../lib/restore/plan.ts");
+  const { planMove } = await import("../lib/restore/plan.ts");
   const { startOperation } = await import("../lib/store/operations.ts");
   writeSpec(ws, target);
   const store = Store.init(join(ws, ".ctxsnap"), ws);
@@ -821,7 +823,7 @@ async function interrupted(
   const p = await createSnapshot(store, signer, { reason: "pre" });
   const preTree = store.getTree(p.envelope.body.workspace!.tree);
   const targetTree = store.getTree(t.envelope.body.workspace!.tree);
-  const made = planRestore({ target: targetTree, baseline: preTree, current: preTree });
+  const made = planMove({ target: targetTree, base: preTree, disk: preTree });
   const plan: Record<string, unknown> = {
     target_tree: t.envelope.body.workspace!.tree,
     pre_tree: p.envelope.body.workspace!.tree,
@@ -915,7 +917,7 @@ const KILLED_STATES: { name: string; pre: Spec; target: Spec; done: (ws: string)
 ];
 
 Deno.test("recover: every state a killed restore leaves can be ended by recover and by recover --abort", async () => {
-  const { recover } = await import("../lib/restore/restore.ts");
+  const { recover } = await import("../lib/restore/recover.ts");
   for (const state of KILLED_STATES) {
     for (const abort of [false, true]) {
       await withTempDir(async (ws) => {
@@ -937,7 +939,7 @@ Deno.test("recover: every state a killed restore leaves can be ended by recover 
 });
 
 Deno.test("recover: a crafted plan naming .git internals, a path its trees do not hold or an option as git_back is refused, and --discard ends it touching nothing", async () => {
-  const { recover } = await import("../lib/restore/restore.ts");
+  const { recover } = await import("../lib/restore/recover.ts");
   const crafts: [string, (plan: Record<string, unknown>) => void][] = [
     ["deletes .git/config", (plan) => (plan.deletes as string[]).push(".git/config")],
     ["deletes .GIT./hooks", (plan) => (plan.deletes as string[]).push(".GIT./hooks")],
@@ -977,8 +979,88 @@ Deno.test("recover: a crafted plan naming .git internals, a path its trees do no
   }
 });
 
+Deno.test("recover: a crafted switch, undo or redo plan (a .git path, a path its trees do not hold, a bad branch or reverts, an unknown or missing field) is refused, and --discard ends it touching nothing", async () => {
+  const { recover } = await import("../lib/restore/recover.ts");
+  const { startOperation } = await import("../lib/store/operations.ts");
+  const { captureView } = await import("../lib/snapshot/oplog.ts");
+  type Plan = Record<string, unknown> & { writes: string[]; deletes: string[] };
+  const crafts: [string, string, (plan: Plan) => void][] = [
+    ["switch", "none (the control: it finishes)", () => {}],
+    ["switch", "writes .git/config", (plan) => plan.writes.push(".git/config")],
+    ["switch", "deletes .GIT./hooks", (plan) => plan.deletes.push(".GIT./hooks")],
+    ["switch", "deletes an ignored file", (plan) => plan.deletes.push("ignored.log")],
+    ["switch", "writes a path not in its target", (plan) => plan.writes.push("new.txt")],
+    ["switch", "to_branch is not a name", (plan) => (plan.to_branch = "../x")],
+    ["switch", "has no view_before (only a restore may be legacy)", (plan) => {
+      delete plan.view_before;
+    }],
+    ["undo", "reverts is an option", (plan) => (plan.reverts = "--all")],
+    ["redo", "has an unknown field", (plan) => (plan.run = "rm -rf ~")],
+    ["undo", "lacks a field", (plan) => delete plan.baseline],
+  ];
+  for (const [kind, name, craft] of crafts) {
+    await withTempDir(async (ws) => {
+      fs.writeFileSync(join(ws, "keep.txt"), "K");
+      fs.writeFileSync(join(ws, "a.txt"), "A2");
+      const store = Store.init(join(ws, ".ctxsnap"), ws);
+      try {
+        const signer = await makeSigner();
+        const target = await createSnapshot(store, signer, { reason: "target" });
+        fs.writeFileSync(join(ws, "a.txt"), "A1");
+        const pre = await createSnapshot(store, signer, { reason: "pre" });
+        const plan: Plan = {
+          target_tree: target.envelope.body.workspace!.tree,
+          pre_tree: pre.envelope.body.workspace!.tree,
+          writes: ["a.txt"],
+          deletes: [],
+          workspace: true,
+          baseline: target.envelope.body.workspace!.tree,
+          sessions: ["main"],
+          view_before: captureView(store, ["main"]) as unknown,
+          ...(kind === "switch"
+            ? { from_branch: "main", to_branch: "main" }
+            : { reverts: "op-0123456789abcdef" }),
+        };
+        craft(plan);
+        const op = store.transaction(kind, () =>
+          startOperation(store, {
+            kind: kind as "switch",
+            session: "main",
+            branch: "main",
+            target: kind === "switch" ? target.id : null,
+            plan: plan as never,
+          }).id);
+        fs.mkdirSync(join(ws, ".git"));
+        fs.writeFileSync(join(ws, ".git", "config"), "[core]\n");
+        fs.writeFileSync(join(ws, ".gitignore"), "ignored.log\n");
+        fs.writeFileSync(join(ws, "ignored.log"), "log\n");
+        const before = contentOf(ws);
+        const what = `${kind}, ${name}`;
+        if (name.startsWith("none")) {
+          const done = await recover(store, signer);
+          assertEquals([done.operation, done.kind, done.status], [op, "switch", "done"], what);
+          assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "A2", what);
+          return;
+        }
+        for (const abort of [false, true]) {
+          const error = await recover(store, signer, { abort }).then(() => null, (e) => e);
+          assert(error instanceof IntegrityError, `${what}: ${error}`);
+          assert(/invalid plan/.test(error.message), `${what}: ${error.message}`);
+          assertEquals(contentOf(ws), before, what);
+        }
+        const closed = await recover(store, signer, { discard: true });
+        assertEquals([closed.operation, closed.status, closed.discarded], [op, "aborted", true]);
+        assertEquals(contentOf(ws), before, what);
+        await createSnapshot(store, signer, { reason: "unblocked" });
+      } finally {
+        store.close();
+      }
+    });
+  }
+});
+
 Deno.test("recover: a secret a crafted pre-restore tree lists with other content is a conflict, never deleted or overwritten", async () => {
-  const { recover } = await import("../lib/restore/restore.ts");
+  const { recover } = await import("../lib/restore/recover.ts");
   await withTempDir(async (ws) => {
     // The crafted pre tree holds an `.env` entry; the real one holds something else.
     const fake = new TextEncoder().encode("FAKE=1\n");
@@ -1031,7 +1113,7 @@ Deno.test("recover: a secret a crafted pre-restore tree lists with other content
 });
 
 Deno.test("recover --abort: a stored git_back naming a tracked file is switched to as a ref, never checked out as a path (the edit stays)", async () => {
-  const { recover } = await import("../lib/restore/restore.ts");
+  const { recover } = await import("../lib/restore/recover.ts");
   await withTempDir(async (ws) => {
     git(ws, "init", "-q");
     fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
@@ -1080,8 +1162,10 @@ async function tamperEnvelope(
   }
 }
 
-Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
-  const { restoreSnapshot, undoTarget } = await import("../lib/restore/restore.ts");
+Deno.test("envelopes: restore, switch, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
+  const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+  const { switchTo } = await import("../lib/restore/switch.ts");
+  const { forkBranch } = await import("../lib/snapshot/branch.ts");
   const { planPublish } = await import("../lib/share/publish.ts");
   const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   await withStore(async (ws) => {
@@ -1092,22 +1176,22 @@ Deno.test("envelopes: restore, undo, materialize, diff, show and publish refuse 
     try {
       fs.writeFileSync(join(ws.path, "a.txt"), "A\n");
       a = (await createSnapshot(store, me, { reason: "A" })).id;
+      forkBranch(store, a, "exp");
       fs.writeFileSync(join(ws.path, "a.txt"), "B\n");
       b = (await createSnapshot(store, me, { reason: "B" })).id;
-      const restored = (await restoreSnapshot(store, me, a)).snapshot!;
+      await restoreSnapshot(store, me, a);
       fs.writeFileSync(join(ws.path, "a.txt"), "C\n");
       await createSnapshot(store, me, { reason: "C" });
-      // A's reason and the restore record's reverted_to are edited without re-signing;
+      // A's reason (also the head of branch exp) is edited without re-signing;
       // B's signature is flipped.
       await tamperEnvelope(storeDir, a, (e) => (e.body.reason = "edited"));
-      await tamperEnvelope(storeDir, restored, (e) => (e.body.facets.metadata.reverted_to = b));
       await tamperEnvelope(storeDir, b, (e) => {
         e.signature.value = (e.signature.value[0] === "0" ? "1" : "0") + e.signature.value.slice(1);
       });
       const refusals: [string, () => Promise<unknown>][] = [
         ["restore (body edited)", () => restoreSnapshot(store, me, a)],
         ["restore (signature flipped)", () => restoreSnapshot(store, me, b)],
-        ["undo (restore record edited)", () => undoTarget(store)],
+        ["switch (the branch head's body edited)", () => switchTo(store, me, "exp")],
         ["publish", () => planPublish(store, a, { withWorkspace: true })],
       ];
       for (const [what, attempt] of refusals) {

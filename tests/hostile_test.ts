@@ -640,7 +640,8 @@ Deno.test({
       // Into the workspace, after deleting the valid files.
       for (const name of Object.keys(AWKWARD)) await Deno.remove(join(ws.path, name));
       await Deno.remove(join(ws.path, "dir\nwith newline"));
-      await ok(ws, ["restore", created.id]);
+      // Deleted since the baseline: only --force brings deletions back.
+      await ok(ws, ["restore", created.id, "--force"]);
       const restored = fingerprint(ws.path);
       for (const [path, value] of expected) assertEquals(restored.get(path), value, path);
       // The invalid names were left alone.
@@ -724,7 +725,7 @@ Deno.test({
       await ok(ws, ["materialize", created.id, fresh]);
       assertEquals(fingerprint(fresh), expected);
       await Deno.remove(join(ws.path, "d"), { recursive: true });
-      await ok(ws, ["restore", created.id]);
+      await ok(ws, ["restore", created.id, "--force"]);
       assertEquals(fingerprint(ws.path), expected);
       await ok(ws, ["verify", "--all"]);
     } finally {

@@ -1425,7 +1425,11 @@ Deno.test("restore of a lean-ctx snapshot merges its session and, with --git, ch
     assertEquals(rec.envelope.body.facets.metadata.reverted_to, id);
     assertEquals(rec.envelope.body.parent, base);
     const undo = expect(await m.run(["undo", "--dry-run", "--json"]), 0, "undo").json();
-    assertEquals(undo.target, base);
+    assertEquals([undo.reverts.kind, undo.reverts.id], ["restore", done.operation]);
+    expect(await m.run(["undo"]), 0, "undo the lean-ctx restore");
+    const back = expect(await m.run(["session", "show", "--json"]), 0, "session show").json();
+    assertEquals(back.state.decisions, ["keep tests real"]);
+    assertEquals(expect(await m.run(["show", "--json"]), 0, "show HEAD").json().id, base);
 
     // A git anchor that is not a commit id is never handed to git.
     const odd = newLeanCtxSnapshot("2026-07-07T07:07:08Z", "3.9.18");
@@ -1591,7 +1595,7 @@ Deno.test("create --context sets roi, lineage and ledger; show prints them; publ
 // ===========================================================================
 // 8. Process boundary: offline verify, default file name
 
-Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --format lean-ctx names the file <id12>.ctxsnapshot.json in the working directory; import - reads one from standard input", async () => {
+Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --format lean-ctx names the file <id12>.ctxsnapshot.json (in the store's published/ directory when run inside the workspace); import - reads one from standard input", async () => {
   const ws = await tempWorkspace({});
   try {
     const c = CASES.find((c) => c.file === "a4916171986e.ctxsnapshot.json")!;
@@ -1612,7 +1616,13 @@ Deno.test("verify of a lean-ctx file needs only --allow-read of it; publish --fo
     expectCode(await ws.run(["import", file, "--trust", c.signer!]), 0, "import");
     const pub = await ws.run(["publish", c.id!.slice(0, 6), "--json"]);
     expectCode(pub, 0, "publish");
-    const expected = join(ws.path, `${c.id!.slice(0, 12)}.ctxsnapshot.json`);
+    // Run inside the workspace: the file goes where no capture sees it.
+    const expected = join(
+      ws.path,
+      ".ctxsnap",
+      "published",
+      `${c.id!.slice(0, 12)}.ctxsnapshot.json`,
+    );
     assertEquals(pub.json().path, expected);
     assertEquals(await Deno.readFile(expected), await Deno.readFile(file));
     // From standard input (spooled into the store, then read like a file).

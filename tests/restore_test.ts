@@ -186,7 +186,7 @@ Deno.test("an edit made outside ctxsnap after the baseline is a conflict (exit 5
 
     const forced = await runJson(ws, ["restore", s1, "--force"]);
     assertEquals(await read(ws, "a.txt"), "alpha\n");
-    const pre = forced.preRestore as string;
+    const pre = forced.pre_restore as string;
     assert(typeof pre === "string" && pre !== s1 && pre !== s2, "no pre-restore snapshot");
     const shown = await runJson(ws, ["show", pre]);
     assertEquals(shown.envelope.body.reason, "pre-restore");
@@ -479,12 +479,17 @@ Deno.test({
 // ---------------------------------------------------------------------------
 // safe apply
 
-/** Snapshots `a/x`, then replaces directory `a` with a symlink to a directory outside the workspace. */
+/**
+ * Snapshots `a/x` twice (`s1`, then the baseline with other content), then
+ * replaces directory `a` with a symlink to a directory outside the workspace.
+ */
 async function snapshotThenSymlinkParent(
   ws: TempWorkspace,
 ): Promise<{ s1: string; outside: string }> {
   await write(ws, "a/x", "inside\n");
   const s1 = await create(ws, "a/x");
+  await write(ws, "a/x", "inside, later\n");
+  await create(ws, "a/x later");
   const outside = join(ws.root, "outside");
   await Deno.mkdir(outside);
   await Deno.remove(join(ws.path, "a"), { recursive: true });
@@ -512,8 +517,8 @@ Deno.test("an ignored symlinked directory in the way of a/x is refused before an
     // The capture cannot see `a` now: only the on-disk parent check can.
     await write(ws, ".ctxsnapignore", "a\n");
 
-    const result = await ws.run(["restore", s1]);
-    expectCode(result, 5, "restore through an ignored symlinked directory");
+    const result = await ws.run(["restore", s1, "--force"]);
+    expectCode(result, 5, "restore --force through an ignored symlinked directory");
     assert(
       result.stderr.includes("a/x") && result.stderr.includes("parent in the way"),
       result.stderr,
@@ -540,16 +545,16 @@ Deno.test("a symlink planted at a file's destination is replaced by the file, no
     expectCode(await ws.run(["restore", s1]), 5, "restore over a planted symlink");
     assertEquals(await Deno.readLink(join(ws.path, "f.txt")), victim);
     const forced = await runJson(ws, ["restore", s1, "--force"]);
-    assert(forced.preRestore !== null, "no pre-restore snapshot");
+    assert(forced.pre_restore !== null, "no pre-restore snapshot");
     assertEquals(await Deno.readTextFile(victim), "do not touch\n");
     const info = await Deno.lstat(join(ws.path, "f.txt"));
     assert(info.isFile && !info.isSymlink, "f.txt is not a regular file");
     assertEquals(await read(ws, "f.txt"), "one\n");
     // The planted symlink itself is kept in the pre-restore snapshot.
-    const shown = await runJson(ws, ["show", forced.preRestore]);
+    const shown = await runJson(ws, ["show", forced.pre_restore]);
     assertEquals(shown.envelope.body.reason, "pre-restore");
     const dest = join(ws.root, "pre");
-    expectCode(await ws.run(["materialize", forced.preRestore, dest, "f.txt"]), 0, "materialize");
+    expectCode(await ws.run(["materialize", forced.pre_restore, dest, "f.txt"]), 0, "materialize");
     assertEquals(await Deno.readLink(join(dest, "f.txt")), victim);
   });
 });
@@ -605,7 +610,7 @@ Deno.test("restore merges the session: task replaced when non-empty, lists de-du
     expectCode(await ws.run(["session", "finding", "F0"]), 0, "finding");
 
     const result = await runJson(ws, ["restore", snap, "--session"]);
-    assertEquals(result.sessionMerged, true);
+    assertEquals(result.session.mode, "merge");
     const state = (await runJson(ws, ["session", "show"])).state;
     assertEquals(state.task, "task from the snapshot");
     assertEquals(state.progress_pct, 70);
@@ -639,7 +644,7 @@ Deno.test("restore --workspace leaves the live session untouched and --session l
     const liveBefore = (await runJson(ws, ["session", "show"])).state;
 
     const workspaceOnly = await runJson(ws, ["restore", s1, "--workspace"]);
-    assertEquals(workspaceOnly.sessionMerged, false);
+    assertEquals(workspaceOnly.session, null);
     assertEquals((await runJson(ws, ["session", "show"])).state, liveBefore);
     assertEquals(await read(ws, "a.txt"), "alpha\n");
     assert(!(await exists(join(ws.path, "added.txt"))), "added.txt survived the restore");
@@ -649,7 +654,7 @@ Deno.test("restore --workspace leaves the live session untouched and --session l
     await write(ws, "b.md", "edited b\n");
     const filesBefore = await readState(ws);
     const sessionOnly = await runJson(ws, ["restore", s1, "--session"]);
-    assertEquals(sessionOnly.sessionMerged, true);
+    assertEquals(sessionOnly.session.mode, "merge");
     assertEquals(sessionOnly.plan, null);
     assertSameState(await readState(ws), filesBefore, "after restore --session");
     assertEquals((await runJson(ws, ["session", "show"])).state.task, "old task");
@@ -741,7 +746,7 @@ Deno.test("restore --git with only an untracked file exits 5 and changes neither
 Deno.test("restore --git on a clean tree checks out the snapshot's commit detached and restores files and session", async () => {
   await withGitStore(async (ws, { c1, s1 }) => {
     const result = await runJson(ws, ["restore", s1, "--git"]);
-    assertEquals(result.gitCommit, c1);
+    assertEquals(result.git_commit, c1);
     assertEquals(git(ws, "rev-parse", "HEAD"), c1);
     const symbolic = new Deno.Command("git", {
       args: ["symbolic-ref", "-q", "HEAD"],
@@ -820,17 +825,18 @@ Deno.test("undo returns the workspace byte for byte to the state before the last
     assert(!(await exists(join(ws.path, "src/added.txt"))), "restore kept src/added.txt");
 
     const undone = await runJson(ws, ["undo"]);
-    assertEquals(undone.target, s2);
+    assertEquals(undone.reverts.kind, "restore");
     assertSameState(await readState(ws), beforeRestore, "after undo");
-    const recorded = await runJson(ws, ["show", undone.snapshot]);
-    assertEquals(recorded.envelope.body.facets.metadata.reverted_to, s2);
+    assertEquals((await runJson(ws, ["show", "HEAD"])).id, s2, "the head is back at s2");
   });
 });
 
-Deno.test("undo without any restore on the branch exits 4", async () => {
+Deno.test("undo with nothing left in the operations log exits 4", async () => {
   await withStore(async (ws) => {
+    expectCode(await ws.run(["undo"]), 4, "undo in a new store");
     await create(ws, "one");
-    expectCode(await ws.run(["undo"]), 4, "undo with nothing to undo");
+    expectCode(await ws.run(["undo"]), 0, "undo the create");
+    expectCode(await ws.run(["undo"]), 4, "undo with nothing left to undo");
   });
 });
 
@@ -921,9 +927,13 @@ Deno.test("restore --git refuses to overwrite an edited file that git ignores bu
     expectCode(refused, 5, "restore --git over an edited ignored file");
     assertEquals(await read(ws, "TODO.md"), "todo v3 unsaved work\n");
     const forced = await runJson(ws, ["restore", s1, "--git", "--force"]);
-    assert(forced.preRestore !== null, "no pre-restore snapshot");
+    assert(forced.pre_restore !== null, "no pre-restore snapshot");
     const dest = join(ws.root, "saved");
-    expectCode(await ws.run(["materialize", forced.preRestore, dest, "TODO.md"]), 0, "materialize");
+    expectCode(
+      await ws.run(["materialize", forced.pre_restore, dest, "TODO.md"]),
+      0,
+      "materialize",
+    );
     assertEquals(await Deno.readTextFile(join(dest, "TODO.md")), "todo v3 unsaved work\n");
   });
 });

@@ -7,7 +7,8 @@
  */
 import { startOperation } from "../lib/store/operations.ts";
 import { updateSessionState } from "../lib/snapshot/session_state.ts";
-import { forkBranch, switchBranch } from "../lib/snapshot/branch.ts";
+import { forkBranch } from "../lib/snapshot/branch.ts";
+import { switchTo } from "../lib/restore/switch.ts";
 import { forgetSnapshots } from "../lib/snapshot/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
@@ -684,7 +685,11 @@ Deno.test("an unresolved restore blocks session edits, fork, forget, branch swit
     );
     assertThrows(() => forkBranch(store, first.id, "side"), ConflictError, "unresolved restore");
     assertThrows(() => forgetSnapshots(store, [first.id]), ConflictError, "unresolved restore");
-    assertThrows(() => switchBranch(store, "main"), ConflictError, "unresolved restore");
+    await assertRejects(
+      () => switchTo(store, signer, "main", { pointerOnly: true }),
+      ConflictError,
+      "unresolved restore",
+    );
     await assertRejects(
       () => createSnapshot(store, signer, { workspace: false }),
       ConflictError,

@@ -686,6 +686,10 @@ Deno.test("serve's restore preview is the dry-run plan and changes nothing", asy
     assertEquals(body.dry_run, true);
     const writes = body.plan.writes.map((w: { path: string }) => w.path);
     assert(writes.includes("a.txt") && writes.includes("blob.bin"), JSON.stringify(body.plan));
+    // The three-way plan's local changes kept, and the session change, as `restore --dry-run` has them.
+    assert(Array.isArray(body.plan.preserved), JSON.stringify(body.plan));
+    assertEquals(body.session?.mode, "merge", JSON.stringify(body.session));
+    assert(Array.isArray(body.session.change.decisions.added), JSON.stringify(body.session));
     assertEquals(await snapshotOf(fx.workspace), before, "workspace and store untouched");
     const unknown = await fetch(`${server.url}api/restore-preview?id=${"0".repeat(64)}`);
     assertEquals([unknown.status, (await unknown.json()).error.code], [400, "usage"]);

@@ -88,6 +88,7 @@ function toArgs(request: CheckpointRequest): CheckpointArgs {
     max_file_bytes: request.maxFileBytes ?? null,
     metadata: (request.metadata ?? null) as Record<string, unknown> | null,
     agent: (request.agent ?? null) as Record<string, unknown> | null,
+    ...(request.allowUnchanged === true ? { allow_unchanged: true } : {}),
   };
 }
 
@@ -109,7 +110,9 @@ async function fromWatch(result: Record<string, unknown>): Promise<CreateResult>
   if (
     envelope === null || typeof envelope !== "object" || !hex(envelope.id, 64) ||
     value.id !== envelope.id || signature === undefined || !hex(signature.key_id, 16) ||
-    typeof value.created !== "boolean" || !Array.isArray(value.secrets)
+    typeof value.created !== "boolean" || !Array.isArray(value.secrets) ||
+    !(value.operation === null ||
+      (typeof value.operation === "string" && /^op-[0-9a-f]{16}$/.test(value.operation)))
   ) {
     throw new IntegrityError("The watch process answered with a malformed snapshot");
   }
@@ -120,5 +123,6 @@ async function fromWatch(result: Record<string, unknown>): Promise<CreateResult>
     created: value.created,
     capture: (value.capture ?? null) as CreateResult["capture"],
     secrets: value.secrets as CreateResult["secrets"],
+    operation: (value.operation ?? null) as string | null,
   };
 }

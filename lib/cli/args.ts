@@ -32,6 +32,11 @@ export interface OptionSpec {
   help?: string;
   /** Placeholder for the value in help. */
   arg?: string;
+  /**
+   * For a boolean option: the values it may also take as `--name=VALUE`
+   * (then {@linkcode Parsed.values} holds the string; bare `--name` is true).
+   */
+  values?: readonly string[];
 }
 
 /** Everything a running command may use. */
@@ -101,9 +106,26 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       ...(spec.multiple ? { multiple: true } : {}),
     };
   }
+  // Boolean options that may carry a value (`--session=replace`).
+  const valued: Record<string, string> = {};
+  const args = argv.map((arg) => {
+    const m = /^--([a-z][a-z-]*)=(.*)$/s.exec(arg);
+    const spec = m === null ? undefined : command.options[m[1]!];
+    if (m === null || spec?.values === undefined) return arg;
+    if (!spec.values.includes(m[2]!)) {
+      throw new UsageError(
+        `--${m[1]} takes ${spec.values.map((v) => `=${v}`).join(" or ")}, not ${
+          JSON.stringify(m[2])
+        }`,
+        { hint: `see \`ctxsnap ${command.name} --help\`` },
+      );
+    }
+    valued[m[1]!] = m[2]!;
+    return `--${m[1]}`;
+  });
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""), {
       hint: `see \`ctxsnap ${command.name} --help\``,
@@ -121,7 +143,7 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       },
     );
   }
-  return { values: parsed.values as Parsed["values"], positionals };
+  return { values: { ...parsed.values, ...valued } as Parsed["values"], positionals };
 }
 
 /** Renders `ctxsnap CMD --help`. */
@@ -133,7 +155,7 @@ export function helpText(command: Command): string {
       if (spec.help === undefined) continue;
       const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${
         spec.arg ? ` ${spec.arg}` : ""
-      }`;
+      }${spec.values ? `[=${spec.values.join("|")}]` : ""}`;
       lines.push(`  ${flag.padEnd(28)} ${spec.help}`);
     }
   };
@@ -253,6 +275,11 @@ export function readInput(pathOrDash: string, maxBytes: number = MAX_INPUT_BYTES
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/** Milliseconds since the epoch as an ISO 8601 UTC string (the JSON style), or null. */
+export function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
 /** Shortens an id for people: the first 12 hex characters. */

@@ -25,6 +25,8 @@ import { parsePublicKey } from "../crypto/ed25519.ts";
 import { locateStore } from "../store/locate.ts";
 import { Store } from "../store/store.ts";
 import { getEnv } from "../runtime.ts";
+import { resolveRevision } from "../snapshot/names.ts";
+import { leanCtxIdsWithPrefix } from "../store/leanctx_rows.ts";
 
 export * from "./args.ts";
 import { type CommandContext, userPath } from "./args.ts";
@@ -141,4 +143,54 @@ async function ownIdentityIfPresent(): Promise<Identity | null> {
     if (error instanceof NotFoundError) return null;
     throw error;
   }
+}
+/**
+ * Resolves a revision the user typed (an id prefix, `HEAD`, `@`, a branch,
+ * with `~N` and `@{TIME}`; see `lib/snapshot/names.ts`), warning on stderr
+ * when a name is both a branch and an id prefix. `session` is the session
+ * whose HEAD and branches names mean (default current); `before` applies
+ * `--before TIME`.
+ */
+export function revision(
+  ctx: CommandContext,
+  store: Store,
+  text: string,
+  options: { session?: string | undefined; before?: string | undefined } = {},
+): string {
+  return resolveRevision(store, text, {
+    ...(options.session !== undefined ? { session: options.session } : {}),
+    ...(options.before !== undefined ? { before: options.before } : {}),
+    onWarning: (message) => ctx.out.warn(message),
+  });
+}
+
+/** A snapshot argument resolved: a ctxsnap snapshot, or an imported lean-ctx snapshot. */
+export interface Target {
+  /** Which kind of snapshot. */
+  format: "ctxsnap" | "lean-ctx";
+  /** Its full id. */
+  id: string;
+}
+
+/**
+ * Resolves a snapshot argument that may also name an imported lean-ctx
+ * snapshot: an id prefix matching a lean-ctx snapshot is resolved across
+ * both kinds (ambiguous across them: exit 2); anything else is a revision
+ * (see {@linkcode revision}).
+ */
+export async function target(
+  ctx: CommandContext,
+  store: Store,
+  text: string,
+  options: { session?: string | undefined; before?: string | undefined } = {},
+): Promise<Target> {
+  const t = text.trim().toLowerCase();
+  if (
+    options.before === undefined && /^[0-9a-f]{4,64}$/.test(t) &&
+    leanCtxIdsWithPrefix(store, t, 1).length > 0
+  ) {
+    const { resolveAnyId } = await import("../share/leanctx_store.ts");
+    return resolveAnyId(store, text);
+  }
+  return { format: "ctxsnap", id: revision(ctx, store, text, options) };
 }

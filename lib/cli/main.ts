@@ -59,7 +59,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "diff",
-    summary: "list files added, changed and removed between snapshots",
+    summary: "show what changed between snapshots: files and session",
     load: async () => (await import("./commands/diff.ts")).diff,
   },
   {
@@ -68,18 +68,28 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/restore.ts")).restore,
   },
   {
+    name: "switch",
+    summary: "switch to a branch, moving the workspace files to its head (three-way)",
+    load: async () => (await import("./commands/switch.ts")).switchCommand,
+  },
+  {
     name: "recover",
-    summary: "finish an interrupted restore, or --abort it back to the content before it",
+    summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
     load: async () => (await import("./commands/recover.ts")).recover,
   },
   {
     name: "undo",
-    summary: "return to the state before the last restore on this branch",
-    load: async () => (await import("./commands/restore.ts")).undo,
+    summary: "revert the last operation that changed the workspace, the session or a branch",
+    load: async () => (await import("./commands/undo.ts")).undo,
+  },
+  {
+    name: "redo",
+    summary: "re-apply the operation the last undo reverted",
+    load: async () => (await import("./commands/undo.ts")).redo,
   },
   {
     name: "branch",
-    summary: "list branches, or switch the branch new snapshots go to",
+    summary: "list branches, or switch to one (moving the workspace)",
     load: async () => (await import("./commands/branch.ts")).branch,
   },
   {
@@ -89,7 +99,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "log",
-    summary: "show the operations log: restores, forks, forgets, gc, imports",
+    summary:
+      "show the operations log: creates, restores, switches, undos, edits, forks, imports, gc",
     load: async () => (await import("./commands/log.ts")).log,
   },
   {

@@ -40,7 +40,8 @@ import * as fs from "node:fs";
 import { parseCanonical } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved } from "../store/operations.ts";
+import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
 import { MAX_TREE_BYTES, treeTotals, validateTree } from "../store/tree.ts";
 import {
@@ -671,6 +672,8 @@ async function land(
       }
     }
     const operationRefs: { key_id: string; session: string; branch: string; head: string }[] = [];
+    // The branch moves are one undoable `pull` operation.
+    const pending = beginChange(store, plans.map((p) => p.record?.session ?? p.ref.session));
     for (const plan of plans) {
       const ref = plan.ref;
       const head = plan.record?.head ?? ref.head!;
@@ -697,12 +700,10 @@ async function land(
       }
       operationRefs.push({ key_id: ref.keyId, session, branch: ref.localBranch, head });
     }
-    const op = startOperation(store, {
+    result.operation = endChange(store, pending, {
       kind: "pull",
       plan: { remote: remoteName, refs: operationRefs, snapshots: landed, objects: inserted.size },
-    });
-    finishOperation(store, op.id, "done");
-    result.operation = op.id;
+    }, { always: true });
     result.snapshots = { fetched: landed.length, present };
     result.objects = { fetched: inserted.size };
   });

@@ -1,28 +1,44 @@
 /**
- * Three-way restore planning (docs/DESIGN.md §5): the target tree, the baseline (the
- * tree the branch head recorded) and the workspace as it is now.
+ * Three-way planning of a workspace move (docs/DESIGN.md §5): base (the workspace
+ * baseline), disk (the workspace now, captured without storing) and target.
+ * Each path is decided by the conflict policy (`policy.ts`); this module
+ * turns the decisions into lists and adds the structural checks a move of
+ * files needs (a parent that stays a file, a directory that stays non-empty,
+ * something the capture does not record in the way).
  *
- * - **writes**: paths whose current content differs from the target and that
- *   nobody changed since the baseline (create or replace);
- * - **deletes**: paths the baseline had, the target omits, and nobody changed;
- * - **conflicts**: paths changed outside ctxsnap since the baseline (or, with
- *   no baseline, present and different) whose target differs; and paths
- *   where something untracked is in the way;
- * - **unchanged**: already equal to the target;
- * - **preserved**: untracked paths the restore leaves alone.
+ * - **writes**: paths to create or replace with the target's entry;
+ * - **deletes**: paths to remove (deleted first, so a file can give way to a
+ *   directory and the reverse);
+ * - **conflicts**: paths that cannot be moved without losing someone's
+ *   change, with the policy's reason;
+ * - **unchanged**: paths already equal to the target;
+ * - **preserved**: paths whose local state the move leaves alone although it
+ *   differs from the baseline: an untracked file, a local edit or a local
+ *   deletion the target does not touch (a deleted one is listed but absent);
+ * - **forced**: the writes and deletes that overwrite a local change or a
+ *   conflict because of `overwrite` (`--force`).
  *
  * @example
  * ```ts
- * import { planRestore } from "./plan.ts";
+ * import { planMove } from "./plan.ts";
  * const file = (path: string, blob: string) => ({ path, type: "file" as const, blob: blob.repeat(64), size: 1, mode: 0o644 });
  * const tree = (...entries: ReturnType<typeof file>[]) => ({ version: 1 as const, entries, skipped: [] });
- * const plan = planRestore({ target: tree(file("a", "1")), baseline: tree(file("a", "2")), current: tree(file("a", "3"), file("new", "4")) });
- * if (!(plan.conflicts[0]?.path === "a" && plan.preserved[0] === "new")) throw new Error("Example failed");
+ * const plan = planMove({
+ *   base: tree(file("a", "1"), file("b", "1")),
+ *   disk: tree(file("a", "1"), file("b", "2"), file("new", "4")),
+ *   target: tree(file("a", "3"), file("b", "1")),
+ * });
+ * if (plan.writes[0]?.path !== "a") throw new Error("a takes the target");
+ * if (plan.preserved.join() !== "b,new") throw new Error("the edit and the untracked file stay");
+ * if (plan.conflicts.length !== 0) throw new Error("no conflict");
  * ```
  * @module
  */
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";
-import { entryMap, sameEntry } from "../snapshot/diff.ts";
+import { entryMap } from "../snapshot/diff.ts";
+import { type Conflict, decide, type Overwrite } from "./policy.ts";
+
+export type { Conflict } from "./policy.ts";
 
 /** One planned write. */
 export interface PlannedWrite {
@@ -34,124 +50,154 @@ export interface PlannedWrite {
   entry: TreeEntry;
 }
 
-/** One conflict. */
-export interface PlannedConflict {
-  /** Path. */
-  path: string;
-  /** Why it cannot be applied safely. */
-  reason:
-    | "changed_since_baseline"
-    | "deleted_target_changed"
-    | "untracked_in_the_way"
-    | "parent_in_the_way"
-    | "directory_in_the_way";
-}
-
-/** A restore plan. */
-export interface RestorePlan {
+/** A move plan. */
+export interface MovePlan {
   /** Files and symlinks to write. */
   writes: PlannedWrite[];
   /** Paths to delete. */
   deletes: string[];
-  /** Paths that cannot be applied without losing someone's change. */
-  conflicts: PlannedConflict[];
+  /** Paths that cannot be moved without losing someone's change. */
+  conflicts: Conflict[];
   /** Paths already equal to the target. */
   unchanged: string[];
-  /** Untracked paths left alone. */
+  /** Paths whose local state (untracked, edited, deleted) the move leaves alone. */
   preserved: string[];
+  /**
+   * Paths among the writes and deletes where `--force` overwrites a local
+   * change or a conflict (the caller records the disk in a snapshot first).
+   */
+  forced: string[];
 }
 
-/** Inputs of {@linkcode planRestore}. */
+/** What is on disk at a path, as far as the plan needs to know. */
+export type DiskKind = "none" | "directory" | "other";
+
+/** Facts about the disk that a capture does not record. */
+export interface DiskProbe {
+  /** What is at `path` on disk (`lstat`, never following). */
+  kindAt(path: string): DiskKind;
+  /** The first parent component of `path` that is on disk but not a directory, or null. */
+  blockedParent(path: string): string | null;
+}
+
+/** Inputs of {@linkcode planMove}. */
 export interface PlanInput {
-  /** What to restore. */
+  /** The workspace baseline, or null when unknown (then every path on disk is untracked). */
+  base: TreeManifest | null;
+  /** The workspace now, captured without storing (its `skipped` records count as in the way). */
+  disk: TreeManifest;
+  /** What to move to. */
   target: TreeManifest;
-  /** What the branch head recorded, or null when unknown (then every difference is a conflict). */
-  baseline: TreeManifest | null;
-  /** The workspace now (as captured without storing). */
-  current: TreeManifest;
-  /**
-   * Paths that exist on disk but are not in `current` (skipped: ignored,
-   * secrets, special files). A write onto one of them is a conflict.
-   */
-  occupied?: (path: string) => boolean;
-  /**
-   * The parent component of a path that is on disk but not a directory (say
-   * an ignored symlink), or null. A write below it is a conflict unless the
-   * plan deletes that component first.
-   */
-  blockedParent?: (path: string) => string | null;
+  /** Disk facts the capture does not record; without it only recorded paths are checked. */
+  probe?: DiskProbe;
+  /** What the move may overwrite (`--force`; default `none`). */
+  overwrite?: Overwrite;
 }
 
-/** Computes a three-way restore plan. Pure: reads and writes nothing. */
-export function planRestore(input: PlanInput): RestorePlan {
+function byPath(a: { path: string }, b: { path: string }): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
+function* parents(path: string): Generator<string> {
+  for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) yield path.slice(0, i);
+}
+
+/** Computes a three-way move plan. Pure apart from the probe: writes nothing. */
+export function planMove(input: PlanInput): MovePlan {
+  const base = input.base === null ? new Map<string, TreeEntry>() : entryMap(input.base);
+  const disk = entryMap(input.disk);
   const target = entryMap(input.target);
-  const baseline = input.baseline === null ? null : entryMap(input.baseline);
-  const current = entryMap(input.current);
-  const plan: RestorePlan = {
+  const plan: MovePlan = {
     writes: [],
     deletes: [],
     conflicts: [],
     unchanged: [],
     preserved: [],
+    forced: [],
   };
-  const paths = new Set<string>([...target.keys(), ...(baseline?.keys() ?? [])]);
+  // A content conflict that a write would resolve is also checked for
+  // structure: if the write could not happen, the conflict is structural.
+  const contested: PlannedWrite[] = [];
+  const paths = new Set<string>([...base.keys(), ...disk.keys(), ...target.keys()]);
   for (const path of [...paths].sort()) {
-    const desired = target.get(path);
-    const before = baseline?.get(path);
-    const actual = current.get(path);
-    const changedOutside = baseline === null ? actual !== undefined : !sameEntry(actual, before);
-    if (desired === undefined) {
-      if (actual === undefined) continue;
-      if (changedOutside) plan.conflicts.push({ path, reason: "deleted_target_changed" });
-      else plan.deletes.push(path);
-      continue;
+    const b = base.get(path);
+    const o = disk.get(path);
+    const t = target.get(path);
+    const decision = decide(b, o, t, input.overwrite ?? "none");
+    switch (decision.kind) {
+      case "unchanged":
+        if (o !== undefined) plan.unchanged.push(path);
+        break;
+      case "preserve":
+        plan.preserved.push(path);
+        break;
+      case "take":
+        if (decision.forced) plan.forced.push(path);
+        if (t === undefined) plan.deletes.push(path);
+        else plan.writes.push({ path, action: o === undefined ? "create" : "replace", entry: t });
+        break;
+      case "conflict":
+        plan.conflicts.push({ path, reason: decision.reason });
+        if (t !== undefined) {
+          contested.push({ path, action: o === undefined ? "create" : "replace", entry: t });
+        }
     }
-    if (sameEntry(actual, desired)) {
-      plan.unchanged.push(path);
-      continue;
-    }
-    if (actual !== undefined && changedOutside) {
-      plan.conflicts.push({ path, reason: "changed_since_baseline" });
-      continue;
-    }
-    if (actual === undefined && input.occupied?.(path)) {
-      plan.conflicts.push({ path, reason: "untracked_in_the_way" });
-      continue;
-    }
-    plan.writes.push({ path, action: actual === undefined ? "create" : "replace", entry: desired });
   }
-  for (const path of current.keys()) if (!paths.has(path)) plan.preserved.push(path);
-  plan.preserved.sort();
 
-  // Structural collisions: a file where the target needs a directory, or the reverse.
+  // Structural checks: what stays on disk after the deletes must not be in
+  // the way of a write.
   const deleted = new Set(plan.deletes);
-  const remaining = new Set<string>();
-  const remainingDirs = new Set<string>();
-  for (const path of current.keys()) {
-    if (deleted.has(path)) continue;
-    remaining.add(path);
-    for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) {
-      remainingDirs.add(path.slice(0, i));
-    }
-  }
-  const writes: PlannedWrite[] = [];
-  for (const write of plan.writes) {
-    let blocked: PlannedConflict["reason"] | null = null;
-    for (let i = write.path.indexOf("/"); i !== -1; i = write.path.indexOf("/", i + 1)) {
-      if (remaining.has(write.path.slice(0, i))) {
-        blocked = "parent_in_the_way";
+  const stays = new Set<string>();
+  const staysBelow = new Set<string>(); // directories that keep something
+  const keep = (path: string) => {
+    stays.add(path);
+    for (const dir of parents(path)) staysBelow.add(dir);
+  };
+  for (const path of disk.keys()) if (!deleted.has(path)) keep(path);
+  const emptied = new Set<string>(); // directories holding deleted paths
+  for (const path of deleted) for (const dir of parents(path)) emptied.add(dir);
+  for (const record of input.disk.skipped) keep(record.path);
+  const structural = (write: PlannedWrite): Conflict["reason"] | null => {
+    let reason: Conflict["reason"] | null = null;
+    for (const dir of parents(write.path)) {
+      if (stays.has(dir)) {
+        reason = "parent_in_the_way";
         break;
       }
     }
-    if (blocked === null && remainingDirs.has(write.path)) blocked = "directory_in_the_way";
-    if (blocked === null && input.blockedParent) {
-      const parent = input.blockedParent(write.path);
-      if (parent !== null && !deleted.has(parent)) blocked = "parent_in_the_way";
+    if (reason === null && input.probe !== undefined) {
+      const blocked = input.probe.blockedParent(write.path);
+      if (blocked !== null && !deleted.has(blocked)) reason = "parent_in_the_way";
     }
-    if (blocked === null) writes.push(write);
-    else plan.conflicts.push({ path: write.path, reason: blocked });
+    if (reason === null && staysBelow.has(write.path)) reason = "directory_in_the_way";
+    if (reason === null && write.action === "create" && input.probe !== undefined) {
+      // Not recorded, yet something is there: an ignored or special file (in
+      // the way); or a directory, which is fine only when the deletes empty
+      // it (a delete removes the directories it leaves empty) — a directory
+      // with nothing recorded in it holds what no snapshot has.
+      const kind = input.probe.kindAt(write.path);
+      if (kind === "other" || (kind === "directory" && stays.has(write.path))) {
+        reason = "untracked_in_the_way";
+      } else if (kind === "directory" && !emptied.has(write.path)) {
+        reason = "directory_in_the_way";
+      }
+    }
+    return reason;
+  };
+  const writes: PlannedWrite[] = [];
+  for (const write of plan.writes) {
+    const reason = structural(write);
+    if (reason === null) writes.push(write);
+    else plan.conflicts.push({ path: write.path, reason });
   }
   plan.writes = writes;
-  plan.conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  for (const write of contested) {
+    const reason = structural(write);
+    const conflict = plan.conflicts.find((c) => c.path === write.path);
+    if (reason !== null && conflict !== undefined) conflict.reason = reason;
+  }
+  const refused = new Set(plan.conflicts.map((c) => c.path));
+  plan.forced = plan.forced.filter((path) => !refused.has(path));
+  plan.conflicts.sort(byPath);
   return plan;
 }

@@ -1,14 +1,28 @@
 /**
- * Restore, recover and undo (docs/DESIGN.md §5, §3 invariant 5).
+ * Restore (docs/DESIGN.md §5, §3 invariant 5): move the workspace to a snapshot's
+ * tree and rewind or merge the live session to what it recorded.
  *
- * A restore plans three-way, refuses conflicts unless forced (and then first
- * captures the current content into a `pre-restore` snapshot), records an
- * `applying` operation holding the plan and the pre-restore tree, applies
- * atomic per-file writes, then — in one transaction — merges the session,
- * records a new snapshot whose `metadata.reverted_to` names the target, and
- * marks the operation done. A crash in between leaves the operation
- * `applying`: new snapshots on the session are refused until
- * {@linkcode recover} finishes it or aborts it back to the pre-restore tree.
+ * `restoreSnapshot` runs in named phases, each walking the workspace at
+ * most once (see `move.ts`):
+ *
+ * 1. **resolve**: the target, what to restore (files, session or both) and,
+ *    with `--git`, the checks that must pass before anything changes;
+ * 2. **git** (`--git` only): the checkout, after refusing changes git would
+ *    not protect;
+ * 3. **plan**: the three-way plan against the workspace baseline, and the
+ *    session plan (merge or replace);
+ * 4. **refuse**: conflicts per the conflict policy (`policy.ts`); `--force`
+ *    first records the disk in a `pre-restore` snapshot;
+ * 5. **record**: the `applying` operation (with the disk stored as
+ *    `pre_tree`);
+ * 6. **apply**: deletes and atomic writes;
+ * 7. **finish**: in one transaction, the session change, a snapshot whose
+ *    `facets.metadata.reverted_to` names the target, the baseline set to the
+ *    target's tree, the undo record, and the operation marked done.
+ *
+ * A crash between 5 and 7 leaves the operation `applying`: changes to its
+ * session and every move of the workspace are refused until `recover`
+ * finishes or aborts it (`recover.ts`).
  *
  * @example
  * ```ts
@@ -24,35 +38,19 @@
  * await Deno.writeTextFile(`${ws}/a.txt`, "v2\n");
  * await createSnapshot(store, me, { reason: "v2" });
  * await restoreSnapshot(store, me, first.id);
- * if (!(await Deno.readTextFile(`${ws}/a.txt`) === "v1\n")) throw new Error("Example failed");
+ * if (await Deno.readTextFile(`${ws}/a.txt`) !== "v1\n") throw new Error("restored");
  * store.close();
  * ```
  * @module
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
-import {
-  ConflictError,
-  type CtxsnapErrorOptions,
-  IntegrityError,
-  NotFoundError,
-  quote,
-  UsageError,
-} from "../errors.ts";
-import { FileWrites, totalBytes } from "./_file_writes.ts";
-import { SafeWriter } from "../fs/safe_write.ts";
+import type { JsonValue } from "../encoding/canonical_json.ts";
+import { ConflictError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { captureWorkspace } from "../store/capture.ts";
-import {
-  assertResolved,
-  finishOperation,
-  type Operation,
-  startOperation,
-  unresolvedOperation,
-} from "../store/operations.ts";
+import { assertResolved, assertWorkspaceResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
-import type { TreeEntry, TreeManifest } from "../store/tree.ts";
+import type { TreeManifest } from "../store/tree.ts";
+import type { SnapshotContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
-import { entryMap, sameEntry } from "../snapshot/diff.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
 import {
   gitStatus,
@@ -61,69 +59,101 @@ import {
   isBranchName,
   readGitStatus,
 } from "../snapshot/git.ts";
-import { mergeContext, updateSessionState } from "../snapshot/session_state.ts";
-import { branchChain, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
-import { planRestore, type RestorePlan } from "./plan.ts";
+import {
+  mergeContext,
+  readSessionState,
+  type SessionChange,
+  sessionChange,
+  updateSessionState,
+} from "../snapshot/session_state.ts";
+import { getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
+import { entryMap } from "../snapshot/diff.ts";
+import {
+  abortMove,
+  applyPhase,
+  baselineTree,
+  completeMove,
+  planPhase,
+  recordPhase,
+  storedMovePlan,
+} from "./move.ts";
 import { refuseStorePaths } from "./_paths.ts";
-import { impliedDirectories, inspectPath, matchesEntry } from "./_on_disk.ts";
-import { checkPlanAgainstTrees, type StoredPlan, validateStoredPlan } from "./_stored_plan.ts";
+import { type MovePlan, planMove } from "./plan.ts";
+import { MoveConflictError, refuseConflicts } from "./policy.ts";
 
-/** A restore refused because of conflicts; carries the plan. */
-export class RestoreConflictError extends ConflictError {
-  /** The plan whose conflicts were refused. */
-  readonly plan: RestorePlan;
-
-  /** Creates the error. */
-  constructor(message: string, plan: RestorePlan, options: CtxsnapErrorOptions = {}) {
-    super(message, options);
-    this.name = "RestoreConflictError";
-    this.plan = plan;
-  }
-}
+/** How a restore treats the live session. */
+export type SessionMode = "merge" | "replace";
 
 /** Options of {@linkcode restoreSnapshot}. */
 export interface RestoreOptions {
   /** Restore workspace files (default true unless only `session` is set). */
   workspace?: boolean;
-  /** Merge the snapshot's context into the live session (default true unless only `workspace` is set). */
+  /** Restore the session (default true unless only `workspace` is set). */
   session?: boolean;
+  /**
+   * `merge` (default): the snapshot's context is merged into the live
+   * session (task replaced when non-empty, progress set, lists joined without
+   * duplicates, extensions replaced per namespace); `replace`: the live
+   * session becomes exactly what the snapshot recorded.
+   */
+  sessionMode?: SessionMode;
   /** Check out the anchored git commit (detached) first; refuses a dirty tree. */
   git?: boolean;
-  /** Apply despite conflicts, after capturing the current content into a snapshot. */
+  /** Apply despite content conflicts, after capturing the current content into a snapshot. */
   force?: boolean;
   /** Only plan. */
   dryRun?: boolean;
   /** Session (default current). */
   sessionName?: string;
-  /** Branch (default the session's current). */
+  /** Branch the restore is recorded on (default the session's current). */
   branch?: string;
   /** Progress callback while writing. */
   onProgress?: (done: number, total: number) => void;
 }
 
-/** What a restore did (or, with `dryRun`, would do). */
+/** The session part of a restore plan. */
+export interface SessionPlan {
+  /** `merge` or `replace`. */
+  mode: SessionMode;
+  /** What changes in the live session. */
+  change: SessionChange;
+}
+
+/** What a restore did (or, with `dry_run`, would do). Printed as is by `--json`. */
 export interface RestoreResult {
   /** Target snapshot id. */
   target: string;
-  /** The plan. */
-  plan: RestorePlan | null;
+  /** The workspace plan, or null when files are not restored. */
+  plan: MovePlan | null;
+  /** The session plan, or null when the session is not restored. */
+  session: SessionPlan | null;
   /** Whether this was only a plan. */
-  dryRun: boolean;
+  dry_run: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
   /** The new snapshot recording the restore, or null for a dry run. */
   snapshot: string | null;
   /** The `pre-restore` snapshot taken because of `--force`, or null. */
-  preRestore: string | null;
+  pre_restore: string | null;
   /** The commit checked out with `--git`, or null. */
-  gitCommit: string | null;
-  /** Whether the session was merged. */
-  sessionMerged: boolean;
+  git_commit: string | null;
 }
 
-const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
+/** A restore refused because of conflicts; carries the plan. */
+export class RestoreConflictError extends MoveConflictError {
+  /** The plan whose conflicts were refused. */
+  readonly plan: MovePlan;
 
-function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
+  /** Wraps a policy refusal with the plan. */
+  constructor(error: MoveConflictError, plan: MovePlan) {
+    super(error.message, error.conflicts, { hint: error.hint ?? "" });
+    this.name = "RestoreConflictError";
+    this.plan = plan;
+  }
+}
+
+/** The workspace tree a snapshot recorded, or null when it recorded none or it is not here. */
+export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
   const ref = envelope.body.workspace;
   if (ref === null) return null;
   try {
@@ -134,12 +164,14 @@ function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
   }
 }
 
-function requireContent(store: Store, envelope: Envelope, tree: TreeManifest | null): TreeManifest {
+/** The snapshot's tree, refusing one without workspace or whose content is not in this store. */
+export function requireContent(store: Store, envelope: Envelope): TreeManifest {
   if (envelope.body.workspace === null) {
     throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
       hint: "restore only its session with --session",
     });
   }
+  const tree = workspaceTree(store, envelope);
   if (tree === null) {
     throw new NotFoundError(
       `Snapshot ${envelope.id.slice(0, 12)} has no workspace content in this store (tree ${
@@ -161,36 +193,23 @@ function requireContent(store: Store, envelope: Envelope, tree: TreeManifest | n
   return tree;
 }
 
-function occupiedIn(root: string): (path: string) => boolean {
-  return (rel) => {
-    try {
-      fs.lstatSync(path.join(root, rel));
-      return true;
-    } catch {
-      return false;
-    }
-  };
+/** What the live session becomes under `mode`. */
+export function restoredContext(
+  live: SnapshotContext,
+  recorded: SnapshotContext,
+  mode: SessionMode,
+): SnapshotContext {
+  return mode === "replace" ? structuredClone(recorded) : mergeContext(live, recorded);
 }
 
-/** Throws {@linkcode RestoreConflictError} unless the plan may be applied (with `force`). */
-function refuseConflicts(plan: RestorePlan, force: boolean): void {
-  if (plan.conflicts.length === 0) return;
-  const structural = plan.conflicts.filter((c) =>
-    c.reason !== "changed_since_baseline" && c.reason !== "deleted_target_changed"
-  );
-  if (force && structural.length === 0) return;
-  const shown = (force ? structural : plan.conflicts).slice(0, 20).map((c) => c.path);
-  throw new RestoreConflictError(
-    `Restore refused: ${plan.conflicts.length} path(s) changed outside ctxsnap since the branch head: ${
-      shown.join(", ")
-    }${plan.conflicts.length > shown.length ? ", …" : ""}`,
-    plan,
-    {
-      hint: force
-        ? "something ctxsnap cannot capture is in the way; move it aside and retry"
-        : "see them with --dry-run; --force first snapshots the current content, then overwrites",
-    },
-  );
+/** Refuses a plan's conflicts, keeping the plan in the error for the caller to show. */
+function refuse(plan: MovePlan, what: string): void {
+  try {
+    refuseConflicts(plan.conflicts, what);
+  } catch (error) {
+    if (error instanceof MoveConflictError) throw new RestoreConflictError(error, plan);
+    throw error;
+  }
 }
 
 /** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
@@ -200,22 +219,33 @@ export async function restoreSnapshot(
   targetId: string,
   options: RestoreOptions = {},
 ): Promise<RestoreResult> {
+  // 1. resolve
   const sel = selection(store, options.sessionName, options.branch);
   const onlySession = options.session === true && options.workspace !== true;
   const onlyWorkspace = options.workspace === true && options.session !== true;
   const doWorkspace = !onlySession;
   const doSession = !onlyWorkspace;
+  const mode: SessionMode = options.sessionMode ?? "merge";
   assertResolved(store, sel.session);
+  if (doWorkspace) assertWorkspaceResolved(store);
   const envelope = await readEnvelope(store, targetId); // id and signature checked
   const result: RestoreResult = {
     target: targetId,
     plan: null,
-    dryRun: options.dryRun === true,
+    session: doSession
+      ? {
+        mode,
+        change: sessionChange(
+          readSessionState(store, sel.session),
+          restoredContext(readSessionState(store, sel.session), envelope.body.context, mode),
+        ),
+      }
+      : null,
+    dry_run: options.dryRun === true,
     operation: null,
     snapshot: null,
-    preRestore: null,
-    gitCommit: null,
-    sessionMerged: false,
+    pre_restore: null,
+    git_commit: null,
   };
   /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
   const snapshotBeforeRestore = async (): Promise<void> => {
@@ -225,10 +255,8 @@ export async function restoreSnapshot(
       branch: sel.branch,
       metadata: { pre_restore_for: targetId },
     });
-    result.preRestore = pre.id;
+    result.pre_restore = pre.id;
   };
-
-  // --git: everything is checked before anything changes.
   let gitCommit: string | null = null;
   if (options.git) {
     const anchor = envelope.body.git;
@@ -249,38 +277,30 @@ export async function restoreSnapshot(
     }
     gitCommit = anchor.commit;
   }
-
-  const targetTree = doWorkspace
-    ? requireContent(store, envelope, workspaceTree(store, envelope))
-    : null;
+  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
   if (targetTree !== null) {
+    // Before anything changes (git included): never a path in the store's own location.
     refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
   }
-  const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
-  let baseline: TreeManifest | null = null;
-  if (head !== null) {
-    const headEnvelope = await readEnvelope(store, head);
-    baseline = headEnvelope.body.workspace === null
-      ? EMPTY_TREE
-      : workspaceTree(store, headEnvelope);
-  }
+  let base = baselineTree(store);
 
+  // 2. git
   let undoCheckout: (() => void) | null = null;
   let gitBack: string | null = null;
-  if (gitCommit !== null && !result.dryRun && targetTree !== null) {
+  if (gitCommit !== null && !result.dry_run && targetTree !== null) {
     // git protects only what it tracks. Files it ignores but ctxsnap captures
     // (.git/info/exclude, re-included by .ctxsnapignore) keep the usual
-    // three-way rule: changed since the branch head means conflict.
+    // three-way rule against the baseline.
     const tracked = gitTrackedFiles(store.workspaceRoot);
-    const risky = planRestore({
+    const risky = planMove({
       target: targetTree,
-      baseline,
-      current: captureWorkspace(store, { persist: false }).tree,
+      base,
+      disk: captureWorkspace(store, { persist: false }).tree,
     }).conflicts.filter((c) => !tracked.has(c.path));
     if (risky.length > 0) {
       if (!options.force) {
         throw new ConflictError(
-          `Restore refused: ${risky.length} path(s) that git does not track changed since the branch head: ${
+          `Restore refused: ${risky.length} path(s) that git does not track changed since the baseline: ${
             risky.slice(0, 20).map((c) => c.path).join(", ")
           }`,
           { hint: "git cannot bring them back; --force first snapshots the current content" },
@@ -289,7 +309,7 @@ export async function restoreSnapshot(
       await snapshotBeforeRestore();
     }
   }
-  if (gitCommit !== null && !result.dryRun) {
+  if (gitCommit !== null && !result.dry_run) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
     const branch = before?.branch ?? null;
     const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
@@ -303,86 +323,55 @@ export async function restoreSnapshot(
     if (back !== null) {
       undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
     }
-    result.gitCommit = gitCommit;
+    result.git_commit = gitCommit;
     // The tree was clean, so everything it held is in git history: the
     // checked-out state is a safe baseline.
-    baseline = captureWorkspace(store, { persist: false }).tree;
+    base = captureWorkspace(store, { persist: false }).tree;
   }
 
-  let plan: RestorePlan | null = null;
-  let planned: Map<string, TreeEntry> = new Map();
+  // 3. plan, 4. refuse
+  let planned: TreeManifest | null = null;
+  let plan: MovePlan | null = null;
   try {
     if (targetTree !== null) {
-      const current = captureWorkspace(store, { persist: false }).tree;
-      planned = entryMap(current);
-      const probe = new SafeWriter(store.workspaceRoot);
-      plan = planRestore({
-        target: targetTree,
-        baseline,
-        current,
-        occupied: occupiedIn(store.workspaceRoot),
-        blockedParent: (rel) => probe.blockedParent(rel),
-      });
+      const phase = planPhase(store, targetTree, base, options.force ? "local" : "none");
+      plan = phase.plan;
+      planned = phase.disk;
       result.plan = plan;
     }
-    if (result.dryRun) return result;
-    if (plan !== null) refuseConflicts(plan, options.force === true);
+    if (result.dry_run) return result;
+    if (plan !== null) refuse(plan, "Restore");
   } catch (error) {
     // Refused before anything else changed: put HEAD back where it was.
     undoCheckout?.();
     throw error;
   }
-
-  if (plan !== null && plan.conflicts.length > 0 && result.preRestore === null) {
+  if (plan !== null && plan.forced.length > 0 && result.pre_restore === null) {
     // --force: keep everyone's work in a snapshot first, then overwrite.
     await snapshotBeforeRestore();
   }
-  if (plan !== null && plan.conflicts.length > 0) {
-    const target = entryMap(targetTree!);
-    for (const conflict of plan.conflicts) {
-      const entry = target.get(conflict.path);
-      if (entry === undefined) plan.deletes.push(conflict.path);
-      else plan.writes.push({ path: conflict.path, action: "replace", entry });
-    }
-    plan.conflicts = [];
-  }
 
-  // Record the operation (with the pre-restore tree) before the first write.
+  // 5. record
   let op: Operation;
   try {
-    op = store.transaction("restore", () => {
-      assertResolved(store, sel.session);
-      const pre = captureWorkspace(store);
-      // Anything saved between planning and now would be overwritten unseen.
-      const preEntries = entryMap(pre.tree);
-      const moved = [...(plan?.writes.map((w) => w.path) ?? []), ...(plan?.deletes ?? [])]
-        .filter((rel) => !sameEntry(preEntries.get(rel), planned.get(rel)));
-      if (moved.length > 0) {
-        throw new ConflictError(
-          `Restore refused: ${moved.length} path(s) changed while the restore was being planned: ${
-            moved.slice(0, 10).join(", ")
-          }`,
-          { hint: "something is editing the workspace; retry when it is quiet" },
-        );
-      }
-      return startOperation(store, {
-        kind: "restore",
-        session: sel.session,
-        branch: sel.branch,
-        source: head,
-        target: targetId,
-        plan: {
-          target_tree: envelope.body.workspace?.tree ?? null,
-          pre_tree: pre.treeId,
-          writes: plan?.writes.map((w) => w.path) ?? [],
-          deletes: plan?.deletes ?? [],
-          workspace: plan !== null,
-          session: doSession,
-          pre_restore: result.preRestore,
-          git_commit: gitCommit,
-          git_back: gitBack,
-        },
-      });
+    op = recordPhase(store, {
+      kind: "restore",
+      session: sel.session,
+      branch: sel.branch,
+      source: getBranch(store, sel.session, sel.branch)?.head ?? null,
+      target: targetId,
+      targetTree: plan === null ? null : envelope.body.workspace!.tree,
+      plan,
+      planned,
+      baseline: plan === null ? null : envelope.body.workspace!.tree,
+      sessions: [sel.session],
+      extra: {
+        session: doSession,
+        session_mode: mode,
+        pre_restore: result.pre_restore,
+        git_commit: gitCommit,
+        git_back: gitBack,
+      },
     });
   } catch (error) {
     undoCheckout?.();
@@ -390,9 +379,10 @@ export async function restoreSnapshot(
   }
   result.operation = op.id;
 
+  // 6. apply
   if (plan !== null) {
     try {
-      applyPaths(
+      applyPhase(
         store,
         entryMap(targetTree!),
         plan.writes.map((w) => w.path),
@@ -400,292 +390,49 @@ export async function restoreSnapshot(
         options.onProgress ? { onProgress: options.onProgress } : {},
       );
     } catch (error) {
-      await abortOperation(
+      abortMove(
         store,
         op,
         "failed",
         error instanceof Error ? error.message : String(error),
+        () => undoCheckout?.(),
       );
-      undoCheckout?.();
       throw error;
     }
   }
-  const finished = await finishRestore(store, signer, op);
-  result.snapshot = finished.snapshot;
-  result.sessionMerged = finished.sessionMerged;
+
+  // 7. finish
+  result.snapshot = await finishRestore(store, signer, op);
   return result;
 }
 
 /**
- * Writes `writes` from `entries` and removes `deletes` (and first the empty
- * directories `emptyDirs`, left by a killed restore where a file belongs);
- * fsyncs touched directories.
+ * Finishes a restore: changes the session, records the restore snapshot,
+ * sets the baseline and marks the operation done, atomically. Returns the
+ * snapshot id.
  */
-function applyPaths(
-  store: Store,
-  entries: ReadonlyMap<string, TreeEntry>,
-  writes: string[],
-  deletes: string[],
-  options: { emptyDirs?: string[]; onProgress?: (done: number, total: number) => void } = {},
-): void {
-  const { onProgress } = options;
-  refuseStorePaths(store.workspaceRoot, store.dir, [...writes, ...deletes]);
-  const writer = new SafeWriter(store.workspaceRoot);
-  try {
-    const total = writes.length + deletes.length;
-    let done = 0;
-    // Deletes first, so a file giving way to a directory is gone before the directory is made.
-    for (const rel of deletes) {
-      writer.remove(rel);
-      onProgress?.(++done, total);
-    }
-    for (const rel of options.emptyDirs ?? []) writer.removeEmptyDirectory(rel);
-    const toWrite = writes.map((rel) => {
-      const entry = entries.get(rel);
-      if (entry === undefined) {
-        throw new IntegrityError(`The restore plan names ${quote(rel)}, absent from its tree`);
-      }
-      return entry;
-    });
-    const files = new FileWrites(store, writer, totalBytes(toWrite));
-    try {
-      for (const entry of toWrite) {
-        files.write(entry);
-        onProgress?.(++done, total);
-      }
-      files.finish();
-    } finally {
-      files.close();
-    }
-    writer.flush();
-  } finally {
-    writer.close();
-  }
-}
-
-/** Merges the session, records the restore snapshot and marks the operation done, atomically. */
-async function finishRestore(
-  store: Store,
-  signer: Signer,
-  op: Operation,
-): Promise<{ snapshot: string; sessionMerged: boolean }> {
-  const plan = validateStoredPlan(op, store.workspaceRoot, store.dir);
-  const target = await readEnvelope(store, op.target!);
+export async function finishRestore(store: Store, signer: Signer, op: Operation): Promise<string> {
+  const stored = storedMovePlan(store, op); // validated: stored data is untrusted
+  const target = await readEnvelope(store, op.target!); // id and signature checked
+  const mode: SessionMode = stored.extra.session_mode === "replace" ? "replace" : "merge";
   const created = await createSnapshot(store, signer, {
     reason: `restore ${op.target!.slice(0, 12)}`,
     session: op.session!,
     branch: op.branch!,
     operation: op.id,
-    metadata: { reverted_to: op.target!, operation: op.id },
+    allowUnchanged: true,
+    metadata: { reverted_to: op.target!, operation: op.id } as Record<string, JsonValue>,
     prepare: () => {
-      if (plan.session) {
+      if (stored.extra.session === true) {
         updateSessionState(
           store,
           op.session!,
-          (live) => mergeContext(live, target.body.context),
+          (live) => restoredContext(live, target.body.context, mode),
           op.id,
         );
       }
     },
-    beforeCommit: () => finishOperation(store, op.id, "done"),
+    beforeCommit: () => completeMove(store, op),
   });
-  return { snapshot: created.id, sessionMerged: plan.session };
-}
-
-/** A restore operation's plan, validated, with the two trees it moves between. */
-interface Recovery {
-  plan: StoredPlan;
-  pre: Map<string, TreeEntry>;
-  target: Map<string, TreeEntry>;
-  /** Directories the pre-restore tree implies. */
-  preDirs: Set<string>;
-  /** Directories the target tree implies. */
-  targetDirs: Set<string>;
-}
-
-/** Reads and checks everything `recover` acts on, before it acts on any of it. */
-function loadRecovery(store: Store, op: Operation): Recovery {
-  const plan = validateStoredPlan(op, store.workspaceRoot, store.dir);
-  const none = new Map<string, TreeEntry>();
-  const pre = plan.workspace ? entryMap(store.getTree(plan.pre_tree)) : none;
-  const target = plan.workspace && plan.target_tree !== null
-    ? entryMap(store.getTree(plan.target_tree))
-    : none;
-  checkPlanAgainstTrees(op, plan, pre, target);
-  return {
-    plan,
-    pre,
-    target,
-    preDirs: impliedDirectories(pre.keys()),
-    targetDirs: impliedDirectories(target.keys()),
-  };
-}
-
-/** The file sizes a path could match: of its entries in either tree. */
-function sizesAt(r: Recovery, rel: string): number[] {
-  const sizes: number[] = [];
-  for (const entry of [r.pre.get(rel), r.target.get(rel)]) {
-    if (entry?.type === "file") sizes.push(entry.size);
-  }
-  return sizes;
-}
-
-/**
- * What moves the managed paths to `to` (the pre-restore or the target tree):
- * every path `to` holds is written, an empty directory in its way removed
- * first; every other path is deleted, unless it is already absent (or
- * cannot exist: a parent is a file or symlink) or is a directory `to`
- * implies.
- */
-function movesTo(
-  store: Store,
-  r: Recovery,
-  to: Map<string, TreeEntry>,
-  toDirs: Set<string>,
-): { writes: string[]; deletes: string[]; emptyDirs: string[] } {
-  const out = { writes: [] as string[], deletes: [] as string[], emptyDirs: [] as string[] };
-  for (const rel of [...r.plan.writes, ...r.plan.deletes]) {
-    const state = inspectPath(store.workspaceRoot, rel, []);
-    if (to.has(rel)) {
-      out.writes.push(rel);
-      if (state.kind === "dir" && state.empty) out.emptyDirs.push(rel);
-    } else if (state.kind === "absent" || state.kind === "blocked") {
-      continue;
-    } else if (state.kind === "dir" && toDirs.has(rel)) {
-      continue;
-    } else {
-      out.deletes.push(rel);
-    }
-  }
-  out.writes.sort();
-  return out;
-}
-
-/** Returns the managed paths of `op` to the pre-restore tree and closes it with `status`. */
-async function abortOperation(
-  store: Store,
-  op: Operation,
-  status: "failed" | "aborted",
-  error: string | null,
-): Promise<void> {
-  const r = loadRecovery(store, op);
-  if (r.plan.workspace) {
-    const moves = movesTo(store, r, r.pre, r.preDirs);
-    applyPaths(store, r.pre, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
-  }
-  // The workspace is back to the checked-out commit's state; return git too.
-  if (r.plan.git_back !== null) gitSwitch(store.workspaceRoot, r.plan.git_back);
-  await Promise.resolve();
-  store.transaction("recover", () => finishOperation(store, op.id, status, error));
-}
-
-/** What {@linkcode recover} did. */
-export interface RecoverResult {
-  /** The operation resolved, or null when there was nothing to recover. */
-  operation: string | null;
-  /** `done` (finished) or `aborted` (returned to the pre-restore content, or discarded). */
-  status: "done" | "aborted" | null;
-  /** The snapshot recording a finished restore. */
-  snapshot: string | null;
-  /** Whether the operation was closed without touching the workspace (`discard`). */
-  discarded: boolean;
-}
-
-/** Options of {@linkcode recover}. */
-export interface RecoverOptions {
-  /** Return the managed paths to their pre-restore content instead of finishing. */
-  abort?: boolean;
-  /**
-   * Close the operation as `aborted` without reading its plan or touching
-   * any file (for a plan that is refused as invalid).
-   */
-  discard?: boolean;
-  /** Session (default current). */
-  sessionName?: string;
-  /** Overwrite paths changed since the interruption. */
-  force?: boolean;
-}
-
-/**
- * Resolves the session's interrupted restore: finishes it (idempotently), or
- * with `abort` returns its paths to the pre-restore content. Its stored plan
- * is validated first (an invalid one is refused, exit 1, and only `discard`
- * ends it). Every managed path is looked at as it is on disk: one that holds
- * neither its pre-restore nor its target content was changed by someone
- * else and is a conflict (exit 5) unless `force`.
- */
-export async function recover(
-  store: Store,
-  signer: Signer,
-  options: RecoverOptions = {},
-): Promise<RecoverResult> {
-  const sel = selection(store, options.sessionName);
-  const op = unresolvedOperation(store, sel.session);
-  if (op === null) return { operation: null, status: null, snapshot: null, discarded: false };
-  if (options.discard) {
-    store.transaction("recover", () =>
-      finishOperation(
-        store,
-        op.id,
-        "aborted",
-        "discarded by recover --discard; the workspace was not changed",
-      ));
-    return { operation: op.id, status: "aborted", snapshot: null, discarded: true };
-  }
-  const r = loadRecovery(store, op);
-  const managed = [...r.plan.writes, ...r.plan.deletes];
-  if (r.plan.workspace) {
-    const foreign = managed.filter((rel) => {
-      const state = inspectPath(store.workspaceRoot, rel, sizesAt(r, rel));
-      return !matchesEntry(state, r.pre.get(rel), r.preDirs.has(rel)) &&
-        !matchesEntry(state, r.target.get(rel), r.targetDirs.has(rel));
-    });
-    if (foreign.length > 0 && !options.force) {
-      throw new ConflictError(
-        `${foreign.length} path(s) changed since the restore was interrupted: ${
-          foreign.slice(0, 10).join(", ")
-        }`,
-        { hint: "move them aside, or pass --force to overwrite them" },
-      );
-    }
-    // A kill mid-write can leave a temp file next to a managed path.
-    const writer = new SafeWriter(store.workspaceRoot);
-    try {
-      writer.removeStrayTemps(managed);
-      writer.flush();
-    } finally {
-      writer.close();
-    }
-  }
-  if (options.abort) {
-    if (r.plan.workspace) await abortOperation(store, op, "aborted", null);
-    else store.transaction("recover", () => finishOperation(store, op.id, "aborted"));
-    return { operation: op.id, status: "aborted", snapshot: null, discarded: false };
-  }
-  if (r.plan.workspace) {
-    const moves = movesTo(store, r, r.target, r.targetDirs);
-    applyPaths(store, r.target, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
-  }
-  const finished = await finishRestore(store, signer, op);
-  return { operation: op.id, status: "done", snapshot: finished.snapshot, discarded: false };
-}
-
-/**
- * Finds the snapshot `undo` returns to: the parent of the branch's last
- * restore. Every envelope walked is verified (id and signature) first.
- */
-export async function undoTarget(
-  store: Store,
-  sessionName?: string,
-  branch?: string,
-): Promise<string> {
-  const sel = selection(store, sessionName, branch);
-  for (const id of branchChain(store, sel.session, sel.branch)) {
-    const body = (await readEnvelope(store, id)).body;
-    if (typeof body.facets.metadata.reverted_to === "string") {
-      if (body.parent === null) break;
-      return body.parent;
-    }
-  }
-  throw new NotFoundError(`Branch ${sel.session}/${sel.branch} has no restore to undo`);
+  return created.id;
 }

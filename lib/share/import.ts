@@ -16,10 +16,18 @@
  */
 import * as fs from "node:fs";
 import { IntegrityError, quote, UntrustedError } from "../errors.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved } from "../store/operations.ts";
+import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
 import { treeId } from "../store/tree.ts";
-import { ensureBranch, hasSnapshot, insertSnapshot } from "../snapshot/timeline.ts";
+import {
+  ensureBranch,
+  getBranch,
+  hasSnapshot,
+  insertSnapshot,
+  isAncestor,
+  moveHead,
+} from "../snapshot/timeline.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";
 import type { BundleVisitor } from "./bundle.ts";
 import { fdWriter } from "./publish.ts";
@@ -62,6 +70,13 @@ export interface ImportResult {
   session: string;
   /** Quarantine branch name. */
   branch: string;
+  /** The quarantine branch's head after the import. */
+  head: string | null;
+  /**
+   * Whether the head moved to the primary. It never moves back: an import
+   * of a snapshot already in the head's history (an ancestor) leaves it.
+   */
+  headMoved: boolean;
   /** Blobs newly stored. */
   blobs: number;
   /** Operation id, or null when nothing changed. */
@@ -240,6 +255,8 @@ async function importFrom(
       alreadyPresent: true,
       session,
       branch,
+      head: getBranch(store, session, branch)?.head ?? null,
+      headMoved: false,
       blobs: 0,
       operation: null,
     };
@@ -322,24 +339,28 @@ async function importFrom(
       if (p !== null && p.temp !== null) fs.rmSync(p.temp, { force: true });
       throw error;
     }
+    // The quarantine head never moves back: not to the primary when the
+    // primary is already in the head's history (an older import).
+    const pending = beginChange(store, [session]);
     const head = ensureBranch(store, session, branch);
-    store.stmt(
-      "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?",
-    ).run(
-      primary.id,
-      Date.now(),
-      session,
-      branch,
-    );
-    const op = startOperation(store, {
+    const forward = head.head === null || !isAncestor(store, primary.id, head.head);
+    if (forward && head.head !== primary.id) {
+      moveHead(store, session, branch, head.head, primary.id);
+    }
+    const operation = endChange(store, pending, {
       kind: "import",
       session,
       branch,
       source: head.head,
       target: primary.id,
-      plan: { kind: report.kind, snapshots: ids, workspace: report.withWorkspace, blobs },
-    });
-    finishOperation(store, op.id, "done");
+      plan: {
+        kind: report.kind,
+        snapshots: ids,
+        workspace: report.withWorkspace,
+        blobs,
+        head_moved: forward,
+      },
+    }, { always: true });
     return {
       report,
       imported,
@@ -347,8 +368,10 @@ async function importFrom(
       alreadyPresent: false,
       session,
       branch,
+      head: forward ? primary.id : head.head,
+      headMoved: forward && head.head !== primary.id,
       blobs,
-      operation: op.id,
+      operation,
     };
   });
 }

@@ -31,12 +31,14 @@ import { captureWorkspace } from "../store/capture.ts";
 import {
   assertResolved,
   finishOperation,
+  newOperationId,
   type Operation,
   startOperation,
 } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { type SnapshotContext, validateContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
+import { beginChange, captureView, diffViews, type PendingChange } from "../snapshot/oplog.ts";
 import type { Signer } from "../snapshot/envelope.ts";
 import { gitStatus, readGitStatus, runGit } from "../snapshot/git.ts";
 import { readSessionState, updateSessionState } from "../snapshot/session_state.ts";
@@ -199,16 +201,24 @@ export async function restoreLeanCtx(
       throw new ConflictError(`git checkout ${gitCommit} failed: ${checkout.stderr.trim()}`);
     }
   }
-  const metadata: Record<string, JsonValue> = { reverted_to: id };
+  // One restore operation (undoable like any), of which the recording
+  // snapshot is part: its undo record holds the head move and the session.
+  const opId = newOperationId();
+  const metadata: Record<string, JsonValue> = { reverted_to: id, operation: opId };
   let op: Operation | null = null;
+  let pending: PendingChange | null = null;
   try {
     const created = await createSnapshot(store, signer, {
       reason: `restore lean-ctx ${id.slice(0, 12)}`,
       session: sel.session,
       branch: sel.branch,
       metadata,
+      operation: opId,
+      allowUnchanged: true,
       prepare: () => {
+        pending = beginChange(store, [sel.session], opId);
         op = startOperation(store, {
+          id: opId,
           kind: "restore",
           session: sel.session,
           branch: sel.branch,
@@ -227,12 +237,14 @@ export async function restoreLeanCtx(
             git_back: gitBack,
           },
         });
-        metadata.operation = op.id;
         if (result.sessionMerged) {
           updateSessionState(store, sel.session, () => merge.context, op.id);
         }
       },
-      beforeCommit: () => finishOperation(store, op!.id, "done"),
+      beforeCommit: () => {
+        const record = diffViews(pending!.before, captureView(store, pending!.sessions), null);
+        finishOperation(store, opId, "done", null, record as unknown as JsonValue);
+      },
     });
     result.operation = (op as Operation | null)?.id ?? null;
     result.snapshot = created.id;

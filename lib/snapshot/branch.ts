@@ -1,6 +1,7 @@
 /**
- * Branches and forks: a fork is a new branch whose head is an existing
- * snapshot; switching a branch decides where the session's next snapshot goes.
+ * Forks: a fork is a new branch whose head (and base) is an existing
+ * snapshot, recorded as an undoable `fork` operation. It does not switch to
+ * it (`switchTo` in `lib/restore/switch.ts` does, moving the workspace).
  *
  * @example
  * ```ts
@@ -13,22 +14,16 @@
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
  * const snap = await createSnapshot(store, me, { reason: "base", workspace: false });
  * const branch = forkBranch(store, snap.id, "experiment");
- * if (!(branch.head === snap.id)) throw new Error("Example failed");
+ * if (branch.head !== snap.id) throw new Error("forked at the snapshot");
  * store.close();
  * ```
  * @module
  */
 import { ConflictError, NotFoundError, quote } from "../errors.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved } from "../store/operations.ts";
+import { recordChange } from "./oplog.ts";
 import type { Store } from "../store/store.ts";
-import {
-  type BranchRow,
-  checkName,
-  ensureSession,
-  getBranch,
-  getSnapshotRow,
-  selection,
-} from "./timeline.ts";
+import { type BranchRow, checkName, ensureSession, getBranch, getSnapshotRow } from "./timeline.ts";
 
 /** Creates branch `name` (default `fork-<id8>`) in the snapshot's session with head `id`. */
 export function forkBranch(store: Store, id: string, name?: string): BranchRow {
@@ -45,42 +40,21 @@ export function forkBranch(store: Store, id: string, name?: string): BranchRow {
         },
       );
     }
-    ensureSession(store, row.session);
-    const op = startOperation(store, {
-      kind: "fork",
-      session: row.session,
-      branch,
-      source: id,
-      target: id,
-      plan: { from_branch: row.branch, name: branch },
+    recordChange(store, [row.session], () => {
+      ensureSession(store, row.session);
+      const now = Date.now();
+      store.stmt(
+        "INSERT INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(row.session, branch, id, id, now, now);
+      return {
+        kind: "fork",
+        session: row.session,
+        branch,
+        source: id,
+        target: id,
+        plan: { from_branch: row.branch, name: branch },
+      };
     });
-    const now = Date.now();
-    store.stmt(
-      "INSERT INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(row.session, branch, id, id, now, now);
-    finishOperation(store, op.id, "done");
     return getBranch(store, row.session, branch)!;
-  });
-}
-
-/** Makes `name` the current branch of the session (it must exist). */
-export function switchBranch(store: Store, name: string, session?: string): BranchRow {
-  const sel = selection(store, session);
-  const branch = checkName(name, "branch");
-  return store.transaction("branch switch", () => {
-    assertResolved(store, sel.session);
-    const row = getBranch(store, sel.session, branch);
-    if (row === null) {
-      throw new NotFoundError(`No branch ${quote(branch)} in session ${quote(sel.session)}`, {
-        hint:
-          "list branches with `ctxsnap branch list`, or create one with `ctxsnap fork ID --name NAME`",
-      });
-    }
-    store.stmt("UPDATE sessions SET current_branch = ?, updated_at = ? WHERE name = ?").run(
-      branch,
-      Date.now(),
-      sel.session,
-    );
-    return row;
   });
 }

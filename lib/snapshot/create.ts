@@ -2,6 +2,11 @@
  * Creating a snapshot: capture the workspace, read the git anchor and the
  * live session, build the body, sign it, append it to the branch by
  * compare-and-swap — all in one store transaction, durable before it returns.
+ * The captured tree becomes the workspace baseline, and the change is
+ * recorded as an undoable `create` operation. When the workspace, git anchor
+ * and session are exactly what the branch head recorded, no snapshot is
+ * added: the head is returned with `created: false` (unless
+ * `allowUnchanged`).
  *
  * @example
  * ```ts
@@ -16,14 +21,17 @@
  * const publicKey = await publicKeyFromSeed(seed);
  * const signer = { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
  * const first = await createSnapshot(store, signer, { reason: "first" });
+ * const same = await createSnapshot(store, signer, { reason: "nothing changed" });
+ * if (same.created || same.id !== first.id) throw new Error("an unchanged workspace adds nothing");
+ * await Deno.writeTextFile(`${dir}/a.txt`, "b\n");
  * const second = await createSnapshot(store, signer, { reason: "second" });
- * if (!(second.envelope.body.parent === first.id)) throw new Error("Example failed");
+ * if (second.envelope.body.parent !== first.id) throw new Error("chained");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
  * @module
  */
-import type { JsonValue } from "../encoding/canonical_json.ts";
+import { canonicalize, type JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, quote, UsageError } from "../errors.ts";
 import {
   type CaptureOptions,
@@ -61,7 +69,9 @@ import {
   selection,
 } from "./timeline.ts";
 import { VERSION } from "../version.ts";
-import { assertResolved } from "../store/operations.ts";
+import { setBaseline } from "../store/baseline.ts";
+import { assertResolved, assertWorkspaceResolved } from "../store/operations.ts";
+import { beginChange, endChange } from "./oplog.ts";
 
 /** Context supplied with `--context`: any subset of context, cursors and facets. */
 export interface ContextInput {
@@ -210,6 +220,18 @@ export interface CreateOptions {
   capture?: (options: CaptureOptions) => CaptureResult;
   /** Reads the git anchor in place of {@linkcode gitAnchor} (before the transaction). */
   gitAnchor?: () => GitAnchor | null;
+  /**
+   * Record a new snapshot even when the workspace, git anchor and session
+   * are exactly what the branch head recorded (default: return the head,
+   * `created: false`).
+   */
+  allowUnchanged?: boolean;
+  /**
+   * Record the snapshot (child of the head) without moving the head: it is
+   * reachable by its id and `list --all`, not from the branch (the content
+   * `undo --force` overwrites is kept this way).
+   */
+  detached?: boolean;
 }
 
 /** What {@linkcode createSnapshot} returns. */
@@ -218,12 +240,32 @@ export interface CreateResult {
   id: string;
   /** The signed envelope. */
   envelope: Envelope;
-  /** False when `source` matched an existing snapshot, which is returned. */
+  /**
+   * False when `source` matched an existing snapshot, or nothing changed
+   * since the branch head: that snapshot is returned.
+   */
   created: boolean;
   /** Capture counters, or null when the workspace was not captured. */
   capture: CaptureStats | null;
+  /** The `create` operation recorded, or null (nothing changed; part of another operation). */
+  operation: string | null;
   /** Files the capture left out as secrets (`secret` by name, `secret_content`), sorted. */
   secrets: SkippedEntry[];
+}
+
+/** Whether two bodies record the same state (all but time, parent, reason and source). */
+function sameState(a: SnapshotBody, b: SnapshotBody): boolean {
+  const state = (body: SnapshotBody) =>
+    canonicalize({
+      branch: body.branch,
+      session: body.session,
+      workspace: body.workspace,
+      git: body.git,
+      context: body.context,
+      cursors: body.cursors,
+      facets: body.facets,
+    } as unknown as JsonValue);
+  return state(a) === state(b);
 }
 
 /** Creates, signs and durably records a snapshot. */
@@ -245,11 +287,18 @@ export async function createSnapshot(
           envelope: await readEnvelope(store, existing.id),
           created: false,
           capture: null,
+          operation: null,
           secrets: [],
         };
       }
     }
     assertResolved(store, sel.session, options.operation ?? null);
+    if (options.workspace !== false) assertWorkspaceResolved(store, options.operation ?? null);
+    // A snapshot made as part of another operation (a restore recording
+    // itself) belongs to that operation's undo record; otherwise it is a
+    // `create` operation of its own, which also sets the baseline.
+    const own = options.operation === undefined;
+    const pending = own ? beginChange(store, [sel.session]) : null;
     const branch = ensureBranch(store, sel.session, sel.branch);
     if (options.expectHead !== undefined) {
       const expected = options.expectHead === null
@@ -299,13 +348,49 @@ export async function createSnapshot(
       tool: { name: "ctxsnap", version: VERSION },
       ...slices,
     };
-    const envelope = await signBody(body, signer);
-    insertSnapshot(store, envelope);
-    moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
-    options.beforeCommit?.(envelope);
+    const finish = (id: string, created: boolean): string | null => {
+      if (pending === null) return null;
+      if (capture !== null) setBaseline(store, capture.treeId, pending.id);
+      return endChange(store, pending, {
+        kind: "create",
+        session: sel.session,
+        branch: sel.branch,
+        source: branch.head,
+        target: id,
+        plan: { created, tree: capture?.treeId ?? null },
+      });
+    };
     const secrets = (capture?.tree.skipped ?? []).filter((s) =>
       s.reason === "secret" || s.reason === "secret_content"
     );
-    return { id: envelope.id, envelope, created: true, capture: capture?.stats ?? null, secrets };
+    if (!options.allowUnchanged && !options.detached && branch.head !== null) {
+      // A checkpoint of an unchanged workspace and session adds nothing.
+      const head = await readEnvelope(store, branch.head); // id and signature checked
+      if (sameState(head.body, body)) {
+        const operation = finish(head.id, false);
+        options.beforeCommit?.(head);
+        return {
+          id: head.id,
+          envelope: head,
+          created: false,
+          capture: capture?.stats ?? null,
+          operation,
+          secrets,
+        };
+      }
+    }
+    const envelope = await signBody(body, signer);
+    insertSnapshot(store, envelope);
+    if (!options.detached) moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
+    const operation = finish(envelope.id, true);
+    options.beforeCommit?.(envelope);
+    return {
+      id: envelope.id,
+      envelope,
+      created: true,
+      capture: capture?.stats ?? null,
+      operation,
+      secrets,
+    };
   });
 }

@@ -2,7 +2,11 @@
  * Forgetting snapshots: the only way a snapshot row leaves the store
  * (docs/DESIGN.md §3, invariant 4). Each forget is recorded in the operations log,
  * and every forgotten id is remembered so chain checks know a missing parent
- * was intended. Objects are freed later by `gc`.
+ * was intended. Objects are freed later by `gc`. A forget cannot be undone;
+ * operations whose undo needs a forgotten snapshot (or the deleted branch)
+ * can no longer be undone either: {@linkcode forgetImpact} names them before
+ * (`--dry-run`), the result names them after, and the forget's plan records
+ * them (`unundoable`) so the undo stack drops them.
  *
  * @example
  * ```ts
@@ -13,9 +17,14 @@
  * const ws = await Deno.makeTempDir();
  * const store = Store.init(`${ws}/.ctxsnap`, ws);
  * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
- * for (const reason of ["a", "b", "c"]) await createSnapshot(store, me, { reason, workspace: false });
+ * for (const reason of ["a", "b", "c"]) {
+ *   await createSnapshot(store, me, { reason, workspace: false, allowUnchanged: true });
+ * }
  * const ids = planForget(store, { keepLast: 1 });
- * if (!(forgetSnapshots(store, ids).forgotten.length === 2)) throw new Error("Example failed");
+ * const result = forgetSnapshots(store, ids);
+ * if (result.forgotten.length !== 2) throw new Error("two forgotten");
+ * // Undoing the last create needs its parent, which is gone: that create is cut.
+ * if (result.unundoable.length !== 3) throw new Error("every create is un-undoable now");
  * store.close();
  * ```
  * @module
@@ -23,6 +32,7 @@
 import { ConflictError, quote, UsageError } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
 /** What to forget. */
@@ -60,6 +70,30 @@ export function planForget(store: Store, selector: ForgetSelector): string[] {
   return selector.ids ?? [];
 }
 
+/** An operation that a forget makes impossible to undo or redo. */
+export interface Unundoable {
+  /** Operation id. */
+  id: string;
+  /** Its kind. */
+  kind: string;
+}
+
+/**
+ * The operations that could no longer be undone or redone if `ids` were
+ * forgotten (and `deleteBranch` deleted): undo needs the snapshots its
+ * records name.
+ */
+export function forgetImpact(
+  store: Store,
+  ids: string[],
+  deleteBranch: { session: string; branch: string } | null = null,
+): Unundoable[] {
+  return cutBy(undoStack(store), new Set(ids), deleteBranch).map((e) => ({
+    id: e.id,
+    kind: e.kind,
+  }));
+}
+
 /** What {@linkcode forgetSnapshots} did. */
 export interface ForgetResult {
   /** Operation id. */
@@ -68,6 +102,8 @@ export interface ForgetResult {
   forgotten: string[];
   /** Branches deleted (with `deleteBranch`). */
   branches: string[];
+  /** Operations that can no longer be undone or redone because of this forget. */
+  unundoable: Unundoable[];
 }
 
 /**
@@ -115,11 +151,12 @@ export function forgetSnapshots(
         );
       }
     }
+    const unundoable = forgetImpact(store, ids, deleted ?? null);
     const op = startOperation(store, {
       kind: "forget",
       session: deleted?.session ?? null,
       branch: deleted?.branch ?? null,
-      plan: { ids, branch: deleted?.branch ?? null },
+      plan: { ids, branch: deleted?.branch ?? null, unundoable: unundoable.map((u) => u.id) },
     });
     const now = Date.now();
     const remember = store.stmt(
@@ -145,6 +182,6 @@ export function forgetSnapshots(
       branches.push(deleted.branch);
     }
     finishOperation(store, op.id, "done");
-    return { operation: op.id, forgotten, branches };
+    return { operation: op.id, forgotten, branches, unundoable };
   });
 }

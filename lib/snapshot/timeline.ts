@@ -7,11 +7,11 @@
  * @example
  * ```ts
  * import { Store } from "../store/store.ts";
- * import { currentSelection, listSnapshots } from "./timeline.ts";
+ * import { branchChain, currentSelection } from "./timeline.ts";
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
- * if (!(currentSelection(store).session === "main")) throw new Error("Example failed");
- * if (!(listSnapshots(store, {}).length === 0)) throw new Error("Example failed");
+ * if (currentSelection(store).session !== "main") throw new Error("main");
+ * if (branchChain(store, "main", "main").length !== 0) throw new Error("empty");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -335,34 +335,42 @@ export async function readEnvelope(store: Store, id: string): Promise<Envelope> 
   return envelope;
 }
 
-/** Filters for {@linkcode listSnapshots}. */
-export interface ListFilter {
+/** Filters for {@linkcode listSnapshotRows}. */
+export interface RowFilter {
   /** Only this session. */
   session?: string;
-  /** Only this branch. */
-  branch?: string;
   /** Most rows to return. */
   limit?: number;
 }
 
-/** Lists snapshot rows newest first. */
-export function listSnapshots(store: Store, filter: ListFilter): SnapshotRow[] {
-  const clauses: string[] = [];
-  const params: (string | number)[] = [];
-  if (filter.session !== undefined) {
-    clauses.push("session = ?");
-    params.push(filter.session);
-  }
-  if (filter.branch !== undefined) {
-    clauses.push("branch = ?");
-    params.push(filter.branch);
-  }
-  const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
+/**
+ * Lists stored snapshot rows newest first (insertion order), optionally of
+ * one session (every branch). The summaries commands print come from
+ * `listSnapshots` in `summary.ts`.
+ */
+export function listSnapshotRows(store: Store, filter: RowFilter = {}): SnapshotRow[] {
+  const where = filter.session !== undefined ? "WHERE session = ?" : "";
+  const params: (string | number)[] = filter.session !== undefined ? [filter.session] : [];
   params.push(filter.limit ?? -1);
   return store.stmt(
     `SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots ${where}
      ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as SnapshotRow[];
+}
+
+/** Whether `ancestor` is `descendant` or reachable from it through `parent` links (present rows only). */
+export function isAncestor(store: Store, ancestor: string, descendant: string): boolean {
+  const seen = new Set<string>();
+  let cursor: string | null = descendant;
+  while (cursor !== null && !seen.has(cursor)) {
+    if (cursor === ancestor) return true;
+    seen.add(cursor);
+    const row = store.stmt("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
+      | { parent: string | null }
+      | undefined;
+    cursor = row?.parent ?? null;
+  }
+  return false;
 }
 
 /** Walks a branch from its head through `parent` links (newest first), over present snapshots only. */

@@ -1,6 +1,7 @@
 /**
- * Garbage collection: removes trees and blobs no retained snapshot (and no
- * unresolved operation) references (docs/DESIGN.md §3, invariant 3).
+ * Garbage collection: removes trees and blobs that no retained snapshot, no
+ * unresolved operation, not the workspace baseline and no operation that can
+ * still be undone references (docs/DESIGN.md §3, invariant 3).
  *
  * It runs inside one write transaction, so it can never interleave with a
  * capture (which holds the write lock from its first blob to its snapshot
@@ -15,7 +16,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * store.putBlob(new TextEncoder().encode("unreferenced"));
- * if (!(collectGarbage(store).blobs === 1)) throw new Error("Example failed");
+ * if (collectGarbage(store).blobs !== 1) throw new Error("the unreferenced blob is removed");
  * store.close();
  * ```
  * @module
@@ -23,7 +24,9 @@
 import { parseJson } from "../encoding/canonical_json.ts";
 import { ConflictError, CtxsnapError, IntegrityError, quote, StoreTrustError } from "../errors.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
+import { readBaseline } from "./baseline.ts";
 import { finishOperation, startOperation } from "./operations.ts";
+import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
 
 /** What {@linkcode collectGarbage} removed (or, dry, would remove). */
@@ -39,13 +42,20 @@ export interface GcResult {
   /** Stray files removed (object files without rows, leftover temp files). */
   strays: number;
   /** Whether this was a dry run. */
-  dryRun: boolean;
+  dry_run: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
 }
 
 function rootTrees(store: Store): Set<string> {
   const roots = new Set<string>();
+  const baseline = readBaseline(store);
+  if (baseline !== null) roots.add(baseline);
+  // Whatever undo or redo may still put back.
+  const stack = undoStack(store);
+  for (const entry of [...stack.done, ...stack.redo]) {
+    for (const tree of treesNeeded(entry.record)) roots.add(tree);
+  }
   for (
     const row of store.stmt("SELECT DISTINCT tree FROM snapshots WHERE tree IS NOT NULL")
       .iterate()
@@ -66,7 +76,7 @@ function rootTrees(store: Store): Set<string> {
         cause: error,
       });
     }
-    for (const key of ["pre_tree", "target_tree"]) {
+    for (const key of ["pre_tree", "target_tree", "baseline"]) {
       const value = (plan as Record<string, unknown>)[key];
       if (typeof value === "string") roots.add(value);
     }
@@ -118,7 +128,7 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       bytes: doomed.reduce((sum, o) => sum + o.size, 0),
       kept: { trees: keptTrees, blobs: keptBlobs },
       strays: 0,
-      dryRun,
+      dry_run: dryRun,
       operation: null,
     };
     if (dryRun) return out;

@@ -1,8 +1,12 @@
 /**
- * The operations log: every restore, fork, forget, gc and import is recorded
- * with its plan, status (`planned`, `applying`, `done`, `failed`, `aborted`)
- * and error. An `applying` restore blocks new snapshots on its session until
- * `ctxsnap recover` resolves it.
+ * The operations log: every create, restore, switch, undo, redo, fork,
+ * import, session edit, forget and gc is recorded with its plan, status
+ * (`planned`, `applying`, `done`, `failed`, `aborted`) and error. An
+ * `applying` move of the workspace blocks changes to its session (and every
+ * other move of the workspace) until `ctxsnap recover` resolves it.
+ * Operations that can be undone also carry an undo record (see
+ * `lib/snapshot/oplog.ts`), and an undo or redo names the operation it
+ * reverts.
  *
  * @example
  * ```ts
@@ -12,7 +16,7 @@
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const op = store.transaction("op", () => startOperation(store, { kind: "gc", plan: {} }));
  * store.transaction("op", () => finishOperation(store, op.id, "done"));
- * if (!(listOperations(store, {})[0]?.status === "done")) throw new Error("Example failed");
+ * if (listOperations(store, {})[0]?.status !== "done") throw new Error("done");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -24,12 +28,16 @@ import type { Store } from "./store.ts";
 
 /** Operation kinds. */
 export type OperationKind =
+  | "create"
   | "restore"
+  | "switch"
+  | "undo"
+  | "redo"
+  | "session"
   | "fork"
   | "forget"
   | "gc"
   | "import"
-  | "materialize"
   | "pull";
 /** Operation statuses. */
 export type OperationStatus = "planned" | "applying" | "done" | "failed" | "aborted";
@@ -76,20 +84,29 @@ export interface OperationStart {
   target?: string | null;
   /** Initial status (default `applying`). */
   status?: OperationStatus;
+  /** The id (default: a fresh one from {@linkcode newOperationId}). */
+  id?: string;
+  /** The undo record (canonical JSON), or null when it cannot be undone (yet). */
+  undo?: JsonValue | null;
+  /** For an undo or redo: the operation it reverts. */
+  reverts?: string | null;
 }
 
-function newId(): string {
+/** A fresh operation id: `op-` and 16 random hex characters. */
+export function newOperationId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return "op-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Records a new operation (call inside a transaction) and returns it. */
 export function startOperation(store: Store, start: OperationStart): Operation {
-  const id = newId();
+  const id = start.id ?? newOperationId();
   const now = Date.now();
+  const status = start.status ?? "applying";
   store.stmt(
-    `INSERT INTO operations (id, session, branch, kind, source, target, status, plan, error, created_at, finished_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)`,
+    `INSERT INTO operations (id, session, branch, kind, source, target, status, plan, error,
+       created_at, finished_at, undo, reverts)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
   ).run(
     id,
     start.session ?? null,
@@ -97,24 +114,31 @@ export function startOperation(store: Store, start: OperationStart): Operation {
     start.kind,
     start.source ?? null,
     start.target ?? null,
-    start.status ?? "applying",
+    status,
     canonicalize(start.plan),
     now,
+    status === "applying" || status === "planned" ? null : now,
+    start.undo === undefined || start.undo === null ? null : canonicalize(start.undo),
+    start.reverts ?? null,
   );
   return getOperation(store, id)!;
 }
 
-/** Sets an operation's final status (and error). */
+/** Sets an operation's final status (and error, and for a done one its undo record). */
 export function finishOperation(
   store: Store,
   id: string,
   status: OperationStatus,
   error: string | null = null,
+  undo: JsonValue | null = null,
 ): void {
-  store.stmt("UPDATE operations SET status = ?, error = ?, finished_at = ? WHERE id = ?").run(
+  store.stmt(
+    "UPDATE operations SET status = ?, error = ?, finished_at = ?, undo = ? WHERE id = ?",
+  ).run(
     status,
     error,
     status === "applying" || status === "planned" ? null : Date.now(),
+    undo === null ? null : canonicalize(undo),
     id,
   );
 }
@@ -122,6 +146,9 @@ export function finishOperation(
 interface OperationRow extends Omit<Operation, "plan"> {
   plan: string;
 }
+
+const COLUMNS =
+  "id, session, branch, kind, source, target, status, plan, error, created_at, finished_at";
 
 function decode(row: OperationRow): Operation {
   let plan: JsonValue;
@@ -135,7 +162,7 @@ function decode(row: OperationRow): Operation {
 
 /** Reads one operation, or null. */
 export function getOperation(store: Store, id: string): Operation | null {
-  const row = store.stmt("SELECT * FROM operations WHERE id = ?").get(id) as
+  const row = store.stmt(`SELECT ${COLUMNS} FROM operations WHERE id = ?`).get(id) as
     | OperationRow
     | undefined;
   return row === undefined ? null : decode(row);
@@ -144,7 +171,7 @@ export function getOperation(store: Store, id: string): Operation | null {
 /** The unresolved (`applying`) operation of a session, or null. */
 export function unresolvedOperation(store: Store, session: string): Operation | null {
   const row = store.stmt(
-    "SELECT * FROM operations WHERE session = ? AND status = 'applying' ORDER BY seq LIMIT 1",
+    `SELECT ${COLUMNS} FROM operations WHERE session = ? AND status = 'applying' ORDER BY seq LIMIT 1`,
   ).get(session) as OperationRow | undefined;
   return row === undefined ? null : decode(row);
 }
@@ -160,6 +187,39 @@ export function assertResolved(store: Store, session: string, allowed: string | 
       `Session ${quote(session)} has an unresolved ${op.kind} (operation ${op.id})`,
       {
         hint: "run `ctxsnap recover` to finish it, or `ctxsnap recover --abort` to undo it",
+      },
+    );
+  }
+}
+
+/** Operation kinds that move workspace files (and may be left `applying` by a crash). */
+export const MOVE_KINDS: readonly OperationKind[] = ["restore", "switch", "undo", "redo"];
+
+/** The unresolved (`applying`) move of the workspace in any session, or null. */
+export function unresolvedMove(store: Store): Operation | null {
+  const row = store.stmt(
+    `SELECT ${COLUMNS} FROM operations
+     WHERE status = 'applying' AND kind IN ('restore', 'switch', 'undo', 'redo') ORDER BY seq LIMIT 1`,
+  ).get() as OperationRow | undefined;
+  return row === undefined ? null : decode(row);
+}
+
+/**
+ * Refuses to change the workspace or its baseline while any session has an
+ * unresolved move (the store has one workspace), unless it is `allowed`
+ * (the one being finished).
+ */
+export function assertWorkspaceResolved(store: Store, allowed: string | null = null): void {
+  const op = unresolvedMove(store);
+  if (op !== null && op.id !== allowed) {
+    throw new ConflictError(
+      `The workspace has an unresolved ${op.kind} (operation ${op.id}, session ${
+        quote(op.session ?? "")
+      })`,
+      {
+        hint: `run \`ctxsnap recover${
+          op.session === null ? "" : ` --session ${op.session}`
+        }\` to finish it, or add --abort to undo it`,
       },
     );
   }

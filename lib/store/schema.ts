@@ -161,6 +161,38 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'lean-ctx snapshots leave only through a recorded forget');
   END;
   `,
+  `
+  -- 4: the workspace baseline and the undo log (docs/FORMAT.md 8.2, 8.4, 9).
+  -- The baseline is the tree the workspace was last known to hold (set by
+  -- create, restore, switch, undo, redo and recover), one row: the store has
+  -- one workspace. A store migrated from schema 2 or 3 starts from what those used,
+  -- the tree of the current branch's head.
+  CREATE TABLE baseline (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    tree       TEXT CHECK (tree IS NULL OR length(tree) = 64),
+    operation  TEXT,
+    updated_at INTEGER NOT NULL
+  );
+  INSERT INTO baseline (id, tree, operation, updated_at)
+    SELECT 1, (
+      SELECT s.tree FROM snapshots s
+      WHERE s.id = (
+        SELECT b.head FROM branches b
+        WHERE b.session = COALESCE((SELECT value FROM meta WHERE key = 'current_session'), 'main')
+          AND b.name = COALESCE((
+            SELECT current_branch FROM sessions
+            WHERE name = COALESCE((SELECT value FROM meta WHERE key = 'current_session'), 'main')
+          ), 'main')
+      )
+    ), NULL, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER);
+
+  -- undo: what undo and redo need (the state before and after, canonical
+  -- JSON), NULL for operations that cannot be undone (gc, forget, failed ones).
+  -- reverts: for an undo or redo, the operation it undoes or redoes.
+  ALTER TABLE operations ADD COLUMN undo TEXT;
+  ALTER TABLE operations ADD COLUMN reverts TEXT;
+  CREATE INDEX operations_undoable ON operations (seq) WHERE undo IS NOT NULL;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

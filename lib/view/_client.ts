@@ -679,13 +679,29 @@ function preview(s, out) {
         return;
       }
       const p = j.plan;
-      out.appendChild(el("p", "summary", "Dry run, nothing changed: " + p.writes_total + " to write, " + p.deletes_total + " to delete, " + p.conflicts_total + " conflicts, " + p.unchanged_total + " unchanged, " + p.preserved_total + " untracked kept."));
-      const ul = el("ul", "plan");
-      for (const w of p.writes) ul.appendChild(el("li", "w", w.action + "  " + w.path));
-      for (const x of p.deletes) ul.appendChild(el("li", "d", "delete  " + x));
-      for (const x of p.conflicts) ul.appendChild(el("li", "x", "CONFLICT  " + x.path + "  (" + x.reason + ")"));
-      out.appendChild(ul);
-      if (p.truncated) out.appendChild(el("p", "muted", "Lists cut at " + p.writes.length + " entries."));
+      if (p === null) {
+        out.appendChild(el("p", "summary", "Dry run, nothing changed: no workspace files to restore."));
+      } else {
+        out.appendChild(el("p", "summary", "Dry run, nothing changed: " + p.writes_total + " to write, " + p.deletes_total + " to delete, " + p.conflicts_total + " conflicts, " + p.unchanged_total + " unchanged, " + p.preserved_total + " local changes kept."));
+        const ul = el("ul", "plan");
+        for (const w of p.writes) ul.appendChild(el("li", "w", w.action + "  " + w.path));
+        for (const x of p.deletes) ul.appendChild(el("li", "d", "delete  " + x));
+        for (const x of p.conflicts) ul.appendChild(el("li", "x", "CONFLICT  " + x.path + "  (" + x.reason + ")"));
+        for (const x of p.preserved || []) ul.appendChild(el("li", "k", "keep  " + x));
+        out.appendChild(ul);
+      }
+      const sc = j.session;
+      if (sc) {
+        const parts = [];
+        if (sc.change.task) parts.push("task \u2192 " + JSON.stringify(sc.change.task.to));
+        if (sc.change.progress_pct) parts.push("progress \u2192 " + sc.change.progress_pct.to + "%");
+        for (const k of ["decisions", "findings", "knowledge", "files_touched"]) {
+          const d = sc.change[k];
+          if (d && (d.added.length || d.removed.length)) parts.push(k + " +" + d.added.length + " \u2212" + d.removed.length);
+        }
+        out.appendChild(el("p", "muted", "Session (" + sc.mode + "): " + (parts.length ? parts.join(", ") : "unchanged")));
+      }
+      if (p && p.truncated) out.appendChild(el("p", "muted", "Lists cut at " + p.writes.length + " entries."));
     })
     .catch(() => out.replaceChildren(el("p", "problem", "the preview could not be loaded")));
 }

@@ -56,7 +56,7 @@ import {
   branchChain,
   getSnapshotRow,
   listBranches,
-  listSnapshots,
+  listSnapshotRows,
   readEnvelope,
   readEnvelopeUnverified,
   selection,
@@ -421,7 +421,7 @@ export async function timelineFromStore(
     rows = branchChain(store, scope.session, scope.branch).map((id) => getSnapshotRow(store, id)!)
       .filter((row) => row !== null);
   } else {
-    rows = listSnapshots(store, scope.kind === "session" ? { session: scope.session } : {});
+    rows = listSnapshotRows(store, scope.kind === "session" ? { session: scope.session } : {});
   }
   rows.sort((a, b) => a.seq - b.seq);
 

@@ -17,7 +17,9 @@
  * Routes under `/<token>/`: the page (``), `api/timeline` (the data),
  * `api/events` (server-sent events: `timeline` when the store changed),
  * `api/diff?key=<old>..<new>` (a file diff, computed on request for blobs the
- * data names) and `api/restore-preview?id=<id>` (the dry-run restore plan).
+ * data names) and `api/restore-preview?id=<id>` (the dry-run restore plan:
+ * the three-way file plan against the workspace baseline, with the local
+ * changes it keeps, and the session change).
  * Every response says `Cache-Control: no-store`, `nosniff`, `no-referrer`,
  * and forbids framing; the page gets the CSP of `html.ts` as a header.
  *
@@ -320,15 +322,18 @@ export async function serveTimeline(
             })),
             deletes: plan.deletes.slice(0, MAX_PREVIEW_ITEMS),
             conflicts: plan.conflicts.slice(0, MAX_PREVIEW_ITEMS),
+            preserved: plan.preserved.slice(0, MAX_PREVIEW_ITEMS),
             writes_total: plan.writes.length,
             deletes_total: plan.deletes.length,
             conflicts_total: plan.conflicts.length,
             unchanged_total: plan.unchanged.length,
             preserved_total: plan.preserved.length,
-            truncated: [plan.writes, plan.deletes, plan.conflicts].some((l) =>
+            truncated: [plan.writes, plan.deletes, plan.conflicts, plan.preserved].some((l) =>
               l.length > MAX_PREVIEW_ITEMS
             ),
           },
+          // What the live session would become (the default merge), as `restore --dry-run` shows it.
+          session: result.session,
         });
       }
       return refuse(res, 404, "Not found");

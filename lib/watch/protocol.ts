@@ -198,6 +198,8 @@ export interface CheckpointArgs {
   metadata: Record<string, unknown> | null;
   /** An agent hook event to record (`AgentEvent`), or null. */
   agent: Record<string, unknown> | null;
+  /** Record a snapshot even when nothing changed since the head (`--allow-unchanged`). */
+  allow_unchanged?: boolean;
 }
 
 /** One request line. */

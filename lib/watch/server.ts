@@ -198,6 +198,7 @@ export class WatchServer {
         envelope: result.envelope,
         capture: result.capture,
         secrets: result.secrets,
+        operation: result.operation,
       } as unknown as Record<string, unknown>,
     };
   }
@@ -335,7 +336,7 @@ function parseRequest(line: Uint8Array): ParsedRequest {
       "metadata",
       "agent",
     ],
-    ["expect_head"],
+    ["expect_head", "allow_unchanged"],
     "args",
   );
   const reason = textOrNull(a.reason, "reason", 1024) ?? "";
@@ -378,6 +379,10 @@ function parseRequest(line: Uint8Array): ParsedRequest {
   if (Object.hasOwn(a, "expect_head")) {
     args.expect_head = textOrNull(a.expect_head, "expect_head", 64);
   }
+  if (Object.hasOwn(a, "allow_unchanged")) {
+    if (typeof a.allow_unchanged !== "boolean") bad("allow_unchanged is not a boolean");
+    args.allow_unchanged = a.allow_unchanged;
+  }
   return { token: o.token, op: "checkpoint", config_dir: configDirGiven, args };
 }
 
@@ -394,5 +399,6 @@ function checkpointOptions(args: CheckpointArgs): CheckpointOptions {
     ...(args.max_file_bytes !== null ? { maxFileBytes: args.max_file_bytes } : {}),
     ...(args.metadata !== null ? { metadata: args.metadata as Record<string, JsonValue> } : {}),
     ...(args.agent !== null ? { agent: validateAgentEvent(args.agent) } : {}),
+    ...(args.allow_unchanged === true ? { allowUnchanged: true } : {}),
   };
 }

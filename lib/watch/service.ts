@@ -57,6 +57,7 @@ export type CheckpointOptions =
     | "session"
     | "branch"
     | "expectHead"
+    | "allowUnchanged"
     | "metadata"
     | "maxFileBytes"
   >;

@@ -232,7 +232,11 @@ Deno.test("a long timeline keeps few rows in the page and the keyboard reaches e
     let data;
     try {
       for (let i = 0; i < 400; i++) {
-        await createSnapshot(store, me, { reason: `step ${i}`, workspace: false });
+        await createSnapshot(store, me, {
+          reason: `step ${i}`,
+          workspace: false,
+          allowUnchanged: true,
+        });
       }
       data = await timelineFromStore(store, { kind: "all" }, new Keyring([], me));
     } finally {
@@ -307,6 +311,8 @@ Deno.test("serve: the live page talks only to its server, updates, previews a re
     await page.waitForSelector(".preview .summary");
     assert((await page.textContent(".preview .summary"))!.startsWith("Dry run, nothing changed"));
     assert((await page.textContent(".preview .plan"))!.includes("blob.bin"));
+    const previewText = await page.textContent(".preview");
+    assert(/Session \((merge)\): /.test(previewText!), previewText!);
     await page.focus("#timeline");
     await press(page, "Enter", "Enter");
     await page.waitForSelector("#changes .file .dl.add");

@@ -7,6 +7,7 @@ import { CtxsnapError, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
 import type { CreateResult } from "../../snapshot/create.ts";
+import { summaryOf } from "../../snapshot/summary_shape.ts";
 import { esc } from "../output.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
@@ -26,20 +27,17 @@ export function sizeOption(text: string | undefined): number | undefined {
   return value;
 }
 
-/** The `create --json` document of a checkpoint (also the MCP `checkpoint` result). */
+/**
+ * The `create --json` document of a checkpoint (also the MCP `checkpoint`
+ * result): the one snapshot summary shape, then what this run did.
+ */
 export function createJson(result: CreateResult, via: string): Record<string, unknown> {
-  const body = result.envelope.body;
   return {
-    id: result.id,
+    ...summaryOf(result.id, result.envelope, null),
     created: result.created,
-    session: body.session,
-    branch: body.branch,
-    parent: body.parent,
-    workspace: body.workspace,
-    git: body.git,
     capture: result.capture,
+    operation: result.operation,
     secrets: result.secrets,
-    key_id: result.envelope.signature.key_id,
     via,
   };
 }
@@ -49,7 +47,7 @@ export const create: Command = {
   name: "create",
   summary: "capture the workspace and session into a signed snapshot",
   usage:
-    "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID]",
+    "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID] [--allow-unchanged]",
   examples: [
     'ctxsnap create -m "before refactor"',
     'echo \'{"task":"fix parser","progress_pct":40}\' | ctxsnap create --context -',
@@ -86,6 +84,10 @@ export const create: Command = {
       arg: "ID",
       help: "only create if the branch head is ID ('none' for an empty branch)",
     },
+    "allow-unchanged": {
+      type: "boolean",
+      help: "record a new snapshot even if nothing changed since the branch head",
+    },
   },
   positionals: 0,
   async run(ctx, parsed) {
@@ -117,6 +119,17 @@ export const create: Command = {
     }
     const expect = str(parsed, "expect-head");
     const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
+    let expectHead: string | null | undefined = expect === "none" ? null : expect;
+    if (expect !== undefined && expect !== "none" && !/^[0-9a-f]{64}$/.test(expect)) {
+      // A name (HEAD~1, a branch, an id prefix): resolved against the store.
+      const { openStore, revision } = await import("../command.ts");
+      const store = openStore(ctx, { readOnly: true });
+      try {
+        expectHead = revision(ctx, store, expect, { session: str(parsed, "session") });
+      } finally {
+        store.close();
+      }
+    }
     const { result, storeDir, via } = await checkpoint(ctx, {
       reason: str(parsed, "message") ?? "",
       context,
@@ -124,7 +137,8 @@ export const create: Command = {
       source,
       ...(str(parsed, "session") !== undefined ? { session: str(parsed, "session")! } : {}),
       ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
-      ...(expect !== undefined ? { expectHead: expect === "none" ? null : expect } : {}),
+      ...(expectHead !== undefined ? { expectHead } : {}),
+      allowUnchanged: flag(parsed, "allow-unchanged"),
       onProgress: (seen) => ctx.out.progress("capturing", seen),
       ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
     });
@@ -142,7 +156,9 @@ export const create: Command = {
       }
       ctx.out.result(createJson(result, via), () => {
         if (!result.created) {
-          return `${result.id}  (already recorded for source ${esc(sourceText)})`;
+          return sourceText !== undefined && body.source?.id === source?.id
+            ? `${result.id}  (already recorded for source ${esc(sourceText)})`
+            : `${result.id}  (unchanged since this snapshot; nothing recorded)`;
         }
         const w = body.workspace;
         const lines = [`${result.id}`];

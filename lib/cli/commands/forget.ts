@@ -3,9 +3,9 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import { forgetSnapshots, planForget } from "../../snapshot/forget.ts";
-import { resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
-import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
+import { forgetImpact, forgetSnapshots, planForget } from "../../snapshot/forget.ts";
+import { selection } from "../../snapshot/timeline.ts";
+import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The `forget` command. */
@@ -42,29 +42,32 @@ export const forget: Command = {
     try {
       const session = selection(store, str(parsed, "session")).session;
       const ids = parsed.positionals.length > 0
-        ? parsed.positionals.map((p) => resolveSnapshotId(store, p))
+        ? parsed.positionals.map((p) => revision(ctx, store, p, { session }))
         : planForget(store, {
           session,
           ...(branch !== undefined ? { branch } : {}),
           ...(keepLast !== undefined ? { keepLast } : {}),
         });
+      const deleted = branch !== undefined ? { session, branch } : null;
+      const cutText = (cut: { id: string; kind: string }[]) =>
+        `${cut.length} operation(s) can no longer be undone: ${
+          cut.slice(0, 10).map((u) => `${u.id} (${u.kind})`).join(", ")
+        }${cut.length > 10 ? ", …" : ""}`;
       if (flag(parsed, "dry-run")) {
+        const unundoable = forgetImpact(store, ids, deleted);
         ctx.out.result(
-          { dry_run: true, forget: ids, branch: branch ?? null },
+          { dry_run: true, forget: ids, branch: branch ?? null, unundoable },
           () =>
-            ids.length === 0
-              ? "Nothing to forget."
-              : [...ids.map((id) => `would forget ${short(id)}`), `${ids.length} snapshot(s)`].join(
-                "\n",
-              ),
+            ids.length === 0 ? "Nothing to forget." : [
+              ...ids.map((id) => `would forget ${short(id)}`),
+              `${ids.length} snapshot(s)`,
+              ...(unundoable.length > 0 ? [`and then ${cutText(unundoable)}`] : []),
+            ].join("\n"),
         );
         return Promise.resolve(0);
       }
-      const result = forgetSnapshots(
-        store,
-        ids,
-        branch !== undefined ? { deleteBranch: { session, branch } } : {},
-      );
+      const result = forgetSnapshots(store, ids, deleted !== null ? { deleteBranch: deleted } : {});
+      if (result.unundoable.length > 0) ctx.out.warn(cutText(result.unundoable));
       ctx.out.result(
         result,
         () =>

@@ -21,7 +21,7 @@ export const gc: Command = {
         result,
         () =>
           `${
-            result.dryRun ? "Would remove" : "Removed"
+            result.dry_run ? "Would remove" : "Removed"
           } ${result.trees} trees and ${result.blobs} blobs, ${result.bytes} bytes; ` +
           `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.`,
       );

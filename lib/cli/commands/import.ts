@@ -98,6 +98,8 @@ export const importCommand: Command = {
         present: result.present,
         session: result.session,
         branch: result.branch,
+        head: result.head,
+        head_moved: result.headMoved,
         with_workspace: result.report.withWorkspace,
         blobs: result.blobs,
         trusted: result.report.trusted,
@@ -116,6 +118,11 @@ export const importCommand: Command = {
             ? `  with workspace content (${result.blobs} new file contents)`
             : "  envelope only: no workspace content (publish --with-workspace to send files)",
           result.report.trusted ? "" : "  signer NOT trusted (--allow-untrusted)",
+          result.headMoved || result.head === p.id
+            ? ""
+            : `  ${result.branch} stays at ${
+              short(result.head)
+            }: the primary is older (in its history)`,
         ].filter((l) => l !== "").join("\n");
       });
       return 0;

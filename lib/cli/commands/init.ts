@@ -5,30 +5,48 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { NoStoreError, StoreTrustError, UsageError } from "../../errors.ts";
+import { ConflictError, NoStoreError, quote, StoreTrustError, UsageError } from "../../errors.ts";
 import { configDir } from "../../keys/identity.ts";
-import { defaultStoreFor } from "../../store/locate.ts";
-import { Store } from "../../store/store.ts";
+import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../store/locate.ts";
+import { INDEX_FILE, Store } from "../../store/store.ts";
 import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";
+import { excludeStoreFromGit } from "../../snapshot/git_exclude.ts";
 import { type Command, flag, identity, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
+
+/** The nearest store in a directory above `workspace`, or null. */
+function enclosingStore(workspace: string): string | null {
+  let dir = path.dirname(workspace);
+  for (;;) {
+    const candidate = path.join(dir, DEFAULT_STORE_NAME);
+    if (fs.existsSync(path.join(candidate, INDEX_FILE))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
 
 /** The `init` command. */
 export const init: Command = {
   name: "init",
   summary: "create a store for this workspace, or adopt one you did not create here",
-  usage: "init [--workspace DIR] [--adopt [--dry-run]]",
+  usage: "init [--workspace DIR] [--nested] [--adopt [--dry-run]]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",
     "ctxsnap init --adopt --dry-run             # check and describe a store found here (cloned, copied)",
     "ctxsnap init --adopt                       # then make it yours",
+    "ctxsnap init --nested                      # a store of its own inside another store's workspace",
   ],
   options: {
     workspace: {
       type: "string",
       arg: "DIR",
       help: "workspace root (default: the current directory)",
+    },
+    nested: {
+      type: "boolean",
+      help: "create the store even inside a directory that another store captures",
     },
     adopt: {
       type: "boolean",
@@ -104,6 +122,16 @@ export const init: Command = {
       });
       return 0;
     }
+    const outer = existed ? null : enclosingStore(workspace);
+    if (outer !== null && !flag(parsed, "nested")) {
+      throw new ConflictError(
+        `${quote(workspace)} is inside the workspace of the store at ${quote(outer)}`,
+        {
+          hint: "run ctxsnap from there (it finds that store by walking up), or pass --nested " +
+            "to give this directory a store of its own",
+        },
+      );
+    }
     if (existed) {
       // Someone else's store, or this one copied or moved: never taken over silently.
       checkStorePaths(dir);
@@ -122,6 +150,7 @@ export const init: Command = {
     const store = Store.init(dir, workspace);
     const me = await identity();
     if (!existed) registerStore(registry, store.dir, "init");
+    const gitExclude = excludeStoreFromGit(store.workspaceRoot, store.dir);
     const result = {
       store: store.dir,
       workspace: store.workspaceRoot,
@@ -130,6 +159,7 @@ export const init: Command = {
       dry_run: false,
       key_id: me.keyId,
       config_dir: registry,
+      git_exclude: gitExclude,
     };
     store.close();
     ctx.out.result(result, () =>
@@ -139,6 +169,7 @@ export const init: Command = {
         }`,
         `workspace  ${esc(result.workspace)}`,
         `signing key ${result.key_id} (${esc(path.join(result.config_dir, "identity.pem"))})`,
+        ...(gitExclude === null ? [] : [`added the store to ${esc(gitExclude)}`]),
       ].join("\n"));
     return 0;
   },

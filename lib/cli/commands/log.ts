@@ -1,16 +1,28 @@
 /**
- * `ctxsnap log`: the operations log.
+ * `ctxsnap log`: the operations log, and what `undo` and `redo` would revert.
  * @module
  */
 import { listOperations } from "../../store/operations.ts";
-import { type Command, flag, intOption, openStore, short } from "../command.ts";
+import { undoStack } from "../../store/undo_log.ts";
+import type { Store } from "../../store/store.ts";
+import { type Command, flag, intOption, iso, openStore, short } from "../command.ts";
 import { selection } from "../../snapshot/timeline.ts";
 import { esc } from "../output.ts";
+
+/** The ids undo and redo would revert next (null for a store not yet migrated, opened read-only). */
+function nextReverts(store: Store): { undo: string | null; redo: string | null } {
+  try {
+    const stack = undoStack(store);
+    return { undo: stack.done.at(-1)?.id ?? null, redo: stack.redo.at(-1)?.id ?? null };
+  } catch {
+    return { undo: null, redo: null };
+  }
+}
 
 /** The `log` command. */
 export const log: Command = {
   name: "log",
-  summary: "show the operations log: restores, forks, forgets, gc, imports",
+  summary: "show the operations log: creates, restores, switches, undos, edits, forks, imports, gc",
   usage: "log [--all] [--limit N]",
   examples: ["ctxsnap log", "ctxsnap log --all --json"],
   options: {
@@ -28,18 +40,25 @@ export const log: Command = {
       const ops = listOperations(store, {
         ...(flag(parsed, "all") ? {} : { session: selection(store).session }),
         ...(limit === undefined ? {} : { limit }),
-      });
+      }).map((op) => ({
+        ...op,
+        created_at: iso(op.created_at)!,
+        finished_at: iso(op.finished_at),
+      }));
+      const next = nextReverts(store);
       ctx.out.result(
-        { operations: ops },
+        { operations: ops, next_undo: next.undo, next_redo: next.redo },
         () =>
           ops.length === 0 ? "No operations yet." : ops.map((op) =>
             [
-              new Date(op.created_at).toISOString().replace("T", " ").slice(0, 19),
+              op.created_at.replace("T", " ").slice(0, 19),
               esc(op.id),
               esc(op.kind).padEnd(8),
               esc(op.status).padEnd(8),
               op.session ? `${esc(op.session)}/${esc(op.branch ?? "-")}` : "store",
               op.target ? `→ ${esc(short(op.target))}` : "",
+              op.id === next.undo ? "(undo reverts this)" : "",
+              op.id === next.redo ? "(redo re-applies this)" : "",
               op.error ? `error: ${esc(op.error)}` : "",
             ].filter((s) => s !== "").join("  ")
           ).join("\n"),

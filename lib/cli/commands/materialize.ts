@@ -4,15 +4,15 @@
  */
 import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
-import { readEnvelope, resolveSnapshotId } from "../../snapshot/timeline.ts";
-import { type Command, openStore, short } from "../command.ts";
+import { readEnvelope } from "../../snapshot/timeline.ts";
+import { type Command, openStore, revision, short } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The `materialize` command. */
 export const materialize: Command = {
   name: "materialize",
   summary: "write a snapshot's tree, or some paths of it, into a directory (deletes nothing)",
-  usage: "materialize ID DEST [PATH...]",
+  usage: "materialize REVISION DEST [PATH...]",
   examples: [
     "ctxsnap materialize 3f2a /tmp/old-state",
     "ctxsnap materialize 3f2a ./out src/parser.ts docs",
@@ -26,7 +26,7 @@ export const materialize: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = resolveSnapshotId(store, prefix);
+      const id = revision(ctx, store, prefix);
       const tree = (await readEnvelope(store, id)).body.workspace?.tree;
       if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
       const { materialize: materializeTree } = await import("../../restore/materialize.ts");

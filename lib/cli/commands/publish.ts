@@ -2,6 +2,8 @@
  * `ctxsnap publish`: write a snapshot (or a bundle with its workspace) to a portable file.
  * @module
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
 import { isTerminal } from "../../runtime.ts";
 import type { ResolvedId } from "../../share/leanctx_store.ts";
@@ -15,8 +17,52 @@ import {
   openStore,
   short,
   str,
+  target as resolveTarget,
   userPath,
 } from "../command.ts";
+
+function real(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/** Whether `dir` is the workspace root or below it (where the next capture would store a file). */
+function insideWorkspace(store: Store, dir: string): boolean {
+  const relative = path.relative(real(store.workspaceRoot), real(dir));
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+/**
+ * Where a file goes: `--out FILE`; `--out DIR` (an existing directory, or a
+ * path ending in `/`) for the default name there; without `--out` the
+ * current directory, unless it is inside the workspace: then the store's
+ * `published/` directory, so the next capture never picks the file up.
+ */
+function destination(store: Store, cwd: string, out: string | undefined): {
+  file?: string;
+  dir?: string;
+} {
+  if (out === undefined) {
+    if (!insideWorkspace(store, cwd)) return { dir: cwd };
+    const dir = path.join(store.dir, "published");
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return { dir };
+  }
+  const given = userPath(out);
+  if (out.endsWith("/")) {
+    fs.mkdirSync(given, { recursive: true });
+    return { dir: given };
+  }
+  try {
+    if (fs.statSync(given).isDirectory()) return { dir: given };
+  } catch {
+    // Not there yet: a file name.
+  }
+  return { file: given };
+}
 
 /** `publish --format lean-ctx`: the lean-ctx file, signed with this machine's key when needed. */
 async function publishLeanCtx(
@@ -27,13 +73,13 @@ async function publishLeanCtx(
 ): Promise<number> {
   const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
   const { writeFileAtomic } = await import("../../fs/atomic.ts");
-  const path = await import("node:path");
   const made = await exportLeanCtx(store, await identity(), target);
   if (out === "-") {
     ctx.out.raw(made.text);
     return 0;
   }
-  const file = path.resolve(ctx.cwd, out ?? made.fileName);
+  const where = destination(store, ctx.cwd, out);
+  const file = where.file ?? path.join(where.dir!, made.fileName);
   writeFileAtomic(file, made.text, { mode: 0o644 });
   const sig = made.snapshot.signature!;
   const { keyIdOf } = await import("../../crypto/ed25519.ts");
@@ -65,18 +111,19 @@ export const publish: Command = {
   name: "publish",
   summary: "write a snapshot to a portable, verifiable file",
   usage:
-    "publish ID [--out FILE|-] [--with-workspace] [--history N|--all]\npublish ID --format lean-ctx [--out FILE|-]",
+    "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|--all]\npublish REVISION --format lean-ctx [--out FILE|DIR|-]",
   examples: [
     "ctxsnap publish 3f2a                      # 3f2a….ctxsnapshot.json: the signed envelope, no file content",
-    "ctxsnap publish 3f2a --with-workspace     # 3f2a….ctxbundle: envelope, tree and every file",
+    "ctxsnap publish HEAD --with-workspace --out /tmp/   # /tmp/<id12>.ctxbundle: envelope, tree and every file",
     "ctxsnap publish 3f2a --with-workspace --out - | ssh host ctxsnap import -",
     "ctxsnap publish 3f2a --format lean-ctx   # <lean-ctx id12>.ctxsnapshot.json for `lean-ctx snapshot import`",
   ],
   options: {
     out: {
       type: "string",
-      arg: "FILE|-",
-      help: "output file, or - for stdout (default: <id12>.ctxsnapshot.json / .ctxbundle here)",
+      arg: "FILE|DIR|-",
+      help:
+        "output file, directory, or - for stdout (default: here, or .ctxsnap/published/ inside the workspace)",
     },
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
@@ -91,7 +138,7 @@ export const publish: Command = {
   positionals: 1,
   async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
-    if (prefix === undefined) throw new UsageError("publish needs a snapshot ID");
+    if (prefix === undefined) throw new UsageError("publish needs a snapshot (an id, HEAD, …)");
     const n = intOption(parsed, "history", 0, 1_000_000);
     if (n !== undefined && flag(parsed, "all")) {
       throw new UsageError("use --history N or --all, not both");
@@ -106,8 +153,7 @@ export const publish: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const { resolveAnyId } = await import("../../share/leanctx_store.ts");
-      const target = resolveAnyId(store, prefix);
+      const target = await resolveTarget(ctx, store, prefix);
       if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
         if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
           throw new UsageError(
@@ -134,11 +180,10 @@ export const publish: Command = {
         writePublished(store, plan, (chunk) => ctx.out.raw(chunk));
         return 0;
       }
-      const result = await publishToFile(
-        store,
-        id,
-        out === undefined ? { ...options, dir: ctx.cwd } : { ...options, file: userPath(out) },
-      );
+      const result = await publishToFile(store, id, {
+        ...options,
+        ...destination(store, ctx.cwd, out),
+      });
       ctx.out.result(
         result,
         () =>

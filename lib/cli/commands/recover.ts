@@ -1,5 +1,5 @@
 /**
- * `ctxsnap recover`: finish or abort an interrupted restore.
+ * `ctxsnap recover`: finish or abort an interrupted restore, switch, undo or redo.
  * @module
  */
 import { UsageError } from "../../errors.ts";
@@ -9,28 +9,28 @@ import { esc } from "../output.ts";
 /** The `recover` command. */
 export const recover: Command = {
   name: "recover",
-  summary: "finish an interrupted restore, or --abort it back to the content before it",
+  summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
   usage: "recover [--abort | --discard] [--force] [--session S]",
   examples: [
     "ctxsnap recover            # finish what was interrupted",
-    "ctxsnap recover --abort    # return to the pre-restore content",
+    "ctxsnap recover --abort    # return to the content before it",
     "ctxsnap recover --discard  # close an operation whose plan is refused, changing no file",
   ],
   options: {
-    abort: { type: "boolean", help: "return the workspace to its pre-restore content" },
+    abort: { type: "boolean", help: "return the workspace to its content before the operation" },
     discard: {
       type: "boolean",
       help: "close the operation as aborted without reading its plan or changing any file",
     },
     force: { type: "boolean", help: "overwrite paths changed since the interruption" },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
+    session: { type: "string", arg: "S", help: "session (default: current, else any)" },
   },
   positionals: 0,
   async run(ctx, parsed) {
     const signer = await identity();
     const store = openStore(ctx);
     try {
-      const { recover: recoverOperation } = await import("../../restore/restore.ts");
+      const { recover: recoverOperation } = await import("../../restore/recover.ts");
       if (flag(parsed, "abort") && flag(parsed, "discard")) {
         throw new UsageError("--abort and --discard cannot be combined", {
           hint: "--discard closes the operation without touching the workspace",
@@ -45,11 +45,17 @@ export const recover: Command = {
       ctx.out.result(result, () => {
         if (result.operation === null) return "Nothing to recover.";
         if (result.discarded) {
-          return `Discarded ${result.operation}: it is closed as aborted; no file was changed.`;
+          return `Discarded ${
+            esc(result.operation)
+          }: it is closed as aborted; no file was changed.`;
         }
         return result.status === "aborted"
-          ? `Aborted ${esc(result.operation)}: the workspace is back to its pre-restore content.`
-          : `Finished ${esc(result.operation)}; recorded as ${esc(short(result.snapshot))}.`;
+          ? `Aborted ${esc(result.kind ?? "")} ${
+            esc(result.operation)
+          }: the workspace is back to its content before it.`
+          : `Finished ${esc(result.kind ?? "")} ${esc(result.operation)}${
+            result.snapshot ? `; recorded as ${esc(short(result.snapshot))}` : ""
+          }.`;
       });
       return 0;
     } finally {

@@ -1,12 +1,15 @@
 /**
- * `ctxsnap restore`, `ctxsnap undo`: three-way restore of a snapshot.
+ * `ctxsnap restore`: three-way restore of a snapshot's files and session;
+ * the plan rendering that `switch`, `undo` and `redo` share.
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import type { RestorePlan } from "../../restore/plan.ts";
+import type { MovePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
-import type { RestoreOptions, RestoreResult } from "../../restore/restore.ts";
+import type { RestoreOptions, RestoreResult, SessionPlan } from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
+import { MoveConflictError } from "../../restore/policy.ts";
+import { isEmptyChange } from "../../snapshot/session_state.ts";
 import { esc, type Output } from "../output.ts";
 import {
   type Command,
@@ -17,25 +20,30 @@ import {
   type Parsed,
   short,
   str,
+  target,
 } from "../command.ts";
 
-function planText(plan: RestorePlan): string[] {
+/** The human lines of a move plan. */
+export function planLines(plan: MovePlan): string[] {
   const lines: string[] = [];
+  const forced = new Set(plan.forced);
+  const mark = (path: string) => forced.has(path) ? "  (overwrites a local change: --force)" : "";
   for (const w of plan.writes) {
-    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}`);
+    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}${mark(w.path)}`);
   }
-  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}`);
+  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}${mark(d)}`);
   for (const c of plan.conflicts) {
     lines.push(`CONFLICT ${esc(c.path)}  (${esc(c.reason.replaceAll("_", " "))})`);
   }
   lines.push(
     `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
-      `${plan.unchanged.length} unchanged, ${plan.preserved.length} untracked kept`,
+      `${plan.unchanged.length} unchanged, ${plan.preserved.length} local changes kept`,
   );
   return lines;
 }
 
-function planJson(plan: RestorePlan | null): unknown {
+/** A move plan as `--json` prints it (entries shown by kind, not content). */
+export function planJson(plan: MovePlan | null): unknown {
   if (plan === null) return null;
   return {
     writes: plan.writes.map((w) => ({ path: w.path, action: w.action, type: w.entry.type })),
@@ -43,7 +51,41 @@ function planJson(plan: RestorePlan | null): unknown {
     conflicts: plan.conflicts,
     unchanged: plan.unchanged,
     preserved: plan.preserved,
+    forced: plan.forced,
   };
+}
+
+/** Notes the conflicts of a refused move on stderr (text mode); rethrows. */
+export function showConflicts(out: Output, error: unknown): never {
+  if (error instanceof MoveConflictError && !out.json) {
+    out.note(
+      error.conflicts.slice(0, 50).map((c) =>
+        `CONFLICT ${esc(c.path)}  (${c.reason.replaceAll("_", " ")})`
+      ).join("\nctxsnap: "),
+    );
+  }
+  throw error;
+}
+
+function sessionLine(session: SessionPlan): string {
+  const c = session.change;
+  if (isEmptyChange(c)) return `session: ${session.mode}, no change`;
+  const parts: string[] = [];
+  if (c.task) {
+    parts.push(`task ${esc(JSON.stringify(c.task.from))} → ${esc(JSON.stringify(c.task.to))}`);
+  }
+  if (c.progress_pct) parts.push(`progress ${c.progress_pct.from}% → ${c.progress_pct.to}%`);
+  for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
+    const l = c[name];
+    const label = name.replace("_", " ");
+    if (l.added.length) parts.push(`+${l.added.length} ${label}`);
+    if (l.removed.length) parts.push(`-${l.removed.length} ${label}`);
+  }
+  const e = c.extensions;
+  if (e.added.length + e.changed.length + e.removed.length > 0) {
+    parts.push(`extensions ${esc([...e.added, ...e.changed, ...e.removed].join(", "))}`);
+  }
+  return `session: ${session.mode}: ${parts.join("; ")}`;
 }
 
 const RESTORE_OPTIONS = {
@@ -52,34 +94,58 @@ const RESTORE_OPTIONS = {
     type: "boolean" as const,
     help: "restore workspace files (default: files and session)",
   },
-  session: { type: "boolean" as const, help: "merge the snapshot's session into the live session" },
+  session: {
+    type: "boolean" as const,
+    values: ["merge", "replace"] as const,
+    help: "restore the session; =merge (default) joins it into the live one, " +
+      "=replace rewinds it exactly",
+  },
   git: {
     type: "boolean" as const,
     help: "also check out the anchored commit (refuses a dirty tree)",
   },
   force: {
     type: "boolean" as const,
-    help: "apply despite conflicts, after snapshotting the current content",
+    help: "also overwrite conflicts and local changes, after snapshotting the current content",
   },
   branch: {
     type: "string" as const,
     arg: "B",
-    help: "branch whose head is the baseline (default: current)",
+    help: "branch the restore is recorded on (default: current)",
+  },
+  before: {
+    type: "string" as const,
+    arg: "TIME",
+    help: "the newest snapshot of REVISION's history at or before TIME",
   },
 };
 
-async function runRestore(
-  ctx: CommandContext,
-  parsed: Parsed,
-  resolve: (store: ReturnType<typeof openStore>) => string | Promise<string>,
-): Promise<number> {
+function report(out: Output, result: RestoreResult): void {
+  out.result({ ...result, plan: planJson(result.plan) }, () => {
+    const lines = result.plan ? planLines(result.plan) : ["workspace not restored"];
+    if (result.session) lines.push(sessionLine(result.session));
+    if (result.dry_run) {
+      lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
+      return lines.join("\n");
+    }
+    if (result.pre_restore) {
+      lines.unshift(`saved the current content as ${short(result.pre_restore)} (pre-restore)`);
+    }
+    if (result.git_commit) lines.push(`checked out ${short(result.git_commit)} (detached)`);
+    lines.push(`restored ${short(result.target)}; recorded as ${short(result.snapshot)}`);
+    return lines.join("\n");
+  });
+}
+
+async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): Promise<number> {
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const target = await resolve(store);
+    const session = parsed.values.session;
     const options: RestoreOptions = {
       workspace: flag(parsed, "workspace"),
-      session: flag(parsed, "session"),
+      session: session !== undefined && session !== false,
+      sessionMode: session === "replace" ? "replace" : "merge",
       git: flag(parsed, "git"),
       force: flag(parsed, "force"),
       dryRun: flag(parsed, "dry-run"),
@@ -90,35 +156,13 @@ async function runRestore(
     try {
       result = await (await restoreModule()).restoreSnapshot(store, signer, target, options);
     } catch (error) {
-      if (error instanceof (await restoreModule()).RestoreConflictError && !ctx.out.json) {
-        for (const line of planText(error.plan).filter((l) => l.startsWith("CONFLICT"))) {
-          ctx.out.note(line);
-        }
-      }
-      throw error;
+      showConflicts(ctx.out, error);
     }
     report(ctx.out, result);
     return 0;
   } finally {
     store.close();
   }
-}
-
-function report(out: Output, result: RestoreResult): void {
-  out.result({ ...result, plan: planJson(result.plan) }, () => {
-    const lines = result.plan ? planText(result.plan) : ["workspace not restored"];
-    if (result.dryRun) {
-      lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
-      return lines.join("\n");
-    }
-    if (result.preRestore) {
-      lines.unshift(`saved the current content as ${short(result.preRestore)} (pre-restore)`);
-    }
-    if (result.gitCommit) lines.push(`checked out ${short(result.gitCommit)} (detached)`);
-    if (result.sessionMerged) lines.push("merged the snapshot's session into the live session");
-    lines.push(`restored ${short(result.target)}; recorded as ${short(result.snapshot)}`);
-    return lines.join("\n");
-  });
 }
 
 /** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
@@ -186,45 +230,34 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
 export const restore: Command = {
   name: "restore",
   summary: "restore a snapshot's workspace and session, three-way, losing nothing",
-  usage: "restore ID [--dry-run] [--workspace] [--session] [--git] [--force]",
+  usage:
+    "restore REVISION [--dry-run] [--workspace] [--session[=merge|replace]] [--git] [--force] [--before TIME]",
   examples: [
     "ctxsnap restore 3f2a --dry-run          # what would change",
-    "ctxsnap restore 3f2a                    # files and session",
+    "ctxsnap restore HEAD~1                  # files and session, one snapshot back",
     "ctxsnap restore 3f2a --session          # only merge the session state",
+    "ctxsnap restore 3f2a --workspace --session=replace   # files, and rewind the session exactly",
+    "ctxsnap restore main --before 2026-11-30T10:00      # main as it was at 10:00 UTC",
     "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
     "ctxsnap restore 3707b221 --git          # a lean-ctx snapshot: merge its session, check out its commit",
   ],
   options: RESTORE_OPTIONS,
   positionals: 1,
   async run(ctx, parsed) {
-    const prefix = parsed.positionals[0];
-    if (prefix === undefined) {
-      throw new UsageError("restore needs a snapshot ID", { hint: "ctxsnap list" });
+    const given = parsed.positionals[0];
+    if (given === undefined && str(parsed, "before") === undefined) {
+      throw new UsageError("restore needs a snapshot (an id, HEAD~N, a branch, …)", {
+        hint: "ctxsnap list",
+      });
     }
-    const { resolveAnyId } = await import("../../share/leanctx_store.ts");
     const probe = openStore(ctx, { readOnly: true });
-    let target;
+    let found;
     try {
-      target = resolveAnyId(probe, prefix);
+      found = await target(ctx, probe, given ?? "HEAD", { before: str(parsed, "before") });
     } finally {
       probe.close();
     }
-    if (target.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, target.id);
-    return runRestore(ctx, parsed, () => target.id);
-  },
-};
-
-/** The `undo` command. */
-export const undo: Command = {
-  name: "undo",
-  summary: "return to the state before the last restore on this branch",
-  usage: "undo [--dry-run] [--force]",
-  examples: ["ctxsnap undo --dry-run", "ctxsnap undo"],
-  options: RESTORE_OPTIONS,
-  positionals: 0,
-  run(ctx, parsed) {
-    return restoreModule().then(({ undoTarget }) =>
-      runRestore(ctx, parsed, (store) => undoTarget(store, undefined, str(parsed, "branch")))
-    );
+    if (found.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, found.id);
+    return runRestore(ctx, parsed, found.id);
   },
 };

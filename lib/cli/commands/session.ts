@@ -2,16 +2,25 @@
  * `ctxsnap session`: the live session state the next snapshot records.
  * @module
  */
-import { UsageError } from "../../errors.ts";
+import { NotFoundError, quote, UsageError } from "../../errors.ts";
 import type { SnapshotContext } from "../../snapshot/body.ts";
 import {
   appendUnique,
+  editSession,
   readSessionState,
-  updateSessionState,
+  switchSession,
 } from "../../snapshot/session_state.ts";
-import { checkName, ensureSession, selection } from "../../snapshot/timeline.ts";
-import { type Command, intOption, openStore, str } from "../command.ts";
+import { checkName, selection } from "../../snapshot/timeline.ts";
+import { type Command, intOption, iso, openStore, str } from "../command.ts";
 import { esc } from "../output.ts";
+
+/** What `session remove KIND TEXT` removes from. */
+const LISTS = {
+  decision: "decisions",
+  finding: "findings",
+  knowledge: "knowledge",
+  file: "files_touched",
+} as const;
 
 function render(session: string, branch: string, s: SnapshotContext): string {
   const lines = [
@@ -30,7 +39,17 @@ function render(session: string, branch: string, s: SnapshotContext): string {
   return lines.join("\n");
 }
 
-const SUBCOMMANDS = ["show", "set", "decide", "touch", "finding", "know", "list", "switch"];
+const SUBCOMMANDS = [
+  "show",
+  "set",
+  "decide",
+  "touch",
+  "finding",
+  "know",
+  "remove",
+  "list",
+  "switch",
+];
 
 /** The `session` command. */
 export const session: Command = {
@@ -41,12 +60,15 @@ export const session: Command = {
     "session set [--task T] [--progress N]",
     "session decide TEXT | finding TEXT | know TEXT",
     "session touch PATH...",
+    "session remove decision|finding|knowledge|file TEXT",
     "session list | switch NAME",
   ].join("\n"),
   examples: [
     'ctxsnap session set --task "migrate the parser" --progress 30',
     'ctxsnap session decide "keep the old API behind a flag"',
     "ctxsnap session touch src/parser.ts src/lexer.ts",
+    'ctxsnap session remove decision "keep the old API behind a flag"',
+    "ctxsnap undo                          # an edit of the session is undone like any operation",
     "ctxsnap session switch experiment   # later snapshots go to session 'experiment'",
   ],
   options: {
@@ -80,6 +102,7 @@ export const session: Command = {
               name: r.name,
               branch: r.current_branch,
               current: r.name === current,
+              updated_at: iso(r.updated_at),
             })),
           },
           () =>
@@ -95,10 +118,7 @@ export const session: Command = {
       }
       if (sub === "switch") {
         const name = checkName(rest[0] ?? "", "session");
-        store.transaction("session switch", () => {
-          ensureSession(store, name);
-          store.setMeta("current_session", name);
-        });
+        switchSession(store, name);
         ctx.out.result({ current: name }, () => `Switched to session ${esc(name)}`);
         return Promise.resolve(0);
       }
@@ -119,43 +139,67 @@ export const session: Command = {
           if (task === undefined && progress === undefined) {
             throw new UsageError("session set needs --task or --progress");
           }
-          state = updateSessionState(store, sel.session, (s) => ({
+          state = editSession(store, sel.session, "set", (s) => ({
             ...s,
             task: task ?? s.task,
             progress_pct: progress ?? s.progress_pct,
           }));
           break;
         }
+        case "remove": {
+          const [kind = "", ...words] = rest;
+          const list = LISTS[kind as keyof typeof LISTS];
+          if (list === undefined) {
+            throw new UsageError(`session remove takes ${Object.keys(LISTS).join(", ")}`, {
+              hint: 'for example: ctxsnap session remove decision "keep the old API"',
+            });
+          }
+          const text = words.join(" ").trim();
+          if (text === "") throw new UsageError(`session remove ${kind} needs TEXT`);
+          if (!readSessionState(store, sel.session)[list].includes(text)) {
+            throw new NotFoundError(`The session has no ${kind} ${quote(text)}`, {
+              hint: "`ctxsnap session show` lists them; the text must match exactly",
+            });
+          }
+          state = editSession(store, sel.session, `remove ${kind}`, (s) => ({
+            ...s,
+            [list]: s[list].filter((item) => item !== text),
+          }));
+          break;
+        }
         case "decide": {
           const text = needText("decide");
-          state = updateSessionState(
+          state = editSession(
             store,
             sel.session,
+            "decide",
             (s) => ({ ...s, decisions: appendUnique(s.decisions, [text]) }),
           );
           break;
         }
         case "finding": {
           const text = needText("finding");
-          state = updateSessionState(
+          state = editSession(
             store,
             sel.session,
+            "finding",
             (s) => ({ ...s, findings: appendUnique(s.findings, [text]) }),
           );
           break;
         }
         case "know": {
           const text = needText("know");
-          state = updateSessionState(
+          state = editSession(
             store,
             sel.session,
+            "know",
             (s) => ({ ...s, knowledge: appendUnique(s.knowledge, [text]) }),
           );
           break;
         }
         default: {
           if (rest.length === 0) throw new UsageError("session touch needs at least one PATH");
-          state = updateSessionState(store, sel.session, (s) => ({
+          state = editSession(store, sel.session, "touch", (s) => ({
             ...s,
             files_touched: appendUnique(s.files_touched, rest),
           }));

@@ -2,7 +2,8 @@
  * `ctxsnap show`: everything one snapshot recorded.
  * @module
  */
-import { getSnapshotRow, readEnvelope } from "../../snapshot/timeline.ts";
+import { readEnvelope } from "../../snapshot/timeline.ts";
+import { summarize } from "../../snapshot/summary.ts";
 import type { Store } from "../../store/store.ts";
 import {
   type Command,
@@ -10,12 +11,12 @@ import {
   flag,
   openStore,
   short,
+  str,
+  target,
   trustPolicy,
 } from "../command.ts";
-import { UsageError } from "../../errors.ts";
 import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
 import { esc } from "../output.ts";
-
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
   const { readLeanCtx } = await import("../../share/leanctx_store.ts");
@@ -65,14 +66,23 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show ID [--skipped]",
+  usage: "show [REVISION] [--before TIME] [--skipped]",
   examples: [
+    "ctxsnap show                   # the head of the current branch",
     "ctxsnap show 3f2a9c",
+    "ctxsnap show HEAD~2",
+    "ctxsnap show main@{2026-11-30T10:00}",
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
     "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
     "ctxsnap show 3707b221 --json | jq .snapshot.ledger   # an imported lean-ctx snapshot",
   ],
   options: {
+    before: {
+      type: "string",
+      arg: "TIME",
+      help: "the newest snapshot of REVISION's history at or before TIME",
+    },
+    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
     skipped: {
       type: "boolean",
       help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
@@ -80,16 +90,14 @@ export const show: Command = {
   },
   positionals: 1,
   async run(ctx, parsed) {
-    const prefix = parsed.positionals[0];
-    if (prefix === undefined) {
-      throw new UsageError("show needs a snapshot ID", { hint: "ctxsnap list" });
-    }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const { resolveAnyId } = await import("../../share/leanctx_store.ts");
-      const target = resolveAnyId(store, prefix);
-      if (target.format === "lean-ctx") return await showLeanCtx(ctx, store, target.id);
-      const id = target.id;
+      const found = await target(ctx, store, parsed.positionals[0] ?? "HEAD", {
+        session: str(parsed, "session"),
+        before: str(parsed, "before"),
+      });
+      if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
+      const id = found.id;
       const envelope = await readEnvelope(store, id); // id and signature checked
       if (flag(parsed, "skipped")) {
         const workspace = envelope.body.workspace;
@@ -105,12 +113,11 @@ export const show: Command = {
         );
         return 0;
       }
-      const row = getSnapshotRow(store, id)!;
       const trust = await trustPolicy([]);
       const keyId = envelope.signature.key_id;
       const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
       const b = envelope.body;
-      ctx.out.result({ id, imported: row.imported === 1, signer, envelope }, () => {
+      ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
         const lines = [
           `snapshot   ${id}`,
           `created    ${esc(b.created_at)}`,

@@ -6,7 +6,7 @@
  */
 import { NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
 import { writeFileAtomic } from "../../fs/atomic.ts";
-import { listBranches, listSnapshots, selection } from "../../snapshot/timeline.ts";
+import { listBranches, listSnapshotRows, selection } from "../../snapshot/timeline.ts";
 import type { StoreScope, TimelineData } from "../../view/model.ts";
 import {
   type Command,
@@ -40,7 +40,7 @@ export function storeScope(
   // The current session may be empty (a new store); a session asked for by name must exist.
   if (
     session !== undefined && branches.length === 0 &&
-    listSnapshots(store, { session: sel.session, limit: 1 }).length === 0
+    listSnapshotRows(store, { session: sel.session, limit: 1 }).length === 0
   ) {
     throw new NotFoundError(`No session ${quote(sel.session)}`, {
       hint: "list sessions with `ctxsnap session list`, or use --all",

@@ -18,6 +18,7 @@ import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
 import { currentSelection, getBranch } from "../../snapshot/timeline.ts";
+import { hasRevisionSyntax } from "../../snapshot/names.ts";
 import {
   type Command,
   type CommandContext,
@@ -27,6 +28,7 @@ import {
   type Parsed,
   short,
   str,
+  target as resolveTarget,
   trustPolicy,
   userPath,
 } from "../command.ts";
@@ -43,8 +45,30 @@ function describe(report: SnapshotReport): string {
   }${who}  ${what}`;
 }
 
+/** A snapshot report as `--json` prints it (snake_case). */
+function reportJson(report: SnapshotReport): unknown {
+  return {
+    id: report.id,
+    valid: report.valid,
+    trusted: report.trusted,
+    key_id: report.keyId,
+    signer: report.signer,
+    checked: report.checked,
+    has_workspace: report.hasWorkspace,
+    problems: report.problems,
+  };
+}
+
+/**
+ * Whether the argument names a file: `-`, or anything but an id prefix (all
+ * hex) or a revision (`HEAD`, `@`, `REV~N`, `REV@{TIME}`) that names no
+ * existing file.
+ */
 function looksLikeFile(arg: string): boolean {
-  return arg === "-" || /[^0-9a-fA-F]/.test(arg);
+  if (arg === "-") return true;
+  if (!/[^0-9a-fA-F]/.test(arg)) return false;
+  if (!hasRevisionSyntax(arg)) return true;
+  return fs.existsSync(userPath(arg));
 }
 
 /** The trust policy for a file: like `trustPolicy`, but works without a config dir (offline). */
@@ -82,7 +106,13 @@ function fileDocument(source: string, report: FileReport): Record<string, unknow
     workspace: b.workspace,
     with_workspace: report.withWorkspace,
     blob_bytes: report.blobBytes,
-    snapshots: report.snapshots,
+    snapshots: report.snapshots.map((s) => ({
+      id: s.id,
+      key_id: s.keyId,
+      signer: s.signer,
+      valid: s.valid,
+      trusted: s.trusted,
+    })),
   };
 }
 
@@ -370,7 +400,13 @@ export const verify: Command = {
           problems: l.problems,
         }));
         ctx.out.result(
-          { ok, trusted: ok && untrusted === 0, ...report, lean_ctx: leanJson },
+          {
+            ok,
+            trusted: ok && untrusted === 0,
+            ...report,
+            snapshots: report.snapshots.map(reportJson),
+            lean_ctx: leanJson,
+          },
           () => {
             const lines = report.snapshots.map(describe);
             for (const l of lean) {
@@ -406,9 +442,9 @@ export const verify: Command = {
       let id: string;
       const given = parsed.positionals[0];
       if (given !== undefined) {
-        const { checkStoredLeanCtx, resolveAnyId } = await import("../../share/leanctx_store.ts");
+        const { checkStoredLeanCtx } = await import("../../share/leanctx_store.ts");
         const { leanCtxVerdict } = await import("../../share/leanctx.ts");
-        const target = resolveAnyId(store, given);
+        const target = await resolveTarget(ctx, store, given);
         if (target.format === "lean-ctx") {
           const lean = await import("./_leanctx.ts");
           const check = await checkStoredLeanCtx(store, target.id);
@@ -431,7 +467,7 @@ export const verify: Command = {
         id = head;
       }
       const report = await verifySnapshot(store, id, trust);
-      ctx.out.result(report, () => describe(report));
+      ctx.out.result(reportJson(report), () => describe(report));
       if (!report.valid) {
         ctx.out.error(
           new IntegrityError(

@@ -1,0 +1,98 @@
+/**
+ * `ctxsnap undo`, `ctxsnap redo`: revert the last operation, or re-apply it.
+ * @module
+ */
+import type { RevertResult } from "../../restore/undo.ts";
+import type { Output } from "../output.ts";
+import {
+  type Command,
+  type CommandContext,
+  flag,
+  identity,
+  openStore,
+  type Parsed,
+} from "../command.ts";
+import { planJson, planLines, showConflicts } from "./restore.ts";
+
+const OPTIONS = {
+  "dry-run": { type: "boolean" as const, help: "print what would change, change nothing" },
+  force: {
+    type: "boolean" as const,
+    help: "overwrite files changed since, after saving them in a snapshot",
+  },
+};
+
+function report(out: Output, result: RevertResult): void {
+  out.result({ ...result, plan: planJson(result.plan) }, () => {
+    const what = `${result.reverts.kind} ${result.reverts.id} (${
+      result.reverts.finished_at.replace("T", " ").slice(0, 19)
+    })`;
+    const lines = result.plan ? planLines(result.plan) : [];
+    if (result.dry_run) {
+      lines.unshift(`${result.direction} would revert ${what} (dry run, nothing changed):`);
+      return lines.join("\n");
+    }
+    if (result.saved) {
+      lines.unshift(`saved the files it overwrites as ${result.saved.slice(0, 12)}`);
+    }
+    lines.push(
+      `${result.direction === "undo" ? "Undid" : "Redid"} ${what}; recorded as ${result.operation}`,
+    );
+    return lines.join("\n");
+  });
+}
+
+async function run(
+  ctx: CommandContext,
+  parsed: Parsed,
+  direction: "undo" | "redo",
+): Promise<number> {
+  const signer = await identity();
+  const store = openStore(ctx);
+  try {
+    const module = await import("../../restore/undo.ts");
+    const options = {
+      dryRun: flag(parsed, "dry-run"),
+      force: flag(parsed, "force"),
+      onProgress: (done: number, total: number) => ctx.out.progress(direction, done, total),
+    };
+    let result: RevertResult;
+    try {
+      result = direction === "undo"
+        ? await module.undo(store, signer, options)
+        : await module.redo(store, signer, options);
+    } catch (error) {
+      showConflicts(ctx.out, error);
+    }
+    report(ctx.out, result);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+/** The `undo` command. */
+export const undo: Command = {
+  name: "undo",
+  summary: "revert the last operation that changed the workspace, the session or a branch",
+  usage: "undo [--dry-run] [--force]",
+  examples: [
+    "ctxsnap undo --dry-run     # what the last operation was, and what undoing it changes",
+    "ctxsnap undo               # revert it; run again to revert the one before",
+    "ctxsnap redo               # re-apply what undo reverted",
+  ],
+  options: OPTIONS,
+  positionals: 0,
+  run: (ctx, parsed) => run(ctx, parsed, "undo"),
+};
+
+/** The `redo` command. */
+export const redo: Command = {
+  name: "redo",
+  summary: "re-apply the operation the last undo reverted",
+  usage: "redo [--dry-run] [--force]",
+  examples: ["ctxsnap redo --dry-run", "ctxsnap redo"],
+  options: OPTIONS,
+  positionals: 0,
+  run: (ctx, parsed) => run(ctx, parsed, "redo"),
+};
