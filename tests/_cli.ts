@@ -187,9 +187,11 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
       }) cannot apply to CTXSNAP_BIN; skip this test when NEEDS_DENO_PERMISSIONS`,
     );
   }
-  // Standard input is a process boundary: `-` sources read descriptor 0.
+  // Standard input is a process boundary (`-` sources read descriptor 0):
+  // given bytes run in-process only when the caller says the command reads
+  // them through the run's view of stdin (`readInput`), with mode "in-process".
   const subprocess = FORCE_SUBPROCESS || opts.mode === "subprocess" ||
-    opts.permissions !== undefined || stdin !== undefined;
+    opts.permissions !== undefined || (stdin !== undefined && opts.mode !== "in-process");
   if (!subprocess) return await runInProcess(args, opts.cwd, env, stdin);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 60_000);

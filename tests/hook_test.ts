@@ -14,6 +14,7 @@ import {
   type CliResult,
   expectCode,
   REPO,
+  type RunMode,
   type TempWorkspace,
   tempWorkspace,
   withStore,
@@ -28,13 +29,18 @@ async function payload(name: string, cwd: string): Promise<string> {
   return text.replaceAll("/PROJECT", cwd);
 }
 
-/** Runs the hook with `stdin` (a subprocess: standard input is the point). */
+/**
+ * Runs the hook with `stdin`: in-process (the hook reads standard input
+ * through the run's view of it), or as a subprocess where a real pipe on
+ * descriptor 0 is the point (the first test, which also feeds a retry).
+ */
 function hook(
   ws: TempWorkspace,
   stdin: string | Uint8Array,
   flags: string[] = [],
+  mode: RunMode = "in-process",
 ): Promise<CliResult> {
-  return ws.run(["hook", "claude-code", ...flags], { stdin });
+  return ws.run(["hook", "claude-code", ...flags], { stdin, mode });
 }
 
 // deno-lint-ignore no-explicit-any
@@ -45,7 +51,7 @@ Deno.test("hook: one checkpoint per event keyed on the agent session, and the st
     const ids: Record<string, string> = {};
     const send = async (name: string, edit?: () => Promise<void>) => {
       await edit?.();
-      const result = await hook(ws, await payload(name, ws.path), ["--json"]);
+      const result = await hook(ws, await payload(name, ws.path), ["--json"], "subprocess");
       expectCode(result, 0, name);
       ids[name] = result.json().id;
       return result.json();
