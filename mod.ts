@@ -11,7 +11,7 @@
  * creating and showing snapshots; names; diffs; sessions; restore, switch,
  * undo and recovery; verification; publishing, importing and verifying
  * files; lean-ctx files; remotes; keys; the Replay view; and, last, the
- * format primitives (canonical JSON, hashes, Ed25519, envelopes) for tools
+ * format primitives (canonical JSON, hashes, signed envelopes) for tools
  * that read or check ctxsnap files themselves. Every type a signature
  * mentions is exported too. Everything else under `lib/` is internal and may
  * change without notice.
@@ -385,7 +385,7 @@ export type { ServeOptions, TimelineServer } from "./lib/view/serve.ts";
 
 // ---------------------------------------------------------------------------
 // Format primitives (docs/FORMAT.md), for tools that read or check ctxsnap
-// files themselves: canonical JSON, hashes, Ed25519, signed envelopes.
+// files themselves: canonical JSON, hashes, signed envelopes (Ed25519 keys: see Keys).
 
 export {
   canonicalBytes,
@@ -395,8 +395,6 @@ export {
 } from "./lib/encoding/canonical_json.ts";
 export type { CanonicalOptions, JsonValue, ParseOptions } from "./lib/encoding/canonical_json.ts";
 export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
-export { sign, verify } from "./lib/crypto/ed25519.ts";
-export type { Ed25519Backend } from "./lib/crypto/ed25519.ts";
 export { checkEnvelope, parseEnvelope, snapshotId } from "./lib/snapshot/envelope.ts";
 export type { EnvelopeCheck } from "./lib/snapshot/envelope.ts";
 export { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
