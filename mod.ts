@@ -5,6 +5,22 @@
  * content-addressed, Ed25519-signed snapshot; keep snapshots on an
  * append-only, hash-chained timeline; verify them offline.
  *
+ * ## What is exported
+ *
+ * The exports are grouped as a harness or tool uses them: errors; stores;
+ * creating and showing snapshots; names; diffs; sessions; restore, switch,
+ * undo and recovery; verification; publishing, importing and verifying
+ * files; lean-ctx files; remotes; keys; the Replay view; and, last, the
+ * format primitives (canonical JSON, hashes, signed envelopes) for tools
+ * that read or check ctxsnap files themselves. Every type a signature
+ * mentions is exported too. Everything else under `lib/` is internal and may
+ * change without notice.
+ *
+ * Every error ctxsnap raises on purpose is a {@linkcode CtxsnapError}
+ * subclass whose `code` maps to the command line's exit status
+ * ({@linkcode exitCodeOf}); a refused restore is a
+ * {@linkcode RestoreConflictError} carrying its plan.
+ *
  * @example Capture, list and verify
  * ```ts
  * import { createSnapshot, listSnapshots, loadOrCreateIdentity, openStore, initStore, verifySnapshot, Keyring } from "./mod.ts";
@@ -65,6 +81,30 @@
  * store.close();
  * ```
  *
+ * @example A restore that would overwrite unsaved work is refused, with its plan
+ * ```ts
+ * import { createSnapshot, initStore, loadOrCreateIdentity, resolveRevision, RestoreConflictError, restoreSnapshot } from "./mod.ts";
+ *
+ * const workspace = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "v1\n");
+ * const store = initStore(`${workspace}/.ctxsnap`, workspace);
+ * await createSnapshot(store, me, { reason: "v1" });
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "v2\n");
+ * await createSnapshot(store, me, { reason: "v2" });
+ * await Deno.writeTextFile(`${workspace}/a.txt`, "mine, not in any snapshot\n");
+ *
+ * try {
+ *   await restoreSnapshot(store, me, resolveRevision(store, "HEAD~1"));
+ *   throw new Error("example failed: the restore was not refused");
+ * } catch (error) {
+ *   if (!(error instanceof RestoreConflictError)) throw error;
+ *   if (!(error.plan.conflicts[0]?.path === "a.txt" && error.code === "conflict")) throw new Error("example failed");
+ * }
+ * if (!(await Deno.readTextFile(`${workspace}/a.txt`) === "mine, not in any snapshot\n")) throw new Error("example failed");
+ * store.close();
+ * ```
+ *
  * @example Publish a bundle, verify it offline, import it into another store
  * ```ts
  * import { createSnapshot, importFile, initStore, Keyring, loadOrCreateIdentity, publish, verifyFile } from "./mod.ts";
@@ -96,128 +136,196 @@ import { join } from "node:path";
 import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
 import { registerStore } from "./lib/store/trust.ts";
 
-export { CtxsnapError, EXIT_CODES, exitCodeOf } from "./lib/errors.ts";
-export type { ErrorCode } from "./lib/errors.ts";
+// ---------------------------------------------------------------------------
+// Errors: every class, the exit-status table, and the mapping to it.
+
 export {
-  canonicalBytes,
-  canonicalize,
-  parseCanonical,
-  parseJson,
-} from "./lib/encoding/canonical_json.ts";
-export type { JsonValue } from "./lib/encoding/canonical_json.ts";
-export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
-export { keyIdOf, publicKeyToSpkiPem } from "./lib/crypto/ed25519.ts";
-export { configDir, loadIdentity, loadOrCreateIdentity } from "./lib/keys/identity.ts";
-export type { Identity } from "./lib/keys/identity.ts";
-export {
-  Keyring,
-  readTrustedKeys,
-  trustedKeysPath,
-  trustKey,
-  untrustKey,
-} from "./lib/keys/keyring.ts";
+  BusyError,
+  CanonicalJsonError,
+  ConfigError,
+  ConflictError,
+  CtxsnapError,
+  EXIT_CODES,
+  EXIT_MEANINGS,
+  exitCodeOf,
+  IntegrityError,
+  IoError,
+  NoStoreError,
+  NotFoundError,
+  PathError,
+  RemoteError,
+  SignatureError,
+  StoreTrustError,
+  UntrustedError,
+  UsageError,
+} from "./lib/errors.ts";
+export type { CtxsnapErrorOptions, ErrorCode, IoErrorOptions } from "./lib/errors.ts";
+export { MoveConflictError } from "./lib/restore/policy.ts";
+export type { Conflict, ConflictReason } from "./lib/restore/policy.ts";
+export { RestoreConflictError } from "./lib/restore/restore.ts";
+export { BundleFormatError } from "./lib/share/tar.ts";
+export { IgnoreFileError } from "./lib/fs/ignore.ts";
+export { FileChangedError, UnreadableError } from "./lib/fs/safe_read.ts";
+export { TransientError } from "./lib/remote/backend.ts";
+
+// ---------------------------------------------------------------------------
+// Stores: open, create, find, adopt ({@linkcode openStore} and
+// {@linkcode initStore} are defined at the end of this module).
+
 export { Store } from "./lib/store/store.ts";
 export type { StoreOpenOptions } from "./lib/store/store.ts";
 export { locateStore } from "./lib/store/locate.ts";
-export { checkRegistered, isRegistered, registerStore } from "./lib/store/trust.ts";
+export type { LocateOptions } from "./lib/store/locate.ts";
+export { isRegistered } from "./lib/store/trust.ts";
 export { adoptStore } from "./lib/snapshot/adopt.ts";
 export type { Adoption } from "./lib/snapshot/adopt.ts";
+export { VERSION } from "./lib/version.ts";
+
+// ---------------------------------------------------------------------------
+// Snapshots: capture, create, list, show, and what they contain.
+
 export { captureWorkspace } from "./lib/store/capture.ts";
 export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
-export { validateTree } from "./lib/store/tree.ts";
-export type { TreeEntry, TreeManifest } from "./lib/store/tree.ts";
-export { SNAPSHOT_SCHEMA, validateBody } from "./lib/snapshot/body.ts";
-export type { SnapshotBody, SnapshotContext } from "./lib/snapshot/body.ts";
-export { checkEnvelope, parseEnvelope, signBody, snapshotId } from "./lib/snapshot/envelope.ts";
-export type { Envelope } from "./lib/snapshot/envelope.ts";
 export { createSnapshot, validateContextInput } from "./lib/snapshot/create.ts";
 export type { ContextInput, CreateOptions, CreateResult } from "./lib/snapshot/create.ts";
-export {
-  branchChain,
-  currentSelection,
-  listBranches,
-  readEnvelope,
-  resolveSnapshotId,
-} from "./lib/snapshot/timeline.ts";
 export { listSnapshots, summarize } from "./lib/snapshot/summary.ts";
 export type { ListFilter, SnapshotSummary } from "./lib/snapshot/summary.ts";
-export { parseRevision, parseTime, resolveRevision } from "./lib/snapshot/names.ts";
-export type { ResolveOptions, Revision } from "./lib/snapshot/names.ts";
+export { readEnvelope } from "./lib/snapshot/timeline.ts";
+export type { Envelope, EnvelopeSignature, Signer } from "./lib/snapshot/envelope.ts";
+export type {
+  GitAnchor,
+  SnapshotBody,
+  SnapshotContext,
+  SnapshotCursors,
+  SnapshotFacets,
+  SnapshotSchema,
+  WorkspaceRef,
+} from "./lib/snapshot/body.ts";
+export type {
+  LedgerItem,
+  LedgerSlice,
+  LineageItem,
+  LineageSlice,
+  RoiSlice,
+  Slices,
+} from "./lib/snapshot/slices.ts";
+export type {
+  FileEntry,
+  SkippedEntry,
+  SymlinkEntry,
+  TreeEntry,
+  TreeManifest,
+} from "./lib/store/tree.ts";
+
+// ---------------------------------------------------------------------------
+// Names, branches and the operations log.
+
+export { parseRevision, resolveRevision } from "./lib/snapshot/names.ts";
+export type { ResolveOptions, Revision, RevisionStep } from "./lib/snapshot/names.ts";
+export { currentSelection, listBranches, resolveSnapshotId } from "./lib/snapshot/timeline.ts";
+export type { BranchRow } from "./lib/snapshot/timeline.ts";
+export { forkBranch } from "./lib/snapshot/branch.ts";
+export { listOperations } from "./lib/store/operations.ts";
+export type { Operation, OperationKind, OperationStatus } from "./lib/store/operations.ts";
+export { forgetImpact, forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
+export type { ForgetResult, ForgetSelector, Unundoable } from "./lib/snapshot/forget.ts";
+export { collectGarbage } from "./lib/store/gc.ts";
+export type { GcResult } from "./lib/store/gc.ts";
+
+// ---------------------------------------------------------------------------
+// Diffs: of trees, of files (with line diffs), of session states.
+
+export { diffTrees } from "./lib/snapshot/diff.ts";
+export type { DiffOptions, TreeDiff } from "./lib/snapshot/diff.ts";
+export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
+export type { FileChange } from "./lib/view/patch.ts";
+export { storeContent } from "./lib/view/model.ts";
+export type { ContentSource, FileDiff, ViewLimits } from "./lib/view/model.ts";
+export { diffText, formatUnified } from "./lib/snapshot/text_diff.ts";
+export type { Hunk, TextDiff, TextDiffOptions } from "./lib/snapshot/text_diff.ts";
+
+// ---------------------------------------------------------------------------
+// Sessions: read the live state, edit or replace it (undoably), switch.
+
 export {
   editSession,
-  mergeContext,
   readSessionState,
   sessionChange,
   switchSession,
-  updateSessionState,
 } from "./lib/snapshot/session_state.ts";
-export type { SessionChange } from "./lib/snapshot/session_state.ts";
-export { readBaseline } from "./lib/store/baseline.ts";
-export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
-export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
-export { diffTrees } from "./lib/snapshot/diff.ts";
-export type { TreeDiff } from "./lib/snapshot/diff.ts";
-export {
-  decodeText,
-  diffLines,
-  diffText,
-  formatUnified,
-  hunkHeader,
-  isBinary,
-} from "./lib/snapshot/text_diff.ts";
-export type {
-  DiffOp,
-  Hunk,
-  LineDiff,
-  TextDiff,
-  TextDiffOptions,
-} from "./lib/snapshot/text_diff.ts";
-export { gitAnchor } from "./lib/snapshot/git.ts";
-export { VERSION } from "./lib/version.ts";
-export { planMove } from "./lib/restore/plan.ts";
-export type { MovePlan, PlanInput } from "./lib/restore/plan.ts";
-export { decide, forceable } from "./lib/restore/policy.ts";
-export type { ConflictReason, Decision } from "./lib/restore/policy.ts";
+export type { ListChange, SessionChange } from "./lib/snapshot/session_state.ts";
+
+// ---------------------------------------------------------------------------
+// Restore: plan (dry run) and apply, switch, undo and redo, recover.
+
 export { restoreSnapshot } from "./lib/restore/restore.ts";
-export type { RestoreOptions, RestoreResult, SessionPlan } from "./lib/restore/restore.ts";
-export { recover } from "./lib/restore/recover.ts";
-export type { RecoverResult } from "./lib/restore/recover.ts";
+export type {
+  RestoreOptions,
+  RestoreResult,
+  SessionMode,
+  SessionPlan,
+} from "./lib/restore/restore.ts";
+export type { MovePlan, PlannedWrite } from "./lib/restore/plan.ts";
 export { switchTo } from "./lib/restore/switch.ts";
 export type { SwitchOptions, SwitchResult } from "./lib/restore/switch.ts";
 export { nextRedo, nextUndo, redo, undo } from "./lib/restore/undo.ts";
-export type { RevertOptions, RevertResult } from "./lib/restore/undo.ts";
+export type { RevertedOperation, RevertOptions, RevertResult } from "./lib/restore/undo.ts";
+export { recover } from "./lib/restore/recover.ts";
+export type { RecoverOptions, RecoverResult } from "./lib/restore/recover.ts";
 export { materialize } from "./lib/restore/materialize.ts";
-export { forkBranch } from "./lib/snapshot/branch.ts";
-export { forgetImpact, forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
-export { collectGarbage } from "./lib/store/gc.ts";
-export type { GcResult } from "./lib/store/gc.ts";
-export { listOperations } from "./lib/store/operations.ts";
-export { planPublish, publishToFile as publish, writePublished } from "./lib/share/publish.ts";
+export type { MaterializeResult } from "./lib/restore/materialize.ts";
+export { readBaseline } from "./lib/store/baseline.ts";
+
+// ---------------------------------------------------------------------------
+// Verification of a store's snapshots.
+
+export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
+export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
+
+// ---------------------------------------------------------------------------
+// Files: publish, verify offline (no store), import.
+
+export { publishToFile as publish } from "./lib/share/publish.ts";
 export type { PublishOptions, PublishResult } from "./lib/share/publish.ts";
-export { verifyFile } from "./lib/share/verify_file.ts";
-export type { FileReport } from "./lib/share/verify_file.ts";
+export { verifyAnyFile, verifyFile, verifyStream } from "./lib/share/verify_file.ts";
+export type {
+  AnyFileReport,
+  FileReport,
+  FileSnapshotReport,
+  FileSource,
+} from "./lib/share/verify_file.ts";
+export type { BundleVisitor } from "./lib/share/bundle.ts";
 export { importAnyFile, importFile } from "./lib/share/import.ts";
 export type { AnyImportResult, ImportOptions, ImportResult } from "./lib/share/import.ts";
-export { verifyAnyFile } from "./lib/share/verify_file.ts";
-export type { AnyFileReport } from "./lib/share/verify_file.ts";
-export {
-  checkLeanCtxBytes,
-  leanCtxFileText,
-  leanCtxId,
-  leanCtxVerdict,
-  newLeanCtxSnapshot,
-  signLeanCtx,
+
+// ---------------------------------------------------------------------------
+// lean-ctx files: check and import (verifyAnyFile and importAnyFile take them too).
+
+export { checkLeanCtxBytes, leanCtxVerdict } from "./lib/share/leanctx.ts";
+export type {
+  LeanCtxCheck,
+  LeanCtxGit,
+  LeanCtxLedger,
+  LeanCtxLedgerItem,
+  LeanCtxLineage,
+  LeanCtxLineageItem,
+  LeanCtxProject,
+  LeanCtxRoi,
+  LeanCtxSession,
+  LeanCtxSignature,
+  LeanCtxSnapshot,
+  LeanCtxVerdict,
 } from "./lib/share/leanctx.ts";
-export type { LeanCtxCheck, LeanCtxSnapshot, LeanCtxVerdict } from "./lib/share/leanctx.ts";
-export { importLeanCtx, readLeanCtx, resolveAnyId } from "./lib/share/leanctx_store.ts";
-export { exportLeanCtx, leanCtxFromBody } from "./lib/share/leanctx_export.ts";
-export { restoreLeanCtx } from "./lib/share/leanctx_restore.ts";
-export { SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
-export type { LedgerSlice, LineageSlice, RoiSlice, Slices } from "./lib/snapshot/slices.ts";
+export { importLeanCtx } from "./lib/share/leanctx_store.ts";
+export type { LeanCtxImportResult } from "./lib/share/leanctx_store.ts";
+
+// ---------------------------------------------------------------------------
+// Remotes: push, pull, clone, and the remotes a store knows.
+
 export { push } from "./lib/remote/push.ts";
-export type { PushOptions, PushResult, PushTarget } from "./lib/remote/push.ts";
-export { pull, trackingBranch } from "./lib/remote/pull.ts";
-export type { PulledRef, PullOptions, PullResult } from "./lib/remote/pull.ts";
+export type { PushedRef, PushOptions, PushResult, PushTarget } from "./lib/remote/push.ts";
+export { pull } from "./lib/remote/pull.ts";
+export type { PulledRef, PulledStatus, PullOptions, PullResult } from "./lib/remote/pull.ts";
 export { clone } from "./lib/remote/clone.ts";
 export type { CloneOptions, CloneResult } from "./lib/remote/clone.ts";
 export {
@@ -225,25 +333,74 @@ export {
   getRemote,
   listRemotes,
   openBackend,
-  parseRemoteUrl,
   removeRemote,
 } from "./lib/remote/remote_config.ts";
 export type { RemoteConfig } from "./lib/remote/remote_config.ts";
 export type { Backend, MultipartUpload, ObjectInfo } from "./lib/remote/backend.ts";
-export { FileBackend } from "./lib/remote/file_backend.ts";
-export { S3Backend } from "./lib/remote/s3_backend.ts";
+
+// ---------------------------------------------------------------------------
+// Keys: this machine's identity, and the keys it trusts.
+
 export {
-  storeContent,
+  configDir,
+  importIdentity,
+  loadIdentity,
+  loadOrCreateIdentity,
+} from "./lib/keys/identity.ts";
+export type { Identity, IdentityImport } from "./lib/keys/identity.ts";
+export {
+  Keyring,
+  readConfigTrustedKeys,
+  readKeyFile,
+  readTrustedKeys,
+  trustKey,
+  untrustKey,
+} from "./lib/keys/keyring.ts";
+export type { TrustedKey } from "./lib/keys/keyring.ts";
+export { keyIdOf, parsePublicKey, publicKeyToSpkiPem } from "./lib/crypto/ed25519.ts";
+
+// ---------------------------------------------------------------------------
+// The Replay view: the timeline data model, its HTML page, a local server.
+
+export {
   TIMELINE_SCHEMA,
   timelineFromFile,
   timelineFromStore,
+  TreeCache,
 } from "./lib/view/model.ts";
-export type { StoreScope, TimelineData, ViewSnapshot } from "./lib/view/model.ts";
-export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
-export type { FileChange } from "./lib/view/patch.ts";
+export type {
+  BuildOptions,
+  StoreScope,
+  TimelineData,
+  ViewBranch,
+  ViewEntry,
+  ViewSigner,
+  ViewSnapshot,
+  ViewSource,
+  ViewTree,
+} from "./lib/view/model.ts";
 export { renderPage } from "./lib/view/html.ts";
 export { serveTimeline } from "./lib/view/serve.ts";
-export type { TimelineServer } from "./lib/view/serve.ts";
+export type { ServeOptions, TimelineServer } from "./lib/view/serve.ts";
+
+// ---------------------------------------------------------------------------
+// Format primitives (docs/FORMAT.md), for tools that read or check ctxsnap
+// files themselves: canonical JSON, hashes, signed envelopes (Ed25519 keys: see Keys).
+
+export {
+  canonicalBytes,
+  canonicalize,
+  parseCanonical,
+  parseJson,
+} from "./lib/encoding/canonical_json.ts";
+export type { CanonicalOptions, JsonValue, ParseOptions } from "./lib/encoding/canonical_json.ts";
+export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
+export { checkEnvelope, parseEnvelope, snapshotId } from "./lib/snapshot/envelope.ts";
+export type { EnvelopeCheck } from "./lib/snapshot/envelope.ts";
+export { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
+
+// ---------------------------------------------------------------------------
+// Opening and creating stores.
 
 /**
  * Opens the store in `dir` (a `.ctxsnap` directory), after checking its

@@ -276,11 +276,13 @@ export class Store {
     }
   }
 
+  /** The schema version recorded in the index (`PRAGMA user_version`). */
   private static userVersion(db: DatabaseSync): number {
     const row = db.prepare("PRAGMA user_version").get() as { user_version: number };
     return row.user_version;
   }
 
+  /** Applies the migrations the index has not had yet, in one transaction. */
   private static migrate(db: DatabaseSync): void {
     inTransaction(db, "migrate", () => {
       const from = Store.userVersion(db);
@@ -401,6 +403,7 @@ export class Store {
     this.insertRow(id, "blob", size, how, stored);
   }
 
+  /** Stores an object, deflated when that pays (`_pack.ts`); existing content is a no-op. */
   private insertObject(
     id: string,
     kind: "blob" | "tree",
@@ -421,6 +424,7 @@ export class Store {
     this.insertRow(id, kind, size, how, stored);
   }
 
+  /** Inserts an object row unless one with the same id exists. */
   private insertRow(
     id: string,
     kind: "blob" | "tree",
@@ -453,6 +457,7 @@ export class Store {
     }
   }
 
+  /** The row of object `id`, refusing a malformed id or an object of another kind. */
   private objectRow(
     id: string,
     kind: "blob" | "tree",
