@@ -98,6 +98,19 @@ Deno.test("watch: create and the hook hand their checkpoints to it and only what
       // What it recorded is what a walk of the workspace finds.
       const diff = await ws.run(["diff", second.json().id, "--json"]);
       assertEquals([diff.json().added, diff.json().changed, diff.json().removed], [[], [], []]);
+      assert(/^op-[0-9a-f]{16}$/.test(second.json().operation), "an undoable create operation");
+      // Nothing changed since: the head comes back and nothing is recorded,
+      // unless --allow-unchanged asks for a snapshot anyway.
+      const same = (await ws.run(["create", "-m", "same", "--json"])).json();
+      assertEquals([same.via, same.created, same.id, same.operation], [
+        "watch",
+        false,
+        second.json().id,
+        null,
+      ]);
+      const forced = (await ws.run(["create", "-m", "same", "--allow-unchanged", "--json"])).json();
+      assertEquals([forced.via, forced.created, forced.parent], ["watch", true, second.json().id]);
+      assert(/^op-[0-9a-f]{16}$/.test(forced.operation), JSON.stringify(forced));
 
       // The hook, too.
       const event = JSON.stringify({
@@ -228,6 +241,7 @@ Deno.test("watch: requests without its token, malformed, oversized or with unkno
         ["an unknown op", request({ op: "restore" })],
         ["another protocol", request({ protocol: 2 })],
         ["a hostile branch name", request({ args: { ...args, branch: "../x" } })],
+        ["a non-boolean allow_unchanged", request({ args: { ...args, allow_unchanged: "yes" } })],
         ["over 17 MiB", new Uint8Array(17 * 1024 * 1024 + 2).fill(0x20)],
       ];
       for (const [what, bytes] of cases) {
