@@ -263,6 +263,32 @@ export class IoError extends CtxsnapError {
   }
 }
 
+/**
+ * The error for a file that could not be opened: a {@linkcode NotFoundError}
+ * (exit 4) when it does not exist, an {@linkcode IoError} (exit 1) for any
+ * other refusal (permissions, a directory, an I/O error), so the same
+ * condition exits the same way wherever a file is opened.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf, openError } from "./errors.ts";
+ * const missing = Object.assign(new Error("no such file"), { code: "ENOENT" });
+ * const denied = Object.assign(new Error("permission denied"), { code: "EACCES" });
+ * if (exitCodeOf(openError("a.json", missing)) !== 4) throw new Error("missing: 4");
+ * if (exitCodeOf(openError("a.json", denied)) !== 1) throw new Error("denied: 1");
+ * ```
+ */
+export function openError(path: string, error: unknown): CtxsnapError {
+  const errno = errnoOf(error);
+  if (errno === "ENOENT" || errno === "ENOTDIR") {
+    return new NotFoundError(`No file at ${quote(path)}`, { cause: error });
+  }
+  return new IoError(`Cannot open ${quote(path)}: ${reasonOf(error)}`, {
+    cause: error,
+    path,
+  });
+}
+
 /** The `code` of a `node:fs` error (`"ENOENT"`, `"ELOOP"`, ...), or `undefined`. */
 export function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;

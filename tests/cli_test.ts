@@ -1135,3 +1135,26 @@ Deno.test("a store found by walking up that names another workspace is refused; 
     expectCode(await ws.run(["init"]), 5, "init over a store of another workspace");
   });
 });
+
+Deno.test("a file that is not there exits 4 and one that cannot be opened exits 1, wherever a file is named", async () => {
+  await withStore(async (ws) => {
+    await Deno.symlink("loop.json", join(ws.path, "loop.json")); // opening it fails with ELOOP
+    const runs: [string[], string][] = [
+      [["verify", "FILE"], "verify FILE"],
+      [["import", "FILE"], "import FILE"],
+      [["create", "--context", "FILE"], "create --context FILE"],
+      [["key", "import", "--lean-ctx", "FILE"], "key import --lean-ctx FILE"],
+    ];
+    for (const [args, what] of runs) {
+      const missing = await ws.run(args.map((a) => a === "FILE" ? "missing.json" : a));
+      expectCode(missing, 4, `${what}: missing`);
+      assert(missing.stderr.includes('No file at "'), missing.stderr);
+      const unopenable = await ws.run(args.map((a) => a === "FILE" ? "loop.json" : a));
+      expectCode(unopenable, 1, `${what}: ELOOP`);
+      assert(
+        unopenable.stderr.includes("Cannot open") && unopenable.stderr.includes("ELOOP"),
+        unopenable.stderr,
+      );
+    }
+  });
+});

@@ -16,7 +16,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { errnoOf, NotFoundError, UsageError } from "../errors.ts";
+import { errnoOf, openError, UsageError } from "../errors.ts";
 import { cwd, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
 
@@ -239,9 +239,7 @@ export function readInput(pathOrDash: string, maxBytes: number = MAX_INPUT_BYTES
   try {
     fd = pathOrDash === "-" ? 0 : fs.openSync(userPath(pathOrDash), "r");
   } catch (error) {
-    throw new NotFoundError(
-      `Cannot open ${JSON.stringify(pathOrDash)}: ${(error as Error).message}`,
-    );
+    throw openError(pathOrDash, error);
   }
   try {
     const buffer = new Uint8Array(64 * 1024);

@@ -13,7 +13,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, NotFoundError, quote } from "../errors.ts";
+import { IntegrityError, NotFoundError, openError, quote } from "../errors.ts";
 import {
   checkEnvelope,
   type Envelope,
@@ -108,7 +108,7 @@ export function openSource(source: FileSource): number {
   try {
     fd = fs.openSync(source, "r");
   } catch (error) {
-    throw new NotFoundError(`Cannot open ${quote(source)}: ${(error as Error).message}`);
+    throw openError(source, error);
   }
   const stat = fs.fstatSync(fd);
   if (!stat.isFile() && !stat.isFIFO()) {

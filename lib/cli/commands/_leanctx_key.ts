@@ -5,7 +5,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, NotFoundError, quote } from "../../errors.ts";
+import { IntegrityError, openError, quote } from "../../errors.ts";
 import { parseLeanCtxSeed } from "../../share/leanctx.ts";
 
 const MAX_KEY_FILE_BYTES = 4096;
@@ -16,7 +16,7 @@ export function readLeanCtxSeedFile(file: string): { seed: Uint8Array; looseMode
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (error) {
-    throw new NotFoundError(`Cannot open ${quote(file)}: ${(error as Error).message}`);
+    throw openError(file, error);
   }
   try {
     const stat = fs.fstatSync(fd);

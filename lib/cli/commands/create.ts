@@ -94,9 +94,10 @@ export const create: Command = {
     let context = null;
     const contextPath = str(parsed, "context");
     if (contextPath !== undefined) {
+      const bytes = readInput(contextPath); // its own errors: not there (4), unreadable (1)
       let value;
       try {
-        value = parseJson(readInput(contextPath));
+        value = parseJson(bytes);
       } catch (error) {
         if (error instanceof CtxsnapError && error.code === "failure") {
           throw new UsageError(`The context document is not valid JSON: ${error.message}`);

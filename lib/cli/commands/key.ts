@@ -6,7 +6,7 @@ import { UsageError } from "../../errors.ts";
 import { publicKeyToSpkiPem } from "../../crypto/ed25519.ts";
 import { configDir, importIdentity } from "../../keys/identity.ts";
 import { readConfigTrustedKeys, trustKey, untrustKey } from "../../keys/keyring.ts";
-import { type Command, flag, identity, readKeyArgument, str } from "../command.ts";
+import { type Command, flag, identity, readKeyArgument, str, userPath } from "../command.ts";
 import { esc } from "../output.ts";
 
 const SUBCOMMANDS = ["show", "export", "import", "trust", "untrust", "list"];
@@ -74,7 +74,7 @@ export const key: Command = {
           });
         }
         const { readLeanCtxSeedFile } = await import("./_leanctx_key.ts");
-        const { seed, looseMode } = readLeanCtxSeedFile(file);
+        const { seed, looseMode } = readLeanCtxSeedFile(userPath(file));
         if (looseMode) {
           ctx.out.warn(
             `${
