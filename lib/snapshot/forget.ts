@@ -32,6 +32,7 @@
 import { ConflictError, quote, UsageError } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { snapshotSession } from "../store/snapshot_rows.ts";
 import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
@@ -119,10 +120,8 @@ export function forgetSnapshots(
     const doomed = new Set(ids);
     const sessions = new Set<string>();
     for (const id of ids) {
-      const row = store.stmt("SELECT session FROM snapshots WHERE id = ?").get(id) as {
-        session: string;
-      } | undefined;
-      if (row !== undefined) sessions.add(row.session);
+      const session = snapshotSession(store, id);
+      if (session !== null) sessions.add(session);
     }
     if (options.deleteBranch) sessions.add(options.deleteBranch.session);
     for (const session of sessions) assertResolved(store, session);

@@ -19,6 +19,7 @@
  */
 import { CtxsnapError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
+import { snapshotIds } from "../store/snapshot_rows.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { checkEnvelope, type Envelope } from "./envelope.ts";
 import { branchChain, getSnapshotRow, listBranches, readEnvelopeUnverified } from "./timeline.ts";
@@ -204,8 +205,7 @@ export async function verifyAll(
     }
     onProgress?.(++done, objects.length);
   }
-  const ids = (store.stmt("SELECT id FROM snapshots ORDER BY seq").all() as { id: string }[])
-    .map((row) => row.id);
+  const ids = snapshotIds(store);
   const snapshots: SnapshotReport[] = [];
   for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
   const known = new Set(ids);
