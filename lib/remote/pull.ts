@@ -42,6 +42,7 @@ import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } fr
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved } from "../store/operations.ts";
 import { snapshotIdBySource } from "../store/snapshot_rows.ts";
+import { setBranchHead } from "../store/branch_rows.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
 import { MAX_TREE_BYTES, treeTotals, validateTree } from "../store/tree.ts";
@@ -679,8 +680,7 @@ async function land(
       const session = plan.record?.session ?? ref.session;
       assertResolved(store, session);
       ensureBranch(store, session, ref.localBranch);
-      store.stmt("UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?")
-        .run(head, Date.now(), session, ref.localBranch);
+      setBranchHead(store, session, ref.localBranch, head);
       if (plan.record !== null && plan.recordHash !== null) {
         writeRefState(
           store,

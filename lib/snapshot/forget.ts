@@ -33,6 +33,7 @@ import { ConflictError, quote, UsageError } from "../errors.ts";
 import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { snapshotSession } from "../store/snapshot_rows.ts";
+import { deleteBranchRow } from "../store/branch_rows.ts";
 import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
@@ -171,10 +172,7 @@ export function forgetSnapshots(
     }
     const branches: string[] = [];
     if (deleted !== undefined) {
-      store.stmt("DELETE FROM branches WHERE session = ? AND name = ?").run(
-        deleted.session,
-        deleted.branch,
-      );
+      deleteBranchRow(store, deleted.session, deleted.branch);
       store.stmt(
         "UPDATE sessions SET current_branch = 'main' WHERE name = ? AND current_branch = ?",
       ).run(deleted.session, deleted.branch);

@@ -38,6 +38,7 @@ import { readBaseline } from "../store/baseline.ts";
 import type { BranchPointers, Change, SessionPointers, UndoRecord } from "../store/undo_log.ts";
 import { newOperationId, type OperationStart, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { branchPointers, deleteBranchRow, putBranch } from "../store/branch_rows.ts";
 import { DEFAULT_NAME } from "./timeline.ts";
 
 export {
@@ -80,11 +81,7 @@ export function captureView(store: Store, sessions: Iterable<string>): View {
       ? { branch: DEFAULT_NAME, state: {} }
       : { branch: row.current_branch, state: parseJson(row.state) };
     const branches: Record<string, BranchPointers> = {};
-    for (
-      const b of store.stmt("SELECT name, head, base FROM branches WHERE session = ?").all(
-        name,
-      ) as { name: string; head: string | null; base: string | null }[]
-    ) branches[b.name] = { head: b.head, base: b.base };
+    for (const b of branchPointers(store, name)) branches[b.name] = { head: b.head, base: b.base };
     view.branches[name] = branches;
   }
   return view;
@@ -246,15 +243,10 @@ export function applyView(store: Store, record: UndoRecord, side: "before" | "af
   for (const b of record.branches) {
     const want = b[side];
     if (want === null) {
-      store.stmt("DELETE FROM branches WHERE session = ? AND name = ?").run(b.session, b.name);
+      deleteBranchRow(store, b.session, b.name);
       continue;
     }
-    store.stmt(
-      `INSERT INTO branches (session, name, head, base, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (session, name) DO UPDATE SET head = excluded.head, base = excluded.base,
-         updated_at = excluded.updated_at`,
-    ).run(b.session, b.name, want.head, want.base, now, now);
+    putBranch(store, b.session, b.name, want.head, want.base, now);
   }
   for (const s of record.sessions) {
     const want = s[side];

@@ -27,6 +27,12 @@ import {
 } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import {
+  type BranchRow,
+  compareAndSetHead,
+  getBranch,
+  insertBranchIfMissing,
+} from "../store/branch_rows.ts";
+import {
   hasSnapshot,
   insertSnapshotRow,
   snapshotEnvelopeBytes,
@@ -37,6 +43,7 @@ import {
 import { isValidName } from "./body.ts";
 import { checkEnvelope, type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";
 
+export { type BranchRow, getBranch, listBranches } from "../store/branch_rows.ts";
 export {
   getSnapshotRow,
   hasSnapshot,
@@ -47,22 +54,6 @@ export {
 
 /** The default session and branch name. */
 export const DEFAULT_NAME = "main";
-
-/** A branch of a session. */
-export interface BranchRow {
-  /** Session. */
-  session: string;
-  /** Branch name. */
-  name: string;
-  /** Head snapshot id, or null for an empty branch. */
-  head: string | null;
-  /** Snapshot it was forked from, or null. */
-  base: string | null;
-  /** Creation time (ms). */
-  created_at: number;
-  /** Last head move (ms). */
-  updated_at: number;
-}
 
 /**
  * Whether `name` is a branch that tracks a remote: `<remote>/<key_id>/<branch>`
@@ -126,28 +117,8 @@ export function ensureBranch(
   base: string | null = null,
 ): BranchRow {
   ensureSession(store, session);
-  const now = Date.now();
-  store.stmt(
-    "INSERT OR IGNORE INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-  ).run(session, branch, head, base, now, now);
+  insertBranchIfMissing(store, session, branch, head, base);
   return getBranch(store, session, branch)!;
-}
-
-/** Reads a branch, or null. */
-export function getBranch(store: Store, session: string, branch: string): BranchRow | null {
-  const row = store.stmt("SELECT * FROM branches WHERE session = ? AND name = ?").get(
-    session,
-    branch,
-  ) as BranchRow | undefined;
-  return row ?? null;
-}
-
-/** Lists a session's branches (all sessions when `session` is undefined). */
-export function listBranches(store: Store, session?: string): BranchRow[] {
-  const rows = session === undefined
-    ? store.stmt("SELECT * FROM branches ORDER BY session, name").all()
-    : store.stmt("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
-  return rows as unknown as BranchRow[];
 }
 
 /**
@@ -161,10 +132,7 @@ export function moveHead(
   expected: string | null,
   next: string,
 ): void {
-  const result = store.stmt(
-    "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ? AND head IS ?",
-  ).run(next, Date.now(), session, branch, expected);
-  if (result.changes !== 1) {
+  if (!compareAndSetHead(store, session, branch, expected, next)) {
     throw new ConflictError(`The head of branch ${quote(branch)} moved`, {
       hint: "another process created a snapshot; list the branch and retry",
     });
