@@ -34,6 +34,7 @@ import * as path from "node:path";
 import { ConflictError, IntegrityError, quote } from "../errors.ts";
 import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
+import { sessionsWithLiveState } from "../store/session_rows.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";
 
 /** What an adopted store holds. */
@@ -101,9 +102,7 @@ export async function adoptStore(
       unresolved_operations: (store.stmt(
         "SELECT id FROM operations WHERE status IN ('applying', 'planned') ORDER BY seq",
       ).all() as { id: string }[]).map((row) => row.id),
-      sessions_with_live_state: (store.stmt(
-        "SELECT name FROM sessions WHERE state <> '{}' ORDER BY name",
-      ).all() as { name: string }[]).map((row) => row.name),
+      sessions_with_live_state: sessionsWithLiveState(store),
       adopted: false,
     };
   } finally {

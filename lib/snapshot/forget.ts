@@ -34,6 +34,7 @@ import { assertResolved, finishOperation, startOperation } from "../store/operat
 import type { Store } from "../store/store.ts";
 import { snapshotSession } from "../store/snapshot_rows.ts";
 import { deleteBranchRow } from "../store/branch_rows.ts";
+import { leaveBranch } from "../store/session_rows.ts";
 import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
@@ -173,9 +174,7 @@ export function forgetSnapshots(
     const branches: string[] = [];
     if (deleted !== undefined) {
       deleteBranchRow(store, deleted.session, deleted.branch);
-      store.stmt(
-        "UPDATE sessions SET current_branch = 'main' WHERE name = ? AND current_branch = ?",
-      ).run(deleted.session, deleted.branch);
+      leaveBranch(store, deleted.session, deleted.branch);
       branches.push(deleted.branch);
     }
     finishOperation(store, op.id, "done");

@@ -39,6 +39,7 @@ import type { BranchPointers, Change, SessionPointers, UndoRecord } from "../sto
 import { newOperationId, type OperationStart, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { branchPointers, deleteBranchRow, putBranch } from "../store/branch_rows.ts";
+import { putSession, sessionPointerRow } from "../store/session_rows.ts";
 import { DEFAULT_NAME } from "./timeline.ts";
 
 export {
@@ -74,10 +75,8 @@ export function captureView(store: Store, sessions: Iterable<string>): View {
     branches: {},
   };
   for (const name of new Set(sessions)) {
-    const row = store.stmt("SELECT current_branch, state FROM sessions WHERE name = ?").get(
-      name,
-    ) as { current_branch: string; state: string } | undefined;
-    view.sessions[name] = row === undefined
+    const row = sessionPointerRow(store, name);
+    view.sessions[name] = row === null
       ? { branch: DEFAULT_NAME, state: {} }
       : { branch: row.current_branch, state: parseJson(row.state) };
     const branches: Record<string, BranchPointers> = {};
@@ -250,12 +249,7 @@ export function applyView(store: Store, record: UndoRecord, side: "before" | "af
   }
   for (const s of record.sessions) {
     const want = s[side];
-    store.stmt(
-      `INSERT INTO sessions (name, current_branch, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET current_branch = excluded.current_branch,
-         state = excluded.state, updated_at = excluded.updated_at`,
-    ).run(s.name, want.branch, canonicalize(want.state), now, now);
+    putSession(store, s.name, want.branch, canonicalize(want.state), now);
   }
   if (record.current_session !== null) {
     store.setMeta("current_session", record.current_session[side]);

@@ -32,6 +32,7 @@ import {
   getBranch,
   insertBranchIfMissing,
 } from "../store/branch_rows.ts";
+import { insertSessionIfMissing, sessionCurrentBranch } from "../store/session_rows.ts";
 import {
   hasSnapshot,
   insertSnapshotRow,
@@ -78,10 +79,7 @@ export function checkName(name: string, what: "session" | "branch"): string {
 /** The current session (store setting) and its current branch. */
 export function currentSelection(store: Store): { session: string; branch: string } {
   const session = store.getMeta("current_session") ?? DEFAULT_NAME;
-  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(session) as
-    | { current_branch: string }
-    | undefined;
-  return { session, branch: row?.current_branch ?? DEFAULT_NAME };
+  return { session, branch: sessionCurrentBranch(store, session) ?? DEFAULT_NAME };
 }
 
 /** Resolves optional `--session`/`--branch` flags against the current selection. */
@@ -94,18 +92,12 @@ export function selection(
   const s = session === undefined ? current.session : checkName(session, "session");
   if (branch !== undefined) return { session: s, branch: checkName(branch, "branch") };
   if (s === current.session) return current;
-  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(s) as
-    | { current_branch: string }
-    | undefined;
-  return { session: s, branch: row?.current_branch ?? DEFAULT_NAME };
+  return { session: s, branch: sessionCurrentBranch(store, s) ?? DEFAULT_NAME };
 }
 
 /** Creates the session row if missing (inside the caller's transaction). */
 export function ensureSession(store: Store, session: string, branch = DEFAULT_NAME): void {
-  const now = Date.now();
-  store.stmt(
-    "INSERT OR IGNORE INTO sessions (name, current_branch, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-  ).run(session, branch, "{}", now, now);
+  insertSessionIfMissing(store, session, branch);
 }
 
 /** Creates the branch row if missing, with the given head (inside a transaction). */
