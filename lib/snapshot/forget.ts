@@ -34,6 +34,7 @@ import { assertResolved, finishOperation, startOperation } from "../store/operat
 import type { Store } from "../store/store.ts";
 import { snapshotSession } from "../store/snapshot_rows.ts";
 import { deleteBranchRow } from "../store/branch_rows.ts";
+import { forgetSnapshotRow } from "../store/forgotten.ts";
 import { leaveBranch } from "../store/session_rows.ts";
 import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
@@ -160,16 +161,9 @@ export function forgetSnapshots(
       plan: { ids, branch: deleted?.branch ?? null, unundoable: unundoable.map((u) => u.id) },
     });
     const now = Date.now();
-    const remember = store.stmt(
-      "INSERT OR IGNORE INTO forgotten (id, operation, forgotten_at) VALUES (?, ?, ?)",
-    );
-    const remove = store.stmt("DELETE FROM snapshots WHERE id = ?");
     const forgotten: string[] = [];
     for (const id of ids) {
-      if (remove.run(id).changes === 1) {
-        remember.run(id, op.id, now);
-        forgotten.push(id);
-      }
+      if (forgetSnapshotRow(store, id, op.id, now)) forgotten.push(id);
     }
     const branches: string[] = [];
     if (deleted !== undefined) {

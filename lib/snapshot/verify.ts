@@ -20,6 +20,7 @@
 import { CtxsnapError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { snapshotIds } from "../store/snapshot_rows.ts";
+import { forgottenIds } from "../store/forgotten.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { checkEnvelope, type Envelope } from "./envelope.ts";
 import { branchChain, getSnapshotRow, listBranches, readEnvelopeUnverified } from "./timeline.ts";
@@ -209,9 +210,7 @@ export async function verifyAll(
   const snapshots: SnapshotReport[] = [];
   for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
   const known = new Set(ids);
-  const forgotten = new Set(
-    (store.stmt("SELECT id FROM forgotten").all() as { id: string }[]).map((row) => row.id),
-  );
+  const forgotten = new Set(forgottenIds(store));
   const branches = listBranches(store);
   for (const branch of branches) {
     if (branch.head !== null && !known.has(branch.head)) {
