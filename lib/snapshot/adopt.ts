@@ -35,6 +35,7 @@ import { ConflictError, IntegrityError, quote } from "../errors.ts";
 import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
 import { sessionsWithLiveState } from "../store/session_rows.ts";
+import { unresolvedOperationIds } from "../store/operations.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";
 
 /** What an adopted store holds. */
@@ -99,9 +100,7 @@ export async function adoptStore(
       workspace: store.workspaceRoot,
       snapshots: report.snapshots.length,
       untrusted_signers: [...untrusted].sort(),
-      unresolved_operations: (store.stmt(
-        "SELECT id FROM operations WHERE status IN ('applying', 'planned') ORDER BY seq",
-      ).all() as { id: string }[]).map((row) => row.id),
+      unresolved_operations: unresolvedOperationIds(store),
       sessions_with_live_state: sessionsWithLiveState(store),
       adopted: false,
     };

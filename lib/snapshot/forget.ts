@@ -30,7 +30,12 @@
  * @module
  */
 import { ConflictError, quote, UsageError } from "../errors.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import {
+  applyingTargets,
+  assertResolved,
+  finishOperation,
+  startOperation,
+} from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
 import { snapshotSession } from "../store/snapshot_rows.ts";
 import { deleteBranchRow } from "../store/branch_rows.ts";
@@ -129,9 +134,8 @@ export function forgetSnapshots(
     if (options.deleteBranch) sessions.add(options.deleteBranch.session);
     for (const session of sessions) assertResolved(store, session);
     // An interrupted restore still needs its target to finish.
-    for (const row of store.stmt("SELECT target FROM operations WHERE status = 'applying'").all()) {
-      const target = (row as { target: string | null }).target;
-      if (target !== null && doomed.has(target)) {
+    for (const target of applyingTargets(store)) {
+      if (doomed.has(target)) {
         throw new ConflictError(
           `Snapshot ${target.slice(0, 12)} is the target of an unresolved restore`,
           {
