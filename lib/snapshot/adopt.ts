@@ -36,6 +36,7 @@ import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
 import { sessionsWithLiveState } from "../store/session_rows.ts";
 import { unresolvedOperationIds } from "../store/operations.ts";
+import { clearStatCache } from "../store/capture.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";
 
 /** What an adopted store holds. */
@@ -110,7 +111,7 @@ export async function adoptStore(
   if (options.dryRun) return adoption;
   const writable = Store.open(storeDir);
   try {
-    writable.transaction("adopt", () => writable.stmt("DELETE FROM stat_cache").run());
+    writable.transaction("adopt", () => clearStatCache(writable));
   } finally {
     writable.close();
   }
