@@ -77,10 +77,7 @@ function checkTree(
     if (ok === undefined) {
       ok = store.checkBlob(entry.blob);
       if (ok) {
-        const row = store.stmt("SELECT size FROM objects WHERE id = ?").get(entry.blob) as
-          | { size: number }
-          | undefined;
-        ok = row?.size === entry.size;
+        ok = store.objectSize(entry.blob) === entry.size;
       }
       seenBlobs.set(entry.blob, ok);
     }
@@ -181,10 +178,7 @@ export async function verifyAll(
   const problems: string[] = [];
   const corrupt: string[] = [];
   const seenBlobs = new Map<string, boolean>();
-  const objects = store.stmt("SELECT id, kind FROM objects ORDER BY id").all() as {
-    id: string;
-    kind: string;
-  }[];
+  const objects = store.listObjects();
   let done = 0;
   for (const object of objects) {
     let ok: boolean;

@@ -348,6 +348,22 @@ export class Store {
     return this.stmt("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
   }
 
+  /** The recorded size of an object, unverified, or null when it is not recorded. */
+  objectSize(id: string): number | null {
+    const row = this.stmt("SELECT size FROM objects WHERE id = ?").get(id) as
+      | { size: number }
+      | undefined;
+    return row?.size ?? null;
+  }
+
+  /** Every recorded object's id and kind (`blob` or `tree`), in id order, unverified. */
+  listObjects(): { id: string; kind: string }[] {
+    return this.stmt("SELECT id, kind FROM objects ORDER BY id").all() as {
+      id: string;
+      kind: string;
+    }[];
+  }
+
   /** Path of the file holding a large blob. */
   objectPath(id: string): string {
     return path.join(this.dir, "objects", id.slice(0, 2), id);
