@@ -41,6 +41,8 @@ import { parseCanonical } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved } from "../store/operations.ts";
+import { snapshotIdBySource } from "../store/snapshot_rows.ts";
+import { setBranchHead } from "../store/branch_rows.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
 import { MAX_TREE_BYTES, treeTotals, validateTree } from "../store/tree.ts";
@@ -380,10 +382,8 @@ export async function pull(
         if (source !== null) {
           // A session holds one snapshot per source (the idempotency key of `create --source`).
           const key = `${envelope.body.session}\0${source.kind}\0${source.id}`;
-          const local = store.stmt(
-            "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
-          ).get(envelope.body.session, source.kind, source.id) as { id: string } | undefined;
-          const other = local?.id ?? plannedSources.get(key);
+          const local = snapshotIdBySource(store, envelope.body.session, source.kind, source.id);
+          const other = local ?? plannedSources.get(key);
           if (other !== undefined && other !== envelope.id) {
             throw new RefRefused(
               `snapshot ${cursor.slice(0, 12)} has the source ${
@@ -680,8 +680,7 @@ async function land(
       const session = plan.record?.session ?? ref.session;
       assertResolved(store, session);
       ensureBranch(store, session, ref.localBranch);
-      store.stmt("UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ?")
-        .run(head, Date.now(), session, ref.localBranch);
+      setBranchHead(store, session, ref.localBranch, head);
       if (plan.record !== null && plan.recordHash !== null) {
         writeRefState(
           store,

@@ -208,13 +208,6 @@ interface NeededObject {
   size: number;
 }
 
-function objectSize(store: Store, id: string): number | null {
-  const row = store.stmt("SELECT size FROM objects WHERE id = ?").get(id) as
-    | { size: number }
-    | undefined;
-  return row?.size ?? null;
-}
-
 /** Reads an object from the store, verified, and encodes it for the remote. */
 function encodedObject(store: Store, object: NeededObject): Uint8Array {
   if (object.kind === "tree") {
@@ -305,7 +298,7 @@ async function uploadLargeBlob(
 }
 
 async function uploadObject(store: Store, backend: Backend, object: NeededObject): Promise<void> {
-  const size = object.kind === "blob" ? objectSize(store, object.id) : null;
+  const size = object.kind === "blob" ? store.objectSize(object.id) : null;
   if (object.kind === "blob" && size !== null && size > MULTIPART_THRESHOLD) {
     if (store.storedInlineBlob(object.id) === null) {
       await uploadLargeBlob(store, backend, { ...object, size });

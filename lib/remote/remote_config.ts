@@ -141,9 +141,9 @@ function decodeConfig(name: string, text: string): RemoteConfig {
 
 /** Every remote of the store, sorted by name. */
 export function listRemotes(store: Store): RemoteConfig[] {
-  const rows = store.stmt("SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key")
-    .all(META_PREFIX, META_PREFIX.slice(0, -1) + ";") as { key: string; value: string }[];
-  return rows.map((row) => decodeConfig(row.key.slice(META_PREFIX.length), row.value));
+  return store.metaWithPrefix(META_PREFIX).map((row) =>
+    decodeConfig(row.key.slice(META_PREFIX.length), row.value)
+  );
 }
 
 /** One remote, or {@linkcode NotFoundError}. */
@@ -214,11 +214,8 @@ export function addRemote(store: Store, config: RemoteConfig): RemoteConfig {
 export function removeRemote(store: Store, name: string): RemoteConfig {
   const config = getRemote(store, name);
   store.transaction("remote remove", () => {
-    store.stmt("DELETE FROM meta WHERE key = ?").run(metaKey(name));
-    store.stmt("DELETE FROM meta WHERE key >= ? AND key < ?").run(
-      `remote-ref:${name}:`,
-      `remote-ref:${name};`,
-    );
+    store.deleteMeta(metaKey(name));
+    store.deleteMetaWithPrefix(`remote-ref:${name}:`);
   });
   return config;
 }

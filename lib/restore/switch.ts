@@ -45,6 +45,7 @@
 import { NotFoundError, quote } from "../errors.ts";
 import { assertResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { setCurrentBranch } from "../store/session_rows.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import { entryMap } from "../snapshot/diff.ts";
@@ -97,12 +98,6 @@ export interface SwitchResult {
   operation: string | null;
   /** The snapshot `--force` recorded the disk in, or null. */
   pre_switch: string | null;
-}
-
-function setCurrentBranch(store: Store, session: string, branch: string): void {
-  store.stmt(
-    "UPDATE sessions SET current_branch = ?, updated_at = ? WHERE name = ?",
-  ).run(branch, Date.now(), session);
 }
 
 /** Switches the session to branch `name`, moving the workspace to its head (see the module doc). */

@@ -34,6 +34,9 @@ import * as path from "node:path";
 import { ConflictError, IntegrityError, quote } from "../errors.ts";
 import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
+import { sessionsWithLiveState } from "../store/session_rows.ts";
+import { unresolvedOperationIds } from "../store/operations.ts";
+import { clearStatCache } from "../store/capture.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";
 
 /** What an adopted store holds. */
@@ -98,12 +101,8 @@ export async function adoptStore(
       workspace: store.workspaceRoot,
       snapshots: report.snapshots.length,
       untrusted_signers: [...untrusted].sort(),
-      unresolved_operations: (store.stmt(
-        "SELECT id FROM operations WHERE status IN ('applying', 'planned') ORDER BY seq",
-      ).all() as { id: string }[]).map((row) => row.id),
-      sessions_with_live_state: (store.stmt(
-        "SELECT name FROM sessions WHERE state <> '{}' ORDER BY name",
-      ).all() as { name: string }[]).map((row) => row.name),
+      unresolved_operations: unresolvedOperationIds(store),
+      sessions_with_live_state: sessionsWithLiveState(store),
       adopted: false,
     };
   } finally {
@@ -112,7 +111,7 @@ export async function adoptStore(
   if (options.dryRun) return adoption;
   const writable = Store.open(storeDir);
   try {
-    writable.transaction("adopt", () => writable.stmt("DELETE FROM stat_cache").run());
+    writable.transaction("adopt", () => clearStatCache(writable));
   } finally {
     writable.close();
   }

@@ -29,6 +29,7 @@ import { parseJson } from "../encoding/canonical_json.ts";
 import { quote, UsageError } from "../errors.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import type { Store } from "../store/store.ts";
+import { snapshotsBySourcePrefix } from "../store/snapshot_rows.ts";
 import type { ContextInput, CreateOptions } from "./create.ts";
 import { selection } from "./timeline.ts";
 
@@ -224,15 +225,7 @@ export function agentSnapshots(
   sessionId: string,
 ): AgentSnapshotRow[] {
   const prefix = `${sessionId}:`;
-  const rows = store.stmt(
-    `SELECT id, source_id FROM snapshots
-     WHERE source_kind = ? AND substr(source_id, 1, ?) = ? AND (? IS NULL OR session = ?)
-     ORDER BY seq`,
-  ).all(CLAUDE_CODE, prefix.length, prefix, session, session) as unknown as {
-    id: string;
-    source_id: string;
-  }[];
-  return rows.map((row) => ({
+  return snapshotsBySourcePrefix(store, CLAUDE_CODE, prefix, session).map((row) => ({
     id: row.id,
     source_id: row.source_id,
     event: row.source_id.slice(prefix.length).split(":")[0] ?? "",

@@ -21,6 +21,7 @@
  */
 import { ConflictError, NotFoundError, quote } from "../errors.ts";
 import { assertResolved } from "../store/operations.ts";
+import { insertBranch } from "../store/branch_rows.ts";
 import { recordChange } from "./oplog.ts";
 import type { Store } from "../store/store.ts";
 import { type BranchRow, checkName, ensureSession, getBranch, getSnapshotRow } from "./timeline.ts";
@@ -42,10 +43,7 @@ export function forkBranch(store: Store, id: string, name?: string): BranchRow {
     }
     recordChange(store, [row.session], () => {
       ensureSession(store, row.session);
-      const now = Date.now();
-      store.stmt(
-        "INSERT INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(row.session, branch, id, id, now, now);
+      insertBranch(store, row.session, branch, id, id);
       return {
         kind: "fork",
         session: row.session,

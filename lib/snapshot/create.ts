@@ -71,6 +71,7 @@ import {
 import { VERSION } from "../version.ts";
 import { setBaseline } from "../store/baseline.ts";
 import { assertResolved, assertWorkspaceResolved } from "../store/operations.ts";
+import { snapshotIdBySource } from "../store/snapshot_rows.ts";
 import { beginChange, endChange } from "./oplog.ts";
 
 /** Context supplied with `--context`: any subset of context, cursors and facets. */
@@ -278,13 +279,16 @@ export async function createSnapshot(
   const git = options.gitAnchor ? options.gitAnchor() : gitAnchor(store.workspaceRoot, store.dir);
   return await store.transactionAsync("create", async () => {
     if (options.source) {
-      const existing = store.stmt(
-        "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
-      ).get(sel.session, options.source.kind, options.source.id) as { id: string } | undefined;
-      if (existing !== undefined) {
+      const existing = snapshotIdBySource(
+        store,
+        sel.session,
+        options.source.kind,
+        options.source.id,
+      );
+      if (existing !== null) {
         return {
-          id: existing.id,
-          envelope: await readEnvelope(store, existing.id),
+          id: existing,
+          envelope: await readEnvelope(store, existing),
           created: false,
           capture: null,
           operation: null,

@@ -30,8 +30,17 @@
  * @module
  */
 import { ConflictError, quote, UsageError } from "../errors.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import {
+  applyingTargets,
+  assertResolved,
+  finishOperation,
+  startOperation,
+} from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { snapshotSession } from "../store/snapshot_rows.ts";
+import { deleteBranchRow } from "../store/branch_rows.ts";
+import { forgetSnapshotRow } from "../store/forgotten.ts";
+import { leaveBranch } from "../store/session_rows.ts";
 import { cutBy, undoStack } from "./oplog.ts";
 import { branchChain, getBranch, listBranches, selection } from "./timeline.ts";
 
@@ -119,17 +128,14 @@ export function forgetSnapshots(
     const doomed = new Set(ids);
     const sessions = new Set<string>();
     for (const id of ids) {
-      const row = store.stmt("SELECT session FROM snapshots WHERE id = ?").get(id) as {
-        session: string;
-      } | undefined;
-      if (row !== undefined) sessions.add(row.session);
+      const session = snapshotSession(store, id);
+      if (session !== null) sessions.add(session);
     }
     if (options.deleteBranch) sessions.add(options.deleteBranch.session);
     for (const session of sessions) assertResolved(store, session);
     // An interrupted restore still needs its target to finish.
-    for (const row of store.stmt("SELECT target FROM operations WHERE status = 'applying'").all()) {
-      const target = (row as { target: string | null }).target;
-      if (target !== null && doomed.has(target)) {
+    for (const target of applyingTargets(store)) {
+      if (doomed.has(target)) {
         throw new ConflictError(
           `Snapshot ${target.slice(0, 12)} is the target of an unresolved restore`,
           {
@@ -159,26 +165,14 @@ export function forgetSnapshots(
       plan: { ids, branch: deleted?.branch ?? null, unundoable: unundoable.map((u) => u.id) },
     });
     const now = Date.now();
-    const remember = store.stmt(
-      "INSERT OR IGNORE INTO forgotten (id, operation, forgotten_at) VALUES (?, ?, ?)",
-    );
-    const remove = store.stmt("DELETE FROM snapshots WHERE id = ?");
     const forgotten: string[] = [];
     for (const id of ids) {
-      if (remove.run(id).changes === 1) {
-        remember.run(id, op.id, now);
-        forgotten.push(id);
-      }
+      if (forgetSnapshotRow(store, id, op.id, now)) forgotten.push(id);
     }
     const branches: string[] = [];
     if (deleted !== undefined) {
-      store.stmt("DELETE FROM branches WHERE session = ? AND name = ?").run(
-        deleted.session,
-        deleted.branch,
-      );
-      store.stmt(
-        "UPDATE sessions SET current_branch = 'main' WHERE name = ? AND current_branch = ?",
-      ).run(deleted.session, deleted.branch);
+      deleteBranchRow(store, deleted.session, deleted.branch);
+      leaveBranch(store, deleted.session, deleted.branch);
       branches.push(deleted.branch);
     }
     finishOperation(store, op.id, "done");

@@ -38,6 +38,8 @@ import { readBaseline } from "../store/baseline.ts";
 import type { BranchPointers, Change, SessionPointers, UndoRecord } from "../store/undo_log.ts";
 import { newOperationId, type OperationStart, startOperation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { branchPointers, deleteBranchRow, putBranch } from "../store/branch_rows.ts";
+import { putSession, sessionPointerRow } from "../store/session_rows.ts";
 import { DEFAULT_NAME } from "./timeline.ts";
 
 export {
@@ -73,18 +75,12 @@ export function captureView(store: Store, sessions: Iterable<string>): View {
     branches: {},
   };
   for (const name of new Set(sessions)) {
-    const row = store.stmt("SELECT current_branch, state FROM sessions WHERE name = ?").get(
-      name,
-    ) as { current_branch: string; state: string } | undefined;
-    view.sessions[name] = row === undefined
+    const row = sessionPointerRow(store, name);
+    view.sessions[name] = row === null
       ? { branch: DEFAULT_NAME, state: {} }
       : { branch: row.current_branch, state: parseJson(row.state) };
     const branches: Record<string, BranchPointers> = {};
-    for (
-      const b of store.stmt("SELECT name, head, base FROM branches WHERE session = ?").all(
-        name,
-      ) as { name: string; head: string | null; base: string | null }[]
-    ) branches[b.name] = { head: b.head, base: b.base };
+    for (const b of branchPointers(store, name)) branches[b.name] = { head: b.head, base: b.base };
     view.branches[name] = branches;
   }
   return view;
@@ -246,24 +242,14 @@ export function applyView(store: Store, record: UndoRecord, side: "before" | "af
   for (const b of record.branches) {
     const want = b[side];
     if (want === null) {
-      store.stmt("DELETE FROM branches WHERE session = ? AND name = ?").run(b.session, b.name);
+      deleteBranchRow(store, b.session, b.name);
       continue;
     }
-    store.stmt(
-      `INSERT INTO branches (session, name, head, base, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (session, name) DO UPDATE SET head = excluded.head, base = excluded.base,
-         updated_at = excluded.updated_at`,
-    ).run(b.session, b.name, want.head, want.base, now, now);
+    putBranch(store, b.session, b.name, want.head, want.base, now);
   }
   for (const s of record.sessions) {
     const want = s[side];
-    store.stmt(
-      `INSERT INTO sessions (name, current_branch, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET current_branch = excluded.current_branch,
-         state = excluded.state, updated_at = excluded.updated_at`,
-    ).run(s.name, want.branch, canonicalize(want.state), now, now);
+    putSession(store, s.name, want.branch, canonicalize(want.state), now);
   }
   if (record.current_session !== null) {
     store.setMeta("current_session", record.current_session[side]);

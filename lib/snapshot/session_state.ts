@@ -19,17 +19,16 @@
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
 import { assertResolved } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
+import { sessionStateText, setSessionStateText } from "../store/session_rows.ts";
 import { emptyContext, type SnapshotContext, validateContext } from "./body.ts";
 import { recordChange } from "./oplog.ts";
 import { DEFAULT_NAME, ensureSession } from "./timeline.ts";
 
 /** Reads a session's live state (empty when the session has none yet). */
 export function readSessionState(store: Store, session: string): SnapshotContext {
-  const row = store.stmt("SELECT state FROM sessions WHERE name = ?").get(session) as
-    | { state: string }
-    | undefined;
-  if (row === undefined || row.state === "{}") return emptyContext();
-  return validateContext(parseJson(row.state), `live state of session "${session}"`);
+  const state = sessionStateText(store, session);
+  if (state === null || state === "{}") return emptyContext();
+  return validateContext(parseJson(state), `live state of session "${session}"`);
 }
 
 /** Applies `change` to a session's live state in one transaction and returns the result. */
@@ -43,11 +42,7 @@ export function updateSessionState(
     assertResolved(store, session, allowOperation);
     ensureSession(store, session);
     const next = validateContext(change(readSessionState(store, session)), "session state");
-    store.stmt("UPDATE sessions SET state = ?, updated_at = ? WHERE name = ?").run(
-      canonicalize(next),
-      Date.now(),
-      session,
-    );
+    setSessionStateText(store, session, canonicalize(next));
     return next;
   });
 }

@@ -23,6 +23,7 @@
  * @module
  */
 import type { Store } from "../store/store.ts";
+import { snapshotIds } from "../store/snapshot_rows.ts";
 import type { Envelope } from "./envelope.ts";
 import { type SnapshotSummary, summaryOf } from "./summary_shape.ts";
 
@@ -75,8 +76,7 @@ export interface ListFilter {
 export function listSnapshots(store: Store, filter: ListFilter = {}): SnapshotSummary[] {
   let ids: string[];
   if (filter.all) {
-    ids = (store.stmt("SELECT id FROM snapshots ORDER BY seq DESC").all() as { id: string }[])
-      .map((r) => r.id);
+    ids = snapshotIds(store, { newestFirst: true });
   } else {
     const sel = selection(store, filter.session, filter.branch);
     ids = branchChain(store, sel.session, sel.branch);

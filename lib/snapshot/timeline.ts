@@ -26,51 +26,35 @@ import {
   UsageError,
 } from "../errors.ts";
 import type { Store } from "../store/store.ts";
+import {
+  type BranchRow,
+  compareAndSetHead,
+  getBranch,
+  insertBranchIfMissing,
+} from "../store/branch_rows.ts";
+import { insertSessionIfMissing, sessionCurrentBranch } from "../store/session_rows.ts";
+import {
+  hasSnapshot,
+  insertSnapshotRow,
+  snapshotEnvelopeBytes,
+  snapshotIdBySource,
+  snapshotIdsWithPrefix,
+  snapshotParent,
+} from "../store/snapshot_rows.ts";
 import { isValidName } from "./body.ts";
 import { checkEnvelope, type Envelope, envelopeBytes, parseEnvelope } from "./envelope.ts";
 
+export { type BranchRow, getBranch, listBranches } from "../store/branch_rows.ts";
+export {
+  getSnapshotRow,
+  hasSnapshot,
+  listSnapshotRows,
+  type RowFilter,
+  type SnapshotRow,
+} from "../store/snapshot_rows.ts";
+
 /** The default session and branch name. */
 export const DEFAULT_NAME = "main";
-
-/** A snapshot row of the index (metadata copied from its body). */
-export interface SnapshotRow {
-  /** Insertion order. */
-  seq: number;
-  /** Snapshot id. */
-  id: string;
-  /** Session. */
-  session: string;
-  /** Branch. */
-  branch: string;
-  /** Parent id or null. */
-  parent: string | null;
-  /** Body's created_at. */
-  created_at: string;
-  /** Workspace tree id or null. */
-  tree: string | null;
-  /** Signer key id. */
-  key_id: string;
-  /** Whether it arrived by import. */
-  imported: number;
-  /** Body's reason. */
-  reason?: string;
-}
-
-/** A branch of a session. */
-export interface BranchRow {
-  /** Session. */
-  session: string;
-  /** Branch name. */
-  name: string;
-  /** Head snapshot id, or null for an empty branch. */
-  head: string | null;
-  /** Snapshot it was forked from, or null. */
-  base: string | null;
-  /** Creation time (ms). */
-  created_at: number;
-  /** Last head move (ms). */
-  updated_at: number;
-}
 
 /**
  * Whether `name` is a branch that tracks a remote: `<remote>/<key_id>/<branch>`
@@ -95,10 +79,7 @@ export function checkName(name: string, what: "session" | "branch"): string {
 /** The current session (store setting) and its current branch. */
 export function currentSelection(store: Store): { session: string; branch: string } {
   const session = store.getMeta("current_session") ?? DEFAULT_NAME;
-  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(session) as
-    | { current_branch: string }
-    | undefined;
-  return { session, branch: row?.current_branch ?? DEFAULT_NAME };
+  return { session, branch: sessionCurrentBranch(store, session) ?? DEFAULT_NAME };
 }
 
 /** Resolves optional `--session`/`--branch` flags against the current selection. */
@@ -111,18 +92,12 @@ export function selection(
   const s = session === undefined ? current.session : checkName(session, "session");
   if (branch !== undefined) return { session: s, branch: checkName(branch, "branch") };
   if (s === current.session) return current;
-  const row = store.stmt("SELECT current_branch FROM sessions WHERE name = ?").get(s) as
-    | { current_branch: string }
-    | undefined;
-  return { session: s, branch: row?.current_branch ?? DEFAULT_NAME };
+  return { session: s, branch: sessionCurrentBranch(store, s) ?? DEFAULT_NAME };
 }
 
 /** Creates the session row if missing (inside the caller's transaction). */
 export function ensureSession(store: Store, session: string, branch = DEFAULT_NAME): void {
-  const now = Date.now();
-  store.stmt(
-    "INSERT OR IGNORE INTO sessions (name, current_branch, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-  ).run(session, branch, "{}", now, now);
+  insertSessionIfMissing(store, session, branch);
 }
 
 /** Creates the branch row if missing, with the given head (inside a transaction). */
@@ -134,28 +109,8 @@ export function ensureBranch(
   base: string | null = null,
 ): BranchRow {
   ensureSession(store, session);
-  const now = Date.now();
-  store.stmt(
-    "INSERT OR IGNORE INTO branches (session, name, head, base, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-  ).run(session, branch, head, base, now, now);
+  insertBranchIfMissing(store, session, branch, head, base);
   return getBranch(store, session, branch)!;
-}
-
-/** Reads a branch, or null. */
-export function getBranch(store: Store, session: string, branch: string): BranchRow | null {
-  const row = store.stmt("SELECT * FROM branches WHERE session = ? AND name = ?").get(
-    session,
-    branch,
-  ) as BranchRow | undefined;
-  return row ?? null;
-}
-
-/** Lists a session's branches (all sessions when `session` is undefined). */
-export function listBranches(store: Store, session?: string): BranchRow[] {
-  const rows = session === undefined
-    ? store.stmt("SELECT * FROM branches ORDER BY session, name").all()
-    : store.stmt("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
-  return rows as unknown as BranchRow[];
 }
 
 /**
@@ -169,10 +124,7 @@ export function moveHead(
   expected: string | null,
   next: string,
 ): void {
-  const result = store.stmt(
-    "UPDATE branches SET head = ?, updated_at = ? WHERE session = ? AND name = ? AND head IS ?",
-  ).run(next, Date.now(), session, branch, expected);
-  if (result.changes !== 1) {
+  if (!compareAndSetHead(store, session, branch, expected, next)) {
     throw new ConflictError(`The head of branch ${quote(branch)} moved`, {
       hint: "another process created a snapshot; list the branch and retry",
     });
@@ -182,42 +134,31 @@ export function moveHead(
 /** Inserts a snapshot row (idempotent on id). Returns false if it was already present. */
 export function insertSnapshot(store: Store, envelope: Envelope, imported = false): boolean {
   const b = envelope.body;
-  const result = store.stmt(
-    `INSERT OR IGNORE INTO snapshots
-       (id, session, branch, parent, created_at, tree, source_kind, source_id, key_id, imported, envelope)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    envelope.id,
-    b.session,
-    b.branch,
-    b.parent,
-    b.created_at,
-    b.workspace?.tree ?? null,
-    b.source?.kind ?? null,
-    b.source?.id ?? null,
-    envelope.signature.key_id,
-    imported ? 1 : 0,
-    envelopeBytes(envelope),
-  );
-  if (result.changes === 1) return true;
+  const inserted = insertSnapshotRow(store, {
+    id: envelope.id,
+    session: b.session,
+    branch: b.branch,
+    parent: b.parent,
+    created_at: b.created_at,
+    tree: b.workspace?.tree ?? null,
+    source_kind: b.source?.kind ?? null,
+    source_id: b.source?.id ?? null,
+    key_id: envelope.signature.key_id,
+    imported,
+    envelope: envelopeBytes(envelope),
+  });
+  if (inserted) return true;
   if (hasSnapshot(store, envelope.id)) return false;
   // Not the id: the session already holds another snapshot with this source,
   // the idempotency key of `create --source`. Refuse rather than drop it.
   const source = b.source!;
-  const other = store.stmt(
-    "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
-  ).get(b.session, source.kind, source.id) as { id: string } | undefined;
+  const other = snapshotIdBySource(store, b.session, source.kind, source.id);
   throw new ConflictError(
     `Snapshot ${quote(envelope.id.slice(0, 12))} has the source ${
       quote(`${source.kind}:${source.id}`)
-    } of snapshot ${quote(other?.id.slice(0, 12) ?? "?")} in session ${quote(b.session)}`,
+    } of snapshot ${quote(other?.slice(0, 12) ?? "?")} in session ${quote(b.session)}`,
     { hint: "a session holds one snapshot per `create --source` key; nothing was added" },
   );
-}
-
-/** Whether a snapshot with this full id exists. */
-export function hasSnapshot(store: Store, id: string): boolean {
-  return store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined;
 }
 
 /**
@@ -229,16 +170,14 @@ export function resolveSnapshotId(store: Store, prefix: string): string {
   if (!/^[0-9a-f]{4,64}$/.test(p)) {
     throw new UsageError(`Snapshot id ${quote(prefix)} is not 4 to 64 hex characters`);
   }
-  const rows = store.stmt(
-    "SELECT id FROM snapshots WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
-  ).all(p, p + "g") as { id: string }[];
+  const rows = snapshotIdsWithPrefix(store, p, 11);
   if (rows.length === 0) {
     throw new NotFoundError(`No snapshot matches ${quote(prefix)}`, {
       hint: "run `ctxsnap list --all` to see every snapshot",
     });
   }
   if (rows.length > 1) {
-    const shown = rows.slice(0, 10).map((row) => row.id.slice(0, 16)).join(", ");
+    const shown = rows.slice(0, 10).map((id) => id.slice(0, 16)).join(", ");
     throw new UsageError(
       `Snapshot id ${quote(prefix)} is ambiguous: ${shown}${rows.length > 10 ? ", …" : ""}`,
       {
@@ -246,23 +185,13 @@ export function resolveSnapshotId(store: Store, prefix: string): string {
       },
     );
   }
-  return rows[0]!.id;
-}
-
-/** Reads a snapshot row by full id, or null. */
-export function getSnapshotRow(store: Store, id: string): SnapshotRow | null {
-  const row = store.stmt(
-    "SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots WHERE id = ?",
-  ).get(id) as SnapshotRow | undefined;
-  return row ?? null;
+  return rows[0]!;
 }
 
 function storedEnvelope(store: Store, id: string): Uint8Array {
-  const row = store.stmt("SELECT envelope FROM snapshots WHERE id = ?").get(id) as
-    | { envelope: Uint8Array }
-    | undefined;
-  if (row === undefined) throw new NotFoundError(`No snapshot ${quote(id)}`);
-  return row.envelope;
+  const bytes = snapshotEnvelopeBytes(store, id);
+  if (bytes === null) throw new NotFoundError(`No snapshot ${quote(id)}`);
+  return bytes;
 }
 
 function parseStored(bytes: Uint8Array, id: string): Envelope {
@@ -335,29 +264,6 @@ export async function readEnvelope(store: Store, id: string): Promise<Envelope> 
   return envelope;
 }
 
-/** Filters for {@linkcode listSnapshotRows}. */
-export interface RowFilter {
-  /** Only this session. */
-  session?: string;
-  /** Most rows to return. */
-  limit?: number;
-}
-
-/**
- * Lists stored snapshot rows newest first (insertion order), optionally of
- * one session (every branch). The summaries commands print come from
- * `listSnapshots` in `summary.ts`.
- */
-export function listSnapshotRows(store: Store, filter: RowFilter = {}): SnapshotRow[] {
-  const where = filter.session !== undefined ? "WHERE session = ?" : "";
-  const params: (string | number)[] = filter.session !== undefined ? [filter.session] : [];
-  params.push(filter.limit ?? -1);
-  return store.stmt(
-    `SELECT seq, id, session, branch, parent, created_at, tree, key_id, imported FROM snapshots ${where}
-     ORDER BY seq DESC LIMIT ?`,
-  ).all(...params) as unknown as SnapshotRow[];
-}
-
 /** Whether `ancestor` is `descendant` or reachable from it through `parent` links (present rows only). */
 export function isAncestor(store: Store, ancestor: string, descendant: string): boolean {
   const seen = new Set<string>();
@@ -365,10 +271,7 @@ export function isAncestor(store: Store, ancestor: string, descendant: string): 
   while (cursor !== null && !seen.has(cursor)) {
     if (cursor === ancestor) return true;
     seen.add(cursor);
-    const row = store.stmt("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
-      | { parent: string | null }
-      | undefined;
-    cursor = row?.parent ?? null;
+    cursor = snapshotParent(store, cursor) ?? null;
   }
   return false;
 }
@@ -381,12 +284,10 @@ export function branchChain(store: Store, session: string, branch: string): stri
   let cursor = head;
   while (cursor !== null && !seen.has(cursor)) {
     seen.add(cursor);
-    const row = store.stmt("SELECT parent FROM snapshots WHERE id = ?").get(cursor) as
-      | { parent: string | null }
-      | undefined;
-    if (row === undefined) break; // forgotten, or never imported: the timeline ends here
+    const parent = snapshotParent(store, cursor);
+    if (parent === undefined) break; // forgotten, or never imported: the timeline ends here
     chain.push(cursor);
-    cursor = row.parent;
+    cursor = parent;
   }
   return chain;
 }

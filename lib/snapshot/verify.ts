@@ -19,6 +19,8 @@
  */
 import { CtxsnapError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
+import { snapshotIds } from "../store/snapshot_rows.ts";
+import { forgottenIds } from "../store/forgotten.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { checkEnvelope, type Envelope } from "./envelope.ts";
 import { branchChain, getSnapshotRow, listBranches, readEnvelopeUnverified } from "./timeline.ts";
@@ -75,10 +77,7 @@ function checkTree(
     if (ok === undefined) {
       ok = store.checkBlob(entry.blob);
       if (ok) {
-        const row = store.stmt("SELECT size FROM objects WHERE id = ?").get(entry.blob) as
-          | { size: number }
-          | undefined;
-        ok = row?.size === entry.size;
+        ok = store.objectSize(entry.blob) === entry.size;
       }
       seenBlobs.set(entry.blob, ok);
     }
@@ -179,10 +178,7 @@ export async function verifyAll(
   const problems: string[] = [];
   const corrupt: string[] = [];
   const seenBlobs = new Map<string, boolean>();
-  const objects = store.stmt("SELECT id, kind FROM objects ORDER BY id").all() as {
-    id: string;
-    kind: string;
-  }[];
+  const objects = store.listObjects();
   let done = 0;
   for (const object of objects) {
     let ok: boolean;
@@ -204,14 +200,11 @@ export async function verifyAll(
     }
     onProgress?.(++done, objects.length);
   }
-  const ids = (store.stmt("SELECT id FROM snapshots ORDER BY seq").all() as { id: string }[])
-    .map((row) => row.id);
+  const ids = snapshotIds(store);
   const snapshots: SnapshotReport[] = [];
   for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
   const known = new Set(ids);
-  const forgotten = new Set(
-    (store.stmt("SELECT id FROM forgotten").all() as { id: string }[]).map((row) => row.id),
-  );
+  const forgotten = new Set(forgottenIds(store));
   const branches = listBranches(store);
   for (const branch of branches) {
     if (branch.head !== null && !known.has(branch.head)) {

@@ -367,6 +367,15 @@ const UPSERT_CACHE =
        ctime_ms = excluded.ctime_ms, ino = excluded.ino, dev = excluded.dev, mode = excluded.mode,
        blob = excluded.blob, stamp_ms = excluded.stamp_ms`;
 
+/**
+ * Empties the stat cache, so the next capture reads and scans every file
+ * (an adopted store's cache describes another machine's files). Inside the
+ * caller's write transaction.
+ */
+export function clearStatCache(store: Store): void {
+  store.stmt("DELETE FROM stat_cache").run();
+}
+
 /** Sorts skipped records and drops exact duplicates, in place. */
 export function sortSkipped(skipped: SkippedEntry[]): SkippedEntry[] {
   skipped.sort(compareSkipped);

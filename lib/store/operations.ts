@@ -225,6 +225,21 @@ export function assertWorkspaceResolved(store: Store, allowed: string | null = n
   }
 }
 
+/** The targets of the `applying` operations (those that have one), in no particular order. */
+export function applyingTargets(store: Store): string[] {
+  const rows = store.stmt("SELECT target FROM operations WHERE status = 'applying'").all() as {
+    target: string | null;
+  }[];
+  return rows.flatMap((row) => row.target === null ? [] : [row.target]);
+}
+
+/** The ids of the operations still `applying` or `planned`, oldest first. */
+export function unresolvedOperationIds(store: Store): string[] {
+  return (store.stmt(
+    "SELECT id FROM operations WHERE status IN ('applying', 'planned') ORDER BY seq",
+  ).all() as { id: string }[]).map((row) => row.id);
+}
+
 /** Lists operations newest first, without plans (they can be large). */
 export function listOperations(
   store: Store,

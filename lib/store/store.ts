@@ -78,6 +78,20 @@ function busyTimeout(): number {
   return Number.isSafeInteger(value) && value >= 0 ? value : DEFAULT_BUSY_TIMEOUT_MS;
 }
 
+/**
+ * The first string after every string starting with `prefix` (its last
+ * character incremented: `remote:` gives `remote;`), so `key >= prefix AND
+ * key < prefixEnd(prefix)` selects the keys with that prefix by index. The
+ * prefix must be non-empty and end in an ASCII character.
+ */
+function prefixEnd(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (!(last >= 0 && last < 0x7f)) {
+    throw new RangeError(`A key prefix must end in an ASCII character: ${quote(prefix)}`);
+  }
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}
+
 /** An open store. Close it with {@linkcode Store.close}. */
 export class Store {
   /** Absolute path of the store directory. */
@@ -345,9 +359,47 @@ export class Store {
       .run(key, value);
   }
 
+  /**
+   * Every store setting whose key starts with `prefix` (non-empty, ending in
+   * an ASCII character), in key order.
+   */
+  metaWithPrefix(prefix: string): { key: string; value: string }[] {
+    return this.stmt("SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key")
+      .all(prefix, prefixEnd(prefix)) as { key: string; value: string }[];
+  }
+
+  /** Deletes a store setting (nothing when absent). */
+  deleteMeta(key: string): void {
+    this.stmt("DELETE FROM meta WHERE key = ?").run(key);
+  }
+
+  /**
+   * Deletes every store setting whose key starts with `prefix` (non-empty,
+   * ending in an ASCII character).
+   */
+  deleteMetaWithPrefix(prefix: string): void {
+    this.stmt("DELETE FROM meta WHERE key >= ? AND key < ?").run(prefix, prefixEnd(prefix));
+  }
+
   /** Whether an object with this id is recorded. */
   hasObject(id: string): boolean {
     return this.stmt("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
+  }
+
+  /** The recorded size of an object, unverified, or null when it is not recorded. */
+  objectSize(id: string): number | null {
+    const row = this.stmt("SELECT size FROM objects WHERE id = ?").get(id) as
+      | { size: number }
+      | undefined;
+    return row?.size ?? null;
+  }
+
+  /** Every recorded object's id and kind (`blob` or `tree`), in id order, unverified. */
+  listObjects(): { id: string; kind: string }[] {
+    return this.stmt("SELECT id, kind FROM objects ORDER BY id").all() as {
+      id: string;
+      kind: string;
+    }[];
   }
 
   /** Path of the file holding a large blob. */

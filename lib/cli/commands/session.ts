@@ -11,6 +11,7 @@ import {
   switchSession,
 } from "../../snapshot/session_state.ts";
 import { checkName, selection } from "../../snapshot/timeline.ts";
+import { listSessionRows } from "../../store/session_rows.ts";
 import { type Command, intOption, iso, openStore, str } from "../command.ts";
 import { esc } from "../output.ts";
 
@@ -88,13 +89,7 @@ export const session: Command = {
     try {
       if (sub === "list") {
         const current = selection(store).session;
-        const rows = store.stmt(
-          "SELECT name, current_branch, updated_at FROM sessions ORDER BY name",
-        ).all() as {
-          name: string;
-          current_branch: string;
-          updated_at: number;
-        }[];
+        const rows = listSessionRows(store);
         ctx.out.result(
           {
             current,
