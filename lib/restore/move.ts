@@ -334,6 +334,35 @@ function movesTo(
 }
 
 /**
+ * Applies a recorded move's plan (see {@linkcode applyPhase}) to `target`;
+ * when that fails, ends the operation as `failed` (putting back what it
+ * had changed, then `afterFiles`, see {@linkcode abortMove}) and rethrows.
+ * Restore, switch, undo and redo apply through here.
+ */
+export function applyRecordedMove(
+  store: Store,
+  op: Operation,
+  target: TreeManifest,
+  plan: { writes: { path: string }[]; deletes: string[] },
+  onProgress?: (done: number, total: number) => void,
+  afterFiles?: (plan: StoredMovePlan) => void,
+): void {
+  try {
+    applyPhase(
+      store,
+      entryMap(target),
+      plan.writes.map((w) => w.path),
+      plan.deletes,
+      onProgress ? { onProgress } : {},
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    abortMove(store, op, "failed", message, afterFiles);
+    throw error;
+  }
+}
+
+/**
  * Returns the managed paths of a move to its `pre_tree` (after validating
  * its stored plan) and closes it with `status`.
  */

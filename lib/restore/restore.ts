@@ -67,10 +67,8 @@ import {
   updateSessionState,
 } from "../snapshot/session_state.ts";
 import { getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
-import { entryMap } from "../snapshot/diff.ts";
 import {
-  abortMove,
-  applyPhase,
+  applyRecordedMove,
   baselineTree,
   completeMove,
   planPhase,
@@ -381,24 +379,7 @@ export async function restoreSnapshot(
 
   // 6. apply
   if (plan !== null) {
-    try {
-      applyPhase(
-        store,
-        entryMap(targetTree!),
-        plan.writes.map((w) => w.path),
-        plan.deletes,
-        options.onProgress ? { onProgress: options.onProgress } : {},
-      );
-    } catch (error) {
-      abortMove(
-        store,
-        op,
-        "failed",
-        error instanceof Error ? error.message : String(error),
-        () => undoCheckout?.(),
-      );
-      throw error;
-    }
+    applyRecordedMove(store, op, targetTree!, plan, options.onProgress, () => undoCheckout?.());
   }
 
   // 7. finish

@@ -48,18 +48,10 @@ import type { Store } from "../store/store.ts";
 import { setCurrentBranch } from "../store/session_rows.ts";
 import type { TreeManifest } from "../store/tree.ts";
 import { createSnapshot } from "../snapshot/create.ts";
-import { entryMap } from "../snapshot/diff.ts";
 import type { Signer } from "../snapshot/envelope.ts";
 import { recordChange } from "../snapshot/oplog.ts";
 import { checkName, getBranch, readEnvelope, selection } from "../snapshot/timeline.ts";
-import {
-  abortMove,
-  applyPhase,
-  completeMove,
-  planPhase,
-  recordPhase,
-  storedMovePlan,
-} from "./move.ts";
+import { applyRecordedMove, completeMove, planPhase, recordPhase, storedMovePlan } from "./move.ts";
 import type { MovePlan } from "./plan.ts";
 import { refuseConflicts } from "./policy.ts";
 import { requireContent } from "./restore.ts";
@@ -179,18 +171,7 @@ export async function switchTo(
     extra: { from_branch: sel.branch, to_branch: branch },
   });
   result.operation = op.id;
-  try {
-    applyPhase(
-      store,
-      entryMap(target),
-      plan.writes.map((w) => w.path),
-      plan.deletes,
-      options.onProgress ? { onProgress: options.onProgress } : {},
-    );
-  } catch (error) {
-    abortMove(store, op, "failed", error instanceof Error ? error.message : String(error));
-    throw error;
-  }
+  applyRecordedMove(store, op, target, plan, options.onProgress);
   finishSwitch(store, op);
   return result;
 }

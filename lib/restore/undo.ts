@@ -67,8 +67,7 @@ import {
 } from "../snapshot/oplog.ts";
 import { currentSelection, getSnapshotRow } from "../snapshot/timeline.ts";
 import {
-  abortMove,
-  applyPhase,
+  applyRecordedMove,
   baselineTree,
   completeMove,
   EMPTY_TREE,
@@ -298,18 +297,7 @@ async function revert(
     extra: { reverts: entry.id },
   });
   result.operation = op.id;
-  try {
-    applyPhase(
-      store,
-      entryMap(target),
-      plan.writes.map((w) => w.path),
-      plan.deletes,
-      options.onProgress ? { onProgress: options.onProgress } : {},
-    );
-  } catch (error) {
-    abortMove(store, op, "failed", error instanceof Error ? error.message : String(error));
-    throw error;
-  }
+  applyRecordedMove(store, op, target, plan, options.onProgress);
   finishRevert(store, op);
   return result;
 }
