@@ -5,7 +5,7 @@
  */
 import process from "node:process";
 import { type Command, list, openStore, str, trustPolicy } from "../command.ts";
-import { storeScope } from "./timeline.ts";
+import { storeScope, VIEW_OPTIONS } from "./timeline.ts";
 
 /** The `serve` command. */
 export const serve: Command = {
@@ -17,16 +17,7 @@ export const serve: Command = {
     'ctxsnap serve --all --json    # {"url": …} once listening',
   ],
   options: {
-    session: { type: "string", arg: "S", help: "session (default: current)" },
-    branch: { type: "string", arg: "B", help: "only this branch's history" },
-    all: { type: "boolean", help: "every session and branch of the store" },
-    trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
-    },
-    "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
+    ...VIEW_OPTIONS,
   },
   positionals: 0,
   async run(ctx, parsed) {

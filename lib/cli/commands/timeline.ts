@@ -14,6 +14,7 @@ import {
   flag,
   list,
   openStore,
+  type OptionSpec,
   type Parsed,
   str,
   trustPolicy,
@@ -81,6 +82,20 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
   }
 }
 
+/** The options `timeline` and `serve` share: what to show and whom to trust. */
+export const VIEW_OPTIONS: Record<string, OptionSpec> = {
+  session: { type: "string", arg: "S", help: "session (default: current)" },
+  branch: { type: "string", arg: "B", help: "only this branch's history" },
+  all: { type: "boolean", help: "every session and branch of the store" },
+  trust: {
+    type: "string",
+    multiple: true,
+    arg: "KEY",
+    help: "trust this public key (hex or PEM file); repeatable",
+  },
+  "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
+};
+
 /** The `timeline` command. */
 export const timeline: Command = {
   name: "timeline",
@@ -95,16 +110,7 @@ export const timeline: Command = {
   ],
   options: {
     html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
-    branch: { type: "string", arg: "B", help: "only this branch's history" },
-    all: { type: "boolean", help: "every session and branch of the store" },
-    trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
-    },
-    "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
+    ...VIEW_OPTIONS,
   },
   positionals: 1,
   async run(ctx, parsed) {
