@@ -26,6 +26,8 @@ import {
 } from "../lib/fs/safe_read.ts";
 import { type WalkItem, type WalkOptions, walkWorkspace } from "../lib/fs/walk.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
+import { foldName } from "../lib/fs/reserved.ts";
+import { prng } from "./_util.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -853,4 +855,23 @@ Deno.test("walk leaves out a directory whose ignore file cannot be applied (fail
     assert(items.includes("skip:private:unreadable"), items.join("\n"));
     assert(!items.some((i) => i.includes("notes.txt")), items.join("\n"));
   });
+});
+
+Deno.test("foldName's printable-ASCII fast path folds exactly as the full Unicode folding does", () => {
+  const full = (name: string) => {
+    const folded = name.replace(/\p{Default_Ignorable_Code_Point}/gu, "").normalize("NFC")
+      .toUpperCase().toLowerCase();
+    const colon = folded.indexOf(":");
+    return (colon === -1 ? folded : folded.slice(0, colon)).replace(/[. ]+$/, "");
+  };
+  const rand = prng(20261130);
+  const names = [".git", ".GIT. ", "GIT~1", ".ctxsnap:stream", "Notes.MD", "a b .", "~"];
+  for (let code = 0x20; code <= 0x7e; code++) names.push(String.fromCharCode(code));
+  for (let i = 0; i < 5000; i++) {
+    let name = "";
+    const length = 1 + Math.floor(rand() * 12);
+    for (let j = 0; j < length; j++) name += String.fromCharCode(0x20 + Math.floor(rand() * 95));
+    names.push(name);
+  }
+  for (const name of names) assertEquals(foldName(name), full(name), JSON.stringify(name));
 });

@@ -39,6 +39,7 @@
 export const RESERVED_NAMES: ReadonlySet<string> = new Set([".git", ".ctxsnap"]);
 
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * A name as a case-insensitive, normalization-insensitive filesystem that
@@ -52,13 +53,18 @@ const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
  * ```
  */
 export function foldName(name: string): string {
-  const folded = name.replace(IGNORABLE, "").normalize("NFC").toUpperCase().toLowerCase();
+  // Printable ASCII holds no ignorable code point, is its own NFC, and
+  // upper- then lower-casing it is lower-casing it: the common case, fast.
+  const folded = PRINTABLE_ASCII.test(name)
+    ? name.toLowerCase()
+    : name.replace(IGNORABLE, "").normalize("NFC").toUpperCase().toLowerCase();
   const colon = folded.indexOf(":");
   return (colon === -1 ? folded : folded.slice(0, colon)).replace(/[. ]+$/, "");
 }
 
 /** Whether folded `stem` is an NTFS 8.3 short name of the folded name `long`. */
 function isShortNameOf(stem: string, long: string): boolean {
+  if (!stem.includes("~")) return false;
   const match = /^(.+)~[1-9][0-9]*$/.exec(stem);
   if (match === null) return false;
   const prefix = match[1]!;
@@ -87,6 +93,8 @@ export function sameReservedName(name: string, reserved: string): boolean {
   return stem === long || isShortNameOf(stem, long);
 }
 
+const FOLDED_RESERVED: readonly string[] = [...RESERVED_NAMES].map(foldName);
+
 /**
  * Whether one path segment is a reserved name (`.git` or `.ctxsnap`) in any
  * spelling some filesystem treats as the same name.
@@ -99,8 +107,8 @@ export function sameReservedName(name: string, reserved: string): boolean {
  * ```
  */
 export function isReservedName(name: string): boolean {
-  for (const reserved of RESERVED_NAMES) if (sameReservedName(name, reserved)) return true;
-  return false;
+  const stem = foldName(name); // once, not once per reserved name
+  return FOLDED_RESERVED.some((long) => stem === long || isShortNameOf(stem, long));
 }
 
 /**
