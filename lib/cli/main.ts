@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { EXIT_MEANINGS, UsageError } from "../errors.ts";
+import { CtxsnapError, EXIT_MEANINGS, UsageError } from "../errors.ts";
 import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";
@@ -187,6 +187,18 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
 ];
 
+/**
+ * A raw SQLite failure that escaped a command (a read outside a
+ * transaction meeting a writer's lock, say) as the typed error it means:
+ * busy is exit 6 wherever it happens. Other errors pass through.
+ */
+async function typed(error: unknown): Promise<unknown> {
+  if (error instanceof CtxsnapError || !(error instanceof Error)) return error;
+  if (!/database|SQLITE|locked/i.test(error.message)) return error;
+  const { mapSqliteError } = await import("../store/store.ts");
+  return mapSqliteError(error, "the command");
+}
+
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
@@ -310,7 +322,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
-    const status = out.error(error);
+    const status = out.error(await typed(error));
     // A hook a harness runs reports problems but does not fail the agent.
     const lenient = loaded?.exitZeroUnless;
     return lenient !== undefined && !rest.includes(lenient) ? 0 : status;

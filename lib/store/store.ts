@@ -38,6 +38,8 @@ import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
+
+export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
