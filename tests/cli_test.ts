@@ -1158,3 +1158,55 @@ Deno.test("a file that is not there exits 4 and one that cannot be opened exits 
     }
   });
 });
+
+Deno.test("a private key given where a public key belongs is refused without printing any of it", async () => {
+  await withStore(async (ws) => {
+    expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
+    const published = await ws.run(["publish", "HEAD", "--json"]);
+    expectCode(published, 0, "publish");
+    const file = published.json().path as string;
+    const pem = await Deno.readTextFile(join(ws.configDir, "identity.pem"));
+    const body = pem.split("\n").filter((line) => line !== "" && !line.startsWith("-----"));
+    assert(body.length > 0 && body.every((line) => line.length >= 16), pem);
+    for (
+      const args of [
+        ["verify", file, "--trust", join(ws.configDir, "identity.pem")],
+        ["key", "trust", join(ws.configDir, "identity.pem"), "--name", "me"],
+        ["verify", file, "--trust", join(ws.configDir, "identity.pem"), "--json"],
+      ]
+    ) {
+      const result = await ws.run(args);
+      assert(result.code !== 0, `${args.join(" ")} exited 0`);
+      for (const line of body) {
+        assert(
+          !result.stderr.includes(line) && !result.stdout.includes(line),
+          "key material printed",
+        );
+        assert(!result.stderr.includes(line.slice(0, 16)), "part of the key printed");
+      }
+      assert(result.stderr.includes("PRIVATE KEY"), result.stderr); // says what it was given
+    }
+  });
+});
+
+Deno.test("a refused restore prints each conflict on its own line, and the next create after a restore records nothing new", async () => {
+  await withStore(async (ws) => {
+    const first = (await ws.run(["create", "-m", "one", "--json"])).json().id as string;
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "ALPHA 2\n");
+    await Deno.writeTextFile(join(ws.path, "b.md"), "# BRAVO 2\n");
+    expectCode(await ws.run(["create", "-m", "two"]), 0, "create two");
+    // Both files edited again on disk since the baseline: two conflicts.
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "mine\n");
+    await Deno.writeTextFile(join(ws.path, "b.md"), "mine too\n");
+    const refused = await ws.run(["restore", first]);
+    expectCode(refused, 5, "restore with conflicts");
+    const lines = refused.stderr.split("\n").filter((l) => l.startsWith("ctxsnap: CONFLICT "));
+    assertEquals(lines.length, 2, refused.stderr);
+    assert(!refused.stderr.includes("\\n"), refused.stderr);
+
+    expectCode(await ws.run(["restore", first, "--force"]), 0, "restore --force");
+    const after = await ws.run(["create", "-m", "after the restore", "--json"]);
+    expectCode(after, 0, "create after restore");
+    assertEquals(after.json().created, false, "the restore's own snapshot already records this");
+  });
+});

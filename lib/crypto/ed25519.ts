@@ -572,7 +572,11 @@ export function parsePublicKey(text: string): Uint8Array {
     return checkPublicKey(fromHex(trimmed, PUBLIC_KEY_BYTES), "Public key");
   }
   if (trimmed.startsWith("-----BEGIN PUBLIC KEY-----")) return spkiPemToPublicKey(trimmed);
+  // Never echo the text: it may be a private key given by mistake.
+  const label = /^-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(trimmed)?.[1];
   throw new IntegrityError(
-    `Public key must be 64 lowercase hex characters or an SPKI PEM block, got ${quote(trimmed)}`,
+    `Public key must be 64 lowercase hex characters or an SPKI PEM block, got ${
+      label !== undefined ? `a PEM block labelled ${quote(label)}` : `${trimmed.length} characters`
+    }${label === "PRIVATE KEY" ? " (a private key: share `ctxsnap key export` instead)" : ""}`,
   );
 }

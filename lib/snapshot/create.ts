@@ -254,7 +254,12 @@ export interface CreateResult {
   secrets: SkippedEntry[];
 }
 
-/** Whether two bodies record the same state (all but time, parent, reason and source). */
+/**
+ * Whether two bodies record the same state: all but time, parent, reason,
+ * source and `facets.metadata`, which say how and why a snapshot was made
+ * (a restore's `reverted_to`, a hook's `agent`), not what the workspace and
+ * session held.
+ */
 function sameState(a: SnapshotBody, b: SnapshotBody): boolean {
   const state = (body: SnapshotBody) =>
     canonicalize({
@@ -264,7 +269,7 @@ function sameState(a: SnapshotBody, b: SnapshotBody): boolean {
       git: body.git,
       context: body.context,
       cursors: body.cursors,
-      facets: body.facets,
+      facets: { ...body.facets, metadata: {} },
     } as unknown as JsonValue);
   return state(a) === state(b);
 }

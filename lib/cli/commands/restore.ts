@@ -58,11 +58,9 @@ export function planJson(plan: MovePlan | null): unknown {
 /** Notes the conflicts of a refused move on stderr (text mode); rethrows. */
 export function showConflicts(out: Output, error: unknown): never {
   if (error instanceof MoveConflictError && !out.json) {
-    out.note(
-      error.conflicts.slice(0, 50).map((c) =>
-        `CONFLICT ${esc(c.path)}  (${c.reason.replaceAll("_", " ")})`
-      ).join("\nctxsnap: "),
-    );
+    for (const c of error.conflicts.slice(0, 50)) {
+      out.note(`CONFLICT ${esc(c.path)}  (${c.reason.replaceAll("_", " ")})`);
+    }
   }
   throw error;
 }
