@@ -60,7 +60,8 @@ export async function readLayerTable(path: string): Promise<Layer[]> {
   return layers;
 }
 
-const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^;]*?from\s*"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+const IMPORT =
+  /(?:^|[\s;}])(?:import|export)\s[^;]*?from\s*"([^"]+)"|import\(\s*"([^"]+)"\s*\)|(?:^|[\s;}])import\s*"([^"]+)"/g;
 const SQL =
   /\b(?:SELECT\s[^;]*?\bFROM\s|INSERT\s+(?:OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(?:TABLE|TRIGGER|INDEX|VIEW)\s)/;
 const PRINTS = /\bconsole\.\w+\(|\bDeno\.exit\(|\bprocess\.exit\(|\bDeno\.std(?:out|err)\.write/;
@@ -114,7 +115,7 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
     const source = stripComments(raw);
     const lineAt = (index: number) => source.slice(0, index).split("\n").length;
     for (const match of source.matchAll(IMPORT)) {
-      const specifier = match[1] ?? match[2]!;
+      const specifier = match[1] ?? match[2] ?? match[3]!;
       if (!specifier.startsWith(".")) continue;
       const target = normalize(join(dirname(file), specifier));
       const where = `${shown}:${lineAt(match.index! + match[0].search(/\S/))}`;

@@ -73,7 +73,8 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
       "console.log(p);",
       "",
     ].join("\n"),
-    "lib/remote/pull.ts": 'export const r = await import("../cli/main.ts");\n',
+    "lib/remote/pull.ts":
+      'export const r = await import("../cli/main.ts");\nimport "../cli/side.ts";\n',
     "lib/cli/main.ts": 'console.log("fine here");\nexport {};\n',
     "lib/stray/x.ts": "export {};\n",
   });
@@ -82,6 +83,7 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
     assertEquals(violations, [
       'lib/fs/walk.ts:2: lib/fs (layer 2) imports "../store/store.ts" (lib/store, layer 3)',
       'lib/remote/pull.ts:1: lib/remote (layer 4) imports "../cli/main.ts" (lib/cli, layer 5)',
+      'lib/remote/pull.ts:2: lib/remote (layer 4) imports "../cli/side.ts" (lib/cli, layer 5)',
       'lib/store/store.ts:1: imports "../fs/_errno.ts", private to lib/fs',
       'lib/stray/x.ts: folder "lib/stray" is not in the layer table',
       "lib/view/page.ts:2: console.assert only prints; throw in examples",

@@ -116,7 +116,7 @@ export function writeFileAtomic(
     throw new CtxsnapError(
       `Cannot write file ${quote(absPath)}: ${reasonOf(error)}`,
       "failure",
-      { cause: error, hint: "Check that the directory exists and is writable" },
+      { cause: error, hint: "check that the directory exists and is writable" },
     );
   }
 }

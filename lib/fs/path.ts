@@ -70,7 +70,7 @@ export function normalizeRelativePath(value: string): string {
   const problem = problemOf(value);
   if (problem !== null) {
     throw new PathError(`Path ${quote(value)} ${problem}`, {
-      hint: "Paths must be relative POSIX paths without '.', '..' or empty segments",
+      hint: "paths must be relative POSIX paths without '.', '..' or empty segments",
     });
   }
   return value;

@@ -358,7 +358,7 @@ function readStreaming(
     after.ctimeMs !== before.ctimeMs || after.ino !== before.ino
   ) {
     throw new FileChangedError(`File ${quote(absPath)} changed while being read`, {
-      hint: "Capture again once the file is no longer being written",
+      hint: "capture again once the file is no longer being written",
     });
   }
   return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(before) };

@@ -22,7 +22,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, NotFoundError, quote } from "../errors.ts";
+import { ConflictError, IoError, NotFoundError, quote, reasonOf } from "../errors.ts";
 import { modeMatches } from "../fs/mode.ts";
 import { normalizeRelativePath } from "../fs/path.ts";
 import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
@@ -82,8 +82,17 @@ export function materialize(
   }
   refuseStorePaths(dest, store.dir, entries.map((e) => e.path));
   // Into a new or empty directory nothing can differ: skip the per-path checks.
-  const fresh = !fs.existsSync(dest) || fs.readdirSync(dest).length === 0;
-  fs.mkdirSync(dest, { recursive: true });
+  let fresh: boolean;
+  try {
+    fresh = !fs.existsSync(dest) || fs.readdirSync(dest).length === 0;
+    fs.mkdirSync(dest, { recursive: true });
+  } catch (error) {
+    throw new IoError(`Cannot materialize into ${quote(dest)}: ${reasonOf(error)}`, {
+      cause: error,
+      path: dest,
+      hint: "name a directory, or a path where one can be created",
+    });
+  }
   const root = path.resolve(dest);
   const result: MaterializeResult = { written: [], identical: [] };
   const conflicts: string[] = [];

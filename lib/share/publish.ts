@@ -22,7 +22,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CtxsnapError, NotFoundError, quote } from "../errors.ts";
+import { CtxsnapError, IoError, NotFoundError, quote, reasonOf } from "../errors.ts";
 import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
 import type { Store } from "../store/store.ts";
 import { treeBytes } from "../store/tree.ts";
@@ -184,14 +184,16 @@ export async function publishToFile(
     };
   } catch (error) {
     if (fd !== null) fs.closeSync(fd);
-    fs.rmSync(temp, { force: true });
+    try {
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // Never created (its directory is not one): the original error is the one to report.
+    }
     if (error instanceof CtxsnapError) throw error;
-    throw new CtxsnapError(
-      `Cannot write ${quote(target)}: ${(error as Error).message}`,
-      "failure",
-      {
-        cause: error,
-      },
-    );
+    throw new IoError(`Cannot write ${quote(target)}: ${reasonOf(error)}`, {
+      cause: error,
+      path: target,
+      hint: "name a directory you can write to, or a file in one, with --out",
+    });
   }
 }

@@ -8,7 +8,7 @@ import type { MovePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type { RestoreOptions, RestoreResult, SessionPlan } from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
-import { MoveConflictError } from "../../restore/policy.ts";
+import { type ConflictReason, MoveConflictError } from "../../restore/policy.ts";
 import { isEmptyChange } from "../../snapshot/session_state.ts";
 import { esc, type Output } from "../output.ts";
 import {
@@ -33,7 +33,7 @@ export function planLines(plan: MovePlan): string[] {
   }
   for (const d of plan.deletes) lines.push(`delete   ${esc(d)}${mark(d)}`);
   for (const c of plan.conflicts) {
-    lines.push(`CONFLICT ${esc(c.path)}  (${esc(c.reason.replaceAll("_", " "))})`);
+    lines.push(`CONFLICT ${esc(c.path)}  (${reasonText(c.reason)})`);
   }
   lines.push(
     `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
@@ -55,11 +55,25 @@ export function planJson(plan: MovePlan | null): unknown {
   };
 }
 
+/** What a conflict reason means, for people (`--json` keeps the code). */
+const REASON_TEXT: Readonly<Record<ConflictReason, string>> = {
+  changed_since_baseline: "changed on disk and in the target",
+  deleted_target_changed: "changed on disk, deleted in the target",
+  deleted_on_disk_target_changed: "deleted on disk, changed in the target",
+  untracked_in_the_way: "something no snapshot records in the way",
+  parent_in_the_way: "parent in the way: a symlink or file on disk",
+  directory_in_the_way: "directory in the way, not empty",
+};
+
+function reasonText(reason: ConflictReason): string {
+  return REASON_TEXT[reason] ?? esc(reason);
+}
+
 /** Notes the conflicts of a refused move on stderr (text mode); rethrows. */
 export function showConflicts(out: Output, error: unknown): never {
   if (error instanceof MoveConflictError && !out.json) {
     for (const c of error.conflicts.slice(0, 50)) {
-      out.note(`CONFLICT ${esc(c.path)}  (${c.reason.replaceAll("_", " ")})`);
+      out.note(`CONFLICT ${esc(c.path)}  (${reasonText(c.reason)})`);
     }
   }
   throw error;
