@@ -132,9 +132,10 @@ Deno.test("watch: create and the hook hand their checkpoints to it and only what
       // declines, create signs locally.
       const otherEnv = { env: { CTXSNAP_CONFIG_DIR: join(ws.root, "other-config") } };
       expectCode(await ws.run(["init", "--adopt"], otherEnv), 0, "adopt");
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "theirs\n"); // something to record
       const other = await ws.run(["create", "-m", "mine", "--json"], otherEnv);
       expectCode(other, 0, "create with another identity");
-      assertEquals(other.json().via, "local");
+      assertEquals([other.json().via, other.json().created], ["local", true]);
 
       const status = await ws.run(["watch", "--status", "--json"]);
       expectCode(status, 0, "watch --status");
