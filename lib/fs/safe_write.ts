@@ -70,6 +70,16 @@ function tempName(): string {
   return TEMP_PREFIX + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** `lstat` of `path`, or null when nothing is there; any other error is thrown. */
+function lstatOrNull(path: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(path);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return null;
+    throw error;
+  }
+}
+
 function splitPath(relPath: string): { dir: string; name: string } {
   const rel = normalizeRelativePath(relPath);
   const slash = rel.lastIndexOf("/");
@@ -380,13 +390,8 @@ export class SafeWriter {
     const { dir, name } = splitPath(relPath);
     const place = this.#place(dir, false, relPath);
     if (place === null) return;
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(place.entry(name));
-    } catch (error) {
-      if (errnoOf(error) === "ENOENT") return;
-      throw error;
-    }
+    const stat = lstatOrNull(place.entry(name));
+    if (stat === null) return;
     if (stat.isDirectory()) {
       throw new ConflictError(`Cannot delete ${quote(relPath)}: it is a directory now`);
     }
@@ -424,13 +429,8 @@ export class SafeWriter {
     const { dir, name } = splitPath(relPath);
     const place = this.#place(dir, false, relPath);
     if (place === null) return;
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(place.entry(name));
-    } catch (error) {
-      if (errnoOf(error) === "ENOENT") return;
-      throw error;
-    }
+    const stat = lstatOrNull(place.entry(name));
+    if (stat === null) return;
     if (!stat.isDirectory()) return;
     const fd = this.#handles.get(relPath);
     if (fd !== undefined) fs.closeSync(fd);
