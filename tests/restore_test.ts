@@ -635,6 +635,28 @@ Deno.test("restore merges the session: task replaced when non-empty, lists de-du
   });
 });
 
+Deno.test("restore merges every session field by one rule: a progress the snapshot left at 0 keeps the live progress, like an empty task", async () => {
+  await withStore(async (ws) => {
+    const before = await create(ws, "nothing set yet");
+    expectCode(await ws.run(["session", "set", "--task", "live", "--progress", "60"]), 0, "set");
+    expectCode(await ws.run(["session", "decide", "D1"]), 0, "decide");
+    const result = await runJson(ws, ["restore", before, "--session"]);
+    assertEquals(result.session.change.progress_pct, null, "the plan changes no progress");
+    const state = (await runJson(ws, ["session", "show"])).state;
+    assertEquals([state.task, state.progress_pct, state.decisions], ["live", 60, ["D1"]]);
+
+    // A progress the snapshot did set is brought back, like a task it set.
+    const set = await ws.run(["create", "--json", "--context", "-"], {
+      stdin: JSON.stringify({ task: "then", progress_pct: 30 }),
+    });
+    expectCode(set, 0, "create --context");
+    expectCode(await ws.run(["session", "set", "--task", "now", "--progress", "80"]), 0, "set");
+    await runJson(ws, ["restore", set.json().id, "--session"]);
+    const back = (await runJson(ws, ["session", "show"])).state;
+    assertEquals([back.task, back.progress_pct], ["then", 30]);
+  });
+});
+
 Deno.test("restore --workspace leaves the live session untouched and --session leaves files untouched", async () => {
   await withStore(async (ws) => {
     expectCode(await ws.run(["session", "set", "--task", "old task"]), 0, "set");

@@ -90,8 +90,9 @@ export interface RestoreOptions {
   session?: boolean;
   /**
    * `merge` (default): the snapshot's context is merged into the live
-   * session (task replaced when non-empty, progress set, lists joined without
-   * duplicates, extensions replaced per namespace); `replace`: the live
+   * session (one rule for every field: a task or progress the snapshot set
+   * replaces, one it left unset is kept; lists joined without duplicates,
+   * extensions replaced per namespace); `replace`: the live
    * session becomes exactly what the snapshot recorded.
    */
   sessionMode?: SessionMode;

@@ -94,14 +94,26 @@ export function appendUnique(list: readonly string[], items: readonly string[]):
 }
 
 /**
- * Merges a snapshot's context into a live state (docs/DESIGN.md §5): the task is
- * replaced when non-empty, progress is set, lists are merged without
- * duplicates, extensions are replaced per namespace.
+ * Merges a snapshot's context into a live state (docs/DESIGN.md §5). Every
+ * field follows one rule: what the snapshot recorded is brought back, and a
+ * field it left unset keeps the live value. So the task and the progress are
+ * replaced when the snapshot set them (a non-empty task, a progress above 0)
+ * and kept otherwise, lists are joined without duplicates (live items first),
+ * and extensions are replaced per namespace the snapshot recorded.
+ *
+ * @example
+ * ```ts
+ * import { emptyContext } from "./body.ts";
+ * import { mergeContext } from "./session_state.ts";
+ * const live = { ...emptyContext(), task: "port", progress_pct: 60, decisions: ["keep API"] };
+ * const merged = mergeContext(live, emptyContext());
+ * if (merged.progress_pct !== 60 || merged.task !== "port") throw new Error("kept");
+ * ```
  */
 export function mergeContext(live: SnapshotContext, incoming: SnapshotContext): SnapshotContext {
   return {
     task: incoming.task !== "" ? incoming.task : live.task,
-    progress_pct: incoming.progress_pct,
+    progress_pct: incoming.progress_pct !== 0 ? incoming.progress_pct : live.progress_pct,
     decisions: appendUnique(live.decisions, incoming.decisions),
     files_touched: appendUnique(live.files_touched, incoming.files_touched),
     findings: appendUnique(live.findings, incoming.findings),
