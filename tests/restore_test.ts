@@ -179,7 +179,10 @@ Deno.test("an edit made outside ctxsnap after the baseline is a conflict (exit 5
     assertEquals(await read(ws, "a.txt"), "edited outside ctxsnap\n");
     assertEquals(await snapshotIds(ws), before, "a refused restore recorded a snapshot");
 
-    const plan = (await runJson(ws, ["restore", s1, "--dry-run"])).plan;
+    // The dry run shows the whole plan, and exits 5 because the real run would refuse.
+    const dry = await runJson(ws, ["restore", s1, "--dry-run"], 5);
+    assertEquals(dry.would_refuse.map((r: { reason: string }) => r.reason), ["conflicts"]);
+    const plan = dry.plan;
     assertEquals(plan.conflicts, [{ path: "a.txt", reason: "changed_since_baseline" }]);
     assertEquals(plan.writes, []);
     assertEquals(await read(ws, "a.txt"), "edited outside ctxsnap\n");
@@ -223,7 +226,7 @@ Deno.test("a managed file the target omits is deleted only when unchanged since 
     await create(ws, "with c and d");
     await write(ws, "deep/d.txt", "d changed outside\n");
 
-    const plan = (await runJson(ws, ["restore", s1, "--dry-run"])).plan;
+    const plan = (await runJson(ws, ["restore", s1, "--dry-run"], 5)).plan;
     assertEquals(plan.deletes, ["c.txt"]);
     assertEquals(plan.conflicts, [{ path: "deep/d.txt", reason: "deleted_target_changed" }]);
 
@@ -785,6 +788,108 @@ Deno.test("restore --git on a clean tree checks out the snapshot's commit detach
     assertEquals((await runJson(ws, ["session", "show"])).state.task, "task at s1");
     const recorded = await runJson(ws, ["show", result.snapshot]);
     assertEquals(recorded.envelope.body.facets.metadata.reverted_to, s1);
+  });
+});
+
+Deno.test("restore says when the agent committed and switched branch since the target, and what --git would do; --git then checks the anchor out", async () => {
+  await withGitStore(async (ws, { c1, s1 }) => {
+    // The agent branches off, edits, commits.
+    git(ws, "checkout", "-q", "-b", "agent/feature");
+    await write(ws, "a.txt", "agent's alpha\n");
+    git(ws, "commit", "-q", "-am", "agent");
+    const agentCommit = git(ws, "rev-parse", "HEAD");
+    await create(ws, "after the agent");
+
+    const dry = await runJson(ws, ["restore", s1, "--dry-run"]);
+    assertEquals(dry.git.anchor, { commit: c1, branch: "main" });
+    assertEquals(dry.git.head, { commit: agentCommit, branch: "agent/feature" });
+    assertEquals([dry.git.differs, dry.git.with_git, dry.git.blocking], [true, "checkout", 0]);
+    const text = await ws.run(["restore", s1, "--dry-run"]);
+    expectCode(text, 0, "restore --dry-run");
+    assert(text.stdout.includes("HEAD is on agent/feature at"), text.stdout);
+    assert(
+      text.stdout.includes(`the snapshot was taken on main at ${c1.slice(0, 12)}`),
+      text.stdout,
+    );
+    assert(text.stdout.includes("with --git, restore checks out"), text.stdout);
+
+    // --git: the files and HEAD go back to the anchor, detached.
+    const restored = await runJson(ws, ["restore", s1, "--git"]);
+    assertEquals(restored.git_commit, c1);
+    assertEquals(git(ws, "rev-parse", "HEAD"), c1);
+    assertEquals(await read(ws, "a.txt"), "alpha\n");
+    assertEquals(git(ws, "status", "--porcelain"), "", "the work tree is exactly the commit");
+    // The agent's work is still in git.
+    assertEquals(git(ws, "rev-parse", "agent/feature"), agentCommit);
+  });
+});
+
+Deno.test("restore without --git leaves HEAD on the agent's branch and says so, and what --git would refuse", async () => {
+  await withGitStore(async (ws, { c1, s1 }) => {
+    git(ws, "checkout", "-q", "-b", "agent/feature");
+    await write(ws, "a.txt", "agent's alpha\n");
+    git(ws, "commit", "-q", "-am", "agent");
+    await write(ws, "scratch.txt", "uncommitted\n");
+    await create(ws, "after the agent");
+
+    const result = await ws.run(["restore", s1]);
+    expectCode(result, 0, "restore");
+    assert(result.stdout.includes("HEAD is on agent/feature at"), result.stdout);
+    assert(result.stdout.includes("HEAD was not moved; --git would refuse: 1"), result.stdout);
+    assert(result.stdout.includes("scratch.txt"), result.stdout);
+    assertEquals(git(ws, "rev-parse", "--abbrev-ref", "HEAD"), "agent/feature");
+    assertEquals(await read(ws, "a.txt"), "alpha\n");
+    const json = (await runJson(ws, ["undo"])).reverts.kind;
+    assertEquals(json, "restore");
+    const again = await runJson(ws, ["restore", s1, "--dry-run"]);
+    assertEquals(again.git.anchor.commit, c1);
+    assertEquals([again.git.with_git, again.git.blocking_paths], ["refuse", ["scratch.txt"]]);
+  });
+});
+
+Deno.test("restore --git does not count files git ignores, nor untracked files ctxsnap does not capture (node_modules)", async () => {
+  await withGitStore(async (ws, { c1, s1 }) => {
+    await write(ws, ".gitignore", "build/\n");
+    git(ws, "add", ".gitignore");
+    git(ws, "commit", "-q", "-m", "ignore build");
+    await create(ws, "with .gitignore");
+    // Untracked and not ignored by git, but never captured by ctxsnap: many paths.
+    for (let i = 0; i < 300; i++) await write(ws, `node_modules/p${i % 7}/f${i}.js`, `${i}\n`);
+    for (let i = 0; i < 20; i++) await write(ws, `build/out${i}.o`, "obj\n");
+
+    const dry = await runJson(ws, ["restore", s1, "--git", "--dry-run"]);
+    assertEquals([dry.git.with_git, dry.git.blocking, dry.would_refuse], ["checkout", 0, []]);
+    const restored = await runJson(ws, ["restore", s1, "--git"]);
+    assertEquals(restored.git_commit, c1);
+    assertEquals(git(ws, "rev-parse", "HEAD"), c1);
+    assertEquals(await read(ws, "node_modules/p3/f10.js"), "10\n", "node_modules untouched");
+    assertEquals(await read(ws, "build/out3.o"), "obj\n", "ignored files untouched");
+  });
+});
+
+Deno.test("restore --dry-run --git over a dirty tree shows the whole plan and exits 5, changing nothing", async () => {
+  await withGitStore(async (ws, { c2, s1 }) => {
+    await write(ws, "untracked.txt", "new\n");
+    const before = await everything(ws);
+    const dry = await runJson(ws, ["restore", s1, "--git", "--dry-run"], 5);
+    assertEquals(dry.plan.writes, [{ path: "a.txt", action: "replace", type: "file" }]);
+    assertEquals(dry.plan.preserved, ["untracked.txt"]);
+    assertEquals(dry.session.change.task, { from: "live task", to: "task at s1" });
+    assertEquals(dry.would_refuse.map((r: { reason: string }) => r.reason), ["git_dirty"]);
+    assert(String(dry.would_refuse[0].message).includes("untracked.txt"), dry.would_refuse[0]);
+    assertEquals(dry.git.blocking_paths, ["untracked.txt"]);
+    const text = await ws.run(["restore", s1, "--git", "--dry-run"]);
+    expectCode(text, 5, "restore --git --dry-run, text");
+    assert(text.stdout.includes("replace  a.txt"), text.stdout);
+    assert(
+      text.stdout.includes("the restore would be refused: The git work tree has 1"),
+      text.stdout,
+    );
+    const after = await everything(ws);
+    assertEquals(after.snapshots, before.snapshots);
+    assertEquals(after.operations, before.operations);
+    assertSameState(after.files, before.files, "a dry run changed the workspace");
+    assertEquals(git(ws, "rev-parse", "HEAD"), c2);
   });
 });
 

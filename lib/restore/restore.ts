@@ -44,7 +44,7 @@
  * @module
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { ConflictError, NotFoundError, quote, UsageError } from "../errors.ts";
+import { ConflictError, CtxsnapError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import { assertResolved, assertWorkspaceResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
@@ -52,13 +52,7 @@ import type { TreeManifest } from "../store/tree.ts";
 import type { SnapshotContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
-import {
-  gitStatus,
-  gitSwitch,
-  gitTrackedFiles,
-  isBranchName,
-  readGitStatus,
-} from "../snapshot/git.ts";
+import { gitSwitch, gitTrackedFiles, isBranchName, readGitStatus } from "../snapshot/git.ts";
 import {
   mergeContext,
   readSessionState,
@@ -76,6 +70,8 @@ import {
   storedMovePlan,
 } from "./move.ts";
 import { refuseStorePaths } from "./_paths.ts";
+import { type RestoreGitState, restoreGitState } from "./_git_state.ts";
+export type { GitPosition, RestoreGitState } from "./_git_state.ts";
 import { type MovePlan, planMove } from "./plan.ts";
 import { MoveConflictError, refuseConflicts } from "./policy.ts";
 
@@ -136,6 +132,30 @@ export interface RestoreResult {
   pre_restore: string | null;
   /** The commit checked out with `--git`, or null. */
   git_commit: string | null;
+  /**
+   * Where HEAD was against the target's git anchor and what `--git` does
+   * there, or null when the workspace is not in a git work tree.
+   */
+  git: RestoreGitState | null;
+  /**
+   * With `dry_run`: every reason the real run would refuse (empty when it
+   * would go ahead). Always empty otherwise: a real run throws instead.
+   */
+  would_refuse: Refusal[];
+}
+
+/** Why a restore refuses (a dry run lists them all). */
+export interface Refusal {
+  /**
+   * `conflicts` (the plan's), `git_dirty` (`--git` over blocking changes),
+   * `git_untracked_changed` (`--git`, paths git does not track changed since
+   * the baseline).
+   */
+  reason: "conflicts" | "git_dirty" | "git_untracked_changed";
+  /** The error the real run prints. */
+  message: string;
+  /** Its hint, or null. */
+  hint: string | null;
 }
 
 /** A restore refused because of conflicts; carries the plan. */
@@ -201,6 +221,29 @@ export function restoredContext(
   return mode === "replace" ? structuredClone(recorded) : mergeContext(live, recorded);
 }
 
+/**
+ * The baseline after `--git` checked a commit out of a clean tree: what git
+ * tracks now is in its history, so it is taken as it is on disk; every other
+ * path keeps its entry in the baseline from before (`before`), unless git
+ * tracked it then. So a file git stopped ignoring with the checkout (its
+ * `.gitignore` line gone) is untracked, never taken for part of the commit
+ * and deleted.
+ */
+function checkedOutBaseline(
+  store: Store,
+  before: TreeManifest | null,
+  trackedBefore: ReadonlySet<string>,
+): TreeManifest {
+  const trackedNow = gitTrackedFiles(store.workspaceRoot);
+  const disk = captureWorkspace(store, { persist: false }).tree;
+  const entries = disk.entries.filter((e) => trackedNow.has(e.path));
+  for (const entry of before?.entries ?? []) {
+    if (!trackedNow.has(entry.path) && !trackedBefore.has(entry.path)) entries.push(entry);
+  }
+  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { version: 1, entries, skipped: disk.skipped };
+}
+
 /** Refuses a plan's conflicts, keeping the plan in the error for the caller to show. */
 function refuse(plan: MovePlan, what: string): void {
   try {
@@ -245,6 +288,8 @@ export async function restoreSnapshot(
     snapshot: null,
     pre_restore: null,
     git_commit: null,
+    git: null,
+    would_refuse: [],
   };
   /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
   const snapshotBeforeRestore = async (): Promise<void> => {
@@ -256,56 +301,79 @@ export async function restoreSnapshot(
     });
     result.pre_restore = pre.id;
   };
+  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
+  if (targetTree !== null) {
+    // Before anything changes (git included): never a path in the store's own location.
+    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
+  }
+  /** Refuses now, or in a dry run notes the refusal and goes on planning. */
+  const refuseOrNote = (reason: Refusal["reason"], error: CtxsnapError): void => {
+    if (!result.dry_run) throw error;
+    result.would_refuse.push({ reason, message: error.message, hint: error.hint ?? null });
+  };
+  // The workspace as it is now (nothing stored), walked at most once before the plan.
+  let disk: TreeManifest | null = null;
+  const diskTree = (): TreeManifest => disk ??= captureWorkspace(store, { persist: false }).tree;
+  const anchor = envelope.body.git;
+  result.git = restoreGitState(
+    store.workspaceRoot,
+    store.dir,
+    anchor,
+    () => new Set(diskTree().entries.map((e) => e.path)),
+  );
   let gitCommit: string | null = null;
   if (options.git) {
-    const anchor = envelope.body.git;
     if (anchor === null || anchor.commit === null) {
       throw new UsageError(`Snapshot ${targetId.slice(0, 12)} has no git anchor to check out`, {
         hint: "restore without --git",
       });
     }
-    const status = gitStatus(store.workspaceRoot, store.dir);
-    if (status === null) {
+    const state = result.git;
+    if (state === null) {
       throw new UsageError(`The workspace ${quote(store.workspaceRoot)} is not a git work tree`);
     }
-    if (status.length > 0) {
-      throw new ConflictError(
-        `The git work tree has ${status.length} uncommitted or untracked change(s); --git refuses to check out over them`,
-        { hint: "commit or stash them (untracked files count), then retry" },
+    if (state.blocking > 0) {
+      refuseOrNote(
+        "git_dirty",
+        new ConflictError(
+          `The git work tree has ${state.blocking} uncommitted change(s) or untracked file(s) ` +
+            `ctxsnap captures; --git refuses to check out over them: ${
+              state.blocking_paths.join(", ")
+            }${state.blocking > state.blocking_paths.length ? ", …" : ""}`,
+          {
+            hint: "commit or stash them, then retry; files git ignores do not count, " +
+              "and restoring without --git leaves HEAD where it is",
+          },
+        ),
       );
     }
     gitCommit = anchor.commit;
-  }
-  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
-  if (targetTree !== null) {
-    // Before anything changes (git included): never a path in the store's own location.
-    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
   }
   let base = baselineTree(store);
 
   // 2. git
   let undoCheckout: (() => void) | null = null;
   let gitBack: string | null = null;
-  if (gitCommit !== null && !result.dry_run && targetTree !== null) {
+  let trackedBefore: Set<string> | null = null;
+  if (gitCommit !== null && targetTree !== null) {
     // git protects only what it tracks. Files it ignores but ctxsnap captures
     // (.git/info/exclude, re-included by .ctxsnapignore) keep the usual
     // three-way rule against the baseline.
-    const tracked = gitTrackedFiles(store.workspaceRoot);
-    const risky = planMove({
-      target: targetTree,
-      base,
-      disk: captureWorkspace(store, { persist: false }).tree,
-    }).conflicts.filter((c) => !tracked.has(c.path));
+    const tracked = trackedBefore = gitTrackedFiles(store.workspaceRoot);
+    const risky = planMove({ target: targetTree, base, disk: diskTree() }).conflicts
+      .filter((c) => !tracked.has(c.path));
     if (risky.length > 0) {
       if (!options.force) {
-        throw new ConflictError(
-          `Restore refused: ${risky.length} path(s) that git does not track changed since the baseline: ${
-            risky.slice(0, 20).map((c) => c.path).join(", ")
-          }`,
-          { hint: "git cannot bring them back; --force first snapshots the current content" },
+        refuseOrNote(
+          "git_untracked_changed",
+          new ConflictError(
+            `Restore refused: ${risky.length} path(s) that git does not track changed since the baseline: ${
+              risky.slice(0, 20).map((c) => c.path).join(", ")
+            }`,
+            { hint: "git cannot bring them back; --force first snapshots the current content" },
+          ),
         );
-      }
-      await snapshotBeforeRestore();
+      } else if (!result.dry_run) await snapshotBeforeRestore();
     }
   }
   if (gitCommit !== null && !result.dry_run) {
@@ -323,9 +391,8 @@ export async function restoreSnapshot(
       undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
     }
     result.git_commit = gitCommit;
-    // The tree was clean, so everything it held is in git history: the
-    // checked-out state is a safe baseline.
-    base = captureWorkspace(store, { persist: false }).tree;
+    base = checkedOutBaseline(store, base, trackedBefore ?? new Set());
+    disk = null;
   }
 
   // 3. plan, 4. refuse
@@ -338,7 +405,15 @@ export async function restoreSnapshot(
       planned = phase.disk;
       result.plan = plan;
     }
-    if (result.dry_run) return result;
+    if (result.dry_run) {
+      try {
+        if (plan !== null) refuse(plan, "Restore");
+      } catch (error) {
+        if (!(error instanceof RestoreConflictError)) throw error;
+        refuseOrNote("conflicts", error);
+      }
+      return result;
+    }
     if (plan !== null) refuse(plan, "Restore");
   } catch (error) {
     // Refused before anything else changed: put HEAD back where it was.

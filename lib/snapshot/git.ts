@@ -247,6 +247,8 @@ export interface GitStatus {
   branch: string | null;
   /** Changed, staged, unmerged and untracked paths (relative to the top level). */
   changes: string[];
+  /** The untracked paths among `changes` (git-ignored ones are never listed). */
+  untracked: string[];
 }
 
 /**
@@ -264,7 +266,7 @@ export function readGitStatus(dir: string, excludeAbs: string | null = null): Gi
     excluded !== null && excluded !== "" && !excluded.startsWith("..") &&
     !path.isAbsolute(excluded) &&
     (file === excluded || file.startsWith(excluded + "/"));
-  const status: GitStatus = { commit: null, branch: null, changes: [] };
+  const status: GitStatus = { commit: null, branch: null, changes: [], untracked: [] };
   const records = run.stdout.split("\0");
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!;
@@ -284,7 +286,10 @@ export function readGitStatus(dir: string, excludeAbs: string | null = null): Gi
       if (!inStore(file)) status.changes.push(file);
     } else if (record.startsWith("? ")) {
       const file = record.slice(2);
-      if (!inStore(file)) status.changes.push(file);
+      if (!inStore(file)) {
+        status.changes.push(file);
+        status.untracked.push(file);
+      }
     }
   }
   return status;

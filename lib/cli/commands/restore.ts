@@ -6,7 +6,12 @@
 import { UsageError } from "../../errors.ts";
 import type { MovePlan } from "../../restore/plan.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
-import type { RestoreOptions, RestoreResult, SessionPlan } from "../../restore/restore.ts";
+import type {
+  GitPosition,
+  RestoreOptions,
+  RestoreResult,
+  SessionPlan,
+} from "../../restore/restore.ts";
 const restoreModule = () => import("../../restore/restore.ts");
 import { type ConflictReason, MoveConflictError } from "../../restore/policy.ts";
 import { isEmptyChange } from "../../snapshot/session_state.ts";
@@ -132,12 +137,47 @@ const RESTORE_OPTIONS = {
   },
 };
 
+function position(p: GitPosition): string {
+  const at = p.commit === null ? "no commit" : short(p.commit);
+  return p.branch === null ? `${at} (detached)` : `${esc(p.branch)} at ${at}`;
+}
+
+/** The git line of a restore: where HEAD is against the target's anchor, and what --git does. */
+function gitLines(result: RestoreResult): string[] {
+  const git = result.git;
+  if (git === null || result.git_commit !== null) return [];
+  if (git.anchor === null) return ["git: the snapshot recorded no git anchor; HEAD not moved"];
+  if (!git.differs) return [];
+  const lines = [
+    `git: HEAD is on ${position(git.head)}; the snapshot was taken on ${position(git.anchor)}`,
+  ];
+  const moved = result.dry_run ? "HEAD would not move" : "HEAD was not moved";
+  if (git.with_git === "checkout") {
+    lines.push(
+      `  ${moved}; with --git, restore checks out ${short(git.anchor.commit!)} (detached)`,
+    );
+  } else if (git.with_git === "refuse") {
+    lines.push(
+      `  ${moved}; --git would refuse: ${git.blocking} uncommitted change(s) or untracked ` +
+        `file(s) ctxsnap captures (${esc(git.blocking_paths.slice(0, 5).join(", "))}${
+          git.blocking > 5 ? ", …" : ""
+        })`,
+    );
+  } else lines.push(`  ${moved}; the anchor has no commit to check out`);
+  return lines;
+}
+
 function report(out: Output, result: RestoreResult): void {
   out.result({ ...result, plan: planJson(result.plan) }, () => {
     const lines = result.plan ? planLines(result.plan) : ["workspace not restored"];
     if (result.session) lines.push(sessionLine(result.session));
+    lines.push(...gitLines(result));
     if (result.dry_run) {
       lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
+      for (const refusal of result.would_refuse) {
+        lines.push(`the restore would be refused: ${esc(refusal.message)}`);
+        if (refusal.hint !== null) lines.push(`  hint: ${esc(refusal.hint)}`);
+      }
       return lines.join("\n");
     }
     if (result.pre_restore) {
@@ -171,7 +211,8 @@ async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): 
       showConflicts(ctx.out, error);
     }
     report(ctx.out, result);
-    return 0;
+    // A dry run shows the whole plan; its exit status says whether the real run would refuse.
+    return result.would_refuse.length > 0 ? 5 : 0;
   } finally {
     store.close();
   }
