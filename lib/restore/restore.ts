@@ -44,7 +44,7 @@
  * @module
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
-import { ConflictError, CtxsnapError, NotFoundError, quote, UsageError } from "../errors.ts";
+import { ConflictError, type CtxsnapError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import { assertResolved, assertWorkspaceResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
