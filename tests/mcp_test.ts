@@ -81,11 +81,15 @@ Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the sessi
           "checkpoint",
           "diff",
           "list",
+          "next_page",
           "publish",
+          "read_file",
+          "redo",
           "restore",
           "restore_preview",
           "session_update",
           "show",
+          "undo",
           "verify",
         ],
       );
@@ -115,7 +119,9 @@ Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the sessi
       assertEquals((await call(client, "show", { id: first.id })).id, first.id);
 
       const diff = await call(client, "diff", { from: first.id.slice(0, 12), to: second.id });
-      assertEquals(diff.changed, ["a.txt"]);
+      assertEquals(diff.changes, [{ path: "a.txt", change: "changed" }]);
+      assertEquals(diff.counts, { added: 0, changed: 1, removed: 0 });
+      assertEquals(diff.next_cursor, null);
 
       const session = await call(client, "session_update", {
         task: "fix the parser",

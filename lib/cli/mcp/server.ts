@@ -59,8 +59,10 @@ class RpcError extends Error {
 
 const INSTRUCTIONS = "ctxsnap checkpoints this workspace and session into signed snapshots. " +
   "Call `checkpoint` before and after risky changes (it is cheap: only what changed is read), " +
-  "`session_update` to record the task, decisions and findings, `list`/`show`/`diff` to look " +
-  "back, and `restore_preview` then `restore` (confirm: true) to go back without losing work.";
+  "`session_update` to record the task, decisions and findings, `list`/`show`/`diff`/" +
+  "`read_file` to look back, `restore_preview` then `restore` (confirm: true) to go back " +
+  "without losing work, and `undo`/`redo` to revert the last operation. Long answers are " +
+  "paged: pass an answer's next_cursor to `next_page`.";
 
 /** One MCP session: receives messages, sends responses through `send`. */
 export class McpServer {

@@ -7,7 +7,13 @@
  * Arguments are untrusted: they are checked against the tool's declared
  * input schema (unknown keys refused, ids and names by pattern) and passed
  * to the command after `--` or as `--option=value`, so none can be read as
- * an option.
+ * an option. A snapshot argument is resolved first, so one that names
+ * nothing is answered "No snapshot …".
+ *
+ * Answers are for a model: each is at most `MAX_ANSWER_CHARS` characters
+ * (`_bound.ts`): long lists come as counts plus the first items, paged with
+ * `next_cursor` and the `next_page` tool; errors and hints speak in tool
+ * arguments, never command-line flags (`_wording.ts`).
  *
  * @module
  */
@@ -16,6 +22,9 @@ import * as path from "node:path";
 import { isSafeRelativePath } from "../../fs/path.ts";
 import type { WatchService } from "../../watch/service.ts";
 import type { Schema } from "./schema.ts";
+import { fit, MAX_ANSWER_CHARS, Pages, size } from "./_bound.ts";
+import { toolError, type Words } from "./_wording.ts";
+import { readFileAt } from "./_read_file.ts";
 
 /** What a tool call returns: a JSON document, or an error for the model to read. */
 export type ToolOutcome =
@@ -90,8 +99,66 @@ const writes = {
   openWorldHint: false,
 };
 
-/** Runs a command with `--json` and turns its document or error into an outcome. */
-async function command(ctx: ToolContext, argv: string[]): Promise<ToolOutcome> {
+const CURSOR_OUT: Schema = { anyOf: [{ type: "string" }, { type: "null" }] };
+const FORCE: Schema = {
+  type: "boolean",
+  description: "also overwrite conflicts and local changes, after saving them in a snapshot",
+};
+const GIT: Schema = {
+  type: "boolean",
+  description: "also check out the snapshot's git commit (refused over uncommitted changes)",
+};
+/** What restore_preview, restore, undo and redo answer. */
+const PLAN_OUT: Schema = {
+  type: "object",
+  properties: {
+    counts: OBJECT,
+    changes: { type: "array", items: OBJECT },
+    next_cursor: CURSOR_OUT,
+  },
+  required: ["next_cursor"],
+};
+
+/** The restore flags of `force` and `git`. */
+function moveFlags(args: Record<string, unknown>): string[] {
+  return [...(args.force === true ? ["--force"] : []), ...(args.git === true ? ["--git"] : [])];
+}
+
+/** An outcome whose document is cut to the bound. */
+function bounded(outcome: ToolOutcome): ToolOutcome {
+  return outcome.ok ? { ok: true, value: fit(outcome.value) } : outcome;
+}
+
+/** The paged lists of each server session. */
+const sessions = new WeakMap<ToolContext, Pages>();
+
+/** The paged lists of `ctx`'s server session. */
+function pagesOf(ctx: ToolContext): Pages {
+  let pages = sessions.get(ctx);
+  if (pages === undefined) sessions.set(ctx, pages = new Pages());
+  return pages;
+}
+
+/** How the restore, undo and redo tools say their commands' flags. */
+const MOVE_WORDS: Words = {
+  "restore --git": "restore with git: true",
+  "--dry-run": "restore_preview",
+  "--force": "force: true",
+  "--git": "git: true",
+};
+const UNDO_WORDS: Words = { "--dry-run": "dry_run: true", "--force": "force: true" };
+
+/**
+ * Runs a command with `--json` and turns its document or error into an
+ * outcome; `accept` lists exit statuses other than 0 that still carry the
+ * command's document (a dry run that would refuse exits 5).
+ */
+async function command(
+  ctx: ToolContext,
+  argv: string[],
+  words: Words = {},
+  accept: readonly number[] = [],
+): Promise<ToolOutcome> {
   const { code, stdout, stderr } = await ctx.cli(["--store", ctx.storeDir, "--json", ...argv]);
   let doc: unknown = null;
   try {
@@ -99,11 +166,135 @@ async function command(ctx: ToolContext, argv: string[]): Promise<ToolOutcome> {
   } catch {
     doc = null;
   }
-  if (code === 0 && doc !== null && typeof doc === "object" && !Array.isArray(doc)) {
+  const isObject = doc !== null && typeof doc === "object" && !Array.isArray(doc);
+  if ((code === 0 || accept.includes(code)) && isObject && !Object.hasOwn(doc as object, "error")) {
     return { ok: true, value: doc as Record<string, unknown> };
   }
-  const message = stderr.trim() || `ctxsnap ${argv[0]} failed with exit status ${code}`;
-  return { ok: false, message: `${message}\n(exit status ${code})` };
+  const error = isObject ? (doc as { error?: { message?: unknown; hint?: unknown } }).error : null;
+  if (error !== null && error !== undefined && typeof error.message === "string") {
+    return {
+      ok: false,
+      message: toolError({
+        message: error.message,
+        hint: typeof error.hint === "string" ? error.hint : null,
+      }, words),
+    };
+  }
+  const lines = stderr.split("\n").filter((l) => l.startsWith("ctxsnap: error: "));
+  const message = lines.map((l) => l.slice("ctxsnap: error: ".length)).join("\n") ||
+    `${argv[0]} failed (exit status ${code})`;
+  return { ok: false, message: toolError({ message, hint: null }, words) };
+}
+
+/**
+ * Resolves a snapshot argument (an id, a prefix, a name) to a full id, or
+ * the error naming what is missing: "No snapshot zzzz".
+ */
+async function resolve(
+  ctx: ToolContext,
+  given: string,
+): Promise<{ ok: true; id: string } | { ok: false; message: string }> {
+  const { code, stdout } = await ctx.cli(["--store", ctx.storeDir, "--json", "show", "--", given]);
+  let doc: { id?: unknown; error?: { code?: unknown; message?: unknown; hint?: unknown } } = {};
+  try {
+    doc = JSON.parse(stdout);
+  } catch {
+    doc = {};
+  }
+  if (code === 0 && typeof doc.id === "string") return { ok: true, id: doc.id };
+  if (doc.error?.code === "not_found") {
+    return {
+      ok: false,
+      message: `No snapshot ${JSON.stringify(given)}\n` +
+        "hint: the list tool shows the snapshots (ids, or names such as HEAD~1 and branch names)",
+    };
+  }
+  return {
+    ok: false,
+    message: toolError({
+      message: typeof doc.error?.message === "string"
+        ? doc.error.message
+        : `No snapshot ${JSON.stringify(given)}`,
+      hint: typeof doc.error?.hint === "string" ? doc.error.hint : null,
+    }, {}),
+  };
+}
+
+/** Runs `fn` with the snapshot arguments `names` of `args` resolved to full ids. */
+async function withIds(
+  ctx: ToolContext,
+  args: Record<string, unknown>,
+  names: string[],
+  fn: (ids: Record<string, string>) => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  const ids: Record<string, string> = {};
+  for (const name of names) {
+    if (typeof args[name] !== "string") continue;
+    const found = await resolve(ctx, args[name] as string);
+    if (!found.ok) return found;
+    ids[name] = found.id;
+  }
+  return fn(ids);
+}
+
+/** `value` with its list `key` replaced by the first page of `items` that fits. */
+function paged(
+  ctx: ToolContext,
+  value: Record<string, unknown>,
+  key: string,
+  items: readonly unknown[],
+): Record<string, unknown> {
+  const rest = { ...value, [key]: [], next_cursor: "0000000000000000.000000000" };
+  const page = pagesOf(ctx).first(items, MAX_ANSWER_CHARS - size(rest) - 64);
+  return { ...value, [key]: page.items, next_cursor: page.next_cursor };
+}
+
+/** A move plan as `--json` prints it. */
+interface PlanJson {
+  writes: { path: string; action: string; type: string }[];
+  deletes: string[];
+  conflicts: { path: string; reason: string }[];
+  unchanged: string[];
+  preserved: string[];
+  forced: string[];
+}
+
+/**
+ * A move plan for a model: counts of every list, and the paths that change
+ * (writes, deletes, conflicts), paged; unchanged and preserved paths are
+ * only counted.
+ */
+function boundedPlan(ctx: ToolContext, value: Record<string, unknown>): Record<string, unknown> {
+  const plan = value.plan as PlanJson | null | undefined;
+  if (plan === null || plan === undefined) return fit({ ...value, next_cursor: null });
+  const forced = new Set(plan.forced);
+  const changes = [
+    ...plan.conflicts.map((c) => ({ path: c.path, action: "conflict", reason: c.reason })),
+    ...plan.writes.map((w) => ({
+      path: w.path,
+      action: w.action,
+      ...(w.type !== "file" ? { type: w.type } : {}),
+      ...(forced.has(w.path) ? { forced: true } : {}),
+    })),
+    ...plan.deletes.map((d) => ({
+      path: d,
+      action: "delete",
+      ...(forced.has(d) ? { forced: true } : {}),
+    })),
+  ];
+  const { plan: _plan, ...rest } = value;
+  const shaped = fit({
+    ...rest,
+    counts: {
+      writes: plan.writes.length,
+      deletes: plan.deletes.length,
+      conflicts: plan.conflicts.length,
+      unchanged: plan.unchanged.length,
+      preserved: plan.preserved.length,
+      forced: plan.forced.length,
+    },
+  }, MAX_ANSWER_CHARS / 2);
+  return paged(ctx, shaped, "changes", changes);
 }
 
 /** The tools of `ctxsnap mcp`, in the order `tools/list` gives them. */
@@ -149,7 +340,7 @@ export const TOOLS: readonly Tool[] = [
         workspace: args.workspace !== false,
         source,
       });
-      return { ok: true, value: createJson(result, "mcp") };
+      return { ok: true, value: fit(createJson(result, "mcp")) };
     },
   },
   {
@@ -158,7 +349,7 @@ export const TOOLS: readonly Tool[] = [
     description:
       "The timeline, newest first: the current branch, every snapshot (all), or the checkpoints " +
       "an agent hook recorded for one agent session (agent_session, optionally the one made " +
-      "when prompt N was submitted).",
+      "when prompt N was submitted). Long answers are paged: pass next_cursor to next_page.",
     inputSchema: object({
       limit: {
         type: "integer",
@@ -174,11 +365,14 @@ export const TOOLS: readonly Tool[] = [
     }),
     outputSchema: {
       type: "object",
-      properties: { snapshots: { type: "array", items: OBJECT } },
-      required: ["snapshots"],
+      properties: {
+        snapshots: { type: "array", items: OBJECT },
+        next_cursor: CURSOR_OUT,
+      },
+      required: ["snapshots", "next_cursor"],
     },
     annotations: readOnly,
-    run(ctx, args) {
+    async run(ctx, args) {
       const argv = ["list", `--limit=${args.limit ?? 50}`];
       if (args.all === true) argv.push("--all");
       if (typeof args.session === "string") argv.push(`--session=${args.session}`);
@@ -187,7 +381,10 @@ export const TOOLS: readonly Tool[] = [
         argv.push(`--agent-session=${args.agent_session}`);
       }
       if (typeof args.prompt === "number") argv.push(`--prompt=${args.prompt}`);
-      return command(ctx, argv);
+      const outcome = await command(ctx, argv);
+      if (!outcome.ok) return outcome;
+      const snapshots = outcome.value.snapshots as unknown[];
+      return { ok: true, value: paged(ctx, { ...outcome.value }, "snapshots", snapshots) };
     },
   },
   {
@@ -198,50 +395,219 @@ export const TOOLS: readonly Tool[] = [
     inputSchema: object({ id: ID }, ["id"]),
     outputSchema: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
     annotations: readOnly,
-    run: (ctx, args) => command(ctx, ["show", "--", args.id as string]),
+    run: (ctx, args) =>
+      withIds(
+        ctx,
+        args,
+        ["id"],
+        async (ids) => bounded(await command(ctx, ["show", "--", ids.id!])),
+      ),
   },
   {
     name: "diff",
     title: "Compare checkpoints",
     description:
       "Files added, changed and removed from snapshot `from` to snapshot `to`, or to the " +
-      "workspace as it is now when `to` is omitted.",
+      "workspace as it is now when `to` is omitted: counts, and the changed paths (paged: " +
+      "pass next_cursor to next_page), and what changed in the session.",
     inputSchema: object({ from: ID, to: ID }, ["from"]),
-    outputSchema: OBJECT,
+    outputSchema: {
+      type: "object",
+      properties: {
+        counts: OBJECT,
+        changes: { type: "array", items: OBJECT },
+        next_cursor: CURSOR_OUT,
+      },
+      required: ["counts", "changes", "next_cursor"],
+    },
     annotations: readOnly,
     run: (ctx, args) =>
-      command(ctx, [
-        "diff",
-        "--",
-        args.from as string,
-        ...(typeof args.to === "string" ? [args.to] : []),
-      ]),
+      withIds(ctx, args, ["from", "to"], async (ids) => {
+        const outcome = await command(ctx, [
+          "diff",
+          "--",
+          ids.from!,
+          ...(ids.to !== undefined ? [ids.to] : []),
+        ]);
+        if (!outcome.ok) return outcome;
+        const { added, changed, removed, ...rest } = outcome.value as Record<string, string[]>;
+        const changes = [
+          ...(added ?? []).map((p) => ({ path: p, change: "added" })),
+          ...(changed ?? []).map((p) => ({ path: p, change: "changed" })),
+          ...(removed ?? []).map((p) => ({ path: p, change: "removed" })),
+        ];
+        const shaped = fit({
+          ...rest,
+          counts: {
+            added: added?.length ?? 0,
+            changed: changed?.length ?? 0,
+            removed: removed?.length ?? 0,
+          },
+        }, MAX_ANSWER_CHARS / 2);
+        return { ok: true, value: paged(ctx, shaped, "changes", changes) };
+      }),
   },
   {
     name: "restore_preview",
     title: "Preview a restore",
     description:
-      "The three-way plan restoring snapshot `id` would carry out: files written and deleted, " +
-      "conflicts with work it did not create. Changes nothing.",
-    inputSchema: object({ id: ID }, ["id"]),
-    outputSchema: OBJECT,
+      "The three-way plan restoring snapshot `id` would carry out, changing nothing: counts, the " +
+      "paths it writes, deletes or finds in conflict with work it did not create (paged: pass " +
+      "next_cursor to next_page), the session change, where git HEAD is against the snapshot's " +
+      "commit (git) and every reason the restore would be refused (would_refuse).",
+    inputSchema: object({ id: ID, force: FORCE, git: GIT }, ["id"]),
+    outputSchema: PLAN_OUT,
     annotations: readOnly,
-    run: (ctx, args) => command(ctx, ["restore", "--dry-run", "--", args.id as string]),
+    run: (ctx, args) =>
+      withIds(ctx, args, ["id"], async (ids) => {
+        const outcome = await command(
+          ctx,
+          ["restore", "--dry-run", ...moveFlags(args), "--", ids.id!],
+          MOVE_WORDS,
+          [5],
+        );
+        return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+      }),
   },
   {
     name: "restore",
     title: "Restore a checkpoint",
     description:
       "Restore the workspace and session to snapshot `id`, three-way: work it did not create is " +
-      "never overwritten (conflicts stop it). Changes files: call restore_preview first, and " +
-      "pass confirm: true. `undo` on the command line reverts it.",
+      "never overwritten (conflicts stop it, unless force: true, which first saves the current " +
+      "content in a snapshot). git: true also checks out the snapshot's commit. Changes files: " +
+      "call restore_preview first, and pass confirm: true. The undo tool reverts it.",
     inputSchema: object({
       id: ID,
       confirm: { type: "boolean", const: true, description: "must be true: this changes files" },
+      force: FORCE,
+      git: GIT,
     }, ["id", "confirm"]),
-    outputSchema: OBJECT,
+    outputSchema: PLAN_OUT,
     annotations: { ...writes, destructiveHint: true },
-    run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),
+    run: (ctx, args) =>
+      withIds(ctx, args, ["id"], async (ids) => {
+        const outcome = await command(
+          ctx,
+          ["restore", ...moveFlags(args), "--", ids.id!],
+          MOVE_WORDS,
+        );
+        return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+      }),
+  },
+  ...(["undo", "redo"] as const).map((direction): Tool => ({
+    name: direction,
+    title: direction === "undo" ? "Undo the last operation" : "Redo what undo reverted",
+    description: direction === "undo"
+      ? "Revert the last operation that changed the workspace, a session or a branch (a " +
+        "restore, a checkpoint, a session edit…): files go back three-way, edits made since to " +
+        "other paths are kept. Call it again to revert the one before. dry_run: true only " +
+        "shows what would change; force: true overwrites paths changed since, after saving " +
+        "them in a snapshot. The redo tool re-applies it."
+      : "Re-apply the operation the last undo reverted, by the same rules as undo. Available " +
+        "until another operation changes something.",
+    inputSchema: object({
+      dry_run: { type: "boolean", description: "only show what would change" },
+      force: FORCE,
+    }),
+    outputSchema: PLAN_OUT,
+    annotations: { ...writes, destructiveHint: true },
+    async run(ctx, args) {
+      const argv: string[] = [direction];
+      if (args.dry_run === true) argv.push("--dry-run");
+      if (args.force === true) argv.push("--force");
+      const outcome = await command(ctx, argv, UNDO_WORDS);
+      return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+    },
+  })),
+  {
+    name: "read_file",
+    title: "Read a file at a checkpoint",
+    description:
+      "The content of file `path` (relative to the workspace) as snapshot `id` recorded it, " +
+      "verified against its hash: text as UTF-8, a part at a time (offset and length in bytes; " +
+      "next_offset reads on). A binary file is marked binary: true and its content not shown; " +
+      "a symlink gives its target. A path the snapshot left out says why.",
+    inputSchema: object({
+      id: ID,
+      path: { type: "string", minLength: 1, maxLength: 4096 },
+      offset: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+      length: {
+        type: "integer",
+        minimum: 1,
+        maximum: 8000,
+        description: "at most this many bytes (default and most 8000)",
+      },
+    }, ["id", "path"]),
+    outputSchema: {
+      type: "object",
+      properties: {
+        id: { type: "string" },
+        path: { type: "string" },
+        type: { type: "string" },
+        size: { type: "integer" },
+        binary: { type: "boolean" },
+        content: { anyOf: [{ type: "string" }, { type: "null" }] },
+        next_offset: { anyOf: [{ type: "integer" }, { type: "null" }] },
+      },
+      required: ["id", "path", "type", "size", "binary", "content", "next_offset"],
+    },
+    annotations: readOnly,
+    run: (ctx, args) =>
+      withIds(ctx, args, ["id"], async (ids) => {
+        try {
+          const value = await readFileAt(ctx.service.store, ids.id!, args.path as string, {
+            offset: typeof args.offset === "number" ? args.offset : 0,
+            length: typeof args.length === "number" ? args.length : 8000,
+            maxChars: MAX_ANSWER_CHARS - 1000,
+          });
+          return { ok: true, value: value as unknown as Record<string, unknown> };
+        } catch (error) {
+          const e = error as { message?: string; hint?: string };
+          return {
+            ok: false,
+            message: toolError({ message: String(e.message), hint: e.hint }, {}),
+          };
+        }
+      }),
+  },
+  {
+    name: "next_page",
+    title: "Next page of an answer",
+    description:
+      "The next items of a long answer (list, diff, restore_preview, restore, undo, redo, " +
+      "verify): pass the next_cursor it gave. Cursors last as long as this server session.",
+    inputSchema: object({
+      cursor: {
+        type: "string",
+        minLength: 1,
+        maxLength: 64,
+        pattern: "^[0-9a-f]{16}\\.[0-9]{1,9}$",
+      },
+    }, ["cursor"]),
+    outputSchema: {
+      type: "object",
+      properties: {
+        offset: { type: "integer" },
+        total: { type: "integer" },
+        items: { type: "array" },
+        next_cursor: CURSOR_OUT,
+      },
+      required: ["offset", "total", "items", "next_cursor"],
+    },
+    annotations: readOnly,
+    run(ctx, args) {
+      try {
+        const page = pagesOf(ctx).next(args.cursor as string);
+        return Promise.resolve({ ok: true, value: fit({ ...page }) });
+      } catch (error) {
+        const e = error as { message?: string; hint?: string };
+        return Promise.resolve({
+          ok: false,
+          message: toolError({ message: String(e.message), hint: e.hint }, {}),
+        });
+      }
+    },
   },
   {
     name: "session_update",
@@ -275,7 +641,7 @@ export const TOOLS: readonly Tool[] = [
         const outcome = await command(ctx, step);
         if (!outcome.ok) return outcome;
       }
-      return command(ctx, ["session", "show"]);
+      return bounded(await command(ctx, ["session", "show"]));
     },
   },
   {
@@ -283,13 +649,48 @@ export const TOOLS: readonly Tool[] = [
     title: "Verify checkpoints",
     description:
       "Recompute ids, check signatures and re-hash content: the branch head, snapshot `id`, or " +
-      "every object and chain in the store (all).",
+      "every object and chain in the store (all: counts, and the snapshots that are not valid " +
+      "and trusted, paged). ok and trusted give the verdict.",
     inputSchema: object({ id: ID, all: { type: "boolean" } }),
     outputSchema: OBJECT,
     annotations: readOnly,
-    run(ctx, args) {
-      if (args.all === true) return command(ctx, ["verify", "--all"]);
-      return command(ctx, ["verify", ...(typeof args.id === "string" ? ["--", args.id] : [])]);
+    async run(ctx, args) {
+      if (args.all === true) {
+        // Exit 1 or 3 still carries the report: a tampered or untrusted snapshot is the answer.
+        const outcome = await command(ctx, ["verify", "--all"], {}, [1, 3]);
+        if (!outcome.ok) return outcome;
+        const report = outcome.value as {
+          snapshots?: { valid?: boolean; trusted?: boolean }[];
+          objects?: { checked?: number; corrupt?: unknown[] };
+        };
+        const snapshots = report.snapshots ?? [];
+        const failing = snapshots.filter((s) => s.valid !== true || s.trusted !== true);
+        const shaped = fit({
+          ...outcome.value,
+          snapshots: [],
+          counts: {
+            snapshots: snapshots.length,
+            invalid: snapshots.filter((s) => s.valid !== true).length,
+            untrusted: snapshots.filter((s) => s.valid === true && s.trusted !== true).length,
+            objects_checked: report.objects?.checked ?? 0,
+            objects_corrupt: report.objects?.corrupt?.length ?? 0,
+          },
+        }, MAX_ANSWER_CHARS / 2);
+        const { snapshots: _all, ...rest } = shaped;
+        return { ok: true, value: paged(ctx, rest, "failing", failing) };
+      }
+      return withIds(
+        ctx,
+        args,
+        ["id"],
+        async (ids) =>
+          bounded(
+            await command(ctx, ["verify", ...(ids.id !== undefined ? ["--", ids.id] : [])], {}, [
+              1,
+              3,
+            ]),
+          ),
+      );
     },
   },
   {
@@ -322,8 +723,10 @@ export const TOOLS: readonly Tool[] = [
         }
         argv.push(`--out=${file}`);
       }
-      argv.push("--", args.id as string);
-      return command(ctx, argv);
+      return withIds(ctx, args, ["id"], async (ids) => {
+        argv.push("--", ids.id!);
+        return bounded(await command(ctx, argv, { "--with-workspace": "with_workspace: true" }));
+      });
     },
   },
 ];
@@ -345,8 +748,8 @@ export const RESOURCES: readonly Resource[] = [
   {
     uri: "ctxsnap://timeline",
     name: "timeline",
-    description: "The current branch's checkpoints, newest first (ctxsnap list --json).",
-    read: (ctx) => command(ctx, ["list", "--limit=200"]),
+    description: "The current branch's 20 newest checkpoints, newest first.",
+    read: async (ctx) => bounded(await command(ctx, ["list", "--limit=20"])),
   },
   {
     uri: "ctxsnap://head",
@@ -357,7 +760,7 @@ export const RESOURCES: readonly Resource[] = [
       if (!listed.ok) return listed;
       const first = (listed.value.snapshots as { id?: string }[] | undefined)?.[0];
       if (first?.id === undefined) return { ok: true, value: { id: null, head: null } };
-      return command(ctx, ["show", "--", first.id]);
+      return bounded(await command(ctx, ["show", "--", first.id]));
     },
   },
   {
@@ -365,6 +768,6 @@ export const RESOURCES: readonly Resource[] = [
     name: "session",
     description:
       "The live session state the next checkpoint records (ctxsnap session show --json).",
-    read: (ctx) => command(ctx, ["session", "show"]),
+    read: async (ctx) => bounded(await command(ctx, ["session", "show"])),
   },
 ];
