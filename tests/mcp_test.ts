@@ -1,71 +1,18 @@
 /**
- * `ctxsnap mcp` (issue 14 item 2), as a real process: the official
+ * `ctxsnap mcp`, as a real process: the official
  * TypeScript SDK's client (`@modelcontextprotocol/sdk`) spawns the server
  * and calls every tool and resource; raw JSON-RPC lines test version
  * negotiation and the refusals of malformed or hostile input.
  *
  * @module
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { join } from "node:path";
 import { assert, assertEquals } from "./_assert.ts";
-import {
-  CLI,
-  CTXSNAP_BIN,
-  expectCode,
-  realDenoDir,
-  type TempWorkspace,
-  withStore,
-} from "./_cli.ts";
+import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
+import { allPages, type Any, call, callError, callRaw, serverCommand, withClient } from "./_mcp.ts";
 
-/** The command that starts the server in a workspace, and its environment. */
-function serverCommand(
-  ws: TempWorkspace,
-): { command: string; args: string[]; env: Record<string, string> } {
-  return {
-    command: CTXSNAP_BIN ?? Deno.execPath(),
-    args: CTXSNAP_BIN !== undefined ? ["mcp"] : ["run", "-A", "--quiet", CLI, "mcp"],
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      DENO_DIR: realDenoDir(),
-      DENO_NO_UPDATE_CHECK: "1",
-      NO_COLOR: "1",
-      HOME: ws.home,
-      CTXSNAP_CONFIG_DIR: ws.configDir,
-    },
-  };
-}
-
-async function withClient(
-  ws: TempWorkspace,
-  fn: (client: Client) => Promise<void>,
-): Promise<void> {
-  const { command, args, env } = serverCommand(ws);
-  const transport = new StdioClientTransport({ command, args, env, cwd: ws.path, stderr: "pipe" });
-  const client = new Client({ name: "ctxsnap-test", version: "1.0.0" });
-  await client.connect(transport);
-  try {
-    await fn(client);
-  } finally {
-    await client.close();
-  }
-}
-
-// deno-lint-ignore no-explicit-any
-type Any = any;
-
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown> = {},
-): Promise<Any> {
-  const result = await client.callTool({ name, arguments: args }) as Any;
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  // The text block carries the same document (backwards compatibility).
-  assertEquals(JSON.parse(result.content[0].text), result.structuredContent, `${name} text`);
-  return result.structuredContent;
-}
+/** The bound on every answer, in characters. */
+const BOUND = 10_000;
 
 Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the session, restores, verifies and publishes", async () => {
   await withStore(async (ws) => {
@@ -188,6 +135,178 @@ Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the sessi
     });
     // The store verifies from the command line too.
     expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
+  });
+});
+
+Deno.test("mcp: on a tree of 3,000 files every answer stays under 10,000 characters, and next_page gives every path a restore, an undo and a diff change", async () => {
+  // The long suite (mcp_bound_test.ts) does the same on a std-like tree with every tool.
+  await withStore(async (ws) => {
+    const files = Array.from({ length: 3000 }, (_, i) => `pkg_${i % 40}/module_file_${i}.ts`);
+    for (let d = 0; d < 40; d++) await Deno.mkdir(join(ws.path, `pkg_${d}`));
+    for (const f of files) await Deno.writeTextFile(join(ws.path, f), `export const v = 1;\n`);
+    await withClient(ws, async (client) => {
+      const bounded = async (name: string, args: Record<string, unknown>) => {
+        const raw = await callRaw(client, name, args);
+        const text = String(raw.content[0].text);
+        assert(text.length <= BOUND, `${name} answered ${text.length} characters`);
+        assert(raw.isError !== true, `${name} failed: ${text}`);
+        return raw.structuredContent;
+      };
+      const s1 = (await bounded("checkpoint", { reason: "before" })).id;
+      const edited = files.filter((_, i) => i % 10 === 1); // 300 files
+      for (const f of edited) await Deno.writeTextFile(join(ws.path, f), `export const v = 2;\n`);
+      const s2 = (await bounded("checkpoint", { reason: "after" })).id;
+
+      const preview = await bounded("restore_preview", { id: s1 });
+      assertEquals(preview.counts.writes, 300);
+      assertEquals(preview.counts.unchanged, 2703, "2,700 files and the three of every workspace");
+      assert(!("unchanged" in preview), "unchanged paths are only counted");
+      assert(preview.next_cursor !== null, "the changes are paged");
+      const planned = await allPages(client, preview, "changes");
+      assertEquals(planned.map((c: Any) => c.path).sort(), [...edited].sort());
+      assert(planned.every((c: Any) => c.action === "replace"));
+
+      const diff = await bounded("diff", { from: s1, to: s2 });
+      assertEquals(diff.counts, { added: 0, changed: 300, removed: 0 });
+      assertEquals((await allPages(client, diff, "changes")).length, 300);
+
+      const restored = await bounded("restore", { id: s1, confirm: true });
+      assertEquals(restored.counts.writes, 300);
+      assertEquals((await allPages(client, restored, "changes")).length, 300);
+      assertEquals(await Deno.readTextFile(join(ws.path, edited[7]!)), "export const v = 1;\n");
+
+      // undo reverts the restore, bounded and paged.
+      const undone = await bounded("undo", {});
+      assertEquals([undone.direction, undone.reverts.kind], ["undo", "restore"]);
+      assertEquals((await allPages(client, undone, "changes")).length, 300);
+      assertEquals(await Deno.readTextFile(join(ws.path, edited[7]!)), "export const v = 2;\n");
+      // redo: in the long suite (mcp_bound_test.ts).
+
+      for (
+        const [name, args] of [
+          ["list", { all: true, limit: 1000 }],
+          ["show", { id: s2 }],
+          ["verify", { all: true }],
+          ["diff", { from: s2 }],
+        ] as const
+      ) await bounded(name, args);
+    });
+  });
+});
+
+Deno.test("mcp: read_file reads a file as a snapshot recorded it, in bounded parts; binary files are marked, symlinks give their target, missing paths are named", async () => {
+  await withStore(async (ws) => {
+    const long = Array.from({ length: 3000 }, (_, i) => `línea ${i} — ✓\n`).join("");
+    await Deno.writeTextFile(join(ws.path, "long.txt"), long);
+    await Deno.writeFile(join(ws.path, "blob.bin"), new Uint8Array([0x89, 0x50, 0, 1, 2, 0xff]));
+    await Deno.symlink("a.txt", join(ws.path, "link"));
+    await withClient(ws, async (client) => {
+      const s1 = (await call(client, "checkpoint", { reason: "files" })).id;
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "changed after\n");
+      await call(client, "checkpoint", { reason: "later" });
+
+      const a = await call(client, "read_file", { id: s1.slice(0, 8), path: "a.txt" });
+      assertEquals([a.content, a.binary, a.type, a.size, a.next_offset], [
+        "alpha\n",
+        false,
+        "file",
+        6,
+        null,
+      ]);
+      // Part by part, each within the bound, the whole text comes back exactly.
+      const bytes = new TextEncoder().encode(long).byteLength;
+      let text = "";
+      let offset: number | null = 0;
+      let parts = 0;
+      while (offset !== null) {
+        const raw = await callRaw(client, "read_file", { id: s1, path: "./long.txt", offset });
+        assert(String(raw.content[0].text).length <= BOUND, "a part stays under the bound");
+        const part = raw.structuredContent;
+        assertEquals(part.offset, offset, "parts follow each other");
+        text += part.content;
+        offset = part.next_offset;
+        parts++;
+      }
+      assertEquals(text, long);
+      assert(parts >= Math.ceil(bytes / 8000), `${parts} parts`);
+
+      const bin = await call(client, "read_file", { id: s1, path: "blob.bin" });
+      assertEquals([bin.binary, bin.content, bin.size], [true, null, 6]);
+      const link = await call(client, "read_file", { id: s1, path: "link" });
+      assertEquals([link.type, link.content], ["symlink", "a.txt"]);
+
+      assert((await callError(client, "read_file", { id: s1, path: "nope.txt" }))
+        .includes(`No file "nope.txt" in snapshot ${s1.slice(0, 12)}`));
+      assert((await callError(client, "read_file", { id: s1, path: "src" }))
+        .includes("is a directory"));
+      assert((await callError(client, "read_file", { id: s1, path: "../etc/passwd" }))
+        .includes("relative to the workspace"));
+      assert((await callError(client, "read_file", { id: "zzzz", path: "a.txt" }))
+        .startsWith('No snapshot "zzzz"'));
+    });
+  });
+});
+
+Deno.test("mcp: errors name what is missing and speak in tool arguments, never command-line flags", async () => {
+  await withStore(async (ws) => {
+    await withClient(ws, async (client) => {
+      const s1 = (await call(client, "checkpoint", { reason: "one" })).id;
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "two\n");
+      await call(client, "checkpoint", { reason: "two" });
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "edited outside\n");
+
+      for (
+        const [name, args] of [
+          ["verify", { id: "zzzz" }],
+          ["show", { id: "zzzz" }],
+          ["diff", { from: "HEAD", to: "zzzz" }],
+          ["restore_preview", { id: "zzzz" }],
+          ["restore", { id: "zzzz", confirm: true }],
+          ["publish", { id: "zzzz" }],
+        ] as const
+      ) {
+        const text = await callError(client, name, args);
+        assert(text.startsWith('No snapshot "zzzz"'), `${name}: ${text}`);
+        assert(!text.includes("No file at"), `${name}: ${text}`);
+      }
+
+      // The real restore refuses the conflict; its hint names tool arguments.
+      const refused = await callError(client, "restore", { id: s1, confirm: true });
+      assert(refused.includes("a.txt"), refused);
+      assert(refused.includes("force: true") && refused.includes("restore_preview"), refused);
+      assert(!/--[a-z]/.test(refused), `a command-line flag: ${refused}`);
+      // The preview shows the refusal too, and how to go ahead.
+      const preview = await call(client, "restore_preview", { id: s1 });
+      assertEquals(preview.would_refuse.length, 1);
+      assert(!/--[a-z]/.test(JSON.stringify(preview.would_refuse)), preview.would_refuse);
+      const forced = await call(client, "restore", { id: s1, confirm: true, force: true });
+      assert(typeof forced.pre_restore === "string", "force first saves the current content");
+      assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "alpha\n");
+
+      const cursor = await callError(client, "next_page", { cursor: "0123456789abcdef.0" });
+      assert(cursor.includes("No paged answer"), cursor);
+      assert(!/--[a-z]/.test(cursor), cursor);
+      const redo = await callError(client, "redo", {});
+      assert(!/--[a-z]|ctxsnap redo/.test(redo), redo);
+    });
+  });
+});
+
+Deno.test("mcp: a restore keeps the progress session_update set, as it keeps the task and decisions", async () => {
+  await withStore(async (ws) => {
+    await withClient(ws, async (client) => {
+      const before = (await call(client, "checkpoint", { reason: "before the session" })).id;
+      await call(client, "session_update", {
+        task: "port the parser",
+        progress_pct: 60,
+        decision: "keep the old API",
+      });
+      await call(client, "restore", { id: before, confirm: true });
+      const state = (await call(client, "session_update", {})).state;
+      assertEquals(state.task, "port the parser");
+      assertEquals(state.progress_pct, 60);
+      assertEquals(state.decisions, ["keep the old API"]);
+    });
   });
 });
 

@@ -45,14 +45,15 @@ function translate(text: string, words: Words): string {
 }
 
 /**
- * One error for the model: the command's `message`, then its `hint`, both
- * in the tool's terms (`words`).
+ * An error's `message` and `hint` in the tool's terms (`words`): a flag left
+ * in the message is named as the argument it would be; a hint that needs
+ * the command line is addressed to the user, and one naming a flag no tool
+ * argument stands for is dropped (null).
  */
-export function toolError(
+export function speak(
   error: { message: string; hint: string | null | undefined },
   words: Words,
-): string {
-  // A flag left in the message is named as the argument it would be.
+): { message: string; hint: string | null } {
   const message = translate(error.message, words).replace(
     FLAG,
     (_all, before: string, name: string) => `${before}${name.replaceAll("-", "_")}`,
@@ -61,7 +62,16 @@ export function toolError(
   if (hint !== null && /\bctxsnap [a-z]/.test(hint)) {
     hint = `for the user, on the command line: ${hint}`;
   } else if (hint !== null && new RegExp(FLAG.source).test(hint)) {
-    hint = null; // a command-line flag no tool argument stands for
+    hint = null;
   }
-  return hint === null || hint === "" ? message : `${message}\nhint: ${hint}`;
+  return { message, hint: hint === "" ? null : hint };
+}
+
+/** One error for the model: {@linkcode speak}'s message, then its hint. */
+export function toolError(
+  error: { message: string; hint: string | null | undefined },
+  words: Words,
+): string {
+  const { message, hint } = speak(error, words);
+  return hint === null ? message : `${message}\nhint: ${hint}`;
 }

@@ -7,6 +7,10 @@
  * and the session as resources. Why it does not use the SDK is in
  * docs/DESIGN.md, "MCP server".
  *
+ * No tool or resource answer is longer than `MAX_ANSWER_CHARS` (10,000)
+ * characters: the tools page their long lists, and whatever is still too
+ * long is cut here (`_bound.ts`).
+ *
  * Everything from the client is untrusted: a line is at most
  * {@linkcode MAX_MESSAGE_BYTES}, parsed strictly (no duplicate keys), every
  * field checked; tool arguments are checked against the declared schemas.
@@ -28,6 +32,7 @@
 import { type JsonValue, parseJson } from "../../encoding/canonical_json.ts";
 import { VERSION } from "../../version.ts";
 import { checkArguments } from "./schema.ts";
+import { fit, MAX_ANSWER_CHARS } from "./_bound.ts";
 import { RESOURCES, type ToolContext, TOOLS } from "./tools.ts";
 
 /** Protocol versions this server speaks, newest first. */
@@ -242,10 +247,17 @@ export class McpServer {
     }
     if (this.ctx === null) throw new RpcError(INTERNAL_ERROR, "No store");
     const outcome = await tool.run(this.ctx, args as Record<string, unknown>);
-    if (!outcome.ok) return { content: [{ type: "text", text: outcome.message }], isError: true };
+    if (!outcome.ok) {
+      const text = outcome.message.length > MAX_ANSWER_CHARS
+        ? `${outcome.message.slice(0, MAX_ANSWER_CHARS - 1)}…`
+        : outcome.message;
+      return { content: [{ type: "text", text }], isError: true };
+    }
+    // Every answer within the bound, whatever the tool built.
+    const value = fit(outcome.value);
     return {
-      content: [{ type: "text", text: JSON.stringify(outcome.value) }],
-      ...(structured ? { structuredContent: outcome.value } : {}),
+      content: [{ type: "text", text: JSON.stringify(value) }],
+      ...(structured ? { structuredContent: value } : {}),
     };
   }
 
@@ -260,7 +272,7 @@ export class McpServer {
     const outcome = await resource.read(this.ctx);
     if (!outcome.ok) throw new RpcError(INTERNAL_ERROR, outcome.message);
     return {
-      contents: [{ uri, mimeType: "application/json", text: JSON.stringify(outcome.value) }],
+      contents: [{ uri, mimeType: "application/json", text: JSON.stringify(fit(outcome.value)) }],
     };
   }
 }

@@ -23,7 +23,7 @@ import { isSafeRelativePath } from "../../fs/path.ts";
 import type { WatchService } from "../../watch/service.ts";
 import type { Schema } from "./schema.ts";
 import { fit, MAX_ANSWER_CHARS, Pages, size } from "./_bound.ts";
-import { toolError, type Words } from "./_wording.ts";
+import { speak, toolError, type Words } from "./_wording.ts";
 import { readFileAt } from "./_read_file.ts";
 
 /** What a tool call returns: a JSON document, or an error for the model to read. */
@@ -128,6 +128,9 @@ function moveFlags(args: Record<string, unknown>): string[] {
 function bounded(outcome: ToolOutcome): ToolOutcome {
   return outcome.ok ? { ok: true, value: fit(outcome.value) } : outcome;
 }
+
+/** Characters the first page of a list may take in an answer. */
+const FIRST_PAGE_CHARS = 8_000;
 
 /** The paged lists of each server session. */
 const sessions = new WeakMap<ToolContext, Pages>();
@@ -245,7 +248,10 @@ function paged(
   items: readonly unknown[],
 ): Record<string, unknown> {
   const rest = { ...value, [key]: [], next_cursor: "0000000000000000.000000000" };
-  const page = pagesOf(ctx).first(items, MAX_ANSWER_CHARS - size(rest) - 64);
+  const page = pagesOf(ctx).first(
+    items,
+    Math.min(FIRST_PAGE_CHARS, MAX_ANSWER_CHARS - 500 - size(rest)),
+  );
   return { ...value, [key]: page.items, next_cursor: page.next_cursor };
 }
 
@@ -264,7 +270,16 @@ interface PlanJson {
  * (writes, deletes, conflicts), paged; unchanged and preserved paths are
  * only counted.
  */
-function boundedPlan(ctx: ToolContext, value: Record<string, unknown>): Record<string, unknown> {
+function boundedPlan(
+  ctx: ToolContext,
+  document: Record<string, unknown>,
+  words: Words,
+): Record<string, unknown> {
+  const value = { ...document };
+  if (Array.isArray(value.would_refuse)) {
+    value.would_refuse = (value.would_refuse as { message: string; hint: string | null }[])
+      .map((r) => ({ ...r, ...speak(r, words) }));
+  }
   const plan = value.plan as PlanJson | null | undefined;
   if (plan === null || plan === undefined) return fit({ ...value, next_cursor: null });
   const forced = new Set(plan.forced);
@@ -466,7 +481,9 @@ export const TOOLS: readonly Tool[] = [
           MOVE_WORDS,
           [5],
         );
-        return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+        return outcome.ok
+          ? { ok: true, value: boundedPlan(ctx, outcome.value, MOVE_WORDS) }
+          : outcome;
       }),
   },
   {
@@ -492,7 +509,9 @@ export const TOOLS: readonly Tool[] = [
           ["restore", ...moveFlags(args), "--", ids.id!],
           MOVE_WORDS,
         );
-        return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+        return outcome.ok
+          ? { ok: true, value: boundedPlan(ctx, outcome.value, MOVE_WORDS) }
+          : outcome;
       }),
   },
   ...(["undo", "redo"] as const).map((direction): Tool => ({
@@ -517,7 +536,9 @@ export const TOOLS: readonly Tool[] = [
       if (args.dry_run === true) argv.push("--dry-run");
       if (args.force === true) argv.push("--force");
       const outcome = await command(ctx, argv, UNDO_WORDS);
-      return outcome.ok ? { ok: true, value: boundedPlan(ctx, outcome.value) } : outcome;
+      return outcome.ok
+        ? { ok: true, value: boundedPlan(ctx, outcome.value, UNDO_WORDS) }
+        : outcome;
     },
   })),
   {
