@@ -70,7 +70,8 @@ export const EXIT_MEANINGS: readonly { readonly exit: number; readonly meaning: 
     { exit: EXIT_CODES.not_found, meaning: "not found (id, file, branch)" },
     {
       exit: EXIT_CODES.conflict,
-      meaning: "conflict: restore conflicts, dirty git tree, head moved, unresolved operation",
+      meaning:
+        "conflict: restore conflicts (or a dry run that would refuse), dirty git tree, head moved, unresolved operation",
     },
     { exit: EXIT_CODES.busy, meaning: "store busy (lock timeout)" },
     {
