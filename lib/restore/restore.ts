@@ -315,12 +315,16 @@ export async function restoreSnapshot(
   let disk: TreeManifest | null = null;
   const diskTree = (): TreeManifest => disk ??= captureWorkspace(store, { persist: false }).tree;
   const anchor = envelope.body.git;
-  result.git = restoreGitState(
-    store.workspaceRoot,
-    store.dir,
-    anchor,
-    () => new Set(diskTree().entries.map((e) => e.path)),
-  );
+  /** Where HEAD is against the anchor; the capture it may need is the plan's when there is one. */
+  const readGitState = () =>
+    restoreGitState(
+      store.workspaceRoot,
+      store.dir,
+      anchor,
+      () => new Set(diskTree().entries.map((e) => e.path)),
+    );
+  // With --git, before anything changes; else after the plan, reusing its walk of the workspace.
+  if (options.git) result.git = readGitState();
   let gitCommit: string | null = null;
   if (options.git) {
     if (anchor === null || anchor.commit === null) {
@@ -404,7 +408,9 @@ export async function restoreSnapshot(
       plan = phase.plan;
       planned = phase.disk;
       result.plan = plan;
+      if (gitCommit === null) disk = phase.disk;
     }
+    if (!options.git) result.git = readGitState();
     if (result.dry_run) {
       try {
         if (plan !== null) refuse(plan, "Restore");
