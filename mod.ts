@@ -260,6 +260,9 @@ export type { ListChange, SessionChange } from "./lib/snapshot/session_state.ts"
 
 export { restoreSnapshot } from "./lib/restore/restore.ts";
 export type {
+  GitPosition,
+  Refusal,
+  RestoreGitState,
   RestoreOptions,
   RestoreResult,
   SessionMode,
