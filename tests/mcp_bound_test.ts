@@ -64,6 +64,10 @@ Deno.test("mcp: on a std-sized repository (2,800 files) every tool's answer stay
           progress_pct: i % 101,
         });
       }
+      // The answer keeps the newest decisions, and says what it cut.
+      const session = await bounded(client, "session_update", {});
+      assert(String(session.state.decisions.at(-1)).startsWith("decision 119:"), "the newest");
+      assert(session.truncated.length > 0, "what was cut is said");
       // A wholesale reformat: 2,000 files change.
       for (const p of sources.slice(100, 2100)) {
         if (!tree.has(p)) continue;

@@ -6,7 +6,8 @@
  * The pages are held by the server session ({@linkcode Pages}), so paging a
  * restore's changes shows what that restore did, not a plan recomputed
  * later. Anything else too long (a session's thousands of decisions, say) is
- * cut by {@linkcode fit}, which says what it cut in `truncated`.
+ * cut by {@linkcode fit}, which says what it cut in `truncated` (of a
+ * session, the newest items are kept).
  *
  * @example
  * ```ts
@@ -138,6 +139,7 @@ export function size(value: unknown): number {
 export function fit(
   value: Record<string, unknown>,
   limit: number = MAX_ANSWER_CHARS,
+  keep: "first" | "last" = "first",
 ): Record<string, unknown> {
   if (size(value) <= limit) return value;
   for (
@@ -151,7 +153,7 @@ export function fit(
     ] as const
   ) {
     const notes: string[] = [];
-    const cut = shrink(value, "", chars, items, notes) as Record<string, unknown>;
+    const cut = shrink(value, "", chars, items, notes, keep) as Record<string, unknown>;
     const out = { ...cut, truncated: notes.slice(0, 20) };
     if (size(out) <= limit) return out;
   }
@@ -166,6 +168,7 @@ function shrink(
   chars: number,
   items: number,
   notes: string[],
+  keep: "first" | "last",
 ): unknown {
   if (typeof value === "string") {
     if (value.length <= chars) return value;
@@ -173,16 +176,19 @@ function shrink(
     return `${value.slice(0, chars)}…`;
   }
   if (Array.isArray(value)) {
-    const kept = value.slice(0, items).map((v, i) =>
-      shrink(v, `${where}[${i}]`, chars, items, notes)
+    const from = keep === "last" ? Math.max(0, value.length - items) : 0;
+    const kept = value.slice(from, from + items).map((v, i) =>
+      shrink(v, `${where}[${from + i}]`, chars, items, notes, keep)
     );
-    if (value.length > items) notes.push(`${where}: ${items} of ${value.length} items`);
+    if (value.length > items) {
+      notes.push(`${where}: ${items} of ${value.length} items (the ${keep})`);
+    }
     return kept;
   }
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
-      out[key] = shrink(inner, where === "" ? key : `${where}.${key}`, chars, items, notes);
+      out[key] = shrink(inner, where === "" ? key : `${where}.${key}`, chars, items, notes, keep);
     }
     return out;
   }

@@ -28,6 +28,8 @@ const COMMON: Words = {
   "ctxsnap list --all": "the list tool with all: true",
   "ctxsnap list": "the list tool",
   "ctxsnap branch": "the list tool with all: true",
+  "ctxsnap undo": "the undo tool",
+  "ctxsnap redo": "the redo tool",
   "publish --with-workspace": "publish with with_workspace: true",
 };
 

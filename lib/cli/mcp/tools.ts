@@ -124,6 +124,11 @@ function moveFlags(args: Record<string, unknown>): string[] {
   return [...(args.force === true ? ["--force"] : []), ...(args.git === true ? ["--git"] : [])];
 }
 
+/** A session's state cut to the bound, keeping the newest items of its lists. */
+function newest(outcome: ToolOutcome): ToolOutcome {
+  return outcome.ok ? { ok: true, value: fit(outcome.value, MAX_ANSWER_CHARS, "last") } : outcome;
+}
+
 /** An outcome whose document is cut to the bound. */
 function bounded(outcome: ToolOutcome): ToolOutcome {
   return outcome.ok ? { ok: true, value: fit(outcome.value) } : outcome;
@@ -662,7 +667,7 @@ export const TOOLS: readonly Tool[] = [
         const outcome = await command(ctx, step);
         if (!outcome.ok) return outcome;
       }
-      return bounded(await command(ctx, ["session", "show"]));
+      return newest(await command(ctx, ["session", "show"]));
     },
   },
   {
@@ -789,6 +794,6 @@ export const RESOURCES: readonly Resource[] = [
     name: "session",
     description:
       "The live session state the next checkpoint records (ctxsnap session show --json).",
-    read: async (ctx) => bounded(await command(ctx, ["session", "show"])),
+    read: async (ctx) => newest(await command(ctx, ["session", "show"])),
   },
 ];
