@@ -293,6 +293,47 @@ Deno.test("mcp: errors name what is missing and speak in tool arguments, never c
   });
 });
 
+Deno.test("mcp: restore_preview says where git HEAD is against the snapshot's commit after the agent committed on a new branch, and restore with git: true checks that commit out", async () => {
+  await withStore(async (ws) => {
+    const git = (...args: string[]) => {
+      const out = new Deno.Command("git", {
+        args,
+        cwd: ws.path,
+        env: {
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@example.invalid",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@example.invalid",
+          GIT_CONFIG_NOSYSTEM: "1",
+          HOME: ws.home,
+        },
+      }).outputSync();
+      assert(out.success, new TextDecoder().decode(out.stderr));
+      return new TextDecoder().decode(out.stdout).trim();
+    };
+    git("init", "-q", "-b", "main");
+    await Deno.writeTextFile(join(ws.path, ".git/info/exclude"), ".ctxsnap/\n");
+    git("add", "-A");
+    git("commit", "-q", "-m", "one");
+    const c1 = git("rev-parse", "HEAD");
+    await withClient(ws, async (client) => {
+      const before = (await call(client, "checkpoint", { reason: "prompt 1" })).id;
+      git("checkout", "-q", "-b", "agent");
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "agent\n");
+      git("commit", "-q", "-am", "agent");
+      await call(client, "checkpoint", { reason: "prompt 2" });
+
+      const preview = await call(client, "restore_preview", { id: before });
+      assertEquals(preview.git.anchor, { commit: c1, branch: "main" });
+      assertEquals([preview.git.head.branch, preview.git.differs], ["agent", true]);
+      assertEquals(preview.git.with_git, "checkout");
+      await call(client, "restore", { id: before, confirm: true, git: true });
+      assertEquals(git("rev-parse", "HEAD"), c1);
+      assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "alpha\n");
+    });
+  });
+});
+
 Deno.test("mcp: a restore keeps the progress session_update set, as it keeps the task and decisions", async () => {
   await withStore(async (ws) => {
     await withClient(ws, async (client) => {
