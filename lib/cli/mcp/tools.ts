@@ -1,8 +1,10 @@
 /**
  * The tools and resources of `ctxsnap mcp` (layer: cli). A checkpoint goes
- * through the long-lived {@linkcode WatchService}; every other tool runs the
- * matching command in this process with `--json` and returns its document,
- * so the MCP results are exactly what the command line prints.
+ * through the long-lived {@linkcode WatchService}; `read_file` and
+ * `next_page` answer from the store and the session's pages; every other
+ * tool runs the matching command in this process with `--json` and returns
+ * its document, shaped for a model where it could be long (counts and pages
+ * instead of whole path lists).
  *
  * Arguments are untrusted: they are checked against the tool's declared
  * input schema (unknown keys refused, ids and names by pattern) and passed
