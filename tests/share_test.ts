@@ -955,7 +955,7 @@ Deno.test("verify A B C… reports every file in order and exits with the worst 
       }
       const labels = (await verify(good, other, missing, tampered)).stdout.split("\n")
         .slice(0, 4).map((l) => l.split(/\s{2,}/)[0]);
-      assertEquals(labels, ["OK", "UNTRUSTED", "NOT FOUND", "FAIL"]);
+      assertEquals(labels, ["OK", "UNTRUSTED", "NOT FOUND", "TAMPERED"]);
 
       const sneakyRun = await verify(good, sneaky);
       expectCode(sneakyRun, 3, "verify with a control character in a file name");

@@ -162,6 +162,7 @@ export async function verifyStream(
   if (kind === null) {
     throw new IntegrityError("The file is neither a published snapshot nor a ctxsnap bundle", {
       hint: "expected a .ctxsnapshot.json or .ctxbundle file",
+      check: "format",
     });
   }
   const reader = withPrefix(prefix, read);
@@ -176,13 +177,20 @@ export async function verifyStream(
     };
   };
   if (kind === "snapshot") {
-    const envelope = parseEnvelope(readUpTo(reader, MAX_ENVELOPE_BYTES));
+    let envelope: Envelope;
+    try {
+      envelope = parseEnvelope(readUpTo(reader, MAX_ENVELOPE_BYTES));
+    } catch (error) {
+      if (error instanceof IntegrityError) error.check ??= "envelope";
+      throw error;
+    }
     const check = await checkEnvelope(envelope);
     if (!check.idMatches) {
       throw new IntegrityError(
         `Snapshot ${
           quote(envelope.id)
         } does not match its body (the body hashes to ${check.computedId})`,
+        { check: "snapshot_id", at: envelope.id },
       );
     }
     const report = verdict(envelope, check.signatureValid);

@@ -21,6 +21,7 @@ import {
   userPath,
 } from "../command.ts";
 import { esc } from "../output.ts";
+import { checkOverwrite } from "../_overwrite.ts";
 import { fileTrust } from "./verify.ts";
 
 /** Resolves `--all`, `--session S`, `--branch B` to a scope (the current session by default). */
@@ -67,7 +68,10 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
     ) {
       throw new UsageError("--session, --branch and --all select from the store, not from a file");
     }
-    return timelineFromFile(userPath(file), await fileTrust(list(parsed, "trust"), keysFile));
+    return timelineFromFile(
+      userPath(file),
+      await fileTrust(list(parsed, "trust"), keysFile, (m) => ctx.out.warn(m)),
+    );
   }
   const store = openStore(ctx, { readOnly: true });
   try {
@@ -110,6 +114,10 @@ export const timeline: Command = {
   ],
   options: {
     html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
+    force: {
+      type: "boolean",
+      help: "replace an existing FILE that is not a ctxsnap page (never the input file)",
+    },
     ...VIEW_OPTIONS,
   },
   positionals: 1,
@@ -123,6 +131,14 @@ export const timeline: Command = {
     if (out === "-" && ctx.out.json) {
       throw new UsageError("--json cannot share stdout with --html -", {
         hint: "write the page to a file with --html FILE",
+      });
+    }
+    if (out !== "-") {
+      const input = parsed.positionals[0];
+      checkOverwrite(userPath(out), "html", {
+        inputs: input === undefined ? [] : [userPath(input)],
+        force: flag(parsed, "force"),
+        shown: out,
       });
     }
     const data = await build(ctx, parsed);
