@@ -127,7 +127,7 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
   // with dashes, which parseArgs would read as an option: stand it in with a
   // token that cannot be one, and put it back after parsing.
   const pems: string[] = [];
-  const token = (i: number) => `\u0000pem${i}\u0000`;
+  const token = (i: number) => `\u0001pem:${i}`;
   for (const [i, arg] of args.entries()) {
     if (arg.startsWith("-----BEGIN")) {
       args[i] = token(pems.length);
@@ -135,8 +135,7 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
     }
   }
   const restore = (value: string) => {
-    const m = /^\u0000pem(\d+)\u0000$/.exec(value);
-    return m === null ? value : pems[Number(m[1])]!;
+    return value.startsWith("\u0001pem:") ? pems[Number(value.slice(5))] ?? value : value;
   };
   let parsed;
   try {

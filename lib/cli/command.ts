@@ -13,7 +13,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConfigError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
+import { ConfigError, IntegrityError, NotFoundError, quote } from "../errors.ts";
 import {
   configDir,
   type Identity,
