@@ -245,6 +245,7 @@ export type AnyFileReport =
 export async function verifyAnyFile(
   source: FileSource,
   trust: TrustPolicy,
+  visitor: BundleVisitor = {},
 ): Promise<AnyFileReport> {
   const fd = openSource(source);
   try {
@@ -258,7 +259,10 @@ export async function verifyAnyFile(
     }
     const prefix = head.subarray(0, got);
     if (sniffKind(prefix) !== "snapshot") {
-      return { format: "ctxsnap", report: await verifyStream(withPrefix(prefix, read), trust) };
+      return {
+        format: "ctxsnap",
+        report: await verifyStream(withPrefix(prefix, read), trust, visitor),
+      };
     }
     const bytes = readUpTo(withPrefix(prefix, read), MAX_ENVELOPE_BYTES);
     if (!looksLikeLeanCtx(bytes)) {
@@ -269,7 +273,7 @@ export async function verifyAnyFile(
         offset += n;
         return n;
       };
-      return { format: "ctxsnap", report: await verifyStream(replay, trust) };
+      return { format: "ctxsnap", report: await verifyStream(replay, trust, visitor) };
     }
     const check = await checkLeanCtxBytes(bytes);
     return {

@@ -66,7 +66,7 @@ function reportJson(report: SnapshotReport): unknown {
  * hex) or a revision (`HEAD`, `@`, `REV~N`, `REV@{TIME}`) that names no
  * existing file.
  */
-function looksLikeFile(arg: string): boolean {
+export function looksLikeFile(arg: string): boolean {
   if (arg === "-") return true;
   if (!/[^0-9a-fA-F]/.test(arg)) return false;
   if (!hasRevisionSyntax(arg)) return true;
@@ -113,7 +113,7 @@ export async function fileTrust(
 }
 
 /** The JSON document `verify FILE --json` prints for one ctxsnap file. */
-function fileDocument(source: string, report: FileReport): Record<string, unknown> {
+export function fileDocument(source: string, report: FileReport): Record<string, unknown> {
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   return {
@@ -141,7 +141,7 @@ function fileDocument(source: string, report: FileReport): Record<string, unknow
 }
 
 /** A bad signature as a tamper verdict: the first snapshot whose signature does not verify. */
-function signatureTamper(report: FileReport): IntegrityError | null {
+export function signatureTamper(report: FileReport): IntegrityError | null {
   const bad = report.snapshots.find((s) => !s.valid);
   if (bad === undefined) return null;
   return new IntegrityError(`The signature of snapshot ${bad.id} does not verify`, {
@@ -151,7 +151,9 @@ function signatureTamper(report: FileReport): IntegrityError | null {
 }
 
 /** A lean-ctx file's failed check as a tamper verdict. */
-function leanTamper(any: Extract<AnyFileReport, { format: "lean-ctx" }>): IntegrityError | null {
+export function leanTamper(
+  any: Extract<AnyFileReport, { format: "lean-ctx" }>,
+): IntegrityError | null {
   if (any.verdict !== "tampered") return null;
   const failed = any.check.idMatches ? "signature" : "snapshot_id";
   return new IntegrityError(
@@ -163,7 +165,7 @@ function leanTamper(any: Extract<AnyFileReport, { format: "lean-ctx" }>): Integr
 }
 
 /** The error a ctxsnap file's trust verdict ends with (untrusted: exit 3), or null. */
-function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
+export function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
   if (!report.trusted) {
     const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
     const pinned = trust.runKeyIds();
@@ -186,7 +188,7 @@ function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
 }
 
 /** Prints a tamper verdict for `source` (document and headline) and returns exit 1. */
-function reportTampered(
+export function reportTampered(
   ctx: CommandContext,
   source: string,
   error: IntegrityError,
@@ -327,7 +329,7 @@ const BATCH_LABELS: Record<number, string> = {
 };
 
 /** A file name for a human line: as given if plain, else quoted (no control characters). */
-function shownName(file: string): string {
+export function shownName(file: string): string {
   return /^[\x21-\x7e]+$/.test(file) ? file : esc(quote(file));
 }
 
