@@ -205,3 +205,109 @@ Deno.test("every kind of tampering prints the same TAMPERED headline, hint and -
     },
   );
 });
+
+// ---------------------------------------------------------------------------
+// inspect without a store; where imports went
+
+/** Alice records two steps with decisions and findings and publishes the history as a bundle. */
+async function reviewBundle(
+  alice: Awaited<ReturnType<typeof import("./_share.ts").machine>>,
+): Promise<{ bundle: string; pem: string; ids: string[] }> {
+  expectCode(await alice.run(["session", "set", "--task", "fix the parser"]), 0, "task");
+  const first = await createSnap(alice, "first");
+  expectCode(await alice.run(["session", "decide", "keep the old API"]), 0, "decide");
+  expectCode(await alice.run(["session", "finding", "the lexer is quadratic"]), 0, "finding");
+  await Deno.writeTextFile(join(alice.path, "a.txt"), "alpha\nbeta\n");
+  await Deno.writeTextFile(join(alice.path, ".env"), "TOKEN=x\n");
+  const second = await createSnap(alice, "second");
+  const bundle = await publish(alice, second, "review.ctxbundle", "--with-workspace", "--all");
+  const pem = join(alice.root, "alice.pub.pem");
+  await Deno.writeTextFile(pem, (await alice.run(["key", "export"])).stdout);
+  return { bundle, pem, ids: [first, second] };
+}
+
+Deno.test("show FILE verifies a bundle and prints its context, git anchor, files, what was left out and each step's changes, with no store", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const { bundle, pem, ids } = await reviewBundle(alice);
+    const r = await carol.run(["show", bundle, "--trust", pem]);
+    expectCode(r, 0, "show FILE");
+    const out = r.stdout;
+    assert(out.startsWith("OK: intact, signed by a trusted key"), out);
+    for (
+      const want of [
+        `snapshot   ${ids[1]}`,
+        "task       fix the parser",
+        "  - keep the old API",
+        "  - the lexer is quadratic",
+        "files (1):",
+        "a.txt",
+        "left out (",
+        ".env",
+        "history (2, oldest first):",
+        "+ decision: keep the old API",
+        "+ finding: the lexer is quadratic",
+        "files: ~a.txt",
+      ]
+    ) assert(out.includes(want), `missing ${JSON.stringify(want)} in\n${out}`);
+    const json = (await carol.run(["show", bundle, "--trust", pem, "--json"])).json();
+    assertEquals(json.steps.map((s: { id: string }) => s.id), ids);
+    assertEquals(json.steps[1].context_added.decisions, ["keep the old API"]);
+    assert(json.skipped.some((s: { path: string; reason: string }) => s.path === ".env"));
+    const skipped = await carol.run(["show", bundle, "--skipped", "--trust", pem, "--json"]);
+    expectCode(skipped, 0, "show FILE --skipped");
+    assert(skipped.json().skipped.some((s: { path: string }) => s.path === ".env"));
+    // Untrusted: still readable, labelled, exit 3. Tampered: nothing shown, exit 1.
+    const untrusted = await carol.run(["show", bundle]);
+    expectCode(untrusted, 3, "show FILE untrusted");
+    assert(untrusted.stdout.startsWith("UNTRUSTED"), untrusted.stdout);
+    const bytes = await Deno.readFile(bundle);
+    const blob = tarLayout(bytes).members.find((m) => m.name.startsWith("blobs/"))!;
+    const bad = join(carol.root, "bad.ctxbundle");
+    await Deno.writeFile(bad, flipped(bytes, blob.data));
+    const tampered = await carol.run(["show", bad, "--trust", pem]);
+    expectCode(tampered, 1, "show tampered");
+    assert(tampered.stdout.startsWith("TAMPERED: blobs/"), tampered.stdout);
+    assert(!tampered.stdout.includes("keep the old API"), tampered.stdout);
+    // verify's text names the branch and the skipped count.
+    const v = await carol.run(["verify", bundle, "--trust", pem]);
+    assert(/timeline main\/main/.test(v.stdout) && /\d+ left out/.test(v.stdout), v.stdout);
+  });
+});
+
+Deno.test("import says where snapshots landed and that --trust was for this run; list points there and rows show the real branch", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
+    const { bundle, pem } = await reviewBundle(alice);
+    const keyId = (await alice.run(["key", "show", "--json"])).json().key_id as string;
+    const imported = await bob.run(["import", bundle, "--trust", pem]);
+    expectCode(imported, 0, "import");
+    assert(imported.stdout.includes(`onto main/imported/${keyId}`), imported.stdout);
+    assert(imported.stdout.includes(`ctxsnap list --branch imported/${keyId}`), imported.stdout);
+    assert(imported.stdout.includes("--trust applied to this import only"), imported.stdout);
+    const listed = await bob.run(["list"]);
+    expectCode(listed, 0, "list");
+    assert(listed.stdout.includes(`ctxsnap list --branch imported/${keyId}`), listed.stdout);
+    const all = await bob.run(["list", "--all"]);
+    assert(all.stdout.includes(`main/imported/${keyId}`), all.stdout);
+    assert(!all.stdout.includes("main/main"), all.stdout);
+  });
+});
+
+Deno.test("a reviewer goes from a received bundle to its decisions and diffs in three commands, offline, with no store", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const { bundle, pem } = await reviewBundle(alice);
+    // 1. Is it intact, and from Alice?
+    expectCode(await carol.run(["verify", bundle, "--trust", pem]), 0, "verify");
+    // 2. Her decisions and findings, step by step, with every text diff.
+    const read = await carol.run(["show", bundle, "--patch", "--trust", pem]);
+    expectCode(read, 0, "show --patch");
+    assert(read.stdout.includes("+ decision: keep the old API"), read.stdout);
+    assert(read.stdout.includes("--- a/a.txt") && read.stdout.includes("+beta"), read.stdout);
+    // 3. The same as one page to keep.
+    const page = join(carol.root, "review.html");
+    expectCode(await carol.run(["timeline", "--html", page, bundle, "--trust", pem]), 0, "page");
+    assert((await Deno.readTextFile(page)).includes("keep the old API"));
+    // Nothing was created but the page: no store, no config.
+    const made = [...Deno.readDirSync(carol.path)].map((e) => e.name);
+    assertEquals(made, []);
+  });
+});
