@@ -107,7 +107,7 @@ export class CtxsnapError extends Error {
 /** Input is malformed, tampered with, or fails an integrity check (exit 1). */
 export class IntegrityError extends CtxsnapError {
   /**
-   * Which check failed, when the thrower knows (`signature`, `snapshot_id`,
+   * Which check failed, when the thrower knows (`signature`, `id`,
    * `tree_hash`, `blob_hash`, `bundle_format`, `tar`, …): the
    * `failed_check` of a tamper verdict.
    */

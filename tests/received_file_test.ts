@@ -200,7 +200,9 @@ Deno.test("every kind of tampering prints the same TAMPERED headline, hint and -
           [doc.verdict, doc.valid, doc.trusted, doc.failed_check, doc.at],
           ["tampered", false, false, check, at],
         );
-        assert(!("error" in doc) && !("reason" in doc), JSON.stringify(doc));
+        assertEquals(doc.error.exit, 1);
+        assert(doc.error.hint.startsWith("do not use this file"), JSON.stringify(doc));
+        assert(!("reason" in doc) && !("created_at" in doc), JSON.stringify(doc));
       }
     },
   );

@@ -122,7 +122,9 @@ export function readKeyArgument(value: string): Uint8Array {
       const label = /^-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(trimmed)?.[1];
       throw new ConfigError(
         `${
-          pem ? `The PEM text given${label ? ` (${quote(label)})` : ""}` : `Key ${quote(value)}`
+          pem
+            ? `Key given as PEM text${label ? ` (labelled ${quote(label)})` : ""}`
+            : `Key ${quote(value)}`
         } is not a valid Ed25519 public key: ${error instanceof Error ? error.message : error}`,
         { hint, cause: error },
       );

@@ -244,7 +244,7 @@ async function readMembers(
     const check = await checkEnvelope(envelope);
     if (envelope.id !== id || !check.idMatches) {
       throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`, {
-        check: "snapshot_id",
+        check: "id",
       });
     }
     if (!check.signatureValid) badSignatures.push(id);

@@ -190,7 +190,7 @@ export async function verifyStream(
         `Snapshot ${
           quote(envelope.id)
         } does not match its body (the body hashes to ${check.computedId})`,
-        { check: "snapshot_id", at: envelope.id },
+        { check: "id", at: envelope.id },
       );
     }
     const report = verdict(envelope, check.signatureValid);

@@ -28,6 +28,7 @@ function where(file: string, error: IntegrityError): string {
 /** The JSON fields of a tamper verdict (`verify FILE --json` prints exactly these for ctxsnap files). */
 export function tamperDocument(file: string, error: IntegrityError): Record<string, unknown> {
   const check = error.check ?? "integrity";
+  const final = tamperError(file, error);
   return {
     file,
     verdict: "tampered",
@@ -37,6 +38,7 @@ export function tamperDocument(file: string, error: IntegrityError): Record<stri
     failed_checks: [check],
     at: error.at ?? null,
     problem: error.message,
+    error: { code: final.code, exit: 1, message: final.message, hint: final.hint ?? null },
   };
 }
 
@@ -51,10 +53,13 @@ export function tamperText(file: string, error: IntegrityError): string {
     .join("\n");
 }
 
-/** The error (exit 1) a tamper verdict ends with: one message, the one hint. */
+/**
+ * The error (exit 1) a tamper verdict ends with: `FILE is TAMPERED at
+ * WHERE: PROBLEM`, and the one hint.
+ */
 export function tamperError(file: string, error: IntegrityError): IntegrityError {
   return new IntegrityError(
-    `${file} is TAMPERED at ${where(file, error)}: the ${error.check ?? "integrity"} check failed`,
+    `${file} is TAMPERED${error.at === undefined ? "" : ` at ${error.at}`}: ${error.message}`,
     {
       hint: TAMPER_HINT,
       cause: error,

@@ -15,10 +15,12 @@ import {
   str,
   target,
   trustPolicy,
+  userPath,
 } from "../command.ts";
 import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
 import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
+import * as fs from "node:fs";
 import { looksLikeFile } from "./verify.ts";
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
@@ -105,7 +107,12 @@ export const show: Command = {
   positionals: 1,
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
-    if (given !== undefined && looksLikeFile(given)) {
+    // A file: `-`, or a name that is not a revision and names a file or looks like one.
+    if (
+      given !== undefined &&
+      (given === "-" || (looksLikeFile(given) &&
+        (fs.existsSync(userPath(given)) || /[/\\]|\.ctx(bundle|snapshot\.json)$/.test(given))))
+    ) {
       const { showFile } = await import("./_show_file.ts");
       return await showFile(ctx, parsed, given);
     }

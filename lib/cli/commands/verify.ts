@@ -155,7 +155,7 @@ export function leanTamper(
   any: Extract<AnyFileReport, { format: "lean-ctx" }>,
 ): IntegrityError | null {
   if (any.verdict !== "tampered") return null;
-  const failed = any.check.idMatches ? "signature" : "snapshot_id";
+  const failed = any.check.idMatches ? "signature" : "id";
   return new IntegrityError(
     failed === "signature"
       ? "The signature does not verify"
@@ -195,7 +195,7 @@ export function reportTampered(
   extra: { document?: Record<string, unknown>; lines?: string[] } = {},
 ): number {
   ctx.out.result(
-    { format: "ctxsnap", ...extra.document, ...tamperDocument(source, error) },
+    { format: "ctxsnap", ...tamperDocument(source, error), ...extra.document },
     () => [tamperText(source, error), ...(extra.lines ?? [])].join("\n"),
   );
   return ctx.out.error(tamperError(source, error));
@@ -389,7 +389,7 @@ async function verifyFilesCommand(
       const { any: report, tampered } = await verifyOne(file, trust);
       if (tampered !== null) {
         const base = report === null
-          ? { format: "ctxsnap" }
+          ? { format: "ctxsnap", kind: null }
           : report.format === "lean-ctx"
           ? { file, ...lean.checkJson(report.check, report.verdict, trust) }
           : { format: "ctxsnap", kind: report.report.kind };
@@ -397,7 +397,7 @@ async function verifyFilesCommand(
           file,
           exit: 1,
           report: null,
-          document: { ...base, ...tamperDocument(file, tampered) },
+          document: { ...tamperDocument(file, tampered), ...base },
           error: tamperError(file, tampered),
           tampered,
         };
