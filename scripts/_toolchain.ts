@@ -377,11 +377,11 @@ export async function runtimeBinary(runtime: "node" | "bun", target: Target): Pr
  * `-dirty` when `git status --porcelain` lists anything), or
  * `unknown (not a git checkout)` for a tree without git.
  */
-export async function sourceCommit(): Promise<string> {
+export async function sourceCommit(root: string = ROOT): Promise<string> {
   const git = async (args: string[]) => {
     try {
       const r = await new Deno.Command("git", {
-        args: ["-C", ROOT, ...args],
+        args: ["-C", root, ...args],
         stdout: "piped",
         stderr: "null",
       })

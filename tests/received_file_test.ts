@@ -313,3 +313,27 @@ Deno.test("a reviewer goes from a received bundle to its decisions and diffs in 
     assertEquals(made, []);
   });
 });
+
+Deno.test("content is authenticated, bytes are not: a bundle cut inside the zero padding after its end-of-archive marker verifies, a cut before it is TAMPERED", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "padding");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(await publish(alice, id, "p.ctxbundle", "--with-workspace"));
+    const layout = tarLayout(bytes);
+    const marker = layout.marker; // offset of the two zero blocks that end the archive
+    const cases: [string, Uint8Array, number][] = [
+      ["cut inside the padding after the marker", bytes.subarray(0, marker + 1024 + 512), 0],
+      ["cut at the end of the marker", bytes.subarray(0, marker + 1024), 0],
+      ["cut inside the marker", bytes.subarray(0, marker + 512), 1],
+      ["cut before the marker", bytes.subarray(0, marker - 1), 1],
+    ];
+    assert(bytes.length > marker + 1024 + 512, `no padding after the marker: ${bytes.length}`);
+    for (const [what, cut, exit] of cases) {
+      const file = join(carol.root, "cut.ctxbundle");
+      await Deno.writeFile(file, cut);
+      const r = await carol.run(["verify", file, "--trust", key]);
+      expectCode(r, exit, what);
+      if (exit === 1) assert(r.stdout.startsWith("TAMPERED: "), r.stdout);
+    }
+  });
+});

@@ -307,6 +307,7 @@ async function readMembers(
     blobBytes += size;
     visitor.blobEnd?.(id, size);
   }
+  reading("end of archive");
   const extra = reader.next();
   if (extra !== null) fail(`unlisted member ${quote(extra.name)}`);
   const unusedTree = neededTrees.indexOf(0);

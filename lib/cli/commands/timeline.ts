@@ -124,8 +124,12 @@ export const timeline: Command = {
   async run(ctx, parsed) {
     const out = str(parsed, "html");
     if (out === undefined || out === "") {
+      const input = parsed.positionals[0];
+      const page = input === undefined || input === "-"
+        ? "timeline.html"
+        : `${input.replace(/\.(ctxbundle|ctxsnapshot\.json|json)$/, "")}.html`;
       throw new UsageError("timeline needs --html FILE (or --html - for stdout)", {
-        hint: "ctxsnap timeline --html timeline.html",
+        hint: `ctxsnap timeline --html ${page}${input === undefined ? "" : ` ${input}`}`,
       });
     }
     if (out === "-" && ctx.out.json) {
