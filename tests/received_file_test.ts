@@ -337,3 +337,54 @@ Deno.test("content is authenticated, bytes are not: a bundle cut inside the zero
     }
   });
 });
+
+/** The key problems table of docs/CLI.md: kind -> documented exit status (or null for a warning). */
+async function keyProblemsTable(): Promise<Map<string, number | null>> {
+  const text = await Deno.readTextFile(new URL("../docs/CLI.md", import.meta.url));
+  const start = text.indexOf("**Key problems.**");
+  assert(start >= 0, "docs/CLI.md has no key problems table");
+  const table = new Map<string, number | null>();
+  for (const line of text.slice(start).split("\n").slice(1)) {
+    if (table.size > 0 && !line.startsWith("|")) break;
+    const cells = line.split("|").map((c) => c.trim());
+    if (cells.length < 4 || cells[1] === "kind" || cells[1]!.startsWith("-")) continue;
+    const exit = cells.at(-2)!;
+    table.set(cells[1]!, exit === "—" ? null : Number(exit));
+  }
+  return table;
+}
+
+Deno.test("every kind of key problem exits as docs/CLI.md's key problems table says", async () => {
+  const table = await keyProblemsTable();
+  assertEquals([...table.keys()].sort(), [
+    "no-config-dir",
+    "no-such-file",
+    "not-a-key",
+    "unreadable",
+    "wrong-file",
+    "wrong-key",
+  ]);
+  await withMachines([{ "a.txt": "alpha\n" }, { "b.txt": "b\n" }], async (alice, bob) => {
+    const id = await createSnap(alice, "table");
+    const file = await publish(alice, id, "t.ctxsnapshot.json");
+    const keyId = (await alice.run(["key", "show", "--json"])).json().key_id as string;
+    const pemFile = join(alice.root, "alice.pub.pem");
+    await Deno.writeTextFile(pemFile, (await alice.run(["key", "export"])).stdout);
+    const exposed = join(bob.root, "exposed.json");
+    await Deno.writeTextFile(exposed, '{"version":1,"keys":[]}\n');
+    await Deno.chmod(exposed, 0o666);
+    const runs: [string, string[]][] = [
+      ["not-a-key", ["verify", file, "--trust", keyId]],
+      ["not-a-key", ["key", "trust", "abcd"]],
+      ["wrong-file", ["verify", file, "--trusted-keys", pemFile]],
+      ["no-such-file", ["verify", file, "--trust", join(bob.root, "nope.pem")]],
+      ["no-such-file", ["verify", file, "--trusted-keys", join(bob.root, "nope.json")]],
+      ["wrong-key", ["verify", file, "--trust", await publicKeyHex(bob)]],
+      ["unreadable", ["verify", file, "--trusted-keys", exposed]],
+    ];
+    for (const [kind, args] of runs) {
+      const r = await bob.run(args);
+      expectCode(r, table.get(kind)!, `${kind}: ${args.join(" ")}`);
+    }
+  });
+});
