@@ -8,7 +8,9 @@
  * @example
  * ```ts
  * import { kindOfBytes } from "./_overwrite.ts";
- * if (kindOfBytes(new TextEncoder().encode("<!DOCTYPE html>\n<html")) !== "html") throw new Error("kind");
+ * const page = '<!DOCTYPE html>\n<meta name="generator" content="ctxsnap 0.1.0">';
+ * if (kindOfBytes(new TextEncoder().encode(page)) !== "html") throw new Error("a page");
+ * if (kindOfBytes(new TextEncoder().encode("# notes\n")) !== "other") throw new Error("other");
  * ```
  * @module
  */
