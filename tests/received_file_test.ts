@@ -42,6 +42,15 @@ Deno.test("timeline --html over a published file is refused with a hint naming t
     assert(r.stderr.includes("it is a ctxsnap bundle, not a ctxsnap timeline page"), r.stderr);
     assert(r.stderr.includes(`ctxsnap timeline --html review.html ${bundle}`), r.stderr);
     assert(sameBytes(await Deno.readFile(bundle), before), "the bundle changed");
+    // The file alone, without --html: a usage error whose hint is the command that makes its page.
+    const alone = await alice.run(["timeline", bundle]);
+    expectCode(alone, 2, "timeline BUNDLE");
+    assert(
+      alone.stderr.includes(
+        `hint: ctxsnap timeline --html ${join(alice.root, "review.html")} ${bundle}`,
+      ),
+      alone.stderr,
+    );
     // Any other file that is not a page is kept too.
     const notes = join(alice.root, "notes.txt");
     await Deno.writeTextFile(notes, "my notes\n");
@@ -386,5 +395,27 @@ Deno.test("every kind of key problem exits as docs/CLI.md's key problems table s
       const r = await bob.run(args);
       expectCode(r, table.get(kind)!, `${kind}: ${args.join(" ")}`);
     }
+  });
+});
+
+Deno.test({
+  name:
+    "show FILE needs only read access: it runs under Deno with --allow-read alone, and reads standard input",
+  ignore: NEEDS_DENO_PERMISSIONS,
+}, async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const { bundle, ids } = await reviewBundle(alice);
+    const key = await publicKeyHex(alice);
+    const r = await carol.run(["show", bundle, "--trust", key, "--json"], {
+      permissions: ["--no-prompt", `--allow-read=${bundle}`],
+    });
+    expectCode(r, 0, "show FILE with --allow-read of that file only");
+    assertEquals(r.json().steps.map((s: { id: string }) => s.id), ids);
+    const stdin = await carol.run(["show", "-", "--trust", key], {
+      permissions: ["--no-prompt"],
+      stdin: await Deno.readFile(bundle),
+    });
+    expectCode(stdin, 0, "show - with no permission at all");
+    assert(stdin.stdout.includes("+ decision: keep the old API"), stdin.stdout);
   });
 });
