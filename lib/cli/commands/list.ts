@@ -126,7 +126,8 @@ export const list: Command = {
       if (prompt !== undefined && agentSession === undefined) {
         throw new UsageError("--prompt needs --agent-session");
       }
-      let rows: (SnapshotSummary & { agent?: unknown; on?: string[] })[];
+      let rows: (SnapshotSummary & { agent?: unknown })[];
+      let on: Record<string, string[]> | null = null;
       let emptyHint: string | null = null;
       if (agentSession !== undefined) {
         if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
@@ -178,40 +179,48 @@ export const list: Command = {
         }
         if (limit !== undefined) leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
         rows = [...items, ...leanItems];
-        const on = all ? branchesHolding(store) : null;
-        rows = rows.map((item) => ({
-          ...item,
-          on: on === null
+        // Where each row really is (an import: imported/<key id>, not the body's branch).
+        const holding = all ? branchesHolding(store) : null;
+        on = {};
+        for (const item of rows) {
+          on[item.id] = holding === null
             ? [`${sel.session}/${sel.branch}`]
-            : on.get(item.id) ?? [`${item.session}/${item.branch}`],
-        }));
+            : holding.get(item.id) ?? [`${item.session}/${item.branch}`];
+        }
         if (rows.length === 0) emptyHint = elsewhere(store, sel.session, sel.branch);
       }
-      ctx.out.result({ snapshots: rows }, () => {
-        if (rows.length === 0) {
-          return emptyHint ?? "No snapshots yet. Run `ctxsnap create -m REASON`.";
-        }
-        return rows.map((item) =>
-          [
-            esc(short(item.id)),
-            esc(String(item.created_at).replace("T", " ").slice(0, 19)),
-            "on" in item && Array.isArray(item.on) && item.on.length > 0
-              ? esc(item.on.join(", "))
-              : `${esc(item.session)}/${esc(item.branch)}`,
-            ...("agent" in item && item.agent
-              ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
-              : []),
-            item.format === "lean-ctx"
-              ? "lean-ctx"
-              : item.workspace === null
-              ? "no workspace"
-              : `${item.workspace.files} files`,
-            item.readable
-              ? (esc(item.reason ?? "") || "-")
-              : "(unreadable envelope: run `ctxsnap verify`)",
-          ].join("  ")
-        ).join("\n");
-      });
+      const where = on;
+      ctx.out.result(
+        where === null ? { snapshots: rows } : {
+          snapshots: rows,
+          on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
+        },
+        () => {
+          if (rows.length === 0) {
+            return emptyHint ?? "No snapshots yet. Run `ctxsnap create -m REASON`.";
+          }
+          return rows.map((item) =>
+            [
+              esc(short(item.id)),
+              esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+              where?.[item.id] !== undefined
+                ? esc(where[item.id]!.join(", "))
+                : `${esc(item.session)}/${esc(item.branch)}`,
+              ...("agent" in item && item.agent
+                ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+                : []),
+              item.format === "lean-ctx"
+                ? "lean-ctx"
+                : item.workspace === null
+                ? "no workspace"
+                : `${item.workspace.files} files`,
+              item.readable
+                ? (esc(item.reason ?? "") || "-")
+                : "(unreadable envelope: run `ctxsnap verify`)",
+            ].join("  ")
+          ).join("\n");
+        },
+      );
       return 0;
     } finally {
       store.close();

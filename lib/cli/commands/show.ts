@@ -111,7 +111,7 @@ export const show: Command = {
     if (
       given !== undefined &&
       (given === "-" || (looksLikeFile(given) &&
-        (fs.existsSync(userPath(given)) || /[/\\]|\.ctx(bundle|snapshot\.json)$/.test(given))))
+        (fs.existsSync(userPath(given)) || /\.ctx(bundle|snapshot\.json)$/.test(given))))
     ) {
       const { showFile } = await import("./_show_file.ts");
       return await showFile(ctx, parsed, given);
