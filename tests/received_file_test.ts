@@ -300,6 +300,10 @@ Deno.test("import says where snapshots landed and that --trust was for this run;
     const all = await bob.run(["list", "--all"]);
     assert(all.stdout.includes(`main/imported/${keyId}`), all.stdout);
     assert(!all.stdout.includes("main/main"), all.stdout);
+    const json = (await bob.run(["list", "--all", "--json"])).json();
+    assert(json.snapshots.length === 2 && json.on.length === 2, JSON.stringify(json));
+    for (const entry of json.on) assertEquals(entry.branches, [`main/imported/${keyId}`]);
+    assertEquals(json.snapshots[0].branch, "main", "each row keeps the branch its author recorded");
   });
 });
 
