@@ -192,11 +192,12 @@ export function reportTampered(
   ctx: CommandContext,
   source: string,
   error: IntegrityError,
-  extra: { document?: Record<string, unknown>; lines?: string[] } = {},
+  extra: { document?: Record<string, unknown> } = {},
 ): number {
+  // Nothing else the file says is shown: it cannot be believed.
   ctx.out.result(
     { format: "ctxsnap", ...tamperDocument(source, error), ...extra.document },
-    () => [tamperText(source, error), ...(extra.lines ?? [])].join("\n"),
+    () => tamperText(source, error),
   );
   return ctx.out.error(tamperError(source, error));
 }
@@ -234,7 +235,6 @@ async function verifyFileCommand(
     if (tampered !== null) {
       return reportTampered(ctx, source, tampered, {
         document: { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
-        lines: lean.checkText(any.check, any.verdict, trust).split("\n").slice(1),
       });
     }
     ctx.out.result(
