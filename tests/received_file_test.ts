@@ -423,3 +423,32 @@ Deno.test({
     assert(stdin.stdout.includes("+ decision: keep the old API"), stdin.stdout);
   });
 });
+
+Deno.test("timeline and import of a tampered file end with the same TAMPERED verdict and hint as verify, writing nothing; import with the wrong --trust key says it is not the signer", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
+    const id = await createSnap(alice, "tampered elsewhere");
+    const key = await publicKeyHex(alice);
+    const bytes = await Deno.readFile(await publish(alice, id, "x.ctxbundle", "--with-workspace"));
+    const blob = tarLayout(bytes).members.find((m) => m.name.startsWith("blobs/"))!;
+    const bad = join(bob.root, "bad.ctxbundle");
+    await Deno.writeFile(bad, flipped(bytes, blob.data));
+    const page = join(bob.root, "bad.html");
+    const runs = [
+      await bob.run(["timeline", "--html", page, bad, "--trust", key]),
+      await bob.run(["import", bad, "--trust", key]),
+    ];
+    for (const r of runs) {
+      expectCode(r, 1, r.stderr);
+      assert(r.stderr.includes(`${bad} is TAMPERED at ${blob.name}`), r.stderr);
+      assert(r.stderr.includes("ctxsnap: hint: do not use this file"), r.stderr);
+    }
+    assertEquals(await Deno.stat(page).then(() => true, () => false), false, "a page was written");
+    const good = join(bob.root, "good.ctxbundle");
+    await Deno.writeFile(good, bytes);
+    const wrong = await bob.run(["import", good, "--trust", await publicKeyHex(bob)]);
+    expectCode(wrong, 3, "import --trust WRONG");
+    assert(wrong.stderr.includes("is not the signer"), wrong.stderr);
+    const list = await bob.run(["list", "--all", "--json"]);
+    assertEquals(list.json().snapshots, [], "a refused import wrote something");
+  });
+});

@@ -2,7 +2,7 @@
  * `ctxsnap import`: verify then add a published snapshot or bundle to the store.
  * @module
  */
-import { IntegrityError, UsageError } from "../../errors.ts";
+import { IntegrityError, UntrustedError, UsageError } from "../../errors.ts";
 import { currentSelection } from "../../snapshot/timeline.ts";
 import {
   type Command,
@@ -61,6 +61,18 @@ export const importCommand: Command = {
         if (error instanceof IntegrityError) {
           const { tamperError } = await import("./_tamper.ts");
           throw tamperError(source, error);
+        }
+        // A --trust key that did not sign it: say so, not only "untrusted".
+        if (error instanceof UntrustedError && trust.runKeyIds().length > 0) {
+          throw new UntrustedError(
+            `${error.message}; the key you pinned (--trust ${
+              trust.runKeyIds().join(", ")
+            }) is not the signer`,
+            {
+              hint:
+                "check with the sender which key signed it (`ctxsnap key show` on their machine); pin that key, or pass --allow-untrusted",
+            },
+          );
         }
         throw error;
       }

@@ -4,7 +4,7 @@
  * verified published snapshot or bundle.
  * @module
  */
-import { NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
+import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
 import { writeFileAtomic } from "../../fs/atomic.ts";
 import { listBranches, listSnapshotRows, selection } from "../../snapshot/timeline.ts";
 import type { StoreScope, TimelineData } from "../../view/model.ts";
@@ -68,10 +68,17 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
     ) {
       throw new UsageError("--session, --branch and --all select from the store, not from a file");
     }
-    return timelineFromFile(
-      userPath(file),
-      await fileTrust(list(parsed, "trust"), keysFile, (m) => ctx.out.warn(m)),
-    );
+    const trust = await fileTrust(list(parsed, "trust"), keysFile, (m) => ctx.out.warn(m));
+    try {
+      return await timelineFromFile(userPath(file), trust);
+    } catch (error) {
+      // The same verdict as `verify FILE`; no page is written.
+      if (error instanceof IntegrityError) {
+        const { tamperError } = await import("./_tamper.ts");
+        throw tamperError(file, error);
+      }
+      throw error;
+    }
   }
   const store = openStore(ctx, { readOnly: true });
   try {
