@@ -33,7 +33,7 @@ export const importCommand: Command = {
       type: "string",
       multiple: true,
       arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
+      help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
     "allow-untrusted": {
       type: "boolean",

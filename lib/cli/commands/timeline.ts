@@ -102,7 +102,7 @@ export const VIEW_OPTIONS: Record<string, OptionSpec> = {
     type: "string",
     multiple: true,
     arg: "KEY",
-    help: "trust this public key (hex or PEM file); repeatable",
+    help: "trust this public key (hex, PEM text or PEM file); repeatable",
   },
   "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
 };

@@ -493,7 +493,7 @@ export const verify: Command = {
       type: "string",
       multiple: true,
       arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
+      help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
   },
   positionals: "any",
