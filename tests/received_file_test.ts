@@ -9,7 +9,15 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "./_assert.ts";
 import { expectCode, NEEDS_DENO_PERMISSIONS } from "./_cli.ts";
-import { createSnap, flipped, publicKeyHex, publish, tarLayout, withMachines } from "./_share.ts";
+import {
+  createSnap,
+  flipped,
+  publicKeyHex,
+  publish,
+  sh,
+  tarLayout,
+  withMachines,
+} from "./_share.ts";
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
@@ -450,5 +458,31 @@ Deno.test("timeline and import of a tampered file end with the same TAMPERED ver
     assert(wrong.stderr.includes("is not the signer"), wrong.stderr);
     const list = await bob.run(["list", "--all", "--json"]);
     assertEquals(list.json().snapshots, [], "a refused import wrote something");
+  });
+});
+
+Deno.test("show FILE of a published snapshot prints its git commit and branch and context, and says which parts only a bundle carries", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const git = (...args: string[]) =>
+      sh("git", ["-c", "user.name=a", "-c", "user.email=a@example.com", ...args], alice.path);
+    await git("init", "-q", "-b", "feature/review");
+    await git("add", "a.txt");
+    await git("commit", "-q", "-m", "one");
+    const commit = (await git("rev-parse", "HEAD")).trim();
+    expectCode(await alice.run(["session", "decide", "ship it"]), 0, "decide");
+    const id = await createSnap(alice, "envelope only");
+    const file = await publish(alice, id, "e.ctxsnapshot.json");
+    const key = await publicKeyHex(alice);
+    const r = await carol.run(["show", file, "--trust", key]);
+    expectCode(r, 0, "show SNAPSHOT-FILE");
+    assert(r.stdout.includes(`git        ${commit} feature/review`), r.stdout);
+    assert(r.stdout.includes("  - ship it"), r.stdout);
+    assert(r.stdout.includes("not in this file"), r.stdout);
+    const skipped = await carol.run(["show", file, "--skipped", "--trust", key, "--json"]);
+    expectCode(skipped, 0, "show SNAPSHOT-FILE --skipped");
+    assertEquals([skipped.json().tree_included, skipped.json().skipped], [false, null]);
+    assert(skipped.json().skipped_count >= 1, JSON.stringify(skipped.json()));
+    const v = await carol.run(["verify", file, "--trust", key]);
+    assert(v.stdout.includes(`git      ${commit} feature/review`), v.stdout);
   });
 });
