@@ -38,7 +38,9 @@ import { tamperDocument, tamperError, tamperHeadline, tamperText } from "./_tamp
 
 function describe(report: SnapshotReport): string {
   const who = report.signer ? ` (${esc(report.signer)})` : "";
-  if (!report.valid) return `FAIL  ${esc(short(report.id))}  ${esc(report.problems.join("; "))}`;
+  if (!report.valid) {
+    return `TAMPERED: snapshot ${esc(report.id)}: ${esc(report.problems.join("; "))}`;
+  }
   const what = report.hasWorkspace
     ? `${report.checked.files} files, ${report.checked.bytes} bytes`
     : "no workspace";
@@ -561,7 +563,7 @@ export const verify: Command = {
             for (const l of lean) {
               lines.push(
                 l.verdict === "tampered"
-                  ? `FAIL  ${short(l.id)}  lean-ctx: ${esc(l.problems.join("; "))}`
+                  ? `TAMPERED: snapshot ${l.id}: lean-ctx: ${esc(l.problems.join("; "))}`
                   : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
                     short(l.id)
                   }  lean-ctx, ${
@@ -620,7 +622,11 @@ export const verify: Command = {
       if (!report.valid) {
         ctx.out.error(
           new IntegrityError(
-            `Snapshot ${short(id)} failed verification: ${report.problems.join("; ")}`,
+            `Snapshot ${short(id)} is TAMPERED: ${report.problems.join("; ")}`,
+            {
+              hint:
+                "do not use it: it changed after it was signed; restore from another copy (a pull, a bundle) and run `ctxsnap verify --all`",
+            },
           ),
         );
         return EXIT_CODES.failure;
