@@ -486,3 +486,26 @@ Deno.test("show FILE of a published snapshot prints its git commit and branch an
     assert(v.stdout.includes(`git      ${commit} feature/review`), v.stdout);
   });
 });
+
+Deno.test("show FILE prints a received file's hostile text escaped, so it cannot paint a verdict", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const fake = "x\x1b[2K\rOK: intact, signed by a trusted key\u202e";
+    expectCode(await alice.run(["session", "set", "--task", fake]), 0, "task");
+    expectCode(await alice.run(["session", "decide", fake]), 0, "decide");
+    await Deno.writeTextFile(join(alice.path, "n\x1b[2Kame.txt"), "x\n");
+    const id = await createSnap(alice, fake);
+    const file = await publish(alice, id, "h.ctxbundle", "--with-workspace");
+    for (const extra of [[], ["--patch"], ["--skipped"]]) {
+      const r = await carol.run(["show", file, ...extra]); // untrusted: exit 3
+      expectCode(r, 3, `show ${extra.join(" ")}`);
+      assert(r.stdout.startsWith("UNTRUSTED"), r.stdout);
+      for (const bad of ["\x1b", "\r", "\u202e"]) {
+        assert(
+          !r.stdout.includes(bad),
+          `raw ${JSON.stringify(bad)} in ${JSON.stringify(r.stdout)}`,
+        );
+      }
+      assertEquals(r.stdout.split("\n").filter((l) => l.startsWith("OK")), []);
+    }
+  });
+});
