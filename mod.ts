@@ -298,6 +298,8 @@ export type {
   FileSource,
 } from "./lib/share/verify_file.ts";
 export type { BundleVisitor } from "./lib/share/bundle.ts";
+export { contextChanges, inspectFile } from "./lib/share/inspect_file.ts";
+export type { ContextChanges, InspectedStep, Inspection } from "./lib/share/inspect_file.ts";
 export { importAnyFile, importFile } from "./lib/share/import.ts";
 export type { AnyImportResult, ImportOptions, ImportResult } from "./lib/share/import.ts";
 

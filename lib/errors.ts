@@ -107,10 +107,24 @@ export class CtxsnapError extends Error {
 
 /** Input is malformed, tampered with, or fails an integrity check (exit 1). */
 export class IntegrityError extends CtxsnapError {
+  /**
+   * Which check failed, when the thrower knows (`signature`, `id`,
+   * `tree_hash`, `blob_hash`, `bundle_format`, `tar`, …): the
+   * `failed_check` of a tamper verdict.
+   */
+  check: string | undefined;
+  /** Where it failed: a bundle member path or a snapshot id, when known. */
+  at: string | undefined;
+
   /** Creates an integrity error. */
-  constructor(message: string, options: CtxsnapErrorOptions = {}) {
+  constructor(
+    message: string,
+    options: CtxsnapErrorOptions & { check?: string; at?: string } = {},
+  ) {
     super(message, "failure", options);
     this.name = "IntegrityError";
+    this.check = options.check;
+    this.at = options.at;
   }
 }
 

@@ -75,6 +75,22 @@ export function getEnv(name: string): string | undefined {
   }
 }
 
+/**
+ * Whether this process may read its environment: false under Deno without
+ * `--allow-env`, where every {@linkcode getEnv} answers undefined (so the
+ * config directory cannot be located).
+ */
+export function environmentReadable(): boolean {
+  if (view !== null) return true;
+  try {
+    if (DENO) DENO.env.get("HOME");
+    else void nodeProcess().env.HOME;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The environment to hand a child process (the view's, in an in-process run). */
 export function environment(): Record<string, string | undefined> {
   if (view !== null) return { ...view.env };

@@ -372,6 +372,31 @@ export async function runtimeBinary(runtime: "node" | "bun", target: Target): Pr
  * Bundles `scripts/_node_entry.ts` and its npm dependencies into one
  * CommonJS file in `work` (what a Node SEA runs; Bun compiles the same file).
  */
+/**
+ * The source a build is made from: `git rev-parse HEAD` of the clone (with
+ * `-dirty` when `git status --porcelain` lists anything), or
+ * `unknown (not a git checkout)` for a tree without git.
+ */
+export async function sourceCommit(root: string = ROOT): Promise<string> {
+  const git = async (args: string[]) => {
+    try {
+      const r = await new Deno.Command("git", {
+        args: ["-C", root, ...args],
+        stdout: "piped",
+        stderr: "null",
+      })
+        .output();
+      return r.success ? new TextDecoder().decode(r.stdout).trim() : null;
+    } catch {
+      return null;
+    }
+  };
+  const commit = await git(["rev-parse", "--verify", "HEAD"]);
+  if (commit === null || !/^[0-9a-f]{40}$/.test(commit)) return "unknown (not a git checkout)";
+  const status = await git(["status", "--porcelain", "--untracked-files=no"]);
+  return status === null || status !== "" ? `${commit}-dirty` : commit;
+}
+
 export async function bundle(work: string): Promise<string> {
   const pins = await npmDependencies();
   const dir = await ensurePackages("bundler", [...BUNDLER_PINS, ...pins]);
@@ -386,6 +411,7 @@ export async function bundle(work: string): Promise<string> {
     "--legal-comments=none",
     "--log-level=error",
     `--outfile=${out}`,
+    `--define:__CTXSNAP_SOURCE__=${JSON.stringify(await sourceCommit())}`,
     // lib/ imports its packages as `npm:NAME@VERSION/…` (so mod.ts needs no import map);
     // each resolves to the pinned package installed here.
     ...pins.map((pin) => `--alias:npm:${pin.name}@${pin.version}=${pin.name}`),

@@ -11,7 +11,12 @@
 # It checks: init, create, publish --with-workspace, offline verify with --trust
 # (exit 0) and without (exit 3), import into a second store with --trust, restore
 # there, byte-for-byte comparison with the original workspace, and that flipping
-# one byte inside a blob makes verify exit 1 and import refuse the bundle.
+# one byte inside a blob makes verify exit 1 and import refuse the bundle; that
+# --version names the source commit; and a reviewer's three commands on a
+# received two-step bundle with the author's PEM key, in an empty directory:
+# verify (the key pasted as PEM text), show --patch (the decision and the diff),
+# timeline --html (the page), writing nothing else, while `timeline --html
+# BUNDLE` refuses to overwrite the bundle (exit 5).
 #
 # Prints "e2e_binary: PASS" or "e2e_binary: FAIL (...)"; exits 0 only on PASS.
 # Set KEEP=1 to keep the temp dir.
@@ -62,6 +67,12 @@ if [ "${1:-}" = "--inner" ]; then
 
   expect 0 "ctxsnap --version" -- ctxsnap --version
   sed 's/^/        /' "$T/last.out"
+  # Provenance: a build names the commit it was made from.
+  if grep -q '^source \([0-9a-f]\{40\}\(-dirty\)\{0,1\}\|unknown (not a git checkout)\)$' "$T/last.out"; then
+    ok "--version names the source commit"
+  else
+    bad "--version does not name the source commit"
+  fi
 
   # The workspace: text, binary, empty, nested, a name with spaces, an
   # executable, a relative symlink, and a marker file whose blob the tamper
@@ -148,6 +159,37 @@ if [ "${1:-}" = "--inner" ]; then
   export CTXSNAP_CONFIG_DIR="$T/config/two"
   expect 1 "import TAMPERED --trust KEY (refused)" -- ctxsnap --json import "$BAD" --trust "$KEY"
   expect 0 "the second store still verifies" -- ctxsnap verify --all --trust "$KEY"
+
+  # A reviewer's three commands: a received bundle with two steps and the
+  # author's PEM key, in an empty directory with an empty config, offline.
+  cd "$W1" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/one"
+  expect 0 "session decide" -- ctxsnap session decide "E2E-DECISION keep the old API"
+  printf 'hello, reviewer\n' >"$W1/README.md"
+  expect 0 "create a second step" -- ctxsnap --json create -m "second step"
+  REVIEW=$T/out/review.ctxbundle
+  expect 0 "publish --all --with-workspace" -- ctxsnap --json publish HEAD --all --with-workspace --out "$REVIEW"
+  ctxsnap key export >"$T/out/alice.pub.pem"
+  mkdir -p "$T/reviewer"
+  cd "$T/reviewer" || exit 1
+  export CTXSNAP_CONFIG_DIR="$T/config/reviewer"
+  cp "$REVIEW" "$T/out/review.copy"
+  expect 0 "1. verify REVIEW --trust \"\$(cat alice.pub.pem)\" (PEM text pasted)" -- \
+    ctxsnap verify "$REVIEW" --trust "$(cat "$T/out/alice.pub.pem")"
+  expect 0 "2. show REVIEW --patch --trust alice.pub.pem" -- ctxsnap show "$REVIEW" --patch --trust "$T/out/alice.pub.pem"
+  if grep -q '+ decision: E2E-DECISION keep the old API' "$T/last.out" &&
+    grep -q '^ *+hello, reviewer$' "$T/last.out"; then
+    ok "show prints the decision and the diff"
+  else
+    bad "show lacks the decision or the diff"
+    sed 's/^/        | /' "$T/last.out" | head -n 40
+  fi
+  expect 0 "3. timeline --html review.html REVIEW" -- \
+    ctxsnap timeline --html review.html "$REVIEW" --trust "$T/out/alice.pub.pem"
+  if grep -q 'E2E-DECISION' review.html; then ok "the page holds the decision"; else bad "the page lacks the decision"; fi
+  if [ "$(ls -A)" = review.html ]; then ok "nothing but the page was written"; else bad "the reviewer's directory holds: $(ls -A)"; fi
+  expect 5 "timeline --html REVIEW (would overwrite the evidence)" -- ctxsnap timeline --html "$REVIEW"
+  if cmp -s "$REVIEW" "$T/out/review.copy"; then ok "the bundle is unchanged"; else bad "the bundle was overwritten"; fi
 
   if [ "$failures" -eq 0 ]; then
     echo "e2e_binary: PASS ($checks checks; $NET)"

@@ -38,6 +38,7 @@ import {
   RELEASE_RUNTIME,
   ROOT,
   smokeTest,
+  sourceCommit,
   type Target,
   TARGETS,
 } from "./_toolchain.ts";
@@ -175,7 +176,8 @@ async function release(argv: string[]): Promise<void> {
     );
     await Deno.writeTextFile(
       join(staging, "release.json"),
-      JSON.stringify({ version: VERSION, artifacts }, null, 2) + "\n",
+      JSON.stringify({ version: VERSION, source: await sourceCommit(), artifacts }, null, 2) +
+        "\n",
     );
     await Deno.remove(out, { recursive: true }).catch(() => {});
     await Deno.rename(staging, out);

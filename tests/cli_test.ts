@@ -119,8 +119,12 @@ async function expectTamperDetected(ws: TempWorkspace, id: string, what: string)
   const one = await ws.run(["verify", id]);
   expectCode(one, 1, `verify after ${what}`);
   assert(one.stderr.includes("ctxsnap: error:"), `no error line after ${what}: ${one.stderr}`);
+  // The one tamper headline, naming the snapshot, as for a received file.
+  assert(one.stdout.startsWith(`TAMPERED: snapshot ${id}`), `after ${what}: ${one.stdout}`);
+  assert(one.stderr.includes("ctxsnap: hint: do not use it"), `after ${what}: ${one.stderr}`);
   const all = await ws.run(["verify", "--all"]);
   expectCode(all, 1, `verify --all after ${what}`);
+  assert(all.stdout.includes(`TAMPERED: snapshot ${id}`), `--all after ${what}: ${all.stdout}`);
   const allJson = await ws.run(["verify", "--all", "--json"]);
   expectCode(allJson, 1, `verify --all --json after ${what}`);
   assertEquals(allJson.json().ok, false);

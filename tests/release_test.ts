@@ -112,3 +112,40 @@ for (const [target, arch] of [["darwin-arm64", "arm64"], ["darwin-x64", "x86_64"
     },
   });
 }
+
+Deno.test("sourceCommit() names the commit of a git checkout, marks uncommitted changes -dirty, and says when the tree is not a git checkout", async () => {
+  const { sourceCommit } = await import("../scripts/_toolchain.ts");
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-source-" });
+  try {
+    assertEquals(await sourceCommit(dir), "unknown (not a git checkout)");
+    const git = async (...args: string[]) => {
+      const r = await new Deno.Command("git", {
+        args: ["-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert(r.success, new TextDecoder().decode(r.stderr));
+      return new TextDecoder().decode(r.stdout).trim();
+    };
+    await git("init", "-q");
+    await Deno.writeTextFile(join(dir, "a.txt"), "a\n");
+    await git("add", "a.txt");
+    await git("commit", "-q", "-m", "one");
+    const head = await git("rev-parse", "HEAD");
+    assertEquals(await sourceCommit(dir), head);
+    await Deno.writeTextFile(join(dir, "a.txt"), "changed\n");
+    assertEquals(await sourceCommit(dir), `${head}-dirty`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--version names the source: null from the source tree, the defined commit in a bundle", async () => {
+  const { main } = await import("../lib/cli/main.ts");
+  let out = "";
+  const status = await main(["--version", "--json"], (fd, text) => {
+    if (fd === 1) out += typeof text === "string" ? text : new TextDecoder().decode(text);
+  });
+  assertEquals(status, 0);
+  assertEquals(JSON.parse(out).source, null);
+});

@@ -631,6 +631,7 @@ Deno.test("verify --json of a file prints exactly one JSON document for trusted,
     const tampered = await bob.run(["verify", bad, "--json"]);
     expectCode(tampered, 1, "tampered");
     assertEquals(tampered.json().error.exit, 1);
+    assertEquals([tampered.json().verdict, tampered.json().valid], ["tampered", false]);
   });
 });
 
@@ -955,7 +956,7 @@ Deno.test("verify A B C… reports every file in order and exits with the worst 
       }
       const labels = (await verify(good, other, missing, tampered)).stdout.split("\n")
         .slice(0, 4).map((l) => l.split(/\s{2,}/)[0]);
-      assertEquals(labels, ["OK", "UNTRUSTED", "NOT FOUND", "FAIL"]);
+      assertEquals(labels, ["OK", "UNTRUSTED", "NOT FOUND", "TAMPERED"]);
 
       const sneakyRun = await verify(good, sneaky);
       expectCode(sneakyRun, 3, "verify with a control character in a file name");
@@ -994,7 +995,14 @@ Deno.test("verify A B C… reports every file in order and exits with the worst 
       }
       assertEquals(doc.results[1].error.code, "untrusted");
       assertEquals([doc.results[2].result, doc.results[2].error.code], [null, "not_found"]);
-      assertEquals([doc.results[3].result, doc.results[3].error.code], [null, "failure"]);
+      // A tampered file's result is the one tamper verdict, as `verify FILE --json` prints it.
+      const single = await carol.run(["verify", tampered, "--trust", key, "--json"]);
+      assertEquals(doc.results[3].error.code, "failure");
+      assertEquals(doc.results[3].result.verdict, "tampered");
+      assertEquals(
+        sortedJson({ ...doc.results[3].result, file: null, error: null }),
+        sortedJson({ ...single.json(), file: null, error: null }),
+      );
     },
   );
 });

@@ -181,7 +181,7 @@ Deno.test("verify --trusted-keys FILE refuses a world-writable file (exit 7) and
   });
 });
 
-Deno.test("--trust with a key that is not a valid public key exits 7, a missing file exits 2", async () => {
+Deno.test("--trust with a key that is not a valid public key exits 7, a missing file exits 4", async () => {
   await withPublished(async (p) => {
     const smallOrder = "0".repeat(64); // y = 0: a point of order 4, refused as a public key
     const run = await cli(p.verifier, "verify", p.file, "--trust", smallOrder);
@@ -196,7 +196,7 @@ Deno.test("--trust with a key that is not a valid public key exits 7, a missing 
       "garbage file",
     );
     const missing = await cli(p.verifier, "verify", p.file, "--trust", join(p.root, "nope.pem"));
-    assertEquals(missing.code, 2, missing.stderr);
+    assertEquals(missing.code, 4, missing.stderr);
     // A genuine key file works, also through a symbolic link.
     const exported = join(p.root, "signer.pub.pem");
     await Deno.writeTextFile(exported, (await cli(p.signer, "key", "export")).stdout);

@@ -123,9 +123,33 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
     valued[m[1]!] = m[2]!;
     return `--${m[1]}`;
   });
+  // PEM text (`--trust "$(cat alice.pub.pem)"`, `key trust "$PEM"`) begins
+  // with dashes, which parseArgs would read as an option: stand it in with a
+  // token that cannot be one, and put it back after parsing.
+  const pems: string[] = [];
+  const token = (i: number) => `\u0001pem:${i}`;
+  for (const [i, arg] of args.entries()) {
+    if (arg.startsWith("-----BEGIN")) {
+      args[i] = token(pems.length);
+      pems.push(arg);
+    }
+  }
+  const restore = (value: string) => {
+    return value.startsWith("\u0001pem:") ? pems[Number(value.slice(5))] ?? value : value;
+  };
   let parsed;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+    if (pems.length > 0) {
+      parsed.positionals = parsed.positionals.map(restore);
+      for (const [name, value] of Object.entries(parsed.values)) {
+        (parsed.values as Record<string, unknown>)[name] = typeof value === "string"
+          ? restore(value)
+          : Array.isArray(value)
+          ? value.map((v) => typeof v === "string" ? restore(v) : v)
+          : value;
+      }
+    }
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""), {
       hint: `see \`ctxsnap ${command.name} --help\``,

@@ -13,7 +13,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConfigError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
+import { ConfigError, IntegrityError, NotFoundError, quote } from "../errors.ts";
 import {
   configDir,
   type Identity,
@@ -102,38 +102,55 @@ export async function trustPolicy(
 /**
  * Reads `--trust`/`key trust` arguments: 64-hex, PEM text, or a path to a PEM
  * file (read as {@linkcode readKeyFile} does: a regular file, at most 64 KiB,
- * never a FIFO or a device). A value that is a key but not a valid Ed25519
- * public key, and a key file that cannot be used, are configuration errors
- * (exit 7); a value that is none of the three is a usage error (exit 2).
+ * never a FIFO or a device). One exit status per kind of key problem
+ * (docs/CLI.md, "Key problems"): a value that cannot be used as a public key
+ * (a key id, hex of the wrong length, PEM that is not an Ed25519 public key,
+ * a trusted-keys file, an unusable key file) is a configuration error (exit
+ * 7); a path where no file exists is not found (exit 4). The message names
+ * what was given and what is needed; PEM text is named by its label, never
+ * echoed (it may be a private key).
  */
 export function readKeyArgument(value: string): Uint8Array {
   const hint =
-    "pass the hex public key from `ctxsnap key show`, or the file from `ctxsnap key export`";
-  const text = /^[0-9a-fA-F]{64}$/.test(value)
-    ? value.toLowerCase()
-    : value.includes("-----BEGIN")
-    ? value
-    : null;
-  if (text !== null) {
+    "pass the signer's public key: 64 hex from `ctxsnap key show`, or the PEM (text or file) from `ctxsnap key export`";
+  const trimmed = value.trim();
+  const pem = trimmed.startsWith("-----BEGIN");
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed) || pem) {
     try {
-      return parsePublicKey(text);
+      return parsePublicKey(pem ? trimmed : trimmed.toLowerCase());
     } catch (error) {
+      const label = /^-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(trimmed)?.[1];
       throw new ConfigError(
-        `Key ${quote(value)} is not a valid Ed25519 public key: ${
-          error instanceof Error ? error.message : error
-        }`,
+        `${
+          pem
+            ? `Key given as PEM text${label ? ` (labelled ${quote(label)})` : ""}`
+            : `Key ${quote(value)}`
+        } is not a valid Ed25519 public key: ${error instanceof Error ? error.message : error}`,
         { hint, cause: error },
       );
     }
   }
   const key = readKeyFile(userPath(value));
-  if (key === null) {
-    throw new UsageError(
-      `Key ${quote(value)} is neither 64 hex characters, PEM text, nor an existing file`,
+  if (key !== null) return key;
+  if (/^[0-9a-fA-F]{16}$/.test(trimmed)) {
+    throw new ConfigError(
+      `${quote(value)} is a key id; trusting a signer needs its full public key (64 hex or PEM)`,
+      {
+        hint:
+          "a key id names a key but another key could share it: ask the signer for `ctxsnap key export`",
+      },
+    );
+  }
+  if (/^[0-9a-fA-F]+$/.test(trimmed)) {
+    throw new ConfigError(
+      `Key ${quote(value)} has ${trimmed.length} hex characters; an Ed25519 public key has 64`,
       { hint },
     );
   }
-  return key;
+  throw new NotFoundError(
+    `No key file at ${quote(value)}, and it is neither 64 hex characters nor PEM text`,
+    { hint },
+  );
 }
 
 async function ownIdentityIfPresent(): Promise<Identity | null> {

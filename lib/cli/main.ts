@@ -12,7 +12,7 @@
  */
 import { CtxsnapError, EXIT_MEANINGS, UsageError } from "../errors.ts";
 import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
-import { FORMATS, VERSION } from "../version.ts";
+import { FORMATS, SOURCE, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";
 import { Output, type Writer } from "./output.ts";
 
@@ -282,13 +282,13 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   let loaded: Command | undefined;
   try {
     if (globals.includes("--version") || name === "version") {
-      const info = { version: VERSION, runtime: runtimeName(), formats: FORMATS };
+      const info = { version: VERSION, source: SOURCE, runtime: runtimeName(), formats: FORMATS };
       out.result(
         info,
         () =>
-          `ctxsnap ${VERSION} (${info.runtime})\nreads ${
-            Object.entries(FORMATS).map(([k, v]) => `${k} ${v}`).join(", ")
-          }`,
+          `ctxsnap ${VERSION} (${info.runtime})\nsource ${
+            SOURCE ?? "not a build (running from the source tree)"
+          }\nreads ${Object.entries(FORMATS).map(([k, v]) => `${k} ${v}`).join(", ")}`,
       );
       return 0;
     }

@@ -160,6 +160,18 @@ export function readTrustedKeys(path: string): TrustedKey[] {
     modeHint: `chmod go-w ${path}`,
   });
   if (bytes === null) return [];
+  const head = new TextDecoder().decode(bytes.subarray(0, 128)).trim();
+  if (head.startsWith("-----BEGIN") || /^[0-9a-fA-F]{64}\s*$/.test(head)) {
+    throw new ConfigError(
+      `${
+        quote(path)
+      } holds a public key, but a trusted-keys file (JSON, FORMAT.md §7.4) is needed here`,
+      {
+        hint:
+          "pass one public key with --trust FILE, or pin it with `ctxsnap key trust FILE --name N`",
+      },
+    );
+  }
   let document: unknown;
   try {
     document = parseJson(bytes, { maxBytes: MAX_FILE_BYTES });
@@ -211,8 +223,17 @@ export function readKeyFile(path: string): Uint8Array | null {
     checkOwner: false,
   });
   if (bytes === null) return null;
+  const text = new TextDecoder().decode(bytes).trim();
+  if (text.startsWith("{")) {
+    throw new ConfigError(
+      `Key file ${quote(path)} holds JSON (a trusted-keys file?), not a public key`,
+      {
+        hint:
+          "a trusted-keys file goes to --trusted-keys FILE; --trust and `key trust` take one public key (hex or PEM)",
+      },
+    );
+  }
   try {
-    const text = new TextDecoder().decode(bytes).trim();
     // A lean-ctx public key file may hold the hex key in either case.
     return parsePublicKey(/^[0-9a-fA-F]{64}$/.test(text) ? text.toLowerCase() : text);
   } catch (error) {
@@ -398,6 +419,7 @@ export class Keyring {
   #keys = new Map<string, TrustedKey>();
   #ownKeyId: string | null;
   #ownPublicKeyHex: string | null;
+  #runKeyIds: string[] = [];
 
   /** Builds a keyring from `keys` and, when given, this machine's identity `own`. */
   constructor(keys: TrustedKey[], own?: Identity | null) {
@@ -430,11 +452,17 @@ export class Keyring {
     return name;
   }
 
+  /** The key ids trusted for this run only ({@linkcode Keyring.add}: `--trust`), in order. */
+  runKeyIds(): readonly string[] {
+    return this.#runKeyIds;
+  }
+
   /** Trusts `publicKey` for the life of this keyring only (nothing is written). */
   add(publicKey: Uint8Array, name?: string): void {
     const publicKeyHex = checkedPublicKeyHex(publicKey);
     if (name !== undefined) checkName(name);
     const keyId = keyIdOf(publicKey);
+    if (!this.#runKeyIds.includes(keyId)) this.#runKeyIds.push(keyId);
     const existing = this.#keys.get(keyId);
     this.#keys.set(keyId, {
       keyId,

@@ -196,6 +196,25 @@ export async function readBundle(
   visitor: BundleVisitor = {},
 ): Promise<BundleSummary> {
   const reader = new TarReader(readChunk, { allowName: isBundleName });
+  let member: string | undefined;
+  try {
+    return await readMembers(reader, visitor, (name) => member = name);
+  } catch (error) {
+    // Say where: the member being read when a check failed.
+    if (error instanceof IntegrityError) {
+      error.at ??= member;
+      error.check ??= error instanceof BundleFormatError ? "bundle_format" : "integrity";
+    }
+    throw error;
+  }
+}
+
+async function readMembers(
+  reader: TarReader,
+  visitor: BundleVisitor,
+  reading: (name: string) => void,
+): Promise<BundleSummary> {
+  reading(MANIFEST_NAME);
   const first = reader.next();
   if (first === null || first.name !== MANIFEST_NAME) {
     fail(`the first member is not ${MANIFEST_NAME}`);
@@ -209,6 +228,7 @@ export async function readBundle(
   let blobBytes = 0;
 
   const next = (name: string) => {
+    reading(name);
     const member = reader.next();
     if (member === null) fail(`it ends before ${quote(name)}`);
     if (member.name !== name) fail(`expected member ${quote(name)}, found ${quote(member.name)}`);
@@ -223,7 +243,9 @@ export async function readBundle(
     }
     const check = await checkEnvelope(envelope);
     if (envelope.id !== id || !check.idMatches) {
-      throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`);
+      throw new IntegrityError(`Snapshot ${quote(id)} in the bundle does not match its body`, {
+        check: "id",
+      });
     }
     if (!check.signatureValid) badSignatures.push(id);
     if (manifest.workspace && envelope.body.workspace !== null) {
@@ -245,7 +267,9 @@ export async function readBundle(
     next(`trees/${id}.json`);
     const bytes = reader.readAll(MAX_TREE_BYTES);
     if (sha256Hex(bytes) !== id) {
-      throw new IntegrityError(`Tree ${quote(id)} in the bundle does not match its hash`);
+      throw new IntegrityError(`Tree ${quote(id)} in the bundle does not match its hash`, {
+        check: "tree_hash",
+      });
     }
     const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
     for (const entry of tree.entries) {
@@ -276,11 +300,14 @@ export async function readBundle(
       sink?.(chunk);
     });
     if (hasher.digestHex() !== id) {
-      throw new IntegrityError(`Blob ${quote(id)} in the bundle does not match its hash`);
+      throw new IntegrityError(`Blob ${quote(id)} in the bundle does not match its hash`, {
+        check: "blob_hash",
+      });
     }
     blobBytes += size;
     visitor.blobEnd?.(id, size);
   }
+  reading("end of archive");
   const extra = reader.next();
   if (extra !== null) fail(`unlisted member ${quote(extra.name)}`);
   const unusedTree = neededTrees.indexOf(0);

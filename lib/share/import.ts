@@ -226,6 +226,7 @@ async function importFrom(
     const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
     throw new IntegrityError(
       `Signature of snapshot ${bad.join(", ")} does not verify; nothing was imported`,
+      { check: "signature", at: `snapshot ${bad[0]}` },
     );
   }
   if (!report.trusted && !options.allowUntrusted) {

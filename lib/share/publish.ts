@@ -151,10 +151,16 @@ export interface PublishResult {
 export async function publishToFile(
   store: Store,
   id: string,
-  options: PublishOptions & { file?: string; dir?: string },
+  options: PublishOptions & {
+    file?: string;
+    dir?: string;
+    /** Called with the final path and kind before anything is written; may throw to refuse. */
+    beforeWrite?: (target: string, kind: "snapshot" | "bundle") => void;
+  },
 ): Promise<PublishResult> {
   const plan = await planPublish(store, id, options);
   const target = path.resolve(options.file ?? path.join(options.dir ?? ".", plan.fileName));
+  options.beforeWrite?.(target, plan.kind);
   const dir = path.dirname(target);
   const temp = path.join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`);
   let fd: number | null = null;

@@ -162,6 +162,7 @@ export async function verifyStream(
   if (kind === null) {
     throw new IntegrityError("The file is neither a published snapshot nor a ctxsnap bundle", {
       hint: "expected a .ctxsnapshot.json or .ctxbundle file",
+      check: "format",
     });
   }
   const reader = withPrefix(prefix, read);
@@ -176,13 +177,20 @@ export async function verifyStream(
     };
   };
   if (kind === "snapshot") {
-    const envelope = parseEnvelope(readUpTo(reader, MAX_ENVELOPE_BYTES));
+    let envelope: Envelope;
+    try {
+      envelope = parseEnvelope(readUpTo(reader, MAX_ENVELOPE_BYTES));
+    } catch (error) {
+      if (error instanceof IntegrityError) error.check ??= "envelope";
+      throw error;
+    }
     const check = await checkEnvelope(envelope);
     if (!check.idMatches) {
       throw new IntegrityError(
         `Snapshot ${
           quote(envelope.id)
         } does not match its body (the body hashes to ${check.computedId})`,
+        { check: "id", at: envelope.id },
       );
     }
     const report = verdict(envelope, check.signatureValid);
@@ -237,6 +245,7 @@ export type AnyFileReport =
 export async function verifyAnyFile(
   source: FileSource,
   trust: TrustPolicy,
+  visitor: BundleVisitor = {},
 ): Promise<AnyFileReport> {
   const fd = openSource(source);
   try {
@@ -250,7 +259,10 @@ export async function verifyAnyFile(
     }
     const prefix = head.subarray(0, got);
     if (sniffKind(prefix) !== "snapshot") {
-      return { format: "ctxsnap", report: await verifyStream(withPrefix(prefix, read), trust) };
+      return {
+        format: "ctxsnap",
+        report: await verifyStream(withPrefix(prefix, read), trust, visitor),
+      };
     }
     const bytes = readUpTo(withPrefix(prefix, read), MAX_ENVELOPE_BYTES);
     if (!looksLikeLeanCtx(bytes)) {
@@ -261,7 +273,7 @@ export async function verifyAnyFile(
         offset += n;
         return n;
       };
-      return { format: "ctxsnap", report: await verifyStream(replay, trust) };
+      return { format: "ctxsnap", report: await verifyStream(replay, trust, visitor) };
     }
     const check = await checkLeanCtxBytes(bytes);
     return {

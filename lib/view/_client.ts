@@ -440,7 +440,11 @@ function renderDetail(s) {
     meta.appendChild(b);
     meta.appendChild(out);
   } else {
-    meta.appendChild(el("p", "muted", "Restore preview: ctxsnap restore " + short(s.id) + " --dry-run"));
+    meta.appendChild(el("p", "muted", D.source.kind === "store" ?
+      "Restore preview: ctxsnap restore " + short(s.id) + " --dry-run" :
+      // A file's snapshots are in no store yet: restoring needs an import first.
+      "To restore it: ctxsnap import " + D.source.file + " --trust KEY (into a store), then ctxsnap restore " +
+      short(s.id) + " --dry-run"));
   }
   box.appendChild(meta);
 
@@ -451,7 +455,7 @@ function renderDetail(s) {
     "Valid signature, but the signer is not trusted here" : "\u2717 NOT VERIFIED: do not rely on this snapshot"));
   const st = el("table", "kv");
   kv(st, "key id", s.signer.key_id);
-  kv(st, "name", s.signer.name || "(not pinned)");
+  kv(st, "name", s.signer.name || (s.signer.status === "trusted" ? "(pinned, no name)" : "(not pinned)"));
   if (s.signer.public_key) kv(st, "public key", s.signer.public_key);
   kv(st, "id matches body", s.signer.id_matches ? "yes" : "NO");
   kv(st, "signature", s.signer.signature_valid ? "valid" : "INVALID");

@@ -591,7 +591,11 @@ export async function timelineFromFile(
     const bad = report.snapshots.filter((s) => !s.valid).map((s) => s.id.slice(0, 12));
     throw new IntegrityError(
       `Signature of snapshot ${bad.join(", ")} does not verify; no page was written`,
-      { hint: "the file was altered or signed with another key; do not use it" },
+      {
+        hint: "the file was altered or signed with another key; do not use it",
+        check: "signature",
+        at: `snapshot ${report.snapshots.find((s) => !s.valid)!.id}`,
+      },
     );
   }
   if (skippedBlobs > 0) {

@@ -402,3 +402,36 @@ Deno.test("serve cannot be read through DNS rebinding or from another local page
     await new Promise((done) => attacker.close(done));
   }
 });
+
+Deno.test("a received file's page does not contradict itself: a trusted unnamed signer is pinned, and restoring starts with an import", async () => {
+  const { withMachines, createSnap, publish, publicKeyHex } = await import("../_share.ts");
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "for review");
+    const bundle = await publish(alice, id, "r.ctxbundle", "--with-workspace");
+    const page = join(carol.root, "r.html");
+    const made = await carol.run([
+      "timeline",
+      "--html",
+      page,
+      bundle,
+      "--trust",
+      await publicKeyHex(alice),
+    ]);
+    assertEquals(made.code, 0, made.stderr);
+    const url = pathToFileURL(page).href;
+    const browser = await launch();
+    try {
+      const w = await watchedPage(browser, url);
+      await w.page.goto(url);
+      await w.page.waitForSelector("html[data-ready]");
+      const signer = await w.page.textContent("#detail .card.signer") ?? "";
+      assert(signer.includes("Valid signature by a trusted key"), signer);
+      assert(!signer.includes("(not pinned)") && signer.includes("(pinned, no name)"), signer);
+      const detail = await w.page.textContent("#detail") ?? "";
+      assert(detail.includes(`ctxsnap import r.ctxbundle`), detail);
+      assert(!detail.includes("Restore preview: ctxsnap restore"), detail);
+    } finally {
+      await browser.close();
+    }
+  });
+});

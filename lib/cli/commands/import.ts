@@ -2,7 +2,8 @@
  * `ctxsnap import`: verify then add a published snapshot or bundle to the store.
  * @module
  */
-import { UsageError } from "../../errors.ts";
+import { IntegrityError, UntrustedError, UsageError } from "../../errors.ts";
+import { currentSelection } from "../../snapshot/timeline.ts";
 import {
   type Command,
   flag,
@@ -32,7 +33,7 @@ export const importCommand: Command = {
       type: "string",
       multiple: true,
       arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
+      help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
     "allow-untrusted": {
       type: "boolean",
@@ -48,10 +49,33 @@ export const importCommand: Command = {
     try {
       const { importAnyFile } = await import("../../share/import.ts");
       const trust = await trustPolicy(list(parsed, "trust"));
-      const any = await importAnyFile(store, userPath(source), trust, {
-        allowUntrusted: flag(parsed, "allow-untrusted"),
-        onProgress: (done, total) => ctx.out.progress("importing", done, total),
-      });
+      const runTrust = list(parsed, "trust").length > 0;
+      let any;
+      try {
+        any = await importAnyFile(store, userPath(source), trust, {
+          allowUntrusted: flag(parsed, "allow-untrusted"),
+          onProgress: (done, total) => ctx.out.progress("importing", done, total),
+        });
+      } catch (error) {
+        // The same verdict as `verify FILE`: nothing was imported.
+        if (error instanceof IntegrityError) {
+          const { tamperError } = await import("./_tamper.ts");
+          throw tamperError(source, error);
+        }
+        // A --trust key that did not sign it: say so, not only "untrusted".
+        if (error instanceof UntrustedError && trust.runKeyIds().length > 0) {
+          throw new UntrustedError(
+            `${error.message}; the key you pinned (--trust ${
+              trust.runKeyIds().join(", ")
+            }) is not the signer`,
+            {
+              hint:
+                "check with the sender which key signed it (`ctxsnap key show` on their machine); pin that key, or pass --allow-untrusted",
+            },
+          );
+        }
+        throw error;
+      }
       if (any.format === "lean-ctx") {
         const lean = any.result;
         const { signerJson } = await import("./_leanctx.ts");
@@ -103,6 +127,7 @@ export const importCommand: Command = {
         with_workspace: result.report.withWorkspace,
         blobs: result.blobs,
         trusted: result.report.trusted,
+        trust_this_run_only: runTrust,
         operation: result.operation,
       }, () => {
         if (result.alreadyPresent) {
@@ -123,6 +148,14 @@ export const importCommand: Command = {
             : `  ${result.branch} stays at ${
               short(result.head)
             }: the primary is older (in its history)`,
+          `  list them: ctxsnap list --branch ${esc(result.branch)}${
+            result.session === currentSelection(store).session
+              ? ""
+              : ` --session ${esc(result.session)}`
+          }`,
+          runTrust
+            ? "  --trust applied to this import only; to trust this signer from now on: ctxsnap key trust KEY --name NAME"
+            : "",
         ].filter((l) => l !== "").join("\n");
       });
       return 0;

@@ -4,7 +4,12 @@
  */
 import { parseTime } from "../../snapshot/names.ts";
 import { listSnapshots, type SnapshotSummary, summarize } from "../../snapshot/summary.ts";
-import { readEnvelopeUnverified, selection } from "../../snapshot/timeline.ts";
+import {
+  branchChain,
+  listBranches,
+  readEnvelopeUnverified,
+  selection,
+} from "../../snapshot/timeline.ts";
 import type { Envelope } from "../../snapshot/envelope.ts";
 import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
 import type { Store } from "../../store/store.ts";
@@ -39,6 +44,38 @@ async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotS
       readable: lean !== null,
     };
   });
+}
+
+/**
+ * The branches (`session/branch`) whose history holds each snapshot: where a
+ * snapshot really is, which for an import is `imported/<key id>`, not the
+ * branch its author recorded in the body.
+ */
+function branchesHolding(store: Store): Map<string, string[]> {
+  const on = new Map<string, string[]>();
+  for (const b of listBranches(store)) {
+    for (const id of branchChain(store, b.session, b.name)) {
+      const names = on.get(id) ?? [];
+      names.push(`${b.session}/${b.name}`);
+      on.set(id, names);
+    }
+  }
+  return on;
+}
+
+/** Where to look when the selected branch is empty but others are not (after an import). */
+function elsewhere(store: Store, session: string, branch: string): string | null {
+  const others = listBranches(store).filter((b) =>
+    b.head !== null && !(b.session === session && b.name === branch)
+  );
+  if (others.length === 0) return null;
+  const imported = others.find((b) => b.session === session && b.name.startsWith("imported/")) ??
+    others.find((b) => b.name.startsWith("imported/"));
+  const pick = imported ?? others[0]!;
+  const sessionFlag = pick.session === session ? "" : ` --session ${pick.session}`;
+  return `No snapshots on ${session}/${branch} yet. ${
+    imported ? "Imported snapshots are" : "Snapshots are"
+  } on ${pick.session}/${pick.name}: \`ctxsnap list --branch ${pick.name}${sessionFlag}\` (every branch: \`ctxsnap list --all\`).`;
 }
 
 /** The `list` command. */
@@ -90,6 +127,8 @@ export const list: Command = {
         throw new UsageError("--prompt needs --agent-session");
       }
       let rows: (SnapshotSummary & { agent?: unknown })[];
+      let on: Record<string, string[]> | null = null;
+      let emptyHint: string | null = null;
       if (agentSession !== undefined) {
         if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
           throw new UsageError(
@@ -140,28 +179,48 @@ export const list: Command = {
         }
         if (limit !== undefined) leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
         rows = [...items, ...leanItems];
+        // Where each row really is (an import: imported/<key id>, not the body's branch).
+        const holding = all ? branchesHolding(store) : null;
+        on = {};
+        for (const item of rows) {
+          on[item.id] = holding === null
+            ? [`${sel.session}/${sel.branch}`]
+            : holding.get(item.id) ?? [`${item.session}/${item.branch}`];
+        }
+        if (rows.length === 0) emptyHint = elsewhere(store, sel.session, sel.branch);
       }
-      ctx.out.result({ snapshots: rows }, () => {
-        if (rows.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
-        return rows.map((item) =>
-          [
-            esc(short(item.id)),
-            esc(String(item.created_at).replace("T", " ").slice(0, 19)),
-            `${esc(item.session)}/${esc(item.branch)}`,
-            ...("agent" in item && item.agent
-              ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
-              : []),
-            item.format === "lean-ctx"
-              ? "lean-ctx"
-              : item.workspace === null
-              ? "no workspace"
-              : `${item.workspace.files} files`,
-            item.readable
-              ? (esc(item.reason ?? "") || "-")
-              : "(unreadable envelope: run `ctxsnap verify`)",
-          ].join("  ")
-        ).join("\n");
-      });
+      const where = on;
+      ctx.out.result(
+        where === null ? { snapshots: rows } : {
+          snapshots: rows,
+          on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
+        },
+        () => {
+          if (rows.length === 0) {
+            return emptyHint ?? "No snapshots yet. Run `ctxsnap create -m REASON`.";
+          }
+          return rows.map((item) =>
+            [
+              esc(short(item.id)),
+              esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+              where?.[item.id] !== undefined
+                ? esc(where[item.id]!.join(", "))
+                : `${esc(item.session)}/${esc(item.branch)}`,
+              ...("agent" in item && item.agent
+                ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+                : []),
+              item.format === "lean-ctx"
+                ? "lean-ctx"
+                : item.workspace === null
+                ? "no workspace"
+                : `${item.workspace.files} files`,
+              item.readable
+                ? (esc(item.reason ?? "") || "-")
+                : "(unreadable envelope: run `ctxsnap verify`)",
+            ].join("  ")
+          ).join("\n");
+        },
+      );
       return 0;
     } finally {
       store.close();

@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
+import { checkOverwrite } from "../_overwrite.ts";
 import { isTerminal } from "../../runtime.ts";
 import type { ResolvedId } from "../../share/leanctx_store.ts";
 import type { Store } from "../../store/store.ts";
@@ -70,6 +71,7 @@ async function publishLeanCtx(
   store: Store,
   target: ResolvedId,
   out: string | undefined,
+  force: boolean,
 ): Promise<number> {
   const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
   const { writeFileAtomic } = await import("../../fs/atomic.ts");
@@ -80,6 +82,7 @@ async function publishLeanCtx(
   }
   const where = destination(store, ctx.cwd, out);
   const file = where.file ?? path.join(where.dir!, made.fileName);
+  checkOverwrite(file, "lean-ctx", { force });
   writeFileAtomic(file, made.text, { mode: 0o644 });
   const sig = made.snapshot.signature!;
   const { keyIdOf } = await import("../../crypto/ed25519.ts");
@@ -126,6 +129,10 @@ export const publish: Command = {
         "output file, directory, or - for stdout (default: here, or .ctxsnap/published/ inside the workspace)",
     },
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
+    force: {
+      type: "boolean",
+      help: "replace an existing file that is not a published file of the same kind",
+    },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
     format: {
@@ -160,7 +167,7 @@ export const publish: Command = {
             "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
           );
         }
-        return await publishLeanCtx(ctx, store, target, str(parsed, "out"));
+        return await publishLeanCtx(ctx, store, target, str(parsed, "out"), flag(parsed, "force"));
       }
       if (target.format === "lean-ctx") {
         throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
@@ -183,6 +190,7 @@ export const publish: Command = {
       const result = await publishToFile(store, id, {
         ...options,
         ...destination(store, ctx.cwd, out),
+        beforeWrite: (file, kind) => checkOverwrite(file, kind, { force: flag(parsed, "force") }),
       });
       ctx.out.result(
         result,

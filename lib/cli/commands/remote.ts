@@ -340,7 +340,7 @@ const TRUST_OPTIONS = {
     type: "string" as const,
     multiple: true,
     arg: "KEY",
-    help: "also trust this public key for this run (hex or PEM file); repeatable",
+    help: "also trust this public key for this run (hex, PEM text or PEM file); repeatable",
   },
   "allow-untrusted": {
     type: "boolean" as const,

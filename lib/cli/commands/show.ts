@@ -9,14 +9,19 @@ import {
   type Command,
   type CommandContext,
   flag,
+  list,
   openStore,
   short,
   str,
   target,
   trustPolicy,
+  userPath,
 } from "../command.ts";
 import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
 import { esc } from "../output.ts";
+import { UsageError } from "../../errors.ts";
+import * as fs from "node:fs";
+import { looksLikeFile } from "./verify.ts";
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
   const { readLeanCtx } = await import("../../share/leanctx_store.ts");
@@ -66,7 +71,8 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
 export const show: Command = {
   name: "show",
   summary: "show what a snapshot recorded",
-  usage: "show [REVISION] [--before TIME] [--skipped]",
+  usage:
+    "show [REVISION] [--before TIME] [--skipped]\nshow FILE|- [--skipped] [--patch] [--trust KEY]... [--trusted-keys FILE]",
   examples: [
     "ctxsnap show                   # the head of the current branch",
     "ctxsnap show 3f2a9c",
@@ -75,6 +81,8 @@ export const show: Command = {
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
     "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
     "ctxsnap show 3707b221 --json | jq .snapshot.ledger   # an imported lean-ctx snapshot",
+    "ctxsnap show review.ctxbundle --trust alice.pub.pem   # a received file: verified, no store",
+    "ctxsnap show review.ctxbundle --patch --trust alice.pub.pem   # with each step's diffs",
   ],
   options: {
     before: {
@@ -83,6 +91,14 @@ export const show: Command = {
       help: "the newest snapshot of REVISION's history at or before TIME",
     },
     session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    patch: { type: "boolean", help: "FILE: each step's text diffs too" },
+    trust: {
+      type: "string",
+      multiple: true,
+      arg: "KEY",
+      help: "FILE: trust this public key (hex, PEM text or PEM file); repeatable",
+    },
+    "trusted-keys": { type: "string", arg: "FILE", help: "FILE: also trust the keys in this file" },
     skipped: {
       type: "boolean",
       help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
@@ -90,6 +106,21 @@ export const show: Command = {
   },
   positionals: 1,
   async run(ctx, parsed) {
+    const given = parsed.positionals[0];
+    // A file: `-`, or a name that is not a revision and names a file or looks like one.
+    if (
+      given !== undefined &&
+      (given === "-" || (looksLikeFile(given) &&
+        (fs.existsSync(userPath(given)) || /\.ctx(bundle|snapshot\.json)$/.test(given))))
+    ) {
+      const { showFile } = await import("./_show_file.ts");
+      return await showFile(ctx, parsed, given);
+    }
+    if (flag(parsed, "patch") || list(parsed, "trust").length > 0 || str(parsed, "trusted-keys")) {
+      throw new UsageError("--patch, --trust and --trusted-keys apply to a FILE", {
+        hint: "ctxsnap show review.ctxbundle --patch --trust alice.pub.pem",
+      });
+    }
     const store = openStore(ctx, { readOnly: true });
     try {
       const found = await target(ctx, store, parsed.positionals[0] ?? "HEAD", {

@@ -4,7 +4,7 @@
  * verified published snapshot or bundle.
  * @module
  */
-import { NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
+import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
 import { writeFileAtomic } from "../../fs/atomic.ts";
 import { listBranches, listSnapshotRows, selection } from "../../snapshot/timeline.ts";
 import type { StoreScope, TimelineData } from "../../view/model.ts";
@@ -21,6 +21,7 @@ import {
   userPath,
 } from "../command.ts";
 import { esc } from "../output.ts";
+import { checkOverwrite } from "../_overwrite.ts";
 import { fileTrust } from "./verify.ts";
 
 /** Resolves `--all`, `--session S`, `--branch B` to a scope (the current session by default). */
@@ -67,7 +68,17 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
     ) {
       throw new UsageError("--session, --branch and --all select from the store, not from a file");
     }
-    return timelineFromFile(userPath(file), await fileTrust(list(parsed, "trust"), keysFile));
+    const trust = await fileTrust(list(parsed, "trust"), keysFile, (m) => ctx.out.warn(m));
+    try {
+      return await timelineFromFile(userPath(file), trust);
+    } catch (error) {
+      // The same verdict as `verify FILE`; no page is written.
+      if (error instanceof IntegrityError) {
+        const { tamperError } = await import("./_tamper.ts");
+        throw tamperError(file, error);
+      }
+      throw error;
+    }
   }
   const store = openStore(ctx, { readOnly: true });
   try {
@@ -91,7 +102,7 @@ export const VIEW_OPTIONS: Record<string, OptionSpec> = {
     type: "string",
     multiple: true,
     arg: "KEY",
-    help: "trust this public key (hex or PEM file); repeatable",
+    help: "trust this public key (hex, PEM text or PEM file); repeatable",
   },
   "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
 };
@@ -110,19 +121,35 @@ export const timeline: Command = {
   ],
   options: {
     html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
+    force: {
+      type: "boolean",
+      help: "replace an existing FILE that is not a ctxsnap page (never the input file)",
+    },
     ...VIEW_OPTIONS,
   },
   positionals: 1,
   async run(ctx, parsed) {
     const out = str(parsed, "html");
     if (out === undefined || out === "") {
+      const input = parsed.positionals[0];
+      const page = input === undefined || input === "-"
+        ? "timeline.html"
+        : `${input.replace(/\.(ctxbundle|ctxsnapshot\.json|json)$/, "")}.html`;
       throw new UsageError("timeline needs --html FILE (or --html - for stdout)", {
-        hint: "ctxsnap timeline --html timeline.html",
+        hint: `ctxsnap timeline --html ${page}${input === undefined ? "" : ` ${input}`}`,
       });
     }
     if (out === "-" && ctx.out.json) {
       throw new UsageError("--json cannot share stdout with --html -", {
         hint: "write the page to a file with --html FILE",
+      });
+    }
+    if (out !== "-") {
+      const input = parsed.positionals[0];
+      checkOverwrite(userPath(out), "html", {
+        inputs: input === undefined ? [] : [userPath(input)],
+        force: flag(parsed, "force"),
+        shown: out,
       });
     }
     const data = await build(ctx, parsed);

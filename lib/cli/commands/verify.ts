@@ -14,6 +14,7 @@ import {
   UsageError,
 } from "../../errors.ts";
 import * as fs from "node:fs";
+import { environmentReadable } from "../../runtime.ts";
 import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
@@ -33,10 +34,13 @@ import {
   userPath,
 } from "../command.ts";
 import { esc } from "../output.ts";
+import { tamperDocument, tamperError, tamperHeadline, tamperText } from "./_tamper.ts";
 
 function describe(report: SnapshotReport): string {
   const who = report.signer ? ` (${esc(report.signer)})` : "";
-  if (!report.valid) return `FAIL  ${esc(short(report.id))}  ${esc(report.problems.join("; "))}`;
+  if (!report.valid) {
+    return `TAMPERED: snapshot ${esc(report.id)}: ${esc(report.problems.join("; "))}`;
+  }
   const what = report.hasWorkspace
     ? `${report.checked.files} files, ${report.checked.bytes} bytes`
     : "no workspace";
@@ -64,15 +68,24 @@ function reportJson(report: SnapshotReport): unknown {
  * hex) or a revision (`HEAD`, `@`, `REV~N`, `REV@{TIME}`) that names no
  * existing file.
  */
-function looksLikeFile(arg: string): boolean {
+export function looksLikeFile(arg: string): boolean {
   if (arg === "-") return true;
   if (!/[^0-9a-fA-F]/.test(arg)) return false;
   if (!hasRevisionSyntax(arg)) return true;
   return fs.existsSync(userPath(arg));
 }
 
-/** The trust policy for a file: like `trustPolicy`, but works without a config dir (offline). */
-export async function fileTrust(trust: string[], keysFile: string | undefined): Promise<Keyring> {
+/**
+ * The trust policy for a file: like `trustPolicy`, but works without a config
+ * dir (offline). When the config directory exists but cannot be read (Deno
+ * without `--allow-env` cannot even locate it), `warn` says that its pinned
+ * keys are not used: never a silent drop.
+ */
+export async function fileTrust(
+  trust: string[],
+  keysFile: string | undefined,
+  warn: (message: string) => void = () => {},
+): Promise<Keyring> {
   const options = keysFile === undefined ? {} : { keysFile };
   if (keysFile !== undefined && !fs.existsSync(userPath(keysFile))) {
     throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(keysFile)}`);
@@ -84,12 +97,25 @@ export async function fileTrust(trust: string[], keysFile: string | undefined): 
     if (error instanceof CtxsnapError && error.code !== "not_found" && error.code !== "usage") {
       throw error;
     }
-    return trustPolicy(trust, { ...options, config: false });
+    const fallback = await trustPolicy(trust, { ...options, config: false });
+    if (!environmentReadable()) {
+      warn(
+        "cannot read the environment (Deno without --allow-env), so the config directory is unknown: " +
+          "keys pinned there are not used, only --trust and --trusted-keys",
+      );
+    } else if (!(error instanceof CtxsnapError)) {
+      warn(
+        `cannot read the config directory (${
+          error instanceof Error ? error.message : error
+        }): keys pinned there are not used, only --trust and --trusted-keys`,
+      );
+    }
+    return fallback;
   }
 }
 
 /** The JSON document `verify FILE --json` prints for one ctxsnap file. */
-function fileDocument(source: string, report: FileReport): Record<string, unknown> {
+export function fileDocument(source: string, report: FileReport): Record<string, unknown> {
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   return {
@@ -116,13 +142,46 @@ function fileDocument(source: string, report: FileReport): Record<string, unknow
   };
 }
 
-/** The error a ctxsnap file's verdict ends with (invalid: exit 1, untrusted: exit 3), or null. */
-function verdictError(report: FileReport): CtxsnapError | null {
-  if (!report.valid) {
-    return new IntegrityError(`The signature of ${short(report.primary.id)} does not verify`);
-  }
+/** A bad signature as a tamper verdict: the first snapshot whose signature does not verify. */
+export function signatureTamper(report: FileReport): IntegrityError | null {
+  const bad = report.snapshots.find((s) => !s.valid);
+  if (bad === undefined) return null;
+  return new IntegrityError(`The signature of snapshot ${bad.id} does not verify`, {
+    check: "signature",
+    at: `snapshot ${bad.id}`,
+  });
+}
+
+/** A lean-ctx file's failed check as a tamper verdict. */
+export function leanTamper(
+  any: Extract<AnyFileReport, { format: "lean-ctx" }>,
+): IntegrityError | null {
+  if (any.verdict !== "tampered") return null;
+  const failed = any.check.idMatches ? "signature" : "id";
+  return new IntegrityError(
+    failed === "signature"
+      ? "The signature does not verify"
+      : `The content hashes to ${any.check.computedId}, not its snapshot_id`,
+    { check: failed, at: `snapshot ${any.check.snapshot.snapshot_id}` },
+  );
+}
+
+/** The error a ctxsnap file's trust verdict ends with (untrusted: exit 3), or null. */
+export function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
   if (!report.trusted) {
     const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
+    const pinned = trust.runKeyIds();
+    if (pinned.length > 0) {
+      return new UntrustedError(
+        `Intact, but signed by key ${keys.join(", ")}, and the key you pinned (--trust ${
+          pinned.join(", ")
+        }) is not the signer`,
+        {
+          hint:
+            "check with the sender which key signed it (`ctxsnap key show` on their machine); pin that key",
+        },
+      );
+    }
     return new UntrustedError(`Intact, but signed by untrusted key ${keys.join(", ")}`, {
       hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
     });
@@ -130,16 +189,56 @@ function verdictError(report: FileReport): CtxsnapError | null {
   return null;
 }
 
+/** Prints a tamper verdict for `source` (document and headline) and returns exit 1. */
+export function reportTampered(
+  ctx: CommandContext,
+  source: string,
+  error: IntegrityError,
+  extra: { document?: Record<string, unknown> } = {},
+): number {
+  // Nothing else the file says is shown: it cannot be believed.
+  ctx.out.result(
+    { format: "ctxsnap", ...tamperDocument(source, error), ...extra.document },
+    () => tamperText(source, error),
+  );
+  return ctx.out.error(tamperError(source, error));
+}
+
+/** Verifies one file; a tampered one (any failed check) is an {@linkcode IntegrityError} verdict. */
+async function verifyOne(
+  source: string,
+  trust: Keyring,
+): Promise<{ any: AnyFileReport | null; tampered: IntegrityError | null }> {
+  const { verifyAnyFile } = await import("../../share/verify_file.ts");
+  let any: AnyFileReport;
+  try {
+    any = await verifyAnyFile(userPath(source), trust);
+  } catch (error) {
+    if (error instanceof IntegrityError) return { any: null, tampered: error };
+    throw error;
+  }
+  const tampered = any.format === "lean-ctx" ? leanTamper(any) : signatureTamper(any.report);
+  return { any, tampered };
+}
+
 async function verifyFileCommand(
   ctx: CommandContext,
   parsed: Parsed,
   source: string,
 ): Promise<number> {
-  const { verifyAnyFile } = await import("../../share/verify_file.ts");
-  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
-  const any = await verifyAnyFile(userPath(source), trust);
-  if (any.format === "lean-ctx") {
+  const trust = await fileTrust(
+    list(parsed, "trust"),
+    str(parsed, "trusted-keys"),
+    (m) => ctx.out.warn(m),
+  );
+  const { any, tampered } = await verifyOne(source, trust);
+  if (any !== null && any.format === "lean-ctx") {
     const lean = await import("./_leanctx.ts");
+    if (tampered !== null) {
+      return reportTampered(ctx, source, tampered, {
+        document: { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
+      });
+    }
     ctx.out.result(
       { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
       () => lean.checkText(any.check, any.verdict, trust),
@@ -147,13 +246,17 @@ async function verifyFileCommand(
     const error = lean.leanVerdictError(any.check, any.verdict);
     return error === null ? 0 : ctx.out.error(error);
   }
-  const report = any.report;
+  if (tampered !== null) {
+    // Nothing the file says is shown: it cannot be believed.
+    return reportTampered(ctx, source, tampered, {
+      document: any === null ? { kind: null } : { kind: any.report.kind },
+    });
+  }
+  const report = any!.report;
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   ctx.out.result(fileDocument(source, report), () => {
-    const verdict = !report.valid
-      ? "INVALID SIGNATURE"
-      : report.trusted
+    const verdict = report.trusted
       ? "OK: intact, signed by a trusted key"
       : "UNTRUSTED: intact, but the signer is not trusted";
     return [
@@ -169,19 +272,25 @@ async function verifyFileCommand(
       `who      ${esc(who.keyId)}${who.signer ? ` (${esc(who.signer)})` : ""}`,
       `when     ${esc(b.created_at)}`,
       `reason   ${esc(b.reason || "-")}`,
+      `timeline ${esc(b.session)}/${esc(b.branch)}`,
       `git      ${
-        b.git ? `${esc(b.git.commit ?? "(no commit)")}${b.git.dirty ? " dirty" : ""}` : "-"
+        b.git
+          ? `${esc(b.git.commit ?? "(no commit)")} ${esc(b.git.branch ?? "(detached)")}${
+            b.git.dirty ? " dirty" : ""
+          }`
+          : "-"
       }`,
       `files    ${
         b.workspace
           ? `${b.workspace.files} files, ${b.workspace.bytes} bytes${
             report.withWorkspace ? " (all checked)" : " (content not included)"
-          }`
+          }; ${b.workspace.skipped} left out (\`ctxsnap show FILE --skipped\`)`
           : "no workspace"
       }`,
+      `read it  ctxsnap show ${shownName(source)}`,
     ].join("\n");
   });
-  const error = verdictError(report);
+  const error = verdictError(report, trust);
   return error === null ? 0 : ctx.out.error(error);
 }
 
@@ -210,6 +319,8 @@ interface BatchResult {
   /** The JSON document `verify FILE --json` prints for it, or null. */
   document: Record<string, unknown> | null;
   error: CtxsnapError | Error | null;
+  /** The failed check, when the file is tampered. */
+  tampered: IntegrityError | null;
 }
 
 const BATCH_LABELS: Record<number, string> = {
@@ -220,13 +331,18 @@ const BATCH_LABELS: Record<number, string> = {
 };
 
 /** A file name for a human line: as given if plain, else quoted (no control characters). */
-function shownName(file: string): string {
+export function shownName(file: string): string {
   return /^[\x21-\x7e]+$/.test(file) ? file : esc(quote(file));
 }
 
 function batchLine(result: BatchResult): string {
-  const label = (BATCH_LABELS[result.exit] ?? "ERROR").padEnd(9);
   const name = shownName(result.file);
+  if (result.tampered !== null) {
+    return `${"TAMPERED".padEnd(9)}  ${name}  ${
+      tamperHeadline(result.file, result.tampered).replace(/^TAMPERED: /, "")
+    }`;
+  }
+  const label = (BATCH_LABELS[result.exit] ?? "ERROR").padEnd(9);
   const any = result.report;
   if (any !== null && any.format === "lean-ctx") {
     const c = any.check;
@@ -260,27 +376,62 @@ async function verifyFilesCommand(
   parsed: Parsed,
   sources: string[],
 ): Promise<number> {
-  const { verifyAnyFile } = await import("../../share/verify_file.ts");
   const lean = await import("./_leanctx.ts");
-  const trust = await fileTrust(list(parsed, "trust"), str(parsed, "trusted-keys"));
+  const trust = await fileTrust(
+    list(parsed, "trust"),
+    str(parsed, "trusted-keys"),
+    (m) => ctx.out.warn(m),
+  );
   const results: BatchResult[] = [];
   let worst = 0;
   for (const [index, file] of sources.entries()) {
     ctx.out.progress("verifying files", index, sources.length);
     let result: BatchResult;
     try {
-      const report = await verifyAnyFile(userPath(file), trust);
-      const error = report.format === "lean-ctx"
-        ? lean.leanVerdictError(report.check, report.verdict)
-        : verdictError(report.report);
-      const document = report.format === "lean-ctx"
-        ? { file, ...lean.checkJson(report.check, report.verdict, trust) }
-        : fileDocument(file, report.report);
-      result = { file, exit: error === null ? 0 : exitCodeOf(error), report, document, error };
+      const { any: report, tampered } = await verifyOne(file, trust);
+      if (tampered !== null) {
+        const base = report === null
+          ? { format: "ctxsnap", kind: null }
+          : report.format === "lean-ctx"
+          ? { file, ...lean.checkJson(report.check, report.verdict, trust) }
+          : { format: "ctxsnap", kind: report.report.kind };
+        result = {
+          file,
+          exit: 1,
+          report: null,
+          document: { ...tamperDocument(file, tampered), ...base },
+          error: tamperError(file, tampered),
+          tampered,
+        };
+        results.push(result);
+        worst = worseStatus(worst, result.exit);
+        continue;
+      }
+      const error = report!.format === "lean-ctx"
+        ? lean.leanVerdictError(report!.check, report!.verdict)
+        : verdictError(report!.report, trust);
+      const document = report!.format === "lean-ctx"
+        ? { file, ...lean.checkJson(report!.check, report!.verdict, trust) }
+        : fileDocument(file, report!.report);
+      result = {
+        file,
+        exit: error === null ? 0 : exitCodeOf(error),
+        report,
+        document,
+        error,
+        tampered: null,
+      };
     } catch (error) {
       // Anything but a ctxsnap error (a bug) still stops the batch.
       if (!(error instanceof CtxsnapError)) throw error;
-      result = { file, exit: exitCodeOf(error), report: null, document: null, error };
+      result = {
+        file,
+        exit: exitCodeOf(error),
+        report: null,
+        document: null,
+        error,
+        tampered: null,
+      };
     }
     results.push(result);
     worst = worseStatus(worst, result.exit);
@@ -344,7 +495,7 @@ export const verify: Command = {
       type: "string",
       multiple: true,
       arg: "KEY",
-      help: "trust this public key (hex or PEM file); repeatable",
+      help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
   },
   positionals: "any",
@@ -412,7 +563,7 @@ export const verify: Command = {
             for (const l of lean) {
               lines.push(
                 l.verdict === "tampered"
-                  ? `FAIL  ${short(l.id)}  lean-ctx: ${esc(l.problems.join("; "))}`
+                  ? `TAMPERED: snapshot ${l.id}: lean-ctx: ${esc(l.problems.join("; "))}`
                   : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
                     short(l.id)
                   }  lean-ctx, ${
@@ -471,7 +622,11 @@ export const verify: Command = {
       if (!report.valid) {
         ctx.out.error(
           new IntegrityError(
-            `Snapshot ${short(id)} failed verification: ${report.problems.join("; ")}`,
+            `Snapshot ${short(id)} is TAMPERED: ${report.problems.join("; ")}`,
+            {
+              hint:
+                "do not use it: it changed after it was signed; restore from another copy (a pull, a bundle) and run `ctxsnap verify --all`",
+            },
           ),
         );
         return EXIT_CODES.failure;

@@ -1,0 +1,263 @@
+/**
+ * `ctxsnap show FILE`: what a received published snapshot or bundle
+ * recorded, after verifying it, with no store (read access only): context,
+ * git anchor and branch, file list, what was left out and why, and for a
+ * bundle each snapshot with the context it added and the files it changed
+ * (`--patch`: their text diffs). A tampered file shows nothing it says.
+ * @module
+ */
+import { IntegrityError, UsageError } from "../../errors.ts";
+import type { Inspection } from "../../share/inspect_file.ts";
+import { diffText, formatUnified } from "../../snapshot/text_diff.ts";
+import type { TreeEntry, TreeManifest } from "../../store/tree.ts";
+import { type CommandContext, flag, list, type Parsed, short, str, userPath } from "../command.ts";
+import { esc } from "../output.ts";
+import { checkText, leanCtxContentLines, leanVerdictError, sliceLines } from "./_leanctx.ts";
+import {
+  fileDocument,
+  fileTrust,
+  leanTamper,
+  reportTampered,
+  shownName,
+  signatureTamper,
+  verdictError,
+} from "./verify.ts";
+
+function entryJson(e: TreeEntry): Record<string, unknown> {
+  return e.type === "file"
+    ? { path: e.path, type: "file", size: e.size, mode: e.mode, blob: e.blob }
+    : { path: e.path, type: "symlink", target: e.target };
+}
+
+function patchLines(
+  inspection: Inspection,
+  before: TreeManifest | undefined,
+  after: TreeManifest,
+  paths: string[],
+): string[] {
+  const lines: string[] = [];
+  const find = (tree: TreeManifest | undefined, p: string) =>
+    tree?.entries.find((e) => e.path === p);
+  for (const p of paths) {
+    const a = find(before, p);
+    const b = find(after, p);
+    const content = (e: TreeEntry | undefined): Uint8Array | null | undefined =>
+      e === undefined
+        ? null
+        : e.type === "symlink"
+        ? new TextEncoder().encode(e.target)
+        : inspection.blobs.get(e.blob);
+    const old = content(a);
+    const now = content(b);
+    if (old === undefined || now === undefined) {
+      lines.push(`(${esc(p)}: too large to diff here)`);
+      continue;
+    }
+    const text = formatUnified(
+      diffText(old, now),
+      a === undefined ? "/dev/null" : `a/${p}`,
+      b === undefined ? "/dev/null" : `b/${p}`,
+    );
+    if (text !== "") lines.push(...text.trimEnd().split("\n").map(esc));
+  }
+  return lines;
+}
+
+/** Runs `show FILE`; returns the exit status. */
+export async function showFile(
+  ctx: CommandContext,
+  parsed: Parsed,
+  source: string,
+): Promise<number> {
+  if (str(parsed, "before") !== undefined || str(parsed, "session") !== undefined) {
+    throw new UsageError("--before and --session select from the store, not from a file");
+  }
+  const { inspectFile } = await import("../../share/inspect_file.ts");
+  const trust = await fileTrust(
+    list(parsed, "trust"),
+    str(parsed, "trusted-keys"),
+    (m) => ctx.out.warn(m),
+  );
+  const patch = flag(parsed, "patch");
+  let inspection: Inspection;
+  try {
+    inspection = await inspectFile(userPath(source), trust, { keepContent: patch });
+  } catch (error) {
+    if (error instanceof IntegrityError) return reportTampered(ctx, source, error);
+    throw error;
+  }
+  const any = inspection.report;
+  if (any.format === "lean-ctx") {
+    const tampered = leanTamper(any);
+    if (tampered !== null) return reportTampered(ctx, source, tampered);
+    if (flag(parsed, "skipped")) {
+      throw new UsageError("A lean-ctx file records no workspace: --skipped does not apply");
+    }
+    const { leanCtxJson } = await import("./_leanctx.ts");
+    ctx.out.result(
+      {
+        file: source,
+        format: "lean-ctx",
+        verdict: any.verdict,
+        snapshot: leanCtxJson(any.check.snapshot),
+      },
+      () =>
+        [checkText(any.check, any.verdict, trust), ...leanCtxContentLines(any.check.snapshot)].join(
+          "\n",
+        ),
+    );
+    const error = leanVerdictError(any.check, any.verdict);
+    return error === null ? 0 : ctx.out.error(error);
+  }
+  const report = any.report;
+  const tampered = signatureTamper(report);
+  if (tampered !== null) return reportTampered(ctx, source, tampered);
+  const primary = report.primary;
+  const b = primary.body;
+  const tree = b.workspace === null ? undefined : inspection.trees.get(b.workspace.tree);
+  const headline = report.trusted
+    ? "OK: intact, signed by a trusted key"
+    : "UNTRUSTED: intact, but the signer is not trusted (read it as a claim by that key only)";
+  if (flag(parsed, "skipped")) {
+    ctx.out.result(
+      {
+        file: source,
+        id: primary.id,
+        captured: b.workspace !== null,
+        tree_included: tree !== undefined,
+        skipped_count: b.workspace?.skipped ?? 0,
+        skipped: tree?.skipped ?? null,
+      },
+      () =>
+        [
+          headline,
+          b.workspace === null
+            ? `snapshot ${primary.id} recorded no workspace`
+            : tree === undefined
+            ? `${b.workspace.skipped} path(s) left out; this file holds no tree, so not which (a bundle published --with-workspace does)`
+            : tree.skipped.length === 0
+            ? "nothing was left out"
+            : tree.skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
+        ].join("\n"),
+    );
+  } else {
+    const who = report.snapshots.find((s) => s.id === primary.id)!;
+    const steps = inspection.steps;
+    ctx.out.result(
+      {
+        ...fileDocument(source, report),
+        context: b.context,
+        files: tree === undefined ? null : tree.entries.map(entryJson),
+        skipped: tree === undefined ? null : tree.skipped,
+        steps: steps.map((s) => ({
+          id: s.envelope.id,
+          created_at: s.envelope.body.created_at,
+          reason: s.envelope.body.reason,
+          session: s.envelope.body.session,
+          branch: s.envelope.body.branch,
+          key_id: s.envelope.signature.key_id,
+          context_added: s.context,
+          files_changed: s.files,
+        })),
+      },
+      () => {
+        const lines = [
+          headline,
+          `file       ${shownName(source)}  (${
+            report.kind === "bundle"
+              ? `bundle of ${report.snapshots.length} snapshot(s)${
+                report.withWorkspace ? " with workspace content" : ""
+              }`
+              : "published snapshot: envelope only"
+          })`,
+          `snapshot   ${primary.id}`,
+          `created    ${esc(b.created_at)}`,
+          `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
+          `reason     ${esc(b.reason || "-")}`,
+          `signer     ${esc(who.keyId)}${who.signer ? ` (${esc(who.signer)})` : ""}${
+            who.trusted ? "" : "  untrusted"
+          }`,
+          b.git
+            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
+              esc(b.git.branch ?? "(detached)")
+            }${b.git.dirty ? " dirty" : " clean"}`
+            : "git        not a git work tree",
+          b.workspace
+            ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} left out`
+            : "workspace  not captured",
+        ];
+        const c = b.context;
+        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
+        const section = (title: string, items: string[]) => {
+          if (items.length === 0) return;
+          lines.push(`${title}:`);
+          for (const item of items) lines.push(`  - ${esc(item)}`);
+        };
+        section("decisions", c.decisions);
+        section("findings", c.findings);
+        section("knowledge", c.knowledge);
+        section("files touched", c.files_touched);
+        lines.push(...sliceLines(b));
+        if (tree !== undefined) {
+          lines.push(`files (${tree.entries.length}):`);
+          for (const e of tree.entries) {
+            lines.push(
+              e.type === "file"
+                ? `  ${String(e.size).padStart(9)}  ${esc(e.path)}`
+                : `  ${"symlink".padStart(9)}  ${esc(e.path)} -> ${esc(e.target)}`,
+            );
+          }
+          if (tree.skipped.length > 0) {
+            lines.push(`left out (${tree.skipped.length}):`);
+            for (const s of tree.skipped) {
+              lines.push(`  ${esc(s.reason).padEnd(21)} ${esc(s.path)}`);
+            }
+          }
+        } else if (b.workspace !== null) {
+          lines.push(
+            "files      not in this file (a bundle published --with-workspace holds them)",
+          );
+        }
+        if (steps.length > 1 || patch) {
+          lines.push(`history (${steps.length}, oldest first):`);
+          let before: TreeManifest | undefined;
+          for (const [i, s] of steps.entries()) {
+            const e = s.envelope.body;
+            lines.push(
+              `  ${i + 1}. ${short(s.envelope.id)}  ${esc(e.created_at)}  ${esc(e.reason || "-")}`,
+            );
+            const ch = s.context;
+            if (ch.task !== null && ch.task !== "") lines.push(`     task: ${esc(ch.task)}`);
+            for (const d of ch.decisions) lines.push(`     + decision: ${esc(d)}`);
+            for (const f of ch.findings) lines.push(`     + finding: ${esc(f)}`);
+            for (const k of ch.knowledge) lines.push(`     + knowledge: ${esc(k)}`);
+            if (s.files !== null) {
+              const f = s.files;
+              const parts = [
+                ...f.added.map((p) => `+${esc(p)}`),
+                ...f.changed.map((p) => `~${esc(p)}`),
+                ...f.removed.map((p) => `-${esc(p)}`),
+              ];
+              lines.push(`     files: ${parts.length === 0 ? "unchanged" : parts.join(" ")}`);
+              const now = e.workspace === null ? undefined : inspection.trees.get(e.workspace.tree);
+              if (patch && now !== undefined) {
+                lines.push(
+                  ...patchLines(
+                    inspection,
+                    before,
+                    now,
+                    [...f.added, ...f.changed, ...f.removed].sort(),
+                  ).map((l) => `     ${l}`),
+                );
+              }
+              before = now;
+            }
+          }
+        }
+        return lines.join("\n");
+      },
+    );
+  }
+  const error = verdictError(report, trust);
+  return error === null ? 0 : ctx.out.error(error);
+}
