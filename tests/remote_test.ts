@@ -789,16 +789,31 @@ Deno.test("a trusted signer's tree that writes into .git is refused by pull like
   }
 });
 
-Deno.test("a pulled snapshot whose --source another snapshot of that session holds is refused, not half-recorded", async () => {
+Deno.test("a pulled snapshot never answers the user's own create --source (idempotency is scoped to this signer's own snapshots)", async () => {
   const alice = await machine();
   const bob = await machine({ "b.txt": "bob\n" });
   try {
     await withRemote(async (remote) => {
       const { createSnapshot } = await import("../lib/snapshot/create.ts");
-      await createSnapshot(alice.store, alice.me, { source: { kind: "cell", id: "42" } });
+      const a42 = await createSnapshot(alice.store, alice.me, {
+        source: { kind: "cell", id: "42" },
+      });
+      const a43 = await createSnapshot(alice.store, alice.me, {
+        source: { kind: "cell", id: "43" },
+        allowUnchanged: true,
+      });
       await push(alice.store, remote, alice.me, "origin", { kind: "current" });
-      await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
-      await refusedLeavesNothing(bob, alice, remote, /has the source "cell:42"/);
+      const b42 = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
+      await pull(bob.store, remote, trusting(bob, alice), "origin", { allowUntrusted: true });
+      assert(bob.store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(a42.id) !== undefined);
+      assert(bob.store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(a43.id) !== undefined);
+      // Bob's own cell:42 is still his, and alice's cell:43 does not swallow his change.
+      const again = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
+      assertEquals([again.id, again.created], [b42.id, false]);
+      await Deno.writeTextFile(join(bob.ws, "b.txt"), "bob's change\n");
+      const b43 = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "43" } });
+      assert(b43.created, "the user's change was not recorded");
+      assertEquals(b43.envelope.signature.key_id, bob.me.keyId);
     });
   } finally {
     await alice.close();
@@ -998,6 +1013,63 @@ Deno.test("CLI: remote add/list/remove, push and pull --json, exit statuses", as
     expectCode(await bob.run(["push", "nowhere", "main"]), 4, "unknown remote");
   } finally {
     await alice.cleanup();
+    await bob.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("CLI: clone --allow-untrusted lands an unpinned signer's newer ref but checks out only the trusted one", async () => {
+  const alice = await tempWorkspace({ "who.txt": "alice\n" });
+  const mallory = await tempWorkspace({ "who.txt": "mallory\n" });
+  const bob = await tempWorkspace({});
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+  try {
+    const url = `file://${dir}/shared`;
+    for (const [who, name] of [[alice, "alice"], [mallory, "mallory"]] as const) {
+      expectCode(await who.run(["init"]), 0, `${name} init`);
+      expectCode(await who.run(["create", "-m", name]), 0, `${name} create`);
+      expectCode(await who.run(["remote", "add", "origin", url]), 0, `${name} remote add`);
+      expectCode(await who.run(["push"]), 0, `${name} push`); // mallory's ref is the newer
+    }
+    const target = join(bob.root, "clone");
+    const cloned = await bob.run(
+      ["clone", url, target, "--trust", await pubKey(alice), "--allow-untrusted", "--json"],
+      { cwd: bob.root },
+    );
+    expectCode(cloned, 0, "clone");
+    const result = cloned.json();
+    assertEquals(result.restored.key_id.length, 16);
+    assertEquals(await Deno.readTextFile(join(target, "who.txt")), "alice\n");
+    const refs = result.pull.refs as { trusted: boolean; status: string }[];
+    assertEquals(refs.map((r) => [r.status, r.trusted]).sort(), [["updated", false], [
+      "updated",
+      true,
+    ]]);
+    // Only the unpinned signer's ref: it lands, the workspace stays empty, exit 3.
+    const onlyMallory = await bob.run(
+      [
+        "clone",
+        url,
+        join(bob.root, "c2"),
+        "--signer",
+        result.pull.refs.find((r: {
+          trusted: boolean;
+        }) => !r.trusted).key_id,
+        "--allow-untrusted",
+        "--json",
+      ],
+      { cwd: bob.root },
+    );
+    expectCode(onlyMallory, 3, "clone of only an unpinned signer");
+    assertEquals(onlyMallory.json().restored, null);
+    assert(onlyMallory.stderr.includes("did not check out"), onlyMallory.stderr);
+    assertEquals(
+      [...Deno.readDirSync(join(bob.root, "c2"))].map((e) => e.name),
+      [".ctxsnap"],
+    );
+  } finally {
+    await alice.cleanup();
+    await mallory.cleanup();
     await bob.cleanup();
     await Deno.remove(dir, { recursive: true });
   }

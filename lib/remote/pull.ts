@@ -41,7 +41,6 @@ import { parseCanonical } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved } from "../store/operations.ts";
-import { snapshotIdBySource } from "../store/snapshot_rows.ts";
 import { setBranchHead } from "../store/branch_rows.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
@@ -121,6 +120,12 @@ export interface PulledRef {
   status: PulledStatus;
   /** Why it was stale, untrusted or refused; null otherwise. */
   reason: string | null;
+  /**
+   * Whether the trust policy accepts the ref's signer (its record's full
+   * public key is pinned). An unpinned signer's ref lands only with
+   * `--allow-untrusted`, and `clone` never checks it out.
+   */
+  trusted: boolean;
 }
 
 /** What {@linkcode pull} did. */
@@ -342,10 +347,7 @@ export async function pull(
     const failedObjects = new Map<string, string>();
 
     /** Resolves the chain from `head` and stages its content; throws RefRefused / UntrustedError. */
-    const plannedSources = new Map<string, string>(); // session+source → id, of refs that will land
-    let sources = new Map<string, string>(); // the same, for the ref being resolved
     const resolve = async (plan: Plan, head: string, signerKey: string | null): Promise<void> => {
-      sources = new Map();
       if (signerKey !== null) {
         // A ref names only its signer's snapshots, even one this store has already.
         const top = hasSnapshot(store, head)
@@ -377,21 +379,6 @@ export async function pull(
           throw new UntrustedError(
             `snapshot ${cursor.slice(0, 12)} is signed by unpinned key ${key_id}`,
           );
-        }
-        const source = envelope.body.source;
-        if (source !== null) {
-          // A session holds one snapshot per source (the idempotency key of `create --source`).
-          const key = `${envelope.body.session}\0${source.kind}\0${source.id}`;
-          const local = snapshotIdBySource(store, envelope.body.session, source.kind, source.id);
-          const other = local ?? plannedSources.get(key);
-          if (other !== undefined && other !== envelope.id) {
-            throw new RefRefused(
-              `snapshot ${cursor.slice(0, 12)} has the source ${
-                quote(`${source.kind}:${source.id}`)
-              } of snapshot ${other.slice(0, 12)} in session ${quote(envelope.body.session)}`,
-            );
-          }
-          sources.set(key, envelope.id);
         }
         plan.chain.push(envelope);
         progress("fetching snapshots", plan.chain.length, plan.chain.length);
@@ -455,7 +442,6 @@ export async function pull(
         await resolve(plan, head, signerKey);
         plan.ref.status = "updated";
         plans.push(plan);
-        for (const [key, id] of sources) plannedSources.set(key, id);
       } catch (error) {
         // IntegrityError: a remote object over its bound, or unsafe in a shared directory.
         if (error instanceof RefRefused || error instanceof IntegrityError) {
@@ -480,6 +466,7 @@ export async function pull(
         localBranch: "",
         status: "updated",
         reason: null,
+        trusted: false,
       };
       const plan: Plan = { ref, record: null, recordHash: null, chain: [], objects: new Set() };
       if (hasSnapshot(store, id)) {
@@ -493,6 +480,7 @@ export async function pull(
         ref.branch = head.body.branch;
         ref.localBranch = quarantineBranch(head.signature.key_id);
         ref.createdAt = head.body.created_at;
+        ref.trusted = trust.isTrusted(head.signature.key_id, head.signature.public_key);
       }
       result.refs.push(ref);
     } else {
@@ -560,6 +548,7 @@ async function readRefs(
       localBranch: trackingBranch(remoteName, key.keyId, key.branch),
       status: "refused",
       reason: null,
+      trusted: false,
     };
     const entry: ReadRef = { ref, record: null, hash: null };
     out.push(entry);
@@ -599,6 +588,7 @@ async function readRefs(
     }
     ref.head = record.head;
     ref.createdAt = record.created_at;
+    ref.trusted = trust.isTrusted(record.key_id, record.public_key);
     if (!allowUntrusted && !trust.isTrusted(record.key_id, record.public_key)) {
       ref.status = "untrusted";
       ref.reason = `signer ${key.keyId} is not pinned (another key has its id)`;

@@ -292,6 +292,7 @@ export async function createSnapshot(
         sel.session,
         options.source.kind,
         options.source.id,
+        signer.keyId,
       );
       if (existing !== null) {
         return {
