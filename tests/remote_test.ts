@@ -210,6 +210,67 @@ Deno.test("s3 backend: a hostile server's lying listings and oversized bodies ar
   }
 });
 
+Deno.test("s3 backend: hostile listings from a fake server on 127.0.0.1 are read in linear time and bounded in keys, bytes and pages", async () => {
+  let page = 0;
+  let serve: (page: number) => string = () => "";
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(serve(++page)),
+  );
+  const backend = (listBounds?: Record<string, number>) =>
+    new S3Backend({
+      endpoint: new URL(`http://127.0.0.1:${server.addr.port}`),
+      bucket: "b-x",
+      prefix: "",
+      region: "us-east-1",
+      pathStyle: true,
+      credentials: null,
+      ...(listBounds ? { listBounds } : {}),
+    });
+  const keys = (n: number, from: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => `<Contents><Key>refs/k${from + i}</Key><Size>1</Size></Contents>`,
+    ).join("");
+  const truncated = (p: number, body: string, token = `t${p}`) =>
+    `<ListBucketResult>${body}<IsTruncated>true</IsTruncated>` +
+    `<NextContinuationToken>${token}</NextContinuationToken></ListBucketResult>`;
+  try {
+    // 1.6 MB of unclosed opening tags with attributes: quadratic in a backtracking reader.
+    for (const hostile of ["<Contents ", "<Contents a='", "<Contents>"]) {
+      serve = () => `<ListBucketResult>${hostile.repeat(1_600_000 / hostile.length)}`;
+      assertEquals(await backend().list("refs/"), []);
+    }
+    // Endless truncated pages, each with a fresh token: the page bound ends it.
+    serve = (p) => truncated(p, "");
+    await assertRejects(() => backend({ pages: 40 }).list("refs/"), IntegrityError, "40 pages");
+    // Pages of keys without end: the key bound.
+    serve = (p) => truncated(p, keys(10, p * 10));
+    await assertRejects(() => backend({ keys: 95 }).list("refs/"), IntegrityError, "95 keys");
+    // Large pages: the byte bound over all pages together.
+    serve = (p) => truncated(p, `<Pad>${"x".repeat(4000)}</Pad>${keys(1, p)}`);
+    await assertRejects(
+      () => backend({ bytes: 20_000 }).list("refs/"),
+      IntegrityError,
+      "20000 bytes",
+    );
+    // A server that sends the same continuation token again would loop for ever.
+    serve = (p) => truncated(p, keys(1, p), "again");
+    await assertRejects(() => backend().list("refs/"), IntegrityError, "repeats");
+    // An honest paged listing within the bounds is read whole.
+    page = 0;
+    serve = (p) =>
+      p < 3
+        ? truncated(p, keys(10, p * 10))
+        : `<ListBucketResult>${
+          keys(10, p * 10)
+        }<IsTruncated>false</IsTruncated></ListBucketResult>`;
+    assertEquals((await backend({ keys: 30, pages: 3 }).list("refs/")).length, 30);
+  } finally {
+    await server.shutdown();
+  }
+});
+
 // ---------------------------------------------------------------------------
 // Layout and ref records
 

@@ -58,7 +58,30 @@ export interface S3Options {
   credentials: Credentials | null;
   /** Keys per list page (default 1000; tests use small pages). */
   pageSize?: number;
+  /** Bounds of one listing (defaults {@linkcode LIST_BOUNDS}; tests use small ones). */
+  listBounds?: Partial<ListBounds>;
 }
+
+/** Total bounds of one listing, whatever the server sends. */
+export interface ListBounds {
+  /** Keys in all pages together. */
+  keys: number;
+  /** Response bytes of all pages together. */
+  bytes: number;
+  /** Pages. */
+  pages: number;
+}
+
+/**
+ * The default bounds of one listing: 2,000,000 keys, 512 MiB of responses,
+ * 20,000 pages. A listing beyond any of them is refused with an
+ * {@linkcode IntegrityError} naming the bound.
+ */
+export const LIST_BOUNDS: Readonly<ListBounds> = {
+  keys: 2_000_000,
+  bytes: 512 * 1024 * 1024,
+  pages: 20_000,
+};
 
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_LIST_BODY = 16 * 1024 * 1024;
@@ -307,14 +330,35 @@ export class S3Backend implements Backend {
     checkPrefix(prefix);
     const full = this.options.prefix === "" ? prefix : `${this.options.prefix}/${prefix}`;
     const out: ObjectInfo[] = [];
+    const bounds = { ...LIST_BOUNDS, ...this.options.listBounds };
+    const tokens = new Set<string>();
     let token: string | null = null;
-    for (let page = 0;; page++) {
+    let bytes = 0;
+    const beyond = (what: string): never => {
+      throw new IntegrityError(
+        `The remote's listing of ${
+          quote(prefix)
+        } is longer than ${what}; nothing was taken from it`,
+        { hint: "the remote is damaged or hostile; check it, or ask its owner" },
+      );
+    };
+    for (let page = 1;; page++) {
+      if (page > bounds.pages) beyond(`${bounds.pages} pages`);
       const query: Record<string, string> = { "list-type": "2", prefix: full };
       if (this.options.pageSize !== undefined) query["max-keys"] = String(this.options.pageSize);
       if (token !== null) query["continuation-token"] = token;
       const response = await this.call(`LIST ${quote(prefix)}`, { method: "GET", query });
-      const text = new TextDecoder().decode(await readBody(response, MAX_LIST_BODY, "listing"));
-      for (const block of xmlBlocks(text, "Contents")) {
+      const limit = Math.min(MAX_LIST_BODY, bounds.bytes - bytes);
+      const raw = await readBody(response, limit, "listing").catch((error) => {
+        if (error instanceof IntegrityError && limit < MAX_LIST_BODY) {
+          beyond(`${bounds.bytes} bytes`);
+        }
+        throw error;
+      });
+      bytes += raw.byteLength;
+      const text = new TextDecoder().decode(raw);
+      for (const block of xmlBlocks(text, "Contents", bounds.keys - out.length + 1)) {
+        if (out.length >= bounds.keys) beyond(`${bounds.keys} keys`);
         const key = xmlText(block, "Key");
         const size = Number(xmlText(block, "Size"));
         if (key === null || !key.startsWith(full) || !Number.isSafeInteger(size) || size < 0) {
@@ -327,9 +371,17 @@ export class S3Backend implements Backend {
       }
       if (xmlText(text, "IsTruncated") !== "true") break;
       token = xmlText(text, "NextContinuationToken");
-      if (token === null || token === "" || page > 1_000_000) {
+      if (token === null || token === "" || token.length > 4096) {
         throw new IntegrityError(`The remote sent a truncated listing without a continuation`);
       }
+      if (tokens.has(token)) {
+        throw new IntegrityError(
+          `The remote's listing of ${
+            quote(prefix)
+          } repeats a continuation token (it would never end)`,
+        );
+      }
+      tokens.add(token);
     }
     out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return out;
