@@ -7,13 +7,14 @@
  * Arguments are untrusted: they are checked against the tool's declared
  * input schema (unknown keys refused, ids and names by pattern) and passed
  * to the command after `--` or as `--option=value`, so none can be read as
- * an option.
+ * an option. A model chooses data, never paths: an id argument names a
+ * snapshot (resolved to its full id first where a command would also accept
+ * a file), and the only path a tool takes is `publish`'s output, a new file
+ * created below the workspace without following a symlink.
  *
  * @module
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { isSafeRelativePath } from "../../fs/path.ts";
+import type { Store } from "../../store/store.ts";
 import type { WatchService } from "../../watch/service.ts";
 import type { Schema } from "./schema.ts";
 
@@ -30,6 +31,8 @@ export interface ToolContext {
   workspace: string;
   /** The checkpointing service. */
   service: WatchService;
+  /** The store, open (the service's). */
+  store: Store;
   /** Runs `ctxsnap ARGV --json` in this process; the exit status and stdout. */
   cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -287,9 +290,12 @@ export const TOOLS: readonly Tool[] = [
     inputSchema: object({ id: ID, all: { type: "boolean" } }),
     outputSchema: OBJECT,
     annotations: readOnly,
-    run(ctx, args) {
+    async run(ctx, args) {
       if (args.all === true) return command(ctx, ["verify", "--all"]);
-      return command(ctx, ["verify", ...(typeof args.id === "string" ? ["--", args.id] : [])]);
+      if (typeof args.id !== "string") return command(ctx, ["verify"]);
+      // `verify` also takes a file; a model's id is a snapshot, resolved to its full id first.
+      const id = await snapshotId(ctx, args.id);
+      return typeof id === "string" ? command(ctx, ["verify", "--", id]) : id;
     },
   },
   {
@@ -297,8 +303,9 @@ export const TOOLS: readonly Tool[] = [
     title: "Publish a checkpoint",
     description:
       "Write snapshot `id` to a portable file that verifies offline: the signed envelope, or with " +
-      "with_workspace a bundle holding every file. Written in the workspace (or at `out`, a new " +
-      "file's path relative to the workspace).",
+      "with_workspace a bundle holding every file. Written in the store's published/ directory, " +
+      "or at `out`: a new file's path relative to the workspace, ending in .ctxbundle or " +
+      ".ctxsnapshot.json, outside .git and .ctxsnap, never over an existing file.",
     inputSchema: object({
       id: ID,
       with_workspace: { type: "boolean" },
@@ -307,26 +314,40 @@ export const TOOLS: readonly Tool[] = [
     }, ["id"]),
     outputSchema: OBJECT,
     annotations: { ...writes, idempotentHint: true },
-    run(ctx, args) {
-      const argv = ["publish"];
-      if (args.with_workspace === true) argv.push("--with-workspace");
-      if (typeof args.history === "number") argv.push(`--history=${args.history}`);
-      if (typeof args.out === "string") {
-        // Only a new file inside the workspace, never outside it or in .git.
-        if (!isSafeRelativePath(args.out)) {
-          return Promise.resolve({ ok: false, message: "out must be a plain relative path" });
-        }
-        const file = path.join(ctx.workspace, args.out);
-        if (fs.existsSync(file)) {
-          return Promise.resolve({ ok: false, message: `${args.out} exists: pick a new name` });
-        }
-        argv.push(`--out=${file}`);
+    async run(ctx, args) {
+      const out = typeof args.out === "string" ? args.out : undefined;
+      if (out !== undefined && !/\.(ctxbundle|ctxsnapshot\.json)$/.test(out)) {
+        return { ok: false, message: "out must name a .ctxbundle or .ctxsnapshot.json file" };
       }
-      argv.push("--", args.id as string);
-      return command(ctx, argv);
+      const id = await snapshotId(ctx, args.id as string);
+      if (typeof id !== "string") return id;
+      const { publishToFile } = await import("../../share/publish.ts");
+      try {
+        const result = await publishToFile(ctx.store, id, {
+          withWorkspace: args.with_workspace === true,
+          history: typeof args.history === "number" ? args.history : 0,
+          below: out === undefined
+            ? { root: ctx.storeDir, dir: "published", replace: true }
+            : { root: ctx.workspace, file: out },
+        });
+        return { ok: true, value: { ...result } };
+      } catch (error) {
+        return { ok: false, message: (error as Error).message };
+      }
     },
   },
 ];
+
+/** The full id of the snapshot `given` names (an id, a prefix or a revision), or the error. */
+async function snapshotId(ctx: ToolContext, given: string): Promise<string | ToolOutcome> {
+  const shown = await command(ctx, ["show", "--", given]);
+  if (!shown.ok) return shown;
+  const id = shown.value.id;
+  if (typeof id !== "string" || !/^[0-9a-f]{64}$/.test(id)) {
+    return { ok: false, message: `${JSON.stringify(given)} does not name a snapshot` };
+  }
+  return id;
+}
 
 /** A resource: a JSON document read with a command. */
 export interface Resource {
