@@ -406,6 +406,7 @@ Deno.test("an allow-secrets list that others may write, or a symlink, is refused
     const linked = await w.cli("create");
     assertEquals(linked.code, 1, linked.stderr);
     assert(linked.stderr.includes("symbolic link"), linked.stderr);
+    await Deno.remove(list);
     assertEquals(JSON.parse((await w.cli("list", "--json")).stdout).snapshots.length, 0);
   });
 });

@@ -13,7 +13,8 @@
  * decisions, … which the next `create` signs in the user's name) is not
  * empty. It lists every file the store holds besides its core (the index,
  * its journal files and `objects/`): the transient `tmp/` and `run/` entries
- * are cleared; an allow list (`allow-secrets`, which re-includes secrets in
+ * are cleared (`run/` is kept while a watch process of this user answers on
+ * it); an allow list (`allow-secrets`, which re-includes secrets in
  * captures) and `published/` files are refused unless the user keeps them
  * explicitly (`keep`), and the allow list's paths are shown either way.
  * Unless `dryRun`, it clears the stat cache (it describes files on another
@@ -81,7 +82,7 @@ export interface ExtraFile {
 export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published"];
 
 /** Lists the non-core files of the store in `dir` and what adoption does with each. */
-function extraFiles(dir: string, keep: ReadonlySet<string>): ExtraFile[] {
+function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): ExtraFile[] {
   const out: ExtraFile[] = [];
   const list = (name: string): string[] => {
     try {
@@ -90,8 +91,9 @@ function extraFiles(dir: string, keep: ReadonlySet<string>): ExtraFile[] {
       return [];
     }
   };
-  for (const name of ["tmp", "run"]) {
-    for (const entry of list(name)) out.push({ path: `${name}/${entry}`, action: "cleared" });
+  for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "cleared" });
+  for (const entry of list("run")) {
+    out.push({ path: `run/${entry}`, action: runInUse ? "kept" : "cleared" });
   }
   if (fs.existsSync(path.join(dir, ALLOW_SECRETS_FILE))) {
     out.push({
@@ -114,7 +116,12 @@ export async function adoptStore(
   workspace: string,
   configDir: string,
   trust: TrustPolicy,
-  options: { dryRun?: boolean; keep?: readonly string[] } = {},
+  options: {
+    dryRun?: boolean;
+    keep?: readonly string[];
+    /** A watch process of this user answers on the store's `run/` files: they are kept. */
+    runInUse?: boolean;
+  } = {},
 ): Promise<Adoption> {
   const storeDir = path.resolve(dir);
   checkStorePaths(storeDir);
@@ -123,7 +130,7 @@ export async function adoptStore(
       throw new UsageError(`--keep takes ${KEEPABLE.join(" or ")}, not ${quote(name)}`);
     }
   }
-  const extra = extraFiles(storeDir, new Set(options.keep ?? []));
+  const extra = extraFiles(storeDir, new Set(options.keep ?? []), options.runInUse === true);
   const allowList = fs.existsSync(path.join(storeDir, ALLOW_SECRETS_FILE))
     ? [...readAllowSecrets(storeDir)].sort()
     : null;

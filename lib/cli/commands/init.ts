@@ -89,9 +89,14 @@ export const init: Command = {
       }
       const me = await identity();
       const { adoptStore } = await import("../../snapshot/adopt.ts");
+      // A watch process of this user serving the store keeps its run/ files.
+      const { askWatch } = await import("../../watch/client.ts");
+      const runInUse = await askWatch(path.resolve(dir), "status", null, { timeoutMs: 10_000 })
+        .then((answer) => answer !== null, () => false);
       const adoption = await adoptStore(dir, workspace, registry, await trustPolicy([]), {
         dryRun,
         keep: list(parsed, "keep"),
+        runInUse,
       });
       const result = {
         store: adoption.store,
