@@ -18,7 +18,7 @@ import { importFile } from "../lib/share/import.ts";
 import { dirname, join, relative } from "node:path";
 import { sign } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { CtxsnapError, exitCodeOf, IntegrityError } from "../lib/errors.ts";
+import { IntegrityError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
