@@ -210,6 +210,20 @@ Deno.test("s3 backend: a hostile server's lying listings and oversized bodies ar
   }
 });
 
+Deno.test("file backend: a shared directory nested deeper than 64 levels is refused, not walked without end", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-" });
+  try {
+    const backend = new FileBackend(dir);
+    let deep = join(dir, "refs");
+    for (let i = 0; i < 70; i++) deep = join(deep, "d");
+    await Deno.mkdir(deep, { recursive: true });
+    await Deno.writeTextFile(join(deep, "x"), "x");
+    await assertRejects(() => backend.list("refs/"), IntegrityError, "64 directory levels");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("s3 backend: hostile listings from a fake server on 127.0.0.1 are read in linear time and bounded in keys, bytes and pages", async () => {
   let page = 0;
   let serve: (page: number) => string = () => "";

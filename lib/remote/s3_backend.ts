@@ -41,6 +41,7 @@ import {
 } from "./backend.ts";
 import { type Credentials, EMPTY_SHA256, signRequest, uriEncode } from "./sigv4.ts";
 import { escapeXml, xmlBlocks, xmlText } from "./_xml.ts";
+import { LIST_BOUNDS, type ListBounds } from "./backend.ts";
 
 /** How to reach a bucket. */
 export interface S3Options {
@@ -58,30 +59,9 @@ export interface S3Options {
   credentials: Credentials | null;
   /** Keys per list page (default 1000; tests use small pages). */
   pageSize?: number;
-  /** Bounds of one listing (defaults {@linkcode LIST_BOUNDS}; tests use small ones). */
+  /** Bounds of one listing (default `LIST_BOUNDS` of `backend.ts`; tests use small ones). */
   listBounds?: Partial<ListBounds>;
 }
-
-/** Total bounds of one listing, whatever the server sends. */
-export interface ListBounds {
-  /** Keys in all pages together. */
-  keys: number;
-  /** Response bytes of all pages together. */
-  bytes: number;
-  /** Pages. */
-  pages: number;
-}
-
-/**
- * The default bounds of one listing: 2,000,000 keys, 512 MiB of responses,
- * 20,000 pages. A listing beyond any of them is refused with an
- * {@linkcode IntegrityError} naming the bound.
- */
-export const LIST_BOUNDS: Readonly<ListBounds> = {
-  keys: 2_000_000,
-  bytes: 512 * 1024 * 1024,
-  pages: 20_000,
-};
 
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_LIST_BODY = 16 * 1024 * 1024;
