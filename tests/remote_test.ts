@@ -17,7 +17,13 @@ import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
-import { IntegrityError, NotFoundError, UsageError } from "../lib/errors.ts";
+import {
+  CtxsnapError,
+  exitCodeOf,
+  IntegrityError,
+  NotFoundError,
+  UsageError,
+} from "../lib/errors.ts";
 import { treeBytes } from "../lib/store/tree.ts";
 import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
 import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";
@@ -889,6 +895,30 @@ Deno.test("a pulled snapshot never answers the user's own create --source (idemp
       const b43 = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "43" } });
       assert(b43.created, "the user's change was not recorded");
       assertEquals(b43.envelope.signature.key_id, bob.me.keyId);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("pull: more bytes received in all than its bound stops the whole pull with a clear error, and nothing lands", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      await snap(alice, "one");
+      await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+      const before = counts(bob.store);
+      const error = await assertRejects(
+        () => pull(bob.store, remote, trusting(bob, alice), "origin", { maxBytes: 200 }),
+        CtxsnapError,
+        "more than 200 bytes",
+      );
+      assertEquals(exitCodeOf(error), 1);
+      assertEquals(counts(bob.store), before);
+      const pulled = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(pulled.refs.map((r) => r.status), ["updated"]);
     });
   } finally {
     await alice.close();

@@ -95,7 +95,19 @@ export interface PullOptions {
   concurrency?: number;
   /** Progress: a phase and counts. */
   onProgress?: (phase: string, done: number, total: number) => void;
+  /** Most bytes received in all (default {@linkcode PULL_MAX_BYTES}). */
+  maxBytes?: number;
 }
+
+/**
+ * The most a pull (or clone) receives in all, 256 GiB, and keeps of
+ * envelopes in memory, 1 GiB: beyond either it stops (exit 1), nothing
+ * landed. With the listing bounds (`LIST_BOUNDS`) and the history bound
+ * (1,000,000 snapshots) no remote can make a pull run or grow without end.
+ */
+export const PULL_MAX_BYTES: number = 256 * 1024 ** 3;
+/** Most envelope bytes a pull holds in memory. */
+export const PULL_MAX_ENVELOPE_BYTES: number = 1024 ** 3;
 
 /** What became of one ref. */
 export type PulledStatus = "updated" | "unchanged" | "stale" | "untrusted" | "refused";
@@ -179,7 +191,7 @@ export async function pull(
   remoteName: string,
   options: PullOptions = {},
 ): Promise<PullResult> {
-  const backend = new CountingBackend(inner);
+  const backend = new CountingBackend(inner, options.maxBytes ?? PULL_MAX_BYTES);
   const allowUntrusted = options.allowUntrusted === true;
   const concurrency = options.concurrency ?? 8;
   const progress = options.onProgress ?? (() => {});
@@ -207,6 +219,7 @@ export async function pull(
   const spool = new Spool(store);
   try {
     const envelopes = new Map<string, Envelope>(); // fetched and verified, by id
+    let envelopeBytesHeld = 0;
     const staged = new Map<string, Staged>(); // verified objects, by id
     const plans: Plan[] = [];
 
@@ -216,6 +229,14 @@ export async function pull(
       if (known !== undefined) return known;
       const bytes = await backend.get(snapshotKey(id), MAX_ENVELOPE_BYTES);
       if (bytes === null) return null;
+      envelopeBytesHeld += bytes.byteLength;
+      if (envelopeBytesHeld > PULL_MAX_ENVELOPE_BYTES) {
+        throw new CtxsnapError(
+          `The remote's snapshots take more than ${PULL_MAX_ENVELOPE_BYTES} bytes; nothing was kept`,
+          "failure",
+          { hint: "pull one snapshot at a time (`pull NAME ID`), or check the remote" },
+        );
+      }
       let envelope: Envelope;
       try {
         envelope = parseEnvelope(bytes);
