@@ -178,7 +178,7 @@ export { locateStore } from "./lib/store/locate.ts";
 export type { LocateOptions } from "./lib/store/locate.ts";
 export { isRegistered } from "./lib/store/trust.ts";
 export { adoptStore } from "./lib/snapshot/adopt.ts";
-export type { Adoption } from "./lib/snapshot/adopt.ts";
+export type { Adoption, ExtraFile } from "./lib/snapshot/adopt.ts";
 export { VERSION } from "./lib/version.ts";
 
 // ---------------------------------------------------------------------------
@@ -289,7 +289,7 @@ export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/ve
 // Files: publish, verify offline (no store), import.
 
 export { publishToFile as publish } from "./lib/share/publish.ts";
-export type { PublishOptions, PublishResult } from "./lib/share/publish.ts";
+export type { PublishBelow, PublishOptions, PublishResult } from "./lib/share/publish.ts";
 export { verifyAnyFile, verifyFile, verifyStream } from "./lib/share/verify_file.ts";
 export type {
   AnyFileReport,

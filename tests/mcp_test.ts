@@ -384,6 +384,60 @@ Deno.test("mcp: arguments are checked against the declared schemas", async () =>
   });
 });
 
+Deno.test("mcp: a model chooses data, never paths (verify opens no file; publish writes only a new file below the workspace, through no symlink, outside .git and .ctxsnap)", async () => {
+  await withStore(async (ws) => {
+    const secret = "top-secret-config-7f3a";
+    await Deno.mkdir(join(ws.root, "private"));
+    await Deno.writeTextFile(join(ws.root, "private", "config.json"), `{"token":"${secret}"}`);
+    await Deno.mkdir(join(ws.home, ".ssh"), { recursive: true });
+    await Deno.symlink(join(ws.home, ".ssh"), join(ws.path, "docs"));
+    await Deno.mkdir(join(ws.path, ".git"));
+    await Deno.writeTextFile(join(ws.path, "taken.ctxbundle"), "mine\n");
+    expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
+    await withClient(ws, async (client) => {
+      const head = (await call(client, "list", { limit: 1 })).snapshots[0].id as string;
+      const refused = async (name: string, args: Record<string, unknown>, why: string) => {
+        const result = await client.callTool({ name, arguments: args }) as Any;
+        assert(result.isError === true, `${why}: ${JSON.stringify(result)}`);
+        const text = String(result.content[0].text);
+        assert(!text.includes(secret), `${why}: a file's content was echoed: ${text}`);
+        return text;
+      };
+      // verify takes snapshots only: a path-like id is never opened, nor is standard input.
+      await refused("verify", { id: "a/../../private/config.json" }, "path outside");
+      await refused("verify", { id: "dev/stdin" }, "a device");
+      await refused("verify", { id: "proc/self/fd/0" }, "its own input");
+      assertEquals((await call(client, "verify", { id: head.slice(0, 8) })).valid, true);
+      // publish: never through a symlink, into .git or .ctxsnap, over a file, or as any name.
+      for (
+        const out of [
+          "docs/authorized_keys.ctxbundle",
+          "docs/new/x.ctxbundle",
+          ".git/x.ctxbundle",
+          ".GIT/hooks/x.ctxbundle",
+          ".ctxsnap/published/x.ctxbundle",
+          ".CtxSnap/x.ctxsnapshot.json",
+          "taken.ctxbundle",
+          "docs/authorized_keys",
+          "../escape.ctxbundle",
+        ]
+      ) {
+        await refused("publish", { id: head, with_workspace: true, out }, out);
+      }
+      assertEquals([...Deno.readDirSync(join(ws.home, ".ssh"))], [], "nothing written through");
+      assertEquals([...Deno.readDirSync(join(ws.path, ".git"))], []);
+      assertEquals(await Deno.readTextFile(join(ws.path, "taken.ctxbundle")), "mine\n");
+      const written = await call(client, "publish", {
+        id: head,
+        with_workspace: true,
+        out: "review/new.ctxbundle",
+      });
+      assertEquals(written.path, join(ws.path, "review", "new.ctxbundle"));
+      expectCode(await ws.run(["verify", written.path]), 0, "the bundle verifies");
+    });
+  });
+});
+
 /** Starts the server and exchanges raw lines with it. */
 async function rawSession(ws: TempWorkspace, lines: string[]): Promise<Any[]> {
   const { command, args, env } = serverCommand(ws);

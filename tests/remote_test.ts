@@ -17,7 +17,13 @@ import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
-import { IntegrityError, NotFoundError, UsageError } from "../lib/errors.ts";
+import {
+  CtxsnapError,
+  exitCodeOf,
+  IntegrityError,
+  NotFoundError,
+  UsageError,
+} from "../lib/errors.ts";
 import { treeBytes } from "../lib/store/tree.ts";
 import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
 import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";
@@ -205,6 +211,81 @@ Deno.test("s3 backend: a hostile server's lying listings and oversized bodies ar
     await assertRejects(() => backend.get("objects/ab/c", 4096), IntegrityError, "larger than");
     await assertRejects(() => backend.getStream("objects/ab/c", 4096, () => {}), IntegrityError);
     assertEquals((await backend.get("objects/ab/c", 5000))?.length, 5000);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("file backend: a shared directory nested deeper than 64 levels is refused, not walked without end", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-" });
+  try {
+    const backend = new FileBackend(dir);
+    let deep = join(dir, "refs");
+    for (let i = 0; i < 70; i++) deep = join(deep, "d");
+    await Deno.mkdir(deep, { recursive: true });
+    await Deno.writeTextFile(join(deep, "x"), "x");
+    await assertRejects(() => backend.list("refs/"), IntegrityError, "64 directory levels");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("s3 backend: hostile listings from a fake server on 127.0.0.1 are read in linear time and bounded in keys, bytes and pages", async () => {
+  let page = 0;
+  let serve: (page: number) => string = () => "";
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(serve(++page)),
+  );
+  const backend = (listBounds?: Record<string, number>) =>
+    new S3Backend({
+      endpoint: new URL(`http://127.0.0.1:${server.addr.port}`),
+      bucket: "b-x",
+      prefix: "",
+      region: "us-east-1",
+      pathStyle: true,
+      credentials: null,
+      ...(listBounds ? { listBounds } : {}),
+    });
+  const keys = (n: number, from: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => `<Contents><Key>refs/k${from + i}</Key><Size>1</Size></Contents>`,
+    ).join("");
+  const truncated = (p: number, body: string, token = `t${p}`) =>
+    `<ListBucketResult>${body}<IsTruncated>true</IsTruncated>` +
+    `<NextContinuationToken>${token}</NextContinuationToken></ListBucketResult>`;
+  try {
+    // 1.6 MB of unclosed opening tags with attributes: quadratic in a backtracking reader.
+    for (const hostile of ["<Contents ", "<Contents a='", "<Contents>"]) {
+      serve = () => `<ListBucketResult>${hostile.repeat(1_600_000 / hostile.length)}`;
+      assertEquals(await backend().list("refs/"), []);
+    }
+    // Endless truncated pages, each with a fresh token: the page bound ends it.
+    serve = (p) => truncated(p, "");
+    await assertRejects(() => backend({ pages: 40 }).list("refs/"), IntegrityError, "40 pages");
+    // Pages of keys without end: the key bound.
+    serve = (p) => truncated(p, keys(10, p * 10));
+    await assertRejects(() => backend({ keys: 95 }).list("refs/"), IntegrityError, "95 keys");
+    // Large pages: the byte bound over all pages together.
+    serve = (p) => truncated(p, `<Pad>${"x".repeat(4000)}</Pad>${keys(1, p)}`);
+    await assertRejects(
+      () => backend({ bytes: 20_000 }).list("refs/"),
+      IntegrityError,
+      "20000 bytes",
+    );
+    // A server that sends the same continuation token again would loop for ever.
+    serve = (p) => truncated(p, keys(1, p), "again");
+    await assertRejects(() => backend().list("refs/"), IntegrityError, "repeats");
+    // An honest paged listing within the bounds is read whole.
+    page = 0;
+    serve = (p) =>
+      p < 3
+        ? truncated(p, keys(10, p * 10))
+        : `<ListBucketResult>${
+          keys(10, p * 10)
+        }<IsTruncated>false</IsTruncated></ListBucketResult>`;
+    assertEquals((await backend({ keys: 30, pages: 3 }).list("refs/")).length, 30);
   } finally {
     await server.shutdown();
   }
@@ -789,16 +870,55 @@ Deno.test("a trusted signer's tree that writes into .git is refused by pull like
   }
 });
 
-Deno.test("a pulled snapshot whose --source another snapshot of that session holds is refused, not half-recorded", async () => {
+Deno.test("a pulled snapshot never answers the user's own create --source (idempotency is scoped to this signer's own snapshots)", async () => {
   const alice = await machine();
   const bob = await machine({ "b.txt": "bob\n" });
   try {
     await withRemote(async (remote) => {
       const { createSnapshot } = await import("../lib/snapshot/create.ts");
-      await createSnapshot(alice.store, alice.me, { source: { kind: "cell", id: "42" } });
+      const a42 = await createSnapshot(alice.store, alice.me, {
+        source: { kind: "cell", id: "42" },
+      });
+      const a43 = await createSnapshot(alice.store, alice.me, {
+        source: { kind: "cell", id: "43" },
+        allowUnchanged: true,
+      });
       await push(alice.store, remote, alice.me, "origin", { kind: "current" });
-      await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
-      await refusedLeavesNothing(bob, alice, remote, /has the source "cell:42"/);
+      const b42 = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
+      await pull(bob.store, remote, trusting(bob, alice), "origin", { allowUntrusted: true });
+      assert(bob.store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(a42.id) !== undefined);
+      assert(bob.store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(a43.id) !== undefined);
+      // Bob's own cell:42 is still his, and alice's cell:43 does not swallow his change.
+      const again = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "42" } });
+      assertEquals([again.id, again.created], [b42.id, false]);
+      await Deno.writeTextFile(join(bob.ws, "b.txt"), "bob's change\n");
+      const b43 = await createSnapshot(bob.store, bob.me, { source: { kind: "cell", id: "43" } });
+      assert(b43.created, "the user's change was not recorded");
+      assertEquals(b43.envelope.signature.key_id, bob.me.keyId);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("pull: more bytes received in all than its bound stops the whole pull with a clear error, and nothing lands", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      await snap(alice, "one");
+      await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+      const before = counts(bob.store);
+      const error = await assertRejects(
+        () => pull(bob.store, remote, trusting(bob, alice), "origin", { maxBytes: 200 }),
+        CtxsnapError,
+        "more than 200 bytes",
+      );
+      assertEquals(exitCodeOf(error), 1);
+      assertEquals(counts(bob.store), before);
+      const pulled = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(pulled.refs.map((r) => r.status), ["updated"]);
     });
   } finally {
     await alice.close();
@@ -998,6 +1118,63 @@ Deno.test("CLI: remote add/list/remove, push and pull --json, exit statuses", as
     expectCode(await bob.run(["push", "nowhere", "main"]), 4, "unknown remote");
   } finally {
     await alice.cleanup();
+    await bob.cleanup();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("CLI: clone --allow-untrusted lands an unpinned signer's newer ref but checks out only the trusted one", async () => {
+  const alice = await tempWorkspace({ "who.txt": "alice\n" });
+  const mallory = await tempWorkspace({ "who.txt": "mallory\n" });
+  const bob = await tempWorkspace({});
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-remote-dir-" });
+  try {
+    const url = `file://${dir}/shared`;
+    for (const [who, name] of [[alice, "alice"], [mallory, "mallory"]] as const) {
+      expectCode(await who.run(["init"]), 0, `${name} init`);
+      expectCode(await who.run(["create", "-m", name]), 0, `${name} create`);
+      expectCode(await who.run(["remote", "add", "origin", url]), 0, `${name} remote add`);
+      expectCode(await who.run(["push"]), 0, `${name} push`); // mallory's ref is the newer
+    }
+    const target = join(bob.root, "clone");
+    const cloned = await bob.run(
+      ["clone", url, target, "--trust", await pubKey(alice), "--allow-untrusted", "--json"],
+      { cwd: bob.root },
+    );
+    expectCode(cloned, 0, "clone");
+    const result = cloned.json();
+    assertEquals(result.restored.key_id.length, 16);
+    assertEquals(await Deno.readTextFile(join(target, "who.txt")), "alice\n");
+    const refs = result.pull.refs as { trusted: boolean; status: string }[];
+    assertEquals(refs.map((r) => [r.status, r.trusted]).sort(), [["updated", false], [
+      "updated",
+      true,
+    ]]);
+    // Only the unpinned signer's ref: it lands, the workspace stays empty, exit 3.
+    const onlyMallory = await bob.run(
+      [
+        "clone",
+        url,
+        join(bob.root, "c2"),
+        "--signer",
+        result.pull.refs.find((r: {
+          trusted: boolean;
+        }) => !r.trusted).key_id,
+        "--allow-untrusted",
+        "--json",
+      ],
+      { cwd: bob.root },
+    );
+    expectCode(onlyMallory, 3, "clone of only an unpinned signer");
+    assertEquals(onlyMallory.json().restored, null);
+    assert(onlyMallory.stderr.includes("did not check out"), onlyMallory.stderr);
+    assertEquals(
+      [...Deno.readDirSync(join(bob.root, "c2"))].map((e) => e.name),
+      [".ctxsnap"],
+    );
+  } finally {
+    await alice.cleanup();
+    await mallory.cleanup();
     await bob.cleanup();
     await Deno.remove(dir, { recursive: true });
   }

@@ -391,20 +391,22 @@ Deno.test("the store's allow-secrets list re-includes exact paths, and a file ta
   });
 });
 
-Deno.test("an allow-secrets list that others may write, or a symlink, is refused (exit 7)", async () => {
+Deno.test("an allow-secrets list that others may write, or a symlink, is refused with the store (exit 1)", async () => {
   await withWorkspace(async (w) => {
     await w.write(".env", "TOKEN=1\n");
     const list = join(w.store, "allow-secrets");
     await Deno.writeTextFile(list, ".env\n");
     await Deno.chmod(list, 0o666);
     const open = await w.cli("create");
-    assertEquals(open.code, 7, open.stderr);
-    assert(open.stderr.includes("writable by group or others"), open.stderr);
+    assertEquals(open.code, 1, open.stderr);
+    assert(open.stderr.includes("writable by everyone"), open.stderr);
     await Deno.remove(list);
     await Deno.writeTextFile(join(w.root, "elsewhere"), ".env\n");
     await Deno.symlink(join(w.root, "elsewhere"), list);
     const linked = await w.cli("create");
-    assertEquals(linked.code, 7, linked.stderr);
+    assertEquals(linked.code, 1, linked.stderr);
+    assert(linked.stderr.includes("symbolic link"), linked.stderr);
+    await Deno.remove(list);
     assertEquals(JSON.parse((await w.cli("list", "--json")).stdout).snapshots.length, 0);
   });
 });
@@ -422,5 +424,52 @@ Deno.test("a hostile .ctxsnapignore or .gitignore cannot re-include a secret", a
       { path: "id_ed25519", reason: "secret" },
       { path: "notes.txt", reason: "secret_content" },
     ]);
+  });
+});
+
+/** An armored PGP private key as `gpg --export-secret-keys --armor` writes it: many headers, 64-column lines. */
+const PGP_ARMORED = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n" +
+  "Comment: User-ID:\tAlice Example <alice@example.org>\n" +
+  "Comment: Created:\t2026-01-01 12:00\n" +
+  "Comment: Type:\t255-bit EdDSA (secret key available)\n" +
+  "Comment: Usage:\tSigning & Certification\n" +
+  "Comment: Fingerprint:\t0123 4567 89AB CDEF 0123  4567 89AB CDEF 0123 4567\n" +
+  "\n" +
+  "lFgE\nZ3kQ9mX1pL7rT5vB2nC8wD4yF6hJ0sGaZ3kQ9mX1pL7rT5vB2nC8wD4yF6hJ0sG\n" +
+  "=AbCd\n-----END PGP PRIVATE KEY BLOCK-----\n";
+
+Deno.test("SecretScanner recognises an armored PGP private-key block with many headers and short lines", () => {
+  assertEquals(scanText(PGP_ARMORED), "private key");
+  assertEquals(scanText(PGP_ARMORED.replaceAll("\n", "\r\n")), "private key");
+  assertEquals(scanText(PGP_ARMORED.replace("PRIVATE KEY", "SECRET KEY")), "private key");
+  assertEquals(scanText(PGP_ARMORED.replaceAll("PRIVATE KEY", "PUBLIC KEY")), null);
+  assertEquals(scanText('const h = "-----BEGIN PGP PRIVATE KEY BLOCK-----";\n'), null);
+});
+
+Deno.test("create leaves out private.asc and .vault-token by name and a PGP key block by content", async () => {
+  await withWorkspace(async (w) => {
+    await w.write("keys/private.asc", "anything\n");
+    await w.write(".vault-token", "hvs.CAESIJ-not-a-real-token\n");
+    await w.write("backup/alice.txt", PGP_ARMORED);
+    const result = await create(w, "-m", "keys");
+    assertEquals(result.secrets, [
+      { path: ".vault-token", reason: "secret" },
+      { path: "backup/alice.txt", reason: "secret_content" },
+      { path: "keys/private.asc", reason: "secret" },
+    ]);
+    assert(!storedBlob(w, PGP_ARMORED), "the PGP key's bytes were stored");
+  });
+});
+
+Deno.test("create refuses a reason over 1,024 characters even when the workspace is unchanged", async () => {
+  await withWorkspace(async (w) => {
+    await create(w, "-m", "first");
+    const long = await w.cli("create", "--json", "-m", "x".repeat(1025));
+    assertEquals(long.code, 2, long.stdout + long.stderr);
+    assert(long.stderr.includes("reason"), long.stderr);
+    const withSource = await w.cli("create", "--source", "ci:1", "-m", "ok");
+    assertEquals(withSource.code, 0, withSource.stderr);
+    const again = await w.cli("create", "--source", "ci:1", "-m", "y".repeat(2000));
+    assertEquals(again.code, 2, again.stdout + again.stderr);
   });
 });

@@ -18,7 +18,7 @@ import { importFile } from "../lib/share/import.ts";
 import { dirname, join, relative } from "node:path";
 import { sign } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { CtxsnapError, exitCodeOf, IntegrityError } from "../lib/errors.ts";
+import { IntegrityError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
 import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
@@ -805,19 +805,27 @@ Deno.test("import reads the file it verified: swapping the path between the pass
   }
 });
 
-Deno.test("import refuses a snapshot whose create --source key the session already holds, adding nothing", async () => {
+Deno.test("an imported snapshot never answers the user's own create --source, before or after it (quarantine stays out of idempotency)", async () => {
   const root = await Deno.makeTempDir();
   try {
-    // Alice's snapshot and Bob's own both say they are the checkpoint of "turn:7" in session main.
+    // Alice's snapshot says it is the checkpoint of "turn:7" and "turn:8" of session main.
     await Deno.mkdir(`${root}/alice`);
     await Deno.writeTextFile(`${root}/alice/a.txt`, "alice\n");
     const alice = await loadOrCreateIdentity(`${root}/alice-config`);
     const aliceStore = Store.init(`${root}/alice/.ctxsnap`, `${root}/alice`);
-    const theirs = await createSnapshot(aliceStore, alice, {
+    const theirs7 = await createSnapshot(aliceStore, alice, {
       reason: "alice",
       source: { kind: "turn", id: "7" },
     });
-    const file = (await publishToFile(aliceStore, theirs.id, { file: `${root}/a.ctxbundle` })).path;
+    const theirs8 = await createSnapshot(aliceStore, alice, {
+      reason: "alice",
+      source: { kind: "turn", id: "8" },
+      allowUnchanged: true,
+    });
+    const files = [
+      (await publishToFile(aliceStore, theirs7.id, { file: `${root}/a7.ctxbundle` })).path,
+      (await publishToFile(aliceStore, theirs8.id, { file: `${root}/a8.ctxbundle` })).path,
+    ];
     aliceStore.close();
 
     await Deno.mkdir(`${root}/bob`);
@@ -825,26 +833,21 @@ Deno.test("import refuses a snapshot whose create --source key the session alrea
     const bobId = await loadOrCreateIdentity(`${root}/bob-config`);
     const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
     try {
-      const ours = await createSnapshot(bob, bobId, {
+      const ours7 = await createSnapshot(bob, bobId, {
         reason: "bob",
         source: { kind: "turn", id: "7" },
       });
-      const trust = { isTrusted: () => true, nameOf: () => null };
-      const error = await assertRejects(
-        () => importFile(bob, file, trust),
-        CtxsnapError,
-        '"turn:7"',
-      );
-      assertEquals(exitCodeOf(error), 5);
-      assert(error.message.includes(ours.id.slice(0, 12)), error.message);
-      const ids = (bob.db.prepare("SELECT id FROM snapshots").all() as { id: string }[]).map((r) =>
-        r.id
-      );
-      assertEquals(ids, [ours.id]);
-      assertEquals(
-        bob.db.prepare("SELECT count(*) AS n FROM branches WHERE name LIKE 'imported/%'").get(),
-        { n: 0 },
-      );
+      const trust = { isTrusted: () => false, nameOf: () => null };
+      for (const file of files) await importFile(bob, file, trust, { allowUntrusted: true });
+      for (const id of [theirs7.id, theirs8.id]) {
+        assert(bob.db.prepare("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined);
+      }
+      const again7 = await createSnapshot(bob, bobId, { source: { kind: "turn", id: "7" } });
+      assertEquals([again7.id, again7.created], [ours7.id, false]);
+      await Deno.writeTextFile(`${root}/bob/b.txt`, "bob's change\n");
+      const ours8 = await createSnapshot(bob, bobId, { source: { kind: "turn", id: "8" } });
+      assert(ours8.created, "bob's change was swallowed by the imported turn:8");
+      assertEquals(ours8.envelope.signature.key_id, bobId.keyId);
     } finally {
       bob.close();
     }

@@ -31,12 +31,16 @@ interface Running {
 }
 
 /** Starts `ctxsnap watch --json` in the workspace and waits for its ready document. */
-async function startWatch(ws: TempWorkspace, env: Record<string, string> = {}): Promise<Running> {
+async function startWatch(
+  ws: TempWorkspace,
+  env: Record<string, string> = {},
+  cwd: string = ws.path,
+): Promise<Running> {
   const child = new Deno.Command(CTXSNAP_BIN ?? Deno.execPath(), {
     args: CTXSNAP_BIN !== undefined
       ? ["watch", "--json"]
       : ["run", "-A", "--quiet", CLI, "watch", "--json"],
-    cwd: ws.path,
+    cwd,
     env: {
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       DENO_DIR: realDenoDir(),
@@ -172,6 +176,157 @@ Deno.test("watch: files that are not private to the user are not trusted", async
     } finally {
       await stopWatch(running);
     }
+  });
+});
+
+/**
+ * A fake watch process: a Unix socket at `socket` (mode 0600) that records
+ * each request line and answers it with `answer` (null: closes at once).
+ */
+function fakeWatch(socket: string, answer: unknown): { received: string[]; close(): void } {
+  const listener = Deno.listen({ transport: "unix", path: socket });
+  Deno.chmodSync(socket, 0o600);
+  const received: string[] = [];
+  (async () => {
+    for await (const connection of listener) {
+      let text = "";
+      const buffer = new Uint8Array(65536);
+      for (;;) {
+        const n = await connection.read(buffer).catch(() => null);
+        if (n === null) break;
+        text += new TextDecoder().decode(buffer.subarray(0, n));
+        if (text.includes("\n")) break;
+      }
+      received.push(text);
+      if (answer !== null) {
+        await connection.write(new TextEncoder().encode(`${JSON.stringify(answer)}\n`)).catch(
+          () => {},
+        );
+      }
+      connection.close();
+    }
+  })().catch(() => {});
+  return { received, close: () => listener.close() };
+}
+
+/** Plants a private `run/watch.json` in the store of `ws` naming `socket`. */
+async function plantWatchJson(ws: TempWorkspace, socket: string): Promise<void> {
+  const run = join(ws.path, ".ctxsnap", "run");
+  await Deno.mkdir(run, { recursive: true, mode: 0o700 });
+  await Deno.chmod(run, 0o700);
+  await Deno.writeTextFile(
+    join(run, "watch.json"),
+    JSON.stringify({
+      protocol: 1,
+      pid: Deno.pid,
+      token: "ab".repeat(32),
+      socket,
+      workspace: ws.path,
+      store: join(ws.path, ".ctxsnap"),
+      started_at: new Date().toISOString(),
+      version: "0.1.0",
+    }),
+    { mode: 0o600 },
+  );
+  await Deno.chmod(join(run, "watch.json"), 0o600);
+}
+
+Deno.test("watch client: a watch.json naming a socket outside a private directory of this user is never contacted", async () => {
+  await withStore(async (ws) => {
+    const open = join(ws.root, "open");
+    await Deno.mkdir(open);
+    await Deno.chmod(open, 0o755);
+    const fake = fakeWatch(join(open, "evil.sock"), null);
+    try {
+      await plantWatchJson(ws, join(open, "evil.sock"));
+      const created = await ws.run(["create", "-m", "private reason", "--json"]);
+      expectCode(created, 0, "create");
+      assertEquals(created.json().via, "local");
+      assertEquals(fake.received, [], "the reason was sent to a socket that is not ours");
+    } finally {
+      fake.close();
+    }
+  });
+});
+
+Deno.test("watch client: an answer naming a snapshot this store does not hold (forged, another signer) is refused, not reported", async () => {
+  await withStore(async (ws) => {
+    // A validly signed snapshot of another store and key.
+    const { Store } = await import("../lib/store/store.ts");
+    const { createSnapshot } = await import("../lib/snapshot/create.ts");
+    const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
+    const other = join(ws.root, "other");
+    await Deno.mkdir(other);
+    const store = Store.init(join(other, ".ctxsnap"), other);
+    const forged = await createSnapshot(store, await loadOrCreateIdentity(join(ws.root, "k")), {});
+    store.close();
+    const socket = join(ws.path, ".ctxsnap", "run", "watch.sock");
+    await Deno.mkdir(join(ws.path, ".ctxsnap", "run"), { mode: 0o700 });
+    const fake = fakeWatch(socket, {
+      ok: true,
+      result: {
+        id: forged.id,
+        created: true,
+        envelope: forged.envelope,
+        capture: null,
+        secrets: [],
+        operation: null,
+      },
+    });
+    try {
+      await plantWatchJson(ws, socket);
+      const before = (await ws.run(["list", "--all", "--json"])).json().snapshots.length;
+      const created = await ws.run(["create", "-m", "mine", "--json"]);
+      assertEquals(fake.received.length, 1, "the fake watch process was asked");
+      expectCode(created, 1, "a forged answer");
+      assert(created.stderr.includes("watch process answered"), created.stderr);
+      assert(!created.stdout.includes(forged.id), "the forged id was reported");
+      assertEquals((await ws.run(["list", "--all", "--json"])).json().snapshots.length, before);
+    } finally {
+      fake.close();
+    }
+  });
+});
+
+Deno.test("watch: a socket path too long for run/ goes to a fresh private mkdtemp directory, which a squatter cannot take first", async () => {
+  await withStore(async (ws) => {
+    const deep = join(ws.path, "d".repeat(60), "e".repeat(40));
+    await Deno.mkdir(deep, { recursive: true });
+    expectCode(await ws.run(["init", "--nested"], { cwd: deep }), 0, "init");
+    const tmp = join(ws.root, "tmp");
+    await Deno.mkdir(tmp);
+    // The name the old fallback used, taken first and left open to others.
+    const uid = Deno.uid();
+    await Deno.mkdir(join(tmp, `ctxsnap-${uid}`));
+    await Deno.chmod(join(tmp, `ctxsnap-${uid}`), 0o777);
+    const sockets: string[] = [];
+    const envs: Record<string, string>[] = [
+      { TMPDIR: tmp },
+      { TMPDIR: tmp },
+      { XDG_RUNTIME_DIR: join(ws.root, "xdg") },
+    ];
+    for (const env of envs) {
+      if (env.XDG_RUNTIME_DIR !== undefined) await Deno.mkdir(env.XDG_RUNTIME_DIR, { mode: 0o700 });
+      const running = await startWatch(ws, env, deep);
+      try {
+        const socket: string = running.ready.socket;
+        sockets.push(socket);
+        const dir = socket.slice(0, socket.lastIndexOf("/"));
+        assert(dir !== join(tmp, `ctxsnap-${uid}`), "the predictable directory was used");
+        assertEquals((await Deno.lstat(dir)).mode! & 0o777, 0o700);
+        assert(dir.startsWith(env.XDG_RUNTIME_DIR ?? tmp), `${dir} under the runtime directory`);
+        assertEquals(
+          (await ws.run(["create", "-m", "via watch", "--json"], { cwd: deep })).json().via,
+          "watch",
+        );
+      } finally {
+        await stopWatch(running);
+      }
+      const gone = await Deno.lstat(sockets.at(-1)!.slice(0, sockets.at(-1)!.lastIndexOf("/")))
+        .then(() => false, () => true);
+      assert(gone, "the socket directory is removed on exit");
+    }
+    assert(sockets[0] !== sockets[1], "two runs chose the same directory");
   });
 });
 

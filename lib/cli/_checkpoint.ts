@@ -57,7 +57,9 @@ export async function checkpoint(
     ...(explicit ? {} : { expectWorkspace: path.dirname(storeDir) }),
   });
   if (handed !== null) {
-    return { result: await fromWatch(handed.result), storeDir, via: "watch" };
+    const result = await fromWatch(handed.result);
+    await checkWatchAnswer(storeDir, config, result);
+    return { result, storeDir, via: "watch" };
   }
   const [{ identity, openStore }, { createSnapshot }, { withAgentEvent }] = await Promise.all([
     import("./command.ts"),
@@ -71,6 +73,51 @@ export async function checkpoint(
     const options = agent === undefined ? rest : withAgentEvent(store, rest, agent);
     const result = await createSnapshot(store, signer, options);
     return { result, storeDir: store.dir, via: "local" };
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * Verifies a watch process's answer against the store before it is
+ * reported: the snapshot must be in this store with a valid id and
+ * signature, be exactly the envelope the answer holds, and (when new) be
+ * signed with this user's identity. Throws {@linkcode IntegrityError}.
+ */
+async function checkWatchAnswer(
+  storeDir: string,
+  config: string,
+  result: CreateResult,
+): Promise<void> {
+  const [{ Store }, { readEnvelope }, { envelopeBytes }, { identity }] = await Promise.all([
+    import("../store/store.ts"),
+    import("../snapshot/timeline.ts"),
+    import("../snapshot/envelope.ts"),
+    import("./command.ts"),
+  ]);
+  const refuse = (why: string): never => {
+    throw new IntegrityError(
+      `The watch process answered with snapshot ${result.id.slice(0, 12)}, which ${why}`,
+      { hint: "stop it (`ctxsnap watch --stop`) and retry; nothing it says is reported" },
+    );
+  };
+  const store = Store.open(storeDir, { readOnly: true, registry: config });
+  try {
+    let stored;
+    try {
+      stored = await readEnvelope(store, result.id); // id and signature checked
+    } catch {
+      return refuse("this store does not hold with a valid signature");
+    }
+    const same = (a: Uint8Array, b: Uint8Array) =>
+      a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
+    if (!same(envelopeBytes(stored), envelopeBytes(result.envelope))) {
+      refuse("differs from the one this store holds");
+    }
+    if (result.created && stored.signature.public_key !== (await identity()).publicKeyHex) {
+      refuse("is not signed with your key");
+    }
+    result.envelope = stored;
   } finally {
     store.close();
   }

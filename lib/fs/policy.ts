@@ -57,6 +57,12 @@ const SECRET_NAMES: ReadonlySet<string> = new Set([
   ".pypirc",
   ".pgpass",
   ".git-credentials",
+  // HashiCorp Vault's login token, armored PGP private keys as gpg exports them
+  ".vault-token",
+  "private.asc",
+  "secret.asc",
+  "secring.gpg",
+  "secring.asc",
 ]);
 
 /** Name endings that hold keys or credentials, compared case-insensitively. */
@@ -100,8 +106,9 @@ const SECRET_IN_DIR: ReadonlySet<string> = new Set([
  * `_rsa`, `_dsa`, `_ecdsa` or `_ed25519`); credential files (`credentials`,
  * `credentials.json`, `service-account.json`, `service_account.json`,
  * `application_default_credentials.json`, `.netrc`, `_netrc`, `.npmrc`,
- * `.pypirc`, `.pgpass`, `.git-credentials`); Terraform state (`*.tfstate`,
- * `*.tfstate.backup`).
+ * `.pypirc`, `.pgpass`, `.git-credentials`, Vault's `.vault-token`); PGP
+ * private keys (`private.asc`, `secret.asc`, `secring.gpg`, `secring.asc`);
+ * Terraform state (`*.tfstate`, `*.tfstate.backup`).
  *
  * @example
  * ```ts

@@ -312,11 +312,15 @@ export class SafeWriter {
    * blob failing its hash check) nothing replaces the destination. `mode` is
    * the recorded mode: the file is created with {@linkcode creationMode} of
    * it and the umask applies (no setuid, setgid, sticky or world-write bit).
+   * With `exclusive`, the file must be new: it is linked into place, never
+   * renamed over anything, and an existing entry of any kind (a file, a
+   * symlink, a FIFO) stops it with a {@linkcode ConflictError}.
    */
   writeFile(
     relPath: string,
     mode: number,
     produce: (write: (chunk: Uint8Array) => void) => void,
+    options: { exclusive?: boolean } = {},
   ): void {
     const { dir, name } = splitPath(relPath);
     const place = this.#place(dir, true, relPath);
@@ -339,7 +343,17 @@ export class SafeWriter {
       fs.closeSync(fd);
       fd = null;
       place.verify();
-      fs.renameSync(temp, place.entry(name));
+      if (options.exclusive) {
+        try {
+          fs.linkSync(temp, place.entry(name)); // never replaces: EEXIST
+        } catch (error) {
+          if (errnoOf(error) !== "EEXIST") throw error;
+          throw new ConflictError(`Cannot write ${quote(relPath)}: it exists`, {
+            hint: "pick a new name; an existing file is never replaced",
+          });
+        }
+        fs.unlinkSync(temp);
+      } else fs.renameSync(temp, place.entry(name));
       this.#dirty.add(dir);
       this.#written.push({ rel: relPath, dev: stat.dev, ino: stat.ino });
     } catch (error) {

@@ -12,6 +12,10 @@
  *   BLOCK-----`, followed by a line break (or an escaped `\n`, as inside JSON
  *   or YAML strings), optional `Name: value` header lines, and at least 40
  *   base64 characters; a PuTTY key file header `PuTTY-User-Key-File-N:`;
+ * - **PGP private key**: an armored block `-----BEGIN PGP PRIVATE KEY
+ *   BLOCK-----` (or `PGP SECRET KEY BLOCK`), up to 16 armor header lines of
+ *   up to 200 characters each, the blank line, then at least 40 base64
+ *   characters over any number of lines;
  * - **AWS access key id**: `AKIA` or `ASIA` and 16 upper-case letters or
  *   digits, alone (the documented example `…EXAMPLE` excepted);
  * - **GitHub token**: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36
@@ -46,7 +50,7 @@
 import { builtin } from "../runtime.ts";
 
 /** Bumped whenever the rules change: capture then re-reads files its stat cache knows. */
-export const SECRET_RULES_VERSION = "1";
+export const SECRET_RULES_VERSION = "2";
 
 /** Characters of the previous chunk scanned again with the next one. */
 const CARRY = 1024;
@@ -57,6 +61,12 @@ const NL = String.raw`(?:\r?\n|(?:\\r)?\\n)`;
 const PEM = new RegExp(
   String.raw`-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----${NL}` +
     String.raw`(?:[A-Za-z0-9-]{1,40}: [^\r\n\\]{0,200}${NL}){0,4}${NL}?[A-Za-z0-9+/=]{40}`,
+  "y",
+);
+/** An armored PGP private-key block (RFC 4880 §6.2), matched from its `-----BEGIN `. */
+const PGP = new RegExp(
+  String.raw`-----BEGIN PGP (?:PRIVATE|SECRET) KEY BLOCK-----[ \t]*${NL}` +
+    String.raw`(?:[^\r\n\\]{1,200}${NL}){0,16}?[ \t]*${NL}(?:[A-Za-z0-9+/=][ \t]*${NL}?){40}`,
   "y",
 );
 const PUTTY = /PuTTY-User-Key-File-\d: [a-z0-9-]{3,40}\r?\n/g;
@@ -122,6 +132,14 @@ export function scanText(text: string): string | null {
     if (begin < 0 || at - begin > 96) continue;
     PEM.lastIndex = begin;
     if (PEM.test(text)) return "private key";
+  }
+  for (
+    let at = text.indexOf("-----BEGIN PGP ");
+    at >= 0;
+    at = text.indexOf("-----BEGIN PGP ", at + 1)
+  ) {
+    PGP.lastIndex = at;
+    if (PGP.test(text)) return "private key";
   }
   if (text.includes("PuTTY-User-Key-File-")) {
     PUTTY.lastIndex = 0;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { CtxsnapError } from "../errors.ts";
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
 import { isHex } from "../encoding/hex.ts";
 import type { Store } from "../store/store.ts";
@@ -83,16 +84,31 @@ export class CountingBackend implements Backend {
   readonly location: string;
   readonly minPartSize: number;
 
-  /** Wraps `inner`. */
-  constructor(private readonly inner: Backend) {
+  /**
+   * Wraps `inner`; more than `maxReceived` bytes received in all stops the
+   * command with an error (exit 1) that names the bound.
+   */
+  constructor(private readonly inner: Backend, private readonly maxReceived = Infinity) {
     this.location = inner.location;
     this.minPartSize = inner.minPartSize;
+  }
+
+  #count(bytes: number): void {
+    this.traffic.received += bytes;
+    if (this.traffic.received > this.maxReceived) {
+      // Not an IntegrityError: that refuses one ref; this ends the whole command.
+      throw new CtxsnapError(
+        `The remote sent more than ${this.maxReceived} bytes in all; nothing of it was kept`,
+        "failure",
+        { hint: "the remote is larger than this command allows, or hostile" },
+      );
+    }
   }
 
   async get(key: string, maxBytes: number): Promise<Uint8Array | null> {
     this.traffic.requests++;
     const bytes = await this.inner.get(key, maxBytes);
-    this.traffic.received += bytes?.byteLength ?? 0;
+    this.#count(bytes?.byteLength ?? 0);
     return bytes;
   }
 
@@ -103,7 +119,7 @@ export class CountingBackend implements Backend {
   ): Promise<boolean> {
     this.traffic.requests++;
     return this.inner.getStream(key, maxBytes, (chunk) => {
-      this.traffic.received += chunk.byteLength;
+      this.#count(chunk.byteLength);
       onChunk(chunk);
     });
   }

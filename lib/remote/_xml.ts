@@ -38,26 +38,52 @@ function safeCodePoint(code: number, fallback: string): string {
     : fallback;
 }
 
-/** The inner XML of every `<tag>…</tag>` element (not nested in itself). */
-export function xmlBlocks(body: string, tag: string): string[] {
+/** Longest attribute list read in an opening tag; a longer one does not match. */
+const MAX_ATTRIBUTES = 256;
+
+/**
+ * The inner XML of `<tag>…</tag>` elements (not nested in itself), at most
+ * `limit` of them. Linear in the body's length whatever it holds: each
+ * character is looked at a bounded number of times (an opening tag's
+ * attributes are read at most {@linkcode MAX_ATTRIBUTES} characters far, and
+ * the search resumes after each element, or stops at the first element
+ * that is never closed).
+ */
+export function xmlBlocks(body: string, tag: string, limit = Infinity): string[] {
   const out: string[] = [];
-  const open = new RegExp(`<${tag}(\\s[^>]*)?>`, "g");
+  const open = `<${tag}`;
   const close = `</${tag}>`;
-  for (;;) {
-    const match = open.exec(body);
-    if (match === null) break;
-    const start = match.index + match[0].length;
+  let from = 0;
+  while (out.length < limit) {
+    const at = body.indexOf(open, from);
+    if (at < 0) break;
+    let start = at + open.length;
+    const next = body[start];
+    if (next === ">") start += 1;
+    else if (next === " " || next === "\t" || next === "\n" || next === "\r") {
+      let end = start;
+      const stop = Math.min(body.length, start + MAX_ATTRIBUTES);
+      while (end < stop && body[end] !== ">" && body[end] !== "<") end++;
+      if (body[end] !== ">") {
+        from = end; // not an opening tag: resume where the look stopped
+        continue;
+      }
+      start = end + 1;
+    } else {
+      from = start; // a longer name (`<ContentsX`): not this tag
+      continue;
+    }
     const end = body.indexOf(close, start);
-    if (end < 0) break;
+    if (end < 0) break; // never closed: no later element can be either
     out.push(body.slice(start, end));
-    open.lastIndex = end + close.length;
+    from = end + close.length;
   }
   return out;
 }
 
 /** The decoded text of the first `<tag>` element, or null. */
 export function xmlText(body: string, tag: string): string | null {
-  const block = xmlBlocks(body, tag)[0];
+  const block = xmlBlocks(body, tag, 1)[0];
   return block === undefined ? null : decodeEntities(block);
 }
 

@@ -35,6 +35,28 @@
 import { CtxsnapError, quote, RemoteError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 
+/** Total bounds of one listing, whatever the server sends. */
+export interface ListBounds {
+  /** Keys in all pages together. */
+  keys: number;
+  /** Response bytes of all pages together. */
+  bytes: number;
+  /** Pages. */
+  pages: number;
+}
+
+/**
+ * The default bounds of one listing: 2,000,000 keys, 512 MiB of responses,
+ * 20,000 pages (a shared directory: the same number of keys, and at most 64
+ * directory levels). A listing beyond any of them is refused with an
+ * `IntegrityError` naming the bound.
+ */
+export const LIST_BOUNDS: Readonly<ListBounds> = {
+  keys: 2_000_000,
+  bytes: 512 * 1024 * 1024,
+  pages: 20_000,
+};
+
 /** One listed or probed object. */
 export interface ObjectInfo {
   /** The key, relative to the remote's root. */

@@ -7,8 +7,11 @@
  * machine, so later restores have a baseline).
  *
  * The ref restored is the newest (by its record's time) among the pulled
- * refs of branch `main`, or of `--branch B`, optionally only of one signer;
- * a remote with no such ref gives an empty workspace and says so. A failed
+ * refs of trusted signers on branch `main`, or of `--branch B`, optionally
+ * only of one signer; a remote with no such ref gives an empty workspace and
+ * says so. With `--allow-untrusted` an unpinned signer's refs land (on their
+ * quarantine branches) but are never checked out: the user restores one
+ * explicitly after reviewing it. A failed
  * clone removes what it created.
  *
  * Part of the remote layer (above share, below cli).
@@ -19,7 +22,7 @@
  * const ref = (branch: string, createdAt: string) => ({
  *   keyId: "0123456789abcdef", session: "main", branch, seq: 1, head: "ab".repeat(32),
  *   createdAt, localBranch: `origin/0123456789abcdef/${branch}`, status: "updated" as const,
- *   reason: null,
+ *   reason: null, trusted: true,
  * });
  * const picked = pickRef([ref("exp", "2026-01-02T00:00:00.000Z"), ref("main", "2026-01-01T00:00:00.000Z")], {});
  * if (picked?.branch !== "main") throw new Error("main is preferred");
@@ -78,13 +81,17 @@ export interface CloneResult {
   restore: RestoreResult | null;
 }
 
-/** The ref a clone restores: newest of branch `main` (or `options.branch`), else newest of any. */
+/**
+ * The ref a clone restores: the newest trusted ref of branch `main` (or
+ * `options.branch`), else the newest trusted ref of any branch; never a ref
+ * of a signer the trust policy does not accept.
+ */
 export function pickRef(
   refs: PulledRef[],
   options: { branch?: string; signer?: string },
 ): PulledRef | null {
   const usable = refs.filter((r) =>
-    (r.status === "updated" || r.status === "unchanged") && r.head !== null &&
+    (r.status === "updated" || r.status === "unchanged") && r.head !== null && r.trusted &&
     (options.signer === undefined || r.keyId.startsWith(options.signer))
   );
   const wanted = options.branch ?? "main";

@@ -39,6 +39,7 @@ import {
   type Backend,
   checkKey,
   checkPrefix,
+  LIST_BOUNDS,
   type MultipartUpload,
   type ObjectInfo,
 } from "./backend.ts";
@@ -312,7 +313,16 @@ export class FileBackend implements Backend {
     } catch (error) {
       return Promise.reject(error);
     }
-    const walk = (abs: string, rel: string) => {
+    const beyond = (what: string): never => {
+      throw new IntegrityError(
+        `The shared directory's listing of ${
+          quote(prefix)
+        } is longer than ${what}; nothing was taken from it`,
+        { hint: "the remote is damaged or hostile; check it" },
+      );
+    };
+    const walk = (abs: string, rel: string, depth: number) => {
+      if (depth > 64) beyond("64 directory levels");
       let names: string[];
       try {
         names = fs.readdirSync(abs);
@@ -331,15 +341,18 @@ export class FileBackend implements Backend {
         } catch {
           continue; // removed meanwhile
         }
-        if (stat.isDirectory()) walk(child, key);
-        else if (stat.isFile()) out.push({ key, size: stat.size });
+        if (stat.isDirectory()) walk(child, key, depth + 1);
+        else if (stat.isFile()) {
+          if (out.length >= LIST_BOUNDS.keys) beyond(`${LIST_BOUNDS.keys} keys`);
+          out.push({ key, size: stat.size });
+        }
         // Symlinks and special files are not objects.
       }
     };
     try {
       if (base !== null) {
         const stat = fs.lstatSync(base);
-        if (stat.isDirectory() && !stat.isSymbolicLink()) walk(base, start);
+        if (stat.isDirectory() && !stat.isSymbolicLink()) walk(base, start, 0);
       }
     } catch (error) {
       if (errnoOf(error) !== "ENOENT") return Promise.reject(error);

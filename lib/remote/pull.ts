@@ -41,7 +41,6 @@ import { parseCanonical } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved } from "../store/operations.ts";
-import { snapshotIdBySource } from "../store/snapshot_rows.ts";
 import { setBranchHead } from "../store/branch_rows.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
@@ -96,7 +95,19 @@ export interface PullOptions {
   concurrency?: number;
   /** Progress: a phase and counts. */
   onProgress?: (phase: string, done: number, total: number) => void;
+  /** Most bytes received in all (default {@linkcode PULL_MAX_BYTES}). */
+  maxBytes?: number;
 }
+
+/**
+ * The most a pull (or clone) receives in all, 256 GiB, and keeps of
+ * envelopes in memory, 1 GiB: beyond either it stops (exit 1), nothing
+ * landed. With the listing bounds (`LIST_BOUNDS`) and the history bound
+ * (1,000,000 snapshots) no remote can make a pull run or grow without end.
+ */
+export const PULL_MAX_BYTES: number = 256 * 1024 ** 3;
+/** Most envelope bytes a pull holds in memory. */
+export const PULL_MAX_ENVELOPE_BYTES: number = 1024 ** 3;
 
 /** What became of one ref. */
 export type PulledStatus = "updated" | "unchanged" | "stale" | "untrusted" | "refused";
@@ -121,6 +132,12 @@ export interface PulledRef {
   status: PulledStatus;
   /** Why it was stale, untrusted or refused; null otherwise. */
   reason: string | null;
+  /**
+   * Whether the trust policy accepts the ref's signer (its record's full
+   * public key is pinned). An unpinned signer's ref lands only with
+   * `--allow-untrusted`, and `clone` never checks it out.
+   */
+  trusted: boolean;
 }
 
 /** What {@linkcode pull} did. */
@@ -174,7 +191,7 @@ export async function pull(
   remoteName: string,
   options: PullOptions = {},
 ): Promise<PullResult> {
-  const backend = new CountingBackend(inner);
+  const backend = new CountingBackend(inner, options.maxBytes ?? PULL_MAX_BYTES);
   const allowUntrusted = options.allowUntrusted === true;
   const concurrency = options.concurrency ?? 8;
   const progress = options.onProgress ?? (() => {});
@@ -202,6 +219,7 @@ export async function pull(
   const spool = new Spool(store);
   try {
     const envelopes = new Map<string, Envelope>(); // fetched and verified, by id
+    let envelopeBytesHeld = 0;
     const staged = new Map<string, Staged>(); // verified objects, by id
     const plans: Plan[] = [];
 
@@ -211,6 +229,14 @@ export async function pull(
       if (known !== undefined) return known;
       const bytes = await backend.get(snapshotKey(id), MAX_ENVELOPE_BYTES);
       if (bytes === null) return null;
+      envelopeBytesHeld += bytes.byteLength;
+      if (envelopeBytesHeld > PULL_MAX_ENVELOPE_BYTES) {
+        throw new CtxsnapError(
+          `The remote's snapshots take more than ${PULL_MAX_ENVELOPE_BYTES} bytes; nothing was kept`,
+          "failure",
+          { hint: "pull one snapshot at a time (`pull NAME ID`), or check the remote" },
+        );
+      }
       let envelope: Envelope;
       try {
         envelope = parseEnvelope(bytes);
@@ -342,10 +368,7 @@ export async function pull(
     const failedObjects = new Map<string, string>();
 
     /** Resolves the chain from `head` and stages its content; throws RefRefused / UntrustedError. */
-    const plannedSources = new Map<string, string>(); // session+source → id, of refs that will land
-    let sources = new Map<string, string>(); // the same, for the ref being resolved
     const resolve = async (plan: Plan, head: string, signerKey: string | null): Promise<void> => {
-      sources = new Map();
       if (signerKey !== null) {
         // A ref names only its signer's snapshots, even one this store has already.
         const top = hasSnapshot(store, head)
@@ -377,21 +400,6 @@ export async function pull(
           throw new UntrustedError(
             `snapshot ${cursor.slice(0, 12)} is signed by unpinned key ${key_id}`,
           );
-        }
-        const source = envelope.body.source;
-        if (source !== null) {
-          // A session holds one snapshot per source (the idempotency key of `create --source`).
-          const key = `${envelope.body.session}\0${source.kind}\0${source.id}`;
-          const local = snapshotIdBySource(store, envelope.body.session, source.kind, source.id);
-          const other = local ?? plannedSources.get(key);
-          if (other !== undefined && other !== envelope.id) {
-            throw new RefRefused(
-              `snapshot ${cursor.slice(0, 12)} has the source ${
-                quote(`${source.kind}:${source.id}`)
-              } of snapshot ${other.slice(0, 12)} in session ${quote(envelope.body.session)}`,
-            );
-          }
-          sources.set(key, envelope.id);
         }
         plan.chain.push(envelope);
         progress("fetching snapshots", plan.chain.length, plan.chain.length);
@@ -455,7 +463,6 @@ export async function pull(
         await resolve(plan, head, signerKey);
         plan.ref.status = "updated";
         plans.push(plan);
-        for (const [key, id] of sources) plannedSources.set(key, id);
       } catch (error) {
         // IntegrityError: a remote object over its bound, or unsafe in a shared directory.
         if (error instanceof RefRefused || error instanceof IntegrityError) {
@@ -480,6 +487,7 @@ export async function pull(
         localBranch: "",
         status: "updated",
         reason: null,
+        trusted: false,
       };
       const plan: Plan = { ref, record: null, recordHash: null, chain: [], objects: new Set() };
       if (hasSnapshot(store, id)) {
@@ -493,6 +501,7 @@ export async function pull(
         ref.branch = head.body.branch;
         ref.localBranch = quarantineBranch(head.signature.key_id);
         ref.createdAt = head.body.created_at;
+        ref.trusted = trust.isTrusted(head.signature.key_id, head.signature.public_key);
       }
       result.refs.push(ref);
     } else {
@@ -560,6 +569,7 @@ async function readRefs(
       localBranch: trackingBranch(remoteName, key.keyId, key.branch),
       status: "refused",
       reason: null,
+      trusted: false,
     };
     const entry: ReadRef = { ref, record: null, hash: null };
     out.push(entry);
@@ -599,6 +609,7 @@ async function readRefs(
     }
     ref.head = record.head;
     ref.createdAt = record.created_at;
+    ref.trusted = trust.isTrusted(record.key_id, record.public_key);
     if (!allowUntrusted && !trust.isTrusted(record.key_id, record.public_key)) {
       ref.status = "untrusted";
       ref.reason = `signer ${key.keyId} is not pinned (another key has its id)`;

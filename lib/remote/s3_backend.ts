@@ -41,6 +41,7 @@ import {
 } from "./backend.ts";
 import { type Credentials, EMPTY_SHA256, signRequest, uriEncode } from "./sigv4.ts";
 import { escapeXml, xmlBlocks, xmlText } from "./_xml.ts";
+import { LIST_BOUNDS, type ListBounds } from "./backend.ts";
 
 /** How to reach a bucket. */
 export interface S3Options {
@@ -58,6 +59,8 @@ export interface S3Options {
   credentials: Credentials | null;
   /** Keys per list page (default 1000; tests use small pages). */
   pageSize?: number;
+  /** Bounds of one listing (default `LIST_BOUNDS` of `backend.ts`; tests use small ones). */
+  listBounds?: Partial<ListBounds>;
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -307,14 +310,35 @@ export class S3Backend implements Backend {
     checkPrefix(prefix);
     const full = this.options.prefix === "" ? prefix : `${this.options.prefix}/${prefix}`;
     const out: ObjectInfo[] = [];
+    const bounds = { ...LIST_BOUNDS, ...this.options.listBounds };
+    const tokens = new Set<string>();
     let token: string | null = null;
-    for (let page = 0;; page++) {
+    let bytes = 0;
+    const beyond = (what: string): never => {
+      throw new IntegrityError(
+        `The remote's listing of ${
+          quote(prefix)
+        } is longer than ${what}; nothing was taken from it`,
+        { hint: "the remote is damaged or hostile; check it, or ask its owner" },
+      );
+    };
+    for (let page = 1;; page++) {
+      if (page > bounds.pages) beyond(`${bounds.pages} pages`);
       const query: Record<string, string> = { "list-type": "2", prefix: full };
       if (this.options.pageSize !== undefined) query["max-keys"] = String(this.options.pageSize);
       if (token !== null) query["continuation-token"] = token;
       const response = await this.call(`LIST ${quote(prefix)}`, { method: "GET", query });
-      const text = new TextDecoder().decode(await readBody(response, MAX_LIST_BODY, "listing"));
-      for (const block of xmlBlocks(text, "Contents")) {
+      const limit = Math.min(MAX_LIST_BODY, bounds.bytes - bytes);
+      const raw = await readBody(response, limit, "listing").catch((error) => {
+        if (error instanceof IntegrityError && limit < MAX_LIST_BODY) {
+          beyond(`${bounds.bytes} bytes`);
+        }
+        throw error;
+      });
+      bytes += raw.byteLength;
+      const text = new TextDecoder().decode(raw);
+      for (const block of xmlBlocks(text, "Contents", bounds.keys - out.length + 1)) {
+        if (out.length >= bounds.keys) beyond(`${bounds.keys} keys`);
         const key = xmlText(block, "Key");
         const size = Number(xmlText(block, "Size"));
         if (key === null || !key.startsWith(full) || !Number.isSafeInteger(size) || size < 0) {
@@ -327,9 +351,17 @@ export class S3Backend implements Backend {
       }
       if (xmlText(text, "IsTruncated") !== "true") break;
       token = xmlText(text, "NextContinuationToken");
-      if (token === null || token === "" || page > 1_000_000) {
+      if (token === null || token === "" || token.length > 4096) {
         throw new IntegrityError(`The remote sent a truncated listing without a continuation`);
       }
+      if (tokens.has(token)) {
+        throw new IntegrityError(
+          `The remote's listing of ${
+            quote(prefix)
+          } repeats a continuation token (it would never end)`,
+        );
+      }
+      tokens.add(token);
     }
     out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return out;

@@ -91,7 +91,7 @@ function spool(store: Store, source: string): { path: string; fd: number } {
   // tmp/ can unlink the name, never the data.
   const fd = fs.openSync(
     temp,
-    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR,
+    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR | fs.constants.O_NOFOLLOW,
     0o600,
   );
   try {
@@ -299,7 +299,8 @@ async function importFrom(
         const temp = store.tempPath();
         const fd = fs.openSync(
           temp,
-          fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+          fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY |
+            fs.constants.O_NOFOLLOW,
           0o600,
         );
         state.pending = { id, chunks: [], temp, fd };

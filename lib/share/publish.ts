@@ -22,8 +22,11 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CtxsnapError, IoError, NotFoundError, quote, reasonOf } from "../errors.ts";
+import { CtxsnapError, IoError, NotFoundError, quote, reasonOf, UsageError } from "../errors.ts";
 import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
+import { isSafeRelativePath } from "../fs/path.ts";
+import { isInsideReservedPath, isReservedName } from "../fs/reserved.ts";
+import { SafeWriter } from "../fs/safe_write.ts";
 import type { Store } from "../store/store.ts";
 import { treeBytes } from "../store/tree.ts";
 import type { Envelope } from "../snapshot/envelope.ts";
@@ -154,11 +157,13 @@ export async function publishToFile(
   options: PublishOptions & {
     file?: string;
     dir?: string;
+    below?: PublishBelow;
     /** Called with the final path and kind before anything is written; may throw to refuse. */
     beforeWrite?: (target: string, kind: "snapshot" | "bundle") => void;
   },
 ): Promise<PublishResult> {
   const plan = await planPublish(store, id, options);
+  if (options.below !== undefined) return publishBelow(store, plan, options.below);
   const target = path.resolve(options.file ?? path.join(options.dir ?? ".", plan.fileName));
   options.beforeWrite?.(target, plan.kind);
   const dir = path.dirname(target);
@@ -202,4 +207,74 @@ export async function publishToFile(
       hint: "name a directory you can write to, or a file in one, with --out",
     });
   }
+}
+
+/**
+ * A new file below a directory ctxsnap may write in (the store, or the
+ * workspace): `root` and a relative path, or a relative directory to hold the
+ * default file name.
+ */
+export interface PublishBelow {
+  /** The directory the path is relative to (the store directory, or the workspace root). */
+  root: string;
+  /** The file's path relative to `root` (normalized POSIX, no `..`). */
+  file?: string;
+  /** Or the directory, relative to `root`, for the plan's default file name. */
+  dir?: string;
+  /** Replace an existing file of that name (renamed over, never written through). */
+  replace?: boolean;
+}
+
+/**
+ * Writes the published file as a new file below `below.root`, creating its
+ * directories one component at a time from the root without following a
+ * symlink (`SafeWriter`), never inside `.git` or `.ctxsnap` in any spelling,
+ * nor inside the store when the store lies in the workspace, and never over
+ * an existing entry unless `replace`.
+ */
+function publishBelow(store: Store, plan: PublishPlan, below: PublishBelow): PublishResult {
+  const rel = below.file ??
+    (below.dir === undefined || below.dir === "" ? plan.fileName : `${below.dir}/${plan.fileName}`);
+  const root = path.resolve(below.root);
+  if (!isSafeRelativePath(rel)) {
+    throw new UsageError(`The output path ${quote(rel)} is not a plain relative path`, {
+      hint: "name a new file below the workspace, without .., a leading / or empty segments",
+    });
+  }
+  const parts = rel.split("/");
+  if (root !== store.dir && parts.some(isReservedName)) {
+    throw new UsageError(`The output path ${quote(rel)} lies inside .git or .ctxsnap`, {
+      hint: "publish somewhere else in the workspace",
+    });
+  }
+  const storeRel = path.relative(root, store.dir);
+  if (
+    root !== store.dir && storeRel !== "" && !storeRel.startsWith("..") &&
+    !path.isAbsolute(storeRel) && isInsideReservedPath(rel, storeRel.split(path.sep).join("/"))
+  ) {
+    throw new UsageError(`The output path ${quote(rel)} lies inside the store`, {
+      hint: "publish somewhere else in the workspace",
+    });
+  }
+  const writer = new SafeWriter(root);
+  let bytes = 0;
+  let manifest: BundleManifest | null = null;
+  try {
+    writer.writeFile(rel, 0o644, (write) => {
+      manifest = writePublished(store, plan, (chunk) => {
+        bytes += chunk.byteLength;
+        write(chunk);
+      });
+    }, { exclusive: below.replace !== true });
+    writer.flush();
+  } finally {
+    writer.close();
+  }
+  return {
+    path: path.join(root, ...parts),
+    kind: plan.kind,
+    bytes,
+    snapshots: plan.envelopes.map((e) => e.id),
+    blobs: (manifest as BundleManifest | null)?.blobs.length ?? 0,
+  };
 }

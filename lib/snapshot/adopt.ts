@@ -11,8 +11,15 @@
  * describes what the user takes on: the snapshots and their untrusted
  * signers, unresolved operations, and sessions whose live state (task,
  * decisions, … which the next `create` signs in the user's name) is not
- * empty. Unless `dryRun`, it clears the stat cache (it describes files on
- * another machine, and capture trusts its hits) and registers the store.
+ * empty. It lists every file the store holds besides its core (the index,
+ * its journal files and `objects/`): the transient `tmp/` and `run/` entries
+ * are cleared (`run/` is kept while a watch process of this user answers on
+ * it); an allow list (`allow-secrets`, which re-includes secrets in
+ * captures) and `published/` files are refused unless the user keeps them
+ * explicitly (`keep`), and the allow list's paths are shown either way.
+ * Unless `dryRun`, it clears the stat cache (it describes files on another
+ * machine, and capture trusts its hits), clears `tmp/` and `run/`, and
+ * registers the store.
  *
  * @example
  * ```ts
@@ -30,8 +37,10 @@
  * ```
  * @module
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, IntegrityError, quote } from "../errors.ts";
+import { ConflictError, IntegrityError, quote, StoreTrustError, UsageError } from "../errors.ts";
+import { ALLOW_SECRETS_FILE, readAllowSecrets } from "../store/allow_secrets.ts";
 import { Store } from "../store/store.ts";
 import { checkStorePaths, registerStore } from "../store/trust.ts";
 import { sessionsWithLiveState } from "../store/session_rows.ts";
@@ -55,6 +64,47 @@ export interface Adoption {
   sessions_with_live_state: string[];
   /** Whether it was registered (false for a dry run). */
   adopted: boolean;
+  /** Every file besides the core, sorted by path, and what adoption does with it. */
+  extra_files: ExtraFile[];
+  /** The paths the store's allow list re-includes as captures, or null without one. */
+  allow_secrets: string[] | null;
+}
+
+/** What adoption does with a store file that is not part of its core. */
+export interface ExtraFile {
+  /** Its path relative to the store directory. */
+  path: string;
+  /** `cleared` (transient), `kept` (the user asked), or `refused` (adoption stops). */
+  action: "cleared" | "kept" | "refused";
+}
+
+/** Store entries adoption may keep when the user names them (`init --adopt --keep NAME`). */
+export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published"];
+
+/** Lists the non-core files of the store in `dir` and what adoption does with each. */
+function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): ExtraFile[] {
+  const out: ExtraFile[] = [];
+  const list = (name: string): string[] => {
+    try {
+      return fs.readdirSync(path.join(dir, name)).sort();
+    } catch {
+      return [];
+    }
+  };
+  for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "cleared" });
+  for (const entry of list("run")) {
+    out.push({ path: `run/${entry}`, action: runInUse ? "kept" : "cleared" });
+  }
+  if (fs.existsSync(path.join(dir, ALLOW_SECRETS_FILE))) {
+    out.push({
+      path: ALLOW_SECRETS_FILE,
+      action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",
+    });
+  }
+  for (const entry of list("published")) {
+    out.push({ path: `published/${entry}`, action: keep.has("published") ? "kept" : "refused" });
+  }
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /**
@@ -66,10 +116,24 @@ export async function adoptStore(
   workspace: string,
   configDir: string,
   trust: TrustPolicy,
-  options: { dryRun?: boolean } = {},
+  options: {
+    dryRun?: boolean;
+    keep?: readonly string[];
+    /** A watch process of this user answers on the store's `run/` files: they are kept. */
+    runInUse?: boolean;
+  } = {},
 ): Promise<Adoption> {
   const storeDir = path.resolve(dir);
   checkStorePaths(storeDir);
+  for (const name of options.keep ?? []) {
+    if (!KEEPABLE.includes(name)) {
+      throw new UsageError(`--keep takes ${KEEPABLE.join(" or ")}, not ${quote(name)}`);
+    }
+  }
+  const extra = extraFiles(storeDir, new Set(options.keep ?? []), options.runInUse === true);
+  const allowList = fs.existsSync(path.join(storeDir, ALLOW_SECRETS_FILE))
+    ? [...readAllowSecrets(storeDir)].sort()
+    : null;
   const store = Store.open(storeDir, { readOnly: true });
   let adoption: Adoption;
   try {
@@ -104,11 +168,42 @@ export async function adoptStore(
       unresolved_operations: unresolvedOperationIds(store),
       sessions_with_live_state: sessionsWithLiveState(store),
       adopted: false,
+      extra_files: extra,
+      allow_secrets: allowList,
     };
   } finally {
     store.close();
   }
   if (options.dryRun) return adoption;
+  const refused = extra.filter((f) => f.action === "refused");
+  if (refused.length > 0) {
+    const names = [...new Set(refused.map((f) => f.path.split("/")[0]!))];
+    throw new StoreTrustError(
+      `The store at ${quote(storeDir)} holds ${names.map((n) => quote(n)).join(" and ")}, ` +
+        `which you did not create${
+          allowList === null
+            ? ""
+            : `; its allow list re-includes ${
+              allowList.length === 0
+                ? "nothing"
+                : allowList.slice(0, 5).map((p) => quote(p)).join(", ")
+            }${allowList.length > 5 ? ` and ${allowList.length - 5} more` : ""}`
+        }`,
+      {
+        hint:
+          `review ${names.join(" and ")} (\`ctxsnap init --adopt --dry-run\` lists them), then ` +
+          `remove ${names.length > 1 ? "them" : "it"} or keep ${
+            names.length > 1 ? "them" : "it"
+          } with ${names.map((n) => `--keep ${n}`).join(" ")}`,
+      },
+    );
+  }
+  for (const file of extra) {
+    // Transient files of another machine's processes: checked above (no link), removed.
+    if (file.action === "cleared") {
+      fs.rmSync(path.join(storeDir, ...file.path.split("/")), { recursive: true, force: true });
+    }
+  }
   const writable = Store.open(storeDir);
   try {
     writable.transaction("adopt", () => clearStatCache(writable));

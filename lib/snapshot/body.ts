@@ -39,6 +39,10 @@ export const MAX_BODY_BYTES: number = 1024 * 1024;
 export const MAX_TEXT = 16 * 1024;
 /** Most items in one context list. */
 export const MAX_LIST_ITEMS = 10_000;
+/** Longest `reason`, in UTF-16 code units. */
+export const MAX_REASON: number = 1024;
+/** Longest `source.id`, in UTF-16 code units. */
+export const MAX_SOURCE_ID: number = 256;
 
 /** The session's context at capture time. */
 export interface SnapshotContext {
@@ -178,6 +182,32 @@ export function emptyFacets(): SnapshotFacets {
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}(\/[A-Za-z0-9][A-Za-z0-9._-]{0,63}){0,3}$/;
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SOURCE_KIND_RE = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/**
+ * The problem with a `reason` or `source` given for a new snapshot, or null
+ * when both are what {@linkcode validateBody} accepts. Callers check it before
+ * any shortcut (an unchanged workspace, a source already recorded), so
+ * invalid input is refused whatever else happens.
+ */
+export function checkNewSnapshotArguments(
+  reason: string | undefined,
+  source: { kind: string; id: string } | null | undefined,
+): string | null {
+  if (reason !== undefined && reason.length > MAX_REASON) {
+    return `The reason is ${reason.length} characters long, over the limit of ${MAX_REASON}`;
+  }
+  if (source !== undefined && source !== null) {
+    if (!SOURCE_KIND_RE.test(source.kind)) {
+      return `The source kind ${quote(source.kind)} is not valid`;
+    }
+    if (source.id.length === 0 || source.id.length > MAX_SOURCE_ID) {
+      return `The source id ${
+        quote(source.id.slice(0, 64))
+      } is not 1 to ${MAX_SOURCE_ID} characters`;
+    }
+  }
+  return null;
+}
 const NAMESPACE_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** Whether `name` is a valid session or branch name (e.g. `main`, `imported/ab12…`). */
@@ -365,7 +395,7 @@ export function validateBody(value: unknown): SnapshotBody {
     if (typeof s.kind !== "string" || !SOURCE_KIND_RE.test(s.kind)) {
       c.fail(`source.kind ${quote(s.kind)} is not valid`);
     }
-    const id = c.text(s.id, "source.id", 256);
+    const id = c.text(s.id, "source.id", MAX_SOURCE_ID);
     if (id.length === 0) c.fail("source.id is empty");
     source = { kind: s.kind as string, id };
   }
@@ -405,7 +435,7 @@ export function validateBody(value: unknown): SnapshotBody {
     parent: o.parent === null ? null : c.id(o.parent, "parent"),
     session: c.name(o.session, "session"),
     branch: c.name(o.branch, "branch"),
-    reason: c.text(o.reason, "reason", 1024),
+    reason: c.text(o.reason, "reason", MAX_REASON),
     source,
     git,
     workspace,

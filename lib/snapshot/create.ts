@@ -42,6 +42,7 @@ import {
 import type { Store } from "../store/store.ts";
 import type { SkippedEntry } from "../store/tree.ts";
 import {
+  checkNewSnapshotArguments,
   emptyContext,
   emptyCursors,
   emptyFacets,
@@ -280,6 +281,8 @@ export async function createSnapshot(
   signer: Signer,
   options: CreateOptions = {},
 ): Promise<CreateResult> {
+  const invalid = checkNewSnapshotArguments(options.reason, options.source);
+  if (invalid !== null) throw new UsageError(invalid);
   const sel = selection(store, options.session, options.branch);
   const git = options.gitAnchor ? options.gitAnchor() : gitAnchor(store.workspaceRoot, store.dir);
   return await store.transactionAsync("create", async () => {
@@ -289,6 +292,7 @@ export async function createSnapshot(
         sel.session,
         options.source.kind,
         options.source.id,
+        signer.keyId,
       );
       if (existing !== null) {
         return {

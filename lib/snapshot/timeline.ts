@@ -36,8 +36,9 @@ import { insertSessionIfMissing, sessionCurrentBranch } from "../store/session_r
 import {
   hasSnapshot,
   insertSnapshotRow,
+  releaseImportedSource,
   snapshotEnvelopeBytes,
-  snapshotIdBySource,
+  snapshotIdHoldingSource,
   snapshotIdsWithPrefix,
   snapshotParent,
 } from "../store/snapshot_rows.ts";
@@ -134,6 +135,9 @@ export function moveHead(
 /** Inserts a snapshot row (idempotent on id). Returns false if it was already present. */
 export function insertSnapshot(store: Store, envelope: Envelope, imported = false): boolean {
   const b = envelope.body;
+  if (!imported && b.source !== null) {
+    releaseImportedSource(store, b.session, b.source.kind, b.source.id);
+  }
   const inserted = insertSnapshotRow(store, {
     id: envelope.id,
     session: b.session,
@@ -141,8 +145,9 @@ export function insertSnapshot(store: Store, envelope: Envelope, imported = fals
     parent: b.parent,
     created_at: b.created_at,
     tree: b.workspace?.tree ?? null,
-    source_kind: b.source?.kind ?? null,
-    source_id: b.source?.id ?? null,
+    // Only the store's own snapshots hold the idempotency key of `create --source`.
+    source_kind: imported ? null : b.source?.kind ?? null,
+    source_id: imported ? null : b.source?.id ?? null,
     key_id: envelope.signature.key_id,
     imported,
     envelope: envelopeBytes(envelope),
@@ -152,7 +157,7 @@ export function insertSnapshot(store: Store, envelope: Envelope, imported = fals
   // Not the id: the session already holds another snapshot with this source,
   // the idempotency key of `create --source`. Refuse rather than drop it.
   const source = b.source!;
-  const other = snapshotIdBySource(store, b.session, source.kind, source.id);
+  const other = snapshotIdHoldingSource(store, b.session, source.kind, source.id);
   throw new ConflictError(
     `Snapshot ${quote(envelope.id.slice(0, 12))} has the source ${
       quote(`${source.kind}:${source.id}`)

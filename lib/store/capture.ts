@@ -137,12 +137,24 @@ function cacheHit(row: CacheRow | undefined, stat: StatInfo, margin: number): bo
     stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= row.stamp_ms;
 }
 
-/** The filesystem's notion of "now", read from a file's mtime in the store. */
+/**
+ * The filesystem's notion of "now": the mtime of a new file created in the
+ * store's `tmp/` (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing already there,
+ * a planted symlink least of all, is ever opened or truncated), then removed.
+ */
 function filesystemNow(store: Store): number {
-  const stamp = path.join(store.dir, "tmp", "stamp");
-  fs.mkdirSync(path.dirname(stamp), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(stamp, "");
-  return fs.statSync(stamp).mtimeMs;
+  const stamp = store.tempPath();
+  const fd = fs.openSync(
+    stamp,
+    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    return fs.fstatSync(fd).mtimeMs;
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(stamp, { force: true });
+  }
 }
 
 /**
@@ -480,7 +492,8 @@ function readFileIntoStore(
       tempPath = store.tempPath();
       tempFd = fs.openSync(
         tempPath,
-        fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+        fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY |
+          fs.constants.O_NOFOLLOW,
         0o600,
       );
     }

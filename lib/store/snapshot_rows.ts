@@ -22,7 +22,7 @@
  * if (!store.transaction("t", () => insertSnapshotRow(store, row))) throw new Error("insert");
  * if (store.transaction("t", () => insertSnapshotRow(store, row))) throw new Error("twice");
  * if (getSnapshotRow(store, row.id)?.session !== "main") throw new Error("read");
- * if (snapshotIdBySource(store, "main", "ci", "42") !== row.id) throw new Error("source");
+ * if (snapshotIdBySource(store, "main", "ci", "42", "cd".repeat(8)) !== row.id) throw new Error("source");
  * store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -122,8 +122,28 @@ export function hasSnapshot(store: Store, id: string): boolean {
   return store.stmt("SELECT 1 FROM snapshots WHERE id = ?").get(id) !== undefined;
 }
 
-/** The id of the snapshot of `session` with source `kind`:`sourceId`, or null. */
+/**
+ * The id of the snapshot of `session` with source `kind`:`sourceId` that key
+ * `keyId` signed and this store created (never one imported or pulled), or
+ * null: the idempotency key of `create --source` is scoped to the signer, so
+ * an imported snapshot can never stand in for the user's own.
+ */
 export function snapshotIdBySource(
+  store: Store,
+  session: string,
+  kind: string,
+  sourceId: string,
+  keyId: string,
+): string | null {
+  const row = store.stmt(
+    `SELECT id FROM snapshots
+     WHERE session = ? AND source_kind = ? AND source_id = ? AND key_id = ? AND imported = 0`,
+  ).get(session, kind, sourceId, keyId) as { id: string } | undefined;
+  return row?.id ?? null;
+}
+
+/** The id of whichever snapshot of `session` holds the source index key, or null. */
+export function snapshotIdHoldingSource(
   store: Store,
   session: string,
   kind: string,
@@ -133,6 +153,23 @@ export function snapshotIdBySource(
     "SELECT id FROM snapshots WHERE session = ? AND source_kind = ? AND source_id = ?",
   ).get(session, kind, sourceId) as { id: string } | undefined;
   return row?.id ?? null;
+}
+
+/**
+ * Releases the source index key of `session` held by an imported snapshot
+ * (stores written before imported rows stopped holding it): its signed body
+ * keeps the source; only the index columns are cleared.
+ */
+export function releaseImportedSource(
+  store: Store,
+  session: string,
+  kind: string,
+  sourceId: string,
+): void {
+  store.stmt(
+    `UPDATE snapshots SET source_kind = NULL, source_id = NULL
+     WHERE session = ? AND source_kind = ? AND source_id = ? AND imported = 1`,
+  ).run(session, kind, sourceId);
 }
 
 /** Full ids starting with `prefix` (lowercase hex), in id order, at most `limit`. */

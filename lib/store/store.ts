@@ -32,6 +32,7 @@ import {
   NoStoreError,
   NotFoundError,
   quote,
+  StoreTrustError,
 } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
@@ -138,8 +139,11 @@ export class Store {
     const storeDir = path.resolve(dir);
     const root = path.resolve(workspace);
     // An existing directory (or one planted as a symlink) is checked before
-    // anything is created inside it.
+    // anything is created inside it, and one ctxsnap did not make is never
+    // taken over: without an index it may hold only what an interrupted
+    // init made (empty `objects/` and `tmp/`).
     checkStorePaths(storeDir, { requireIndex: false });
+    if (!fs.existsSync(path.join(storeDir, INDEX_FILE))) refuseForeignFolder(storeDir);
     fs.mkdirSync(path.join(storeDir, "objects"), { recursive: true, mode: 0o700 });
     fs.mkdirSync(path.join(storeDir, "tmp"), { recursive: true, mode: 0o700 });
     Store.createIndexFile(storeDir);
@@ -668,4 +672,33 @@ export class Store {
     }
     return validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
   }
+}
+
+/**
+ * Refuses a store folder without an index that holds anything but the empty
+ * `objects/` and `tmp/` an interrupted `init` leaves: files someone else put
+ * there (a committed `.ctxsnap/` in a fresh clone) are never adopted.
+ */
+function refuseForeignFolder(storeDir: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(storeDir);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return;
+    throw error;
+  }
+  const foreign = names.filter((name) =>
+    !((name === "objects" || name === "tmp") &&
+      fs.readdirSync(path.join(storeDir, name)).length === 0)
+  ).sort();
+  if (foreign.length === 0) return;
+  throw new StoreTrustError(
+    `The folder ${quote(storeDir)} already holds ${
+      foreign.slice(0, 5).map((n) => quote(n)).join(", ")
+    }${foreign.length > 5 ? ` and ${foreign.length - 5} more` : ""}, which ctxsnap did not create`,
+    {
+      hint: "a store folder is ctxsnap's alone: move those files away and run init again; " +
+        "a complete store copied from elsewhere is checked with `ctxsnap init --adopt --dry-run`",
+    },
+  );
 }

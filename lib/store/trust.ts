@@ -5,11 +5,14 @@
  * repository or an unpacked archive is someone else's until adopted: file
  * ownership cannot tell (a clone is owned by whoever cloned it).
  *
- * - **Paths** ({@linkcode checkStorePaths}): the store directory, `index.db`
- *   and its `-wal`, `-shm` and `-journal` files when present, `objects/`,
- *   every `objects/xx` and `tmp/` are checked with `lstat`: a real directory
- *   or regular file (never a symlink), owned by the current user, not
- *   writable by group or others.
+ * - **Paths** ({@linkcode checkStorePaths}): the store folder is ctxsnap's
+ *   alone. Every entry in it must be one {@linkcode STORE_ENTRIES} names
+ *   (`index.db` and its `-wal`, `-shm` and `-journal` files, `objects/`,
+ *   `tmp/`, `run/`, `published/`, `allow-secrets`); each, every
+ *   `objects/xx`, and every entry of `tmp/`, `run/` and `published/` is
+ *   checked with `lstat`: a real directory or regular file (a socket for the
+ *   watch socket), never a symlink, owned by the current user, and (the
+ *   store's own paths) not writable by group or others.
  * - **Schema** ({@linkcode checkSchema}): the `sqlite_master` rows (every
  *   table, index, trigger and view) must be exactly those the migrations
  *   create for the store's `user_version`; an extra trigger, view, table or
@@ -138,13 +141,27 @@ export function checkStorePaths(dir: string, options: { requireIndex?: boolean }
     const stat = lstatOrNull(abs);
     if (stat !== null) checkPath(abs, stat, "file", uid, "an index file");
   }
-  const tmp = path.join(dir, "tmp");
-  const tmpStat = lstatOrNull(tmp);
-  if (tmpStat !== null) checkPath(tmp, tmpStat, "directory", uid, "tmp/");
+  for (const name of fs.readdirSync(dir)) {
+    const kind = STORE_ENTRIES[name];
+    if (kind === undefined) {
+      throw new StoreTrustError(
+        `The store at ${quote(dir)} holds an unexpected entry ${quote(name)}`,
+        {
+          hint: "a store folder holds only ctxsnap's own files; move it out if it is yours " +
+            "(a store from elsewhere: `ctxsnap init --adopt --dry-run` lists what it holds)",
+        },
+      );
+    }
+    if (name.startsWith(INDEX)) continue; // checked above
+    const abs = path.join(dir, name);
+    const stat = lstatOrNull(abs);
+    if (stat === null) continue; // removed meanwhile
+    checkPath(abs, stat, kind, uid, name === "allow-secrets" ? "an allow list" : `${name}/`);
+    if (kind === "directory" && name !== "objects") checkEntries(abs, name, uid);
+  }
   const objects = path.join(dir, "objects");
   const objectsStat = lstatOrNull(objects);
   if (objectsStat === null) return;
-  checkPath(objects, objectsStat, "directory", uid, "objects/");
   for (const name of fs.readdirSync(objects)) {
     const abs = path.join(objects, name);
     const stat = lstatOrNull(abs);
@@ -155,6 +172,55 @@ export function checkStorePaths(dir: string, options: { requireIndex?: boolean }
       });
     }
     checkPath(abs, stat, "directory", uid, "an objects/ directory");
+  }
+}
+
+/**
+ * Every name the top of a store directory may hold, and what it must be.
+ * Anything else makes the store refused ({@linkcode checkStorePaths}); a
+ * file ctxsnap adds to the store later must be added here.
+ */
+export const STORE_ENTRIES: Readonly<Record<string, "directory" | "file">> = {
+  [INDEX]: "file",
+  [`${INDEX}-wal`]: "file",
+  [`${INDEX}-shm`]: "file",
+  [`${INDEX}-journal`]: "file",
+  objects: "directory",
+  tmp: "directory",
+  run: "directory",
+  published: "directory",
+  "allow-secrets": "file",
+};
+
+/**
+ * Checks the entries of `tmp/`, `run/` or `published/`: never a symlink,
+ * owned by this user; `tmp/` holds files and directories, `run/` the watch
+ * files (`watch.json`, its socket and their temporary names), `published/`
+ * regular files.
+ */
+function checkEntries(abs: string, name: string, uid: number | null): void {
+  for (const entry of fs.readdirSync(abs)) {
+    const entryPath = path.join(abs, entry);
+    const stat = lstatOrNull(entryPath);
+    if (stat === null) continue; // removed meanwhile (gc, a watch process stopping)
+    const problem = stat.isSymbolicLink()
+      ? "is a symbolic link"
+      : uid !== null && stat.uid !== uid
+      ? `is owned by user ${stat.uid}, not by you (${uid})`
+      : name === "tmp"
+      ? (stat.isFile() || stat.isDirectory() ? null : "is not a file or directory")
+      : name === "published"
+      ? (stat.isFile() ? null : "is not a regular file")
+      : entry === "watch.sock"
+      ? (stat.isSocket() ? null : "is not a socket")
+      : entry === "watch.json" || entry.startsWith(".ctxsnap-tmp-")
+      ? (stat.isFile() ? null : "is not a regular file")
+      : "is not a watch file";
+    if (problem !== null) {
+      throw new StoreTrustError(`The store path ${quote(entryPath)} ${problem}`, {
+        hint: `${name}/ holds only ctxsnap's own files; it may have been planted. ${ADOPT_HINT}`,
+      });
+    }
   }
 }
 

@@ -4,9 +4,12 @@
  * stay cheap to start). See docs/FORMAT.md §15.
  *
  * {@linkcode askWatch} returns null whenever no watch process can take the
- * request — none runs, its files are not private to this user, it does not
- * answer, it declined, or it died before answering — and the caller then
- * does the work itself. An error the watch process reports (a conflict, a
+ * request — none runs, its files are not private to this user (`run/`,
+ * `watch.json`, the socket and the socket's directory must all be this
+ * user's and closed to others), it does not answer, it declined, or it died
+ * before answering — and the caller then does the work itself. The caller
+ * verifies what a checkpoint returns against the store before reporting it
+ * (`lib/cli/_checkpoint.ts`). An error the watch process reports (a conflict, a
  * bad name) is thrown as the {@linkcode CtxsnapError} it was.
  *
  * @example
@@ -22,6 +25,7 @@ import * as net from "node:net";
 import { CtxsnapError, type ErrorCode, EXIT_CODES } from "../errors.ts";
 import {
   type CheckpointArgs,
+  isPrivateSocket,
   MAX_RESPONSE_BYTES,
   readWatchInfo,
   WATCH_PROTOCOL,
@@ -57,6 +61,8 @@ export async function askWatch(
   if (options.expectWorkspace !== undefined && info.workspace !== options.expectWorkspace) {
     return null;
   }
+  // Only a socket this user's watch process made: never someone else's listener.
+  if (!isPrivateSocket(info.socket)) return null;
   const request: WatchRequest = {
     protocol: WATCH_PROTOCOL,
     token: info.token,

@@ -69,11 +69,34 @@ export function watchInfoPath(storeDir: string): string {
   return path.join(runDir(storeDir), "watch.json");
 }
 
-/** Where the socket of the store in `storeDir` lives, given a short-enough name fallback. */
-export function socketPathFor(storeDir: string, fallbackDir: string, digest: string): string {
+/**
+ * Where the socket of the store in `storeDir` lives: `run/watch.sock`, or
+ * when that path is too long for a Unix socket, `watch.sock` in a private
+ * directory `fallbackDir()` makes (unpredictable: see `server.ts`).
+ */
+export function socketPathFor(storeDir: string, fallbackDir: () => string): string {
   const inStore = path.join(runDir(storeDir), "watch.sock");
   if (new TextEncoder().encode(inStore).byteLength <= MAX_SOCKET_PATH) return inStore;
-  return path.join(fallbackDir, `${digest.slice(0, 24)}.sock`);
+  return path.join(fallbackDir(), "watch.sock");
+}
+
+/**
+ * Whether `socket` is a Unix socket owned by the current user, closed to
+ * group and others, in a directory {@linkcode isPrivateDir} accepts: the
+ * one a watch process of this user made. A `watch.json` naming any other
+ * socket (someone else's listener) is not followed.
+ */
+export function isPrivateSocket(socket: string): boolean {
+  if (!isPrivateDir(path.dirname(socket))) return false;
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(socket);
+  } catch {
+    return false;
+  }
+  if (!stat.isSocket()) return false;
+  const uid = currentUid();
+  return uid === null || (stat.uid === uid && (stat.mode & 0o077) === 0);
 }
 
 /** The current user's id, or null where the platform has none (Windows). */

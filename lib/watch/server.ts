@@ -33,15 +33,14 @@ import { type JsonValue, parseJson } from "../encoding/canonical_json.ts";
 import { validateAgentEvent } from "../snapshot/agent.ts";
 import { CtxsnapError, quote, UsageError } from "../errors.ts";
 import { toHex } from "../encoding/hex.ts";
-import { sha256Hex } from "../crypto/hash.ts";
 import { configDir } from "../keys/identity.ts";
 import { writeFileAtomic } from "../fs/atomic.ts";
 import { isValidName } from "../snapshot/body.ts";
 import { validateContextInput } from "../snapshot/create.ts";
 import { VERSION } from "../version.ts";
+import { getEnv } from "../runtime.ts";
 import {
   type CheckpointArgs,
-  currentUid,
   isPrivateDir,
   MAX_REQUEST_BYTES,
   readWatchInfo,
@@ -70,6 +69,8 @@ export class WatchServer {
     private readonly server: net.Server,
     /** What `watch.json` says. */
     readonly info: WatchInfo,
+    /** The private directory made for the socket (removed on close), or null for `run/`. */
+    private readonly socketDir: string | null,
   ) {}
 
   /**
@@ -97,16 +98,10 @@ export class WatchServer {
         { hint: "stop it first: ctxsnap watch --stop" },
       );
     }
-    const fallbackDir = path.join(os.tmpdir(), `ctxsnap-${currentUid() ?? "user"}`);
-    const socket = socketPathFor(storeDir, fallbackDir, sha256Hex(storeDir));
-    if (path.dirname(socket) === fallbackDir) {
-      fs.mkdirSync(fallbackDir, { recursive: true, mode: 0o700 });
-      if (!isPrivateDir(fallbackDir)) {
-        throw new CtxsnapError(`The directory ${quote(fallbackDir)} is not private to this user`);
-      }
-    }
+    let madeDir: string | null = null;
+    const socket = socketPathFor(storeDir, () => (madeDir = privateSocketDir()));
     // Nobody answers there (checked above): a socket left by a killed process.
-    fs.rmSync(socket, { force: true });
+    if (madeDir === null) fs.rmSync(socket, { force: true });
     const token = toHex(crypto.getRandomValues(new Uint8Array(32)));
     const info: WatchInfo = {
       protocol: WATCH_PROTOCOL,
@@ -119,7 +114,7 @@ export class WatchServer {
       version: VERSION,
     };
     const server = net.createServer();
-    const watch = new WatchServer(service, server, info);
+    const watch = new WatchServer(service, server, info, madeDir);
     server.on("connection", (connection) => watch.accept(connection));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -213,7 +208,28 @@ export class WatchServer {
       fs.rmSync(watchInfoPath(this.service.store.dir), { force: true });
     }
     fs.rmSync(this.info.socket, { force: true });
+    if (this.socketDir !== null) fs.rmSync(this.socketDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A fresh private directory for a socket whose path in the store would be
+ * too long: made with `mkdtemp` (a random name, mode 0700, failing rather
+ * than reusing what exists) under `$XDG_RUNTIME_DIR` when that is a private
+ * directory of this user, else under the temporary directory. Nobody can
+ * predict it, so nobody can take it first.
+ */
+function privateSocketDir(): string {
+  const runtime = getEnv("XDG_RUNTIME_DIR");
+  const base = runtime !== undefined && path.isAbsolute(runtime) && isPrivateDir(runtime)
+    ? runtime
+    : os.tmpdir();
+  const dir = fs.mkdtempSync(path.join(base, "ctxsnap-"));
+  if (!isPrivateDir(dir)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw new CtxsnapError(`The directory ${quote(dir)} is not private to this user`);
+  }
+  return dir;
 }
 
 function reply(connection: net.Socket, response: WatchResponse): void {

@@ -11,7 +11,7 @@ import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../store/locate.ts";
 import { INDEX_FILE, Store } from "../../store/store.ts";
 import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";
 import { excludeStoreFromGit } from "../../snapshot/git_exclude.ts";
-import { type Command, flag, identity, str, trustPolicy } from "../command.ts";
+import { type Command, flag, identity, list, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The nearest store in a directory above `workspace`, or null. */
@@ -30,7 +30,8 @@ function enclosingStore(workspace: string): string | null {
 export const init: Command = {
   name: "init",
   summary: "create a store for this workspace, or adopt one you did not create here",
-  usage: "init [--workspace DIR] [--nested] [--adopt [--dry-run]]",
+  usage:
+    "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published]...]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",
@@ -57,6 +58,13 @@ export const init: Command = {
       type: "boolean",
       help: "with --adopt: check and describe the store, change nothing",
     },
+    keep: {
+      type: "string",
+      multiple: true,
+      arg: "NAME",
+      help:
+        "with --adopt: keep the store's allow-secrets list or published/ files (refused otherwise)",
+    },
   },
   positionals: 0,
   async run(ctx, parsed) {
@@ -67,6 +75,7 @@ export const init: Command = {
     const adopt = flag(parsed, "adopt");
     const dryRun = flag(parsed, "dry-run");
     if (dryRun && !adopt) throw new UsageError("--dry-run goes with --adopt");
+    if (list(parsed, "keep").length > 0 && !adopt) throw new UsageError("--keep goes with --adopt");
     const dir = ctx.store === undefined && str(parsed, "workspace") !== undefined
       ? path.join(workspace, ".ctxsnap")
       : defaultStoreFor(ctx.cwd, ctx.store);
@@ -80,8 +89,14 @@ export const init: Command = {
       }
       const me = await identity();
       const { adoptStore } = await import("../../snapshot/adopt.ts");
+      // A watch process of this user serving the store keeps its run/ files.
+      const { askWatch } = await import("../../watch/client.ts");
+      const runInUse = await askWatch(path.resolve(dir), "status", null, { timeoutMs: 10_000 })
+        .then((answer) => answer !== null, () => false);
       const adoption = await adoptStore(dir, workspace, registry, await trustPolicy([]), {
         dryRun,
+        keep: list(parsed, "keep"),
+        runInUse,
       });
       const result = {
         store: adoption.store,
@@ -95,6 +110,8 @@ export const init: Command = {
         untrusted_signers: adoption.untrusted_signers,
         unresolved_operations: adoption.unresolved_operations,
         sessions_with_live_state: adoption.sessions_with_live_state,
+        extra_files: adoption.extra_files,
+        allow_secrets: adoption.allow_secrets,
       };
       ctx.out.result(result, () => {
         const lines = [
@@ -115,6 +132,24 @@ export const init: Command = {
             `live state  session(s) ${
               result.sessions_with_live_state.join(", ")
             }: the next create signs it as yours (ctxsnap session show)`,
+          );
+        }
+        for (const file of result.extra_files) {
+          lines.push(
+            `extra file  ${esc(file.path)}: ${
+              file.action === "refused"
+                ? `refused unless kept (--keep ${esc(file.path.split("/")[0]!)})`
+                : file.action
+            }`,
+          );
+        }
+        if (result.allow_secrets !== null) {
+          lines.push(
+            `allow list  re-includes ${
+              result.allow_secrets.length === 0
+                ? "nothing"
+                : result.allow_secrets.map(esc).join(", ")
+            } in every capture`,
           );
         }
         if (dryRun) lines.push("nothing changed; run `ctxsnap init --adopt` to use it");

@@ -59,6 +59,7 @@ async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Pro
       storeDir: store.dir,
       workspace,
       service,
+      store,
       async cli(argv) {
         const out: string[] = [];
         const err: string[] = [];

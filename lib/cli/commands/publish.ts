@@ -8,6 +8,7 @@ import { UsageError } from "../../errors.ts";
 import { checkOverwrite } from "../_overwrite.ts";
 import { isTerminal } from "../../runtime.ts";
 import type { ResolvedId } from "../../share/leanctx_store.ts";
+import type { PublishBelow } from "../../share/publish.ts";
 import type { Store } from "../../store/store.ts";
 import {
   type Command,
@@ -45,12 +46,13 @@ function insideWorkspace(store: Store, dir: string): boolean {
 function destination(store: Store, cwd: string, out: string | undefined): {
   file?: string;
   dir?: string;
+  below?: PublishBelow;
 } {
   if (out === undefined) {
     if (!insideWorkspace(store, cwd)) return { dir: cwd };
-    const dir = path.join(store.dir, "published");
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return { dir };
+    // Inside the store: created without following a symlink (a planted
+    // `published` link cannot send the file elsewhere).
+    return { below: { root: store.dir, dir: "published", replace: true } };
   }
   const given = userPath(out);
   if (out.endsWith("/")) {
@@ -81,9 +83,23 @@ async function publishLeanCtx(
     return 0;
   }
   const where = destination(store, ctx.cwd, out);
-  const file = where.file ?? path.join(where.dir!, made.fileName);
-  checkOverwrite(file, "lean-ctx", { force });
-  writeFileAtomic(file, made.text, { mode: 0o644 });
+  let file: string;
+  if (where.below !== undefined) {
+    const { SafeWriter } = await import("../../fs/safe_write.ts");
+    const rel = `${where.below.dir}/${made.fileName}`;
+    const writer = new SafeWriter(where.below.root);
+    try {
+      writer.writeFile(rel, 0o644, (write) => write(new TextEncoder().encode(made.text)));
+      writer.flush();
+    } finally {
+      writer.close();
+    }
+    file = path.join(where.below.root, rel);
+  } else {
+    file = where.file ?? path.join(where.dir!, made.fileName);
+    checkOverwrite(file, "lean-ctx", { force });
+    writeFileAtomic(file, made.text, { mode: 0o644 });
+  }
   const sig = made.snapshot.signature!;
   const { keyIdOf } = await import("../../crypto/ed25519.ts");
   const { fromHex } = await import("../../encoding/hex.ts");

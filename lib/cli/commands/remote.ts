@@ -269,6 +269,7 @@ function refJson(ref: PulledRef): Record<string, unknown> {
     local_branch: ref.localBranch,
     status: ref.status,
     reason: ref.reason,
+    trusted: ref.trusted,
   };
 }
 
@@ -469,6 +470,19 @@ export const clone: Command = {
             } file(s)`,
         ].join("\n"),
     );
+    // Refs of unpinned signers landed (--allow-untrusted) but are never checked out.
+    const quarantined = result.pull.refs.filter((r) =>
+      !r.trusted && r.head !== null && (r.status === "updated" || r.status === "unchanged")
+    );
+    if (result.restored === null && quarantined.length > 0) {
+      ctx.out.warn(
+        `did not check out ${quarantined.length} ref(s) of unpinned signers (${
+          [...new Set(quarantined.map((r) => r.keyId))].join(", ")
+        }); they are quarantined on their tracking branches: review one with \`ctxsnap show ID\`, ` +
+          "then `ctxsnap restore ID`, or pin its signer with `ctxsnap key trust`",
+      );
+      return Math.max(pullStatus(ctx, result.pull), 3);
+    }
     if (result.restored === null) ctx.out.warn("the remote had no ref to restore");
     return pullStatus(ctx, result.pull);
   },

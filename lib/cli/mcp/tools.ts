@@ -9,8 +9,11 @@
  * Arguments are untrusted: they are checked against the tool's declared
  * input schema (unknown keys refused, ids and names by pattern) and passed
  * to the command after `--` or as `--option=value`, so none can be read as
- * an option. A snapshot argument is resolved first, so one that names
- * nothing is answered "No snapshot …".
+ * an option. A model chooses data, never paths: a snapshot argument is
+ * resolved to a full snapshot id first (never opened as a file), so one that
+ * names nothing is answered "No snapshot …"; the only path a tool takes is
+ * `publish`'s output, a new file created below the workspace without
+ * following a symlink.
  *
  * Answers are for a model: each is at most `MAX_ANSWER_CHARS` characters
  * (`_bound.ts`): long lists come as counts plus the first items, paged with
@@ -19,11 +22,10 @@
  *
  * @module
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { isSafeRelativePath } from "../../fs/path.ts";
+import type { Store } from "../../store/store.ts";
 import type { WatchService } from "../../watch/service.ts";
 import type { Schema } from "./schema.ts";
+import { CtxsnapError, NotFoundError } from "../../errors.ts";
 import { fit, MAX_ANSWER_CHARS, Pages, size } from "./_bound.ts";
 import { speak, toolError, type Words } from "./_wording.ts";
 import { readFileAt } from "./_read_file.ts";
@@ -41,6 +43,8 @@ export interface ToolContext {
   workspace: string;
   /** The checkpointing service. */
   service: WatchService;
+  /** The store, open (the service's). */
+  store: Store;
   /** Runs `ctxsnap ARGV --json` in this process; the exit status and stdout. */
   cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -204,30 +208,33 @@ async function resolve(
   ctx: ToolContext,
   given: string,
 ): Promise<{ ok: true; id: string } | { ok: false; message: string }> {
-  const { code, stdout } = await ctx.cli(["--store", ctx.storeDir, "--json", "show", "--", given]);
-  let doc: { id?: unknown; error?: { code?: unknown; message?: unknown; hint?: unknown } } = {};
+  // Resolved in the store, never through a command that would also take a file: a model's id
+  // (`a/../../x`, `-`, a name a repository committed as a file) names a snapshot or nothing.
+  const { resolveAnyId } = await import("../../share/leanctx_store.ts");
+  const { resolveRevision } = await import("../../snapshot/names.ts");
+  const { leanCtxIdsWithPrefix } = await import("../../store/leanctx_rows.ts");
   try {
-    doc = JSON.parse(stdout);
-  } catch {
-    doc = {};
+    const t = given.trim().toLowerCase();
+    if (/^[0-9a-f]{4,64}$/.test(t) && leanCtxIdsWithPrefix(ctx.store, t, 1).length > 0) {
+      return { ok: true, id: resolveAnyId(ctx.store, given).id };
+    }
+    return { ok: true, id: resolveRevision(ctx.store, given) };
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      return {
+        ok: false,
+        message: `No snapshot ${JSON.stringify(given)}\n` +
+          "hint: the list tool shows the snapshots (ids, or names such as HEAD~1 and branch names)",
+      };
+    }
+    if (error instanceof CtxsnapError) {
+      return {
+        ok: false,
+        message: toolError({ message: error.message, hint: error.hint ?? null }, {}),
+      };
+    }
+    throw error;
   }
-  if (code === 0 && typeof doc.id === "string") return { ok: true, id: doc.id };
-  if (doc.error?.code === "not_found") {
-    return {
-      ok: false,
-      message: `No snapshot ${JSON.stringify(given)}\n` +
-        "hint: the list tool shows the snapshots (ids, or names such as HEAD~1 and branch names)",
-    };
-  }
-  return {
-    ok: false,
-    message: toolError({
-      message: typeof doc.error?.message === "string"
-        ? doc.error.message
-        : `No snapshot ${JSON.stringify(given)}`,
-      hint: typeof doc.error?.hint === "string" ? doc.error.hint : null,
-    }, {}),
-  };
 }
 
 /** Runs `fn` with the snapshot arguments `names` of `args` resolved to full ids. */
@@ -726,8 +733,9 @@ export const TOOLS: readonly Tool[] = [
     title: "Publish a checkpoint",
     description:
       "Write snapshot `id` to a portable file that verifies offline: the signed envelope, or with " +
-      "with_workspace a bundle holding every file. Written in the workspace (or at `out`, a new " +
-      "file's path relative to the workspace).",
+      "with_workspace a bundle holding every file. Written in the store's published/ directory, " +
+      "or at `out`: a new file's path relative to the workspace, ending in .ctxbundle or " +
+      ".ctxsnapshot.json, outside .git and .ctxsnap, never over an existing file.",
     inputSchema: object({
       id: ID,
       with_workspace: { type: "boolean" },
@@ -736,28 +744,35 @@ export const TOOLS: readonly Tool[] = [
     }, ["id"]),
     outputSchema: OBJECT,
     annotations: { ...writes, idempotentHint: true },
-    run(ctx, args) {
-      const argv = ["publish"];
-      if (args.with_workspace === true) argv.push("--with-workspace");
-      if (typeof args.history === "number") argv.push(`--history=${args.history}`);
-      if (typeof args.out === "string") {
-        // Only a new file inside the workspace, never outside it or in .git.
-        if (!isSafeRelativePath(args.out)) {
-          return Promise.resolve({ ok: false, message: "out must be a plain relative path" });
-        }
-        const file = path.join(ctx.workspace, args.out);
-        if (fs.existsSync(file)) {
-          return Promise.resolve({ ok: false, message: `${args.out} exists: pick a new name` });
-        }
-        argv.push(`--out=${file}`);
+    async run(ctx, args) {
+      const out = typeof args.out === "string" ? args.out : undefined;
+      if (out !== undefined && !/\.(ctxbundle|ctxsnapshot\.json)$/.test(out)) {
+        return { ok: false, message: "out must name a .ctxbundle or .ctxsnapshot.json file" };
       }
-      return withIds(ctx, args, ["id"], async (ids) => {
-        argv.push("--", ids.id!);
-        return bounded(await command(ctx, argv, { "--with-workspace": "with_workspace: true" }));
-      });
+      const id = await snapshotId(ctx, args.id as string);
+      if (typeof id !== "string") return id;
+      const { publishToFile } = await import("../../share/publish.ts");
+      try {
+        const result = await publishToFile(ctx.store, id, {
+          withWorkspace: args.with_workspace === true,
+          history: typeof args.history === "number" ? args.history : 0,
+          below: out === undefined
+            ? { root: ctx.storeDir, dir: "published", replace: true }
+            : { root: ctx.workspace, file: out },
+        });
+        return { ok: true, value: { ...result } };
+      } catch (error) {
+        return { ok: false, message: (error as Error).message };
+      }
     },
   },
 ];
+
+/** The full id of the snapshot `given` names (an id, a prefix or a revision), or the error. */
+async function snapshotId(ctx: ToolContext, given: string): Promise<string | ToolOutcome> {
+  const found = await resolve(ctx, given);
+  return found.ok ? found.id : found;
+}
 
 /** A resource: a JSON document read with a command. */
 export interface Resource {
