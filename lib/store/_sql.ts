@@ -74,3 +74,21 @@ export async function inTransactionAsync<T>(
     throw mapSqliteError(error, what);
   }
 }
+
+/** Opens a read transaction (deferred: the first read pins the snapshot). */
+export function beginRead(db: DatabaseSync): void {
+  try {
+    db.exec("BEGIN DEFERRED");
+  } catch (error) {
+    throw mapSqliteError(error, "read");
+  }
+}
+
+/** Ends a read transaction opened by {@linkcode beginRead}. */
+export function endRead(db: DatabaseSync): void {
+  try {
+    if (db.isTransaction) db.exec("COMMIT");
+  } catch {
+    rollback(db);
+  }
+}
