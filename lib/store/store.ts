@@ -72,12 +72,6 @@ export interface StoreOpenOptions {
    * schema checks apply.
    */
   registry?: string;
-  /**
-   * With `readOnly`: a brief look (a few queries, then closed), opened
-   * without switching the index to WAL. A read-only open of a writable index
-   * otherwise runs WAL so its read transactions never hold writers back.
-   */
-  brief?: boolean;
 }
 
 function busyTimeout(): number {
@@ -117,16 +111,13 @@ export class Store {
   private releaseReaders: () => void = () => {};
   /** Whether a write transaction of this object is open. */
   private inWrite = false;
-  /** A read-only open that runs WAL on a writable index (see `Store.open`). */
-  private readonly walReader: boolean;
   /** The connection {@linkcode Store.objectGone} reads the latest state on. */
   private latest: DatabaseSync | undefined;
 
-  private constructor(dir: string, db: DatabaseSync, readOnly: boolean, walReader = false) {
+  private constructor(dir: string, db: DatabaseSync, readOnly: boolean) {
     this.dir = dir;
     this.db = db;
     this.readOnly = readOnly;
-    this.walReader = walReader;
     const recorded = this.getMeta("workspace_root");
     if (recorded === null) {
       throw new IntegrityError(`The store at ${quote(dir)} does not name its workspace`);
@@ -208,28 +199,6 @@ export class Store {
     checkStorePaths(storeDir);
     if (options.registry !== undefined) checkRegistered(options.registry, storeDir);
     const readOnly = options.readOnly ?? false;
-    // A reader of a writable index runs WAL like the writers, with writes
-    // refused (query_only): its read transactions then never hold writers
-    // back. Only an index it may not write (read-only media) is opened
-    // read-only, in whatever journal mode it is in.
-    const walReader = readOnly && options.brief !== true && Store.writable(storeDir);
-    if (walReader) return Store.openWith(storeDir, false, true);
-    return Store.openWith(storeDir, readOnly, false);
-  }
-
-  /** Whether this process may write the index and create its `-wal` and `-shm` files. */
-  private static writable(storeDir: string): boolean {
-    try {
-      fs.accessSync(storeDir, fs.constants.W_OK);
-      fs.accessSync(path.join(storeDir, INDEX_FILE), fs.constants.W_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  /** Opens the checked store `storeDir`; see {@linkcode Store.open}. */
-  private static openWith(storeDir: string, readOnly: boolean, walReader: boolean): Store {
     let db = Store.connect(storeDir, readOnly);
     try {
       let version: number;
@@ -263,11 +232,6 @@ export class Store {
         );
       }
       checkSchema(db, version, storeDir);
-      if (walReader) {
-        db.exec("PRAGMA query_only = ON");
-        Store.enterWal(db);
-        return new Store(storeDir, db, true, true);
-      }
       if (!readOnly) Store.prepareWriter(db);
       if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
       return new Store(storeDir, db, readOnly);
@@ -367,7 +331,7 @@ export class Store {
   close(): void {
     if (this.latest?.isOpen) this.latest.close();
     if (!this.db.isOpen) return;
-    if (!this.readOnly || this.walReader) {
+    if (!this.readOnly) {
       // Leave the index in rollback-journal mode at rest when we are the last
       // user, so read-only opens (verify on read-only media) need no -wal/-shm.
       try {
@@ -487,7 +451,7 @@ export class Store {
     for (let round = 0; round < 3; round++) {
       const before = rowOf();
       if (before === undefined) return true;
-      const view = new Store(this.dir, latest, true, true);
+      const view = new Store(this.dir, latest, true);
       if (view.checkBlob(id)) return true;
       const after = rowOf();
       if (after === undefined) return true;
@@ -502,8 +466,7 @@ export class Store {
   /** A second connection that always reads the latest committed state. */
   private latestConnection(): DatabaseSync {
     if (this.latest === undefined || !this.latest.isOpen) {
-      this.latest = Store.connect(this.dir, this.readOnly && !this.walReader);
-      if (this.walReader || !this.readOnly) this.latest.exec("PRAGMA query_only = ON");
+      this.latest = Store.connect(this.dir, true);
     }
     return this.latest;
   }
