@@ -38,6 +38,7 @@ import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { beginRead, endRead, inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
+import { countWait } from "./waits.ts";
 
 export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
@@ -288,15 +289,20 @@ export class Store {
   private static enterWal(db: DatabaseSync): void {
     const deadline = Date.now() + busyTimeout();
     const pause = new Int32Array(new SharedArrayBuffer(4));
-    for (;;) {
-      try {
-        db.exec("PRAGMA journal_mode = WAL");
-        return;
-      } catch (error) {
-        const mapped = mapSqliteError(error, "open");
-        if (!(mapped instanceof BusyError) || Date.now() >= deadline) throw mapped;
-        Atomics.wait(pause, 0, 0, 10);
+    const since = performance.now();
+    try {
+      for (;;) {
+        try {
+          db.exec("PRAGMA journal_mode = WAL");
+          return;
+        } catch (error) {
+          const mapped = mapSqliteError(error, "open");
+          if (!(mapped instanceof BusyError) || Date.now() >= deadline) throw mapped;
+          Atomics.wait(pause, 0, 0, 10);
+        }
       }
+    } finally {
+      countWait(since);
     }
   }
 
