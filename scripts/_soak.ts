@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console
 /**
  * The soak: ctxsnap run the way an agent harness runs it, everything at once
  * on one store, as real processes, for a bounded time. Shared by the long
