@@ -107,6 +107,21 @@ const EVENTS = [
   "session_end",
 ];
 
+/** What a failed command's JSON says was wrong (verify's problems), else its first bytes. */
+function verdictOf(stdout: string): string {
+  try {
+    const doc = JSON.parse(stdout);
+    if (Array.isArray(doc?.problems)) {
+      const invalid = (doc.snapshots ?? []).filter((s: { valid?: boolean }) => s.valid === false)
+        .map((s: { id: string; problems: string[] }) => `${s.id}: ${s.problems.join("; ")}`);
+      return JSON.stringify({ problems: doc.problems, invalid });
+    }
+  } catch {
+    // Not JSON: shown as it is.
+  }
+  return stdout.slice(0, 1500);
+}
+
 /** Runs the soak in a fresh temp directory (removed afterwards) and returns what happened. */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const log = options.log ?? (() => {});
@@ -137,7 +152,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const fail = (what: string, run?: SoakRun) => {
     failures.push(
       run === undefined ? what : `${what}: ctxsnap ${run.args.join(" ")} exited ${run.code}\n` +
-        `stdout: ${run.stdout.slice(0, 1500)}\nstderr: ${run.stderr.slice(0, 1500)}`,
+        `stdout: ${verdictOf(run.stdout)}\nstderr: ${run.stderr.slice(0, 1500)}`,
     );
   };
 
