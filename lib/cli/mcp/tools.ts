@@ -353,11 +353,15 @@ export const RESOURCES: readonly Resource[] = [
     name: "head",
     description: "The current branch's newest checkpoint (ctxsnap show HEAD --json).",
     async read(ctx) {
+      // One command, so one committed state: the head and what it shows.
+      const shown = await command(ctx, ["show", "HEAD"]);
+      if (shown.ok) return shown;
+      // A branch with no snapshot yet has no head.
       const listed = await command(ctx, ["list", "--limit=1"]);
-      if (!listed.ok) return listed;
-      const first = (listed.value.snapshots as { id?: string }[] | undefined)?.[0];
-      if (first?.id === undefined) return { ok: true, value: { id: null, head: null } };
-      return command(ctx, ["show", "--", first.id]);
+      if (listed.ok && (listed.value.snapshots as unknown[] | undefined)?.length === 0) {
+        return { ok: true, value: { id: null, head: null } };
+      }
+      return shown;
     },
   },
   {
