@@ -36,7 +36,7 @@ import {
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
-import { builtin, getEnv } from "../runtime.ts";
+import { builtin, getEnv, mayWrite } from "../runtime.ts";
 import { beginRead, endRead, inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { countWait } from "./waits.ts";
 
@@ -73,6 +73,11 @@ export interface StoreOpenOptions {
    * schema checks apply.
    */
   registry?: string;
+  /**
+   * With `readOnly`: a brief look (a few queries, then closed), opened
+   * without switching the index to WAL (see {@linkcode Store.open}).
+   */
+  brief?: boolean;
 }
 
 function busyTimeout(): number {
@@ -106,6 +111,8 @@ export class Store {
   /** Whether the index was opened read-only. */
   readonly readOnly: boolean;
   private readonly statements = new Map<string, StatementSync>();
+  /** A read-only open of a writable index, running WAL with writes refused (see `Store.open`). */
+  private readonly walReader: boolean;
   /** Asynchronous readers sharing this connection's read transaction. */
   private readers = 0;
   private readersDone: Promise<void> = Promise.resolve();
@@ -115,10 +122,11 @@ export class Store {
   /** The connection {@linkcode Store.objectGone} reads the latest state on. */
   private latest: DatabaseSync | undefined;
 
-  private constructor(dir: string, db: DatabaseSync, readOnly: boolean) {
+  private constructor(dir: string, db: DatabaseSync, readOnly: boolean, walReader = false) {
     this.dir = dir;
     this.db = db;
     this.readOnly = readOnly;
+    this.walReader = walReader;
     const recorded = this.getMeta("workspace_root");
     if (recorded === null) {
       throw new IntegrityError(`The store at ${quote(dir)} does not name its workspace`);
@@ -200,6 +208,32 @@ export class Store {
     checkStorePaths(storeDir);
     if (options.registry !== undefined) checkRegistered(options.registry, storeDir);
     const readOnly = options.readOnly ?? false;
+    // A reader of an index it may write runs WAL like the writers, with
+    // writes refused (`query_only`), so its read transaction never holds a
+    // writer back (DESIGN.md §3.4). An index it may not write (read-only
+    // media, a sandbox without write permission) is opened read-only, in
+    // whatever journal mode it is in, and never changed.
+    if (readOnly && options.brief !== true && Store.writable(storeDir)) {
+      return Store.openWith(storeDir, false, true);
+    }
+    return Store.openWith(storeDir, readOnly, false);
+  }
+
+  /** Whether this process may write the index and create its `-wal` and `-shm` files. */
+  private static writable(storeDir: string): boolean {
+    const index = path.join(storeDir, INDEX_FILE);
+    if (!mayWrite(storeDir) || !mayWrite(index)) return false;
+    try {
+      fs.accessSync(storeDir, fs.constants.W_OK);
+      fs.accessSync(index, fs.constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Opens the checked store `storeDir`; see {@linkcode Store.open}. */
+  private static openWith(storeDir: string, readOnly: boolean, walReader: boolean): Store {
     let db = Store.connect(storeDir, readOnly);
     try {
       let version: number;
@@ -233,6 +267,14 @@ export class Store {
         );
       }
       checkSchema(db, version, storeDir);
+      if (walReader) {
+        db.exec("PRAGMA query_only = ON");
+        if (Store.tryWal(db)) return new Store(storeDir, db, true, true);
+        // Read-only media after all, or a writer mid-transaction in
+        // rollback-journal mode: read as before, without waiting for it.
+        db.close();
+        return Store.openWith(storeDir, true, false);
+      }
       if (!readOnly) Store.prepareWriter(db);
       if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
       return new Store(storeDir, db, readOnly);
@@ -306,6 +348,19 @@ export class Store {
     }
   }
 
+  /** Switches a reader's connection to WAL if that can be done at once; whether it is in WAL. */
+  private static tryWal(db: DatabaseSync): boolean {
+    try {
+      db.exec("PRAGMA busy_timeout = 0");
+      const row = db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode?: string };
+      return row.journal_mode === "wal";
+    } catch {
+      return false;
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${busyTimeout()}`);
+    }
+  }
+
   /** The schema version recorded in the index (`PRAGMA user_version`). */
   private static userVersion(db: DatabaseSync): number {
     const row = db.prepare("PRAGMA user_version").get() as { user_version: number };
@@ -337,7 +392,7 @@ export class Store {
   close(): void {
     if (this.latest?.isOpen) this.latest.close();
     if (!this.db.isOpen) return;
-    if (!this.readOnly) {
+    if (!this.readOnly || this.walReader) {
       // Leave the index in rollback-journal mode at rest when we are the last
       // user, so read-only opens (verify on read-only media) need no -wal/-shm.
       try {
