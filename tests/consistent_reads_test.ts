@@ -5,7 +5,8 @@
  * writer did: a checkpoint committed between its queries, or a gc that
  * removed objects (rows, then files) while it ran. Two real connections to
  * one real SQLite file, interleaved deterministically through verify's test
- * seam and its progress callback; no timers.
+ * seam and its progress callback; no timers. And a hook that finds the
+ * store busy past the timeout tries again, says so, and lands its checkpoint.
  *
  * @module
  */
@@ -19,6 +20,9 @@ import { snapshotIds } from "../lib/store/snapshot_rows.ts";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
 import { INLINE_BLOB_MAX } from "../lib/store/store.ts";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { cliCommand, realDenoDir, REPO, withStore } from "./_cli.ts";
 
 async function twoConnections(
   fn: (reader: Store, writer: Store, trust: Keyring, dir: string) => Promise<void>,
@@ -158,5 +162,65 @@ Deno.test("Store.readAsync() shares one read transaction; a write on the same co
       "reader failed",
     );
     assert(!writer.db.isTransaction, "a failed reader ends its read transaction");
+  });
+});
+
+Deno.test("hook: a store busy past the timeout is tried again, said on stderr, and the checkpoint lands (exit 0)", async () => {
+  await withStore(async (ws) => {
+    const event = (await Deno.readTextFile(
+      join(REPO, "tests", "fixtures", "claude-code", "user_prompt_submit_1.json"),
+    )).replaceAll("/PROJECT", ws.path);
+    // Another process's write lock, held until the hook says it is trying again.
+    const db = new DatabaseSync(join(ws.path, ".ctxsnap", "index.db"));
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("BEGIN IMMEDIATE");
+    const [command, ...args] = cliCommand(["hook", "claude-code", "--json"]);
+    const child = new Deno.Command(command, {
+      args,
+      cwd: ws.path,
+      env: {
+        HOME: ws.home,
+        CTXSNAP_CONFIG_DIR: ws.configDir,
+        CTXSNAP_BUSY_TIMEOUT_MS: "100",
+        DENO_DIR: realDenoDir(),
+        NO_COLOR: "1",
+      },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(event));
+    await writer.close();
+    let stderr = "";
+    const decoder = new TextDecoder();
+    const reader = child.stderr.getReader();
+    try {
+      while (!stderr.includes("trying again")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stderr += decoder.decode(value, { stream: true });
+      }
+    } finally {
+      db.exec("ROLLBACK");
+      db.close();
+    }
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stderr += decoder.decode(value, { stream: true });
+    }
+    const [status, stdout] = await Promise.all([
+      child.status,
+      new Response(child.stdout).text(),
+    ]);
+    assertEquals(status.code, 0, stderr);
+    assert(stderr.includes("ctxsnap: the store is busy; trying again (attempt 2)"), stderr);
+    assert(!stderr.includes("error:"), `the hook's checkpoint landed: ${stderr}`);
+    const id = JSON.parse(stdout).id as string;
+    const listed = (await ws.run(["list", "--json"])).json().snapshots.map((s: { id: string }) =>
+      s.id
+    );
+    assert(listed.includes(id), "the hook's snapshot is listed");
   });
 });
