@@ -15,7 +15,6 @@ import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runti
 import { FORMATS, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";
 import { Output, type Writer } from "./output.ts";
-import { resetStoreWaits, storeWaits } from "../store/waits.ts";
 
 /**
  * A command as the dispatcher knows it before loading it: each command's
@@ -282,6 +281,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   const out = new Output({ json, quiet, ...(write ? { write } : {}) });
   let loaded: Command | undefined;
   let failed = false;
+  let waits: typeof import("../store/waits.ts") | undefined;
   try {
     if (globals.includes("--version") || name === "version") {
       const info = { version: VERSION, runtime: runtimeName(), formats: FORMATS };
@@ -321,7 +321,8 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
       return 0;
     }
     const store = typeof parsed.values.store === "string" ? parsed.values.store : undefined;
-    resetStoreWaits();
+    waits = await import("../store/waits.ts");
+    waits.resetStoreWaits();
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {
     failed = true;
@@ -331,7 +332,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     const lenient = loaded?.exitZeroUnless;
     return lenient !== undefined && !rest.includes(lenient) ? 0 : status;
   } finally {
-    if (!failed && loaded !== undefined) noteWaits(out);
+    if (!failed && waits !== undefined) noteWaits(out, waits.storeWaits());
   }
 }
 
@@ -340,8 +341,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
  * for at least `CTXSNAP_WAIT_NOTE_MS` (default 1000) in all: the command
  * succeeded, only later (a wait past the busy timeout is exit 6 instead).
  */
-function noteWaits(out: Output): void {
-  const waits = storeWaits();
+function noteWaits(out: Output, waits: { count: number; ms: number }): void {
   if (waits.count === 0) return;
   const raw = Number(getEnv("CTXSNAP_WAIT_NOTE_MS") ?? "1000");
   const threshold = Number.isFinite(raw) && raw >= 0 ? raw : 1000;

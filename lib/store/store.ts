@@ -213,7 +213,12 @@ export class Store {
     // writer back (DESIGN.md §3.4). An index it may not write (read-only
     // media, a sandbox without write permission) is opened read-only, in
     // whatever journal mode it is in, and never changed.
-    if (readOnly && options.brief !== true && Store.writable(storeDir)) {
+    // Only a store known to be this user's (registered) is opened so: a
+    // foreign one being inspected (`init --adopt --dry-run`) is not written.
+    if (
+      readOnly && options.brief !== true && options.registry !== undefined &&
+      Store.writable(storeDir)
+    ) {
       return Store.openWith(storeDir, false, true);
     }
     return Store.openWith(storeDir, readOnly, false);
