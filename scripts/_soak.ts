@@ -396,8 +396,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 export interface SoakFigures {
   /** Hook events answered per second of the run. */
   eventsPerSecond: number;
-  /** Hook processes run, and hook latency (whole process) at p50 and p99, in ms. */
-  hooks: { count: number; p50: number; p99: number; busy: number };
+  /**
+   * Hook processes run; hook latency (whole process) at p50 and p99, in ms;
+   * hooks that tried a busy store again; hooks that gave up busy (exit 0).
+   */
+  hooks: { count: number; p50: number; p99: number; retried: number; busy: number };
   /** Processes of every loop, how many said they waited for a busy store, and how many gave up (6). */
   commands: { count: number; waited: number; busy: number; killed: number };
   /** Per loop: processes and exit statuses seen. */
@@ -420,6 +423,7 @@ export function soakFigures(result: SoakResult): SoakFigures {
       count: hooks.length,
       p50: percentile(hooks.map((r) => r.ms), 0.5),
       p99: percentile(hooks.map((r) => r.ms), 0.99),
+      retried: hooks.filter((r) => r.stderr.includes("trying again")).length,
       busy: hooks.filter((r) => BUSY.test(r.stderr)).length,
     },
     commands: {

@@ -1526,7 +1526,9 @@ if (want("soak")) {
     `  ${figures.hooks.count} hook events in ${(result.elapsedMs / 1000).toFixed(1)} s: ` +
       `${figures.eventsPerSecond.toFixed(2)} events/s held; hook latency p50 ${
         ms(figures.hooks.p50)
-      }, p99 ${ms(figures.hooks.p99)}; ${figures.hooks.busy} hook(s) gave up busy (exit 0)`,
+      }, p99 ${
+        ms(figures.hooks.p99)
+      }; ${figures.hooks.retried} tried a busy store again, ${figures.hooks.busy} gave up busy (exit 0)`,
   );
   console.log(
     `  ${figures.commands.count} processes: ${figures.commands.waited} waited for a busy store ` +
