@@ -208,13 +208,12 @@ export class Store {
     checkStorePaths(storeDir);
     if (options.registry !== undefined) checkRegistered(options.registry, storeDir);
     const readOnly = options.readOnly ?? false;
-    // A reader of an index it may write runs WAL like the writers, with
-    // writes refused (`query_only`), so its read transaction never holds a
-    // writer back (DESIGN.md §3.4). An index it may not write (read-only
-    // media, a sandbox without write permission) is opened read-only, in
+    // A reader of a registered store whose index it may write runs WAL like
+    // the writers, with writes refused (`query_only`), so its read
+    // transaction never holds a writer back (DESIGN.md §3.4). Any other
+    // (read-only media, a sandbox without write permission, a foreign store
+    // being inspected by `init --adopt --dry-run`) is opened read-only, in
     // whatever journal mode it is in, and never changed.
-    // Only a store known to be this user's (registered) is opened so: a
-    // foreign one being inspected (`init --adopt --dry-run`) is not written.
     if (
       readOnly && options.brief !== true && options.registry !== undefined &&
       Store.writable(storeDir)
@@ -468,7 +467,8 @@ export class Store {
    * verifies signatures or talks to a remote between its queries). Readers
    * that overlap on this connection share one read transaction, which ends
    * when the last of them does; a write transaction on this connection waits
-   * for them ({@linkcode Store.transactionAsync}).
+   * for them ({@linkcode Store.transactionAsync}), so `fn` itself must not
+   * write.
    */
   async readAsync<T>(fn: () => Promise<T>): Promise<T> {
     if (this.db.isTransaction && this.readers === 0) return await fn(); // inside a write
@@ -503,10 +503,10 @@ export class Store {
   /**
    * Re-checks a blob against the latest committed state (see
    * {@linkcode Store.objectGone}): true when its row is there and its bytes
-   * hash to its id, or when it is gone; false only when the latest state
-   * names it and its bytes are missing or wrong twice over with no change to
-   * its row in between (a concurrent gc and re-capture of the same content is
-   * not damage).
+   * hash to its id, or when it is gone; false only when its bytes are
+   * missing or wrong while the latest state names it, with its row unchanged
+   * from before the check to after it (a concurrent gc and re-capture of the
+   * same content is not damage). Busy (exit 6) if it keeps changing.
    */
   blobSoundNow(id: string): boolean {
     const latest = this.latestConnection();
