@@ -159,6 +159,21 @@ export function mayRead(path: string): boolean {
 }
 
 /**
+ * Whether this process may write `path`: false where the runtime has a
+ * permission system (Deno) and write access to `path` is not granted.
+ */
+export function mayWrite(path: string): boolean {
+  // deno-lint-ignore no-explicit-any
+  const deno = (globalThis as any).Deno;
+  if (typeof deno?.permissions?.querySync !== "function") return true;
+  try {
+    return deno.permissions.querySync({ name: "write", path }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The process umask, read without changing it where the kernel says it
  * (`Umask:` in `/proc/self/status`: reading it through `umask(2)` sets it to
  * 0 for an instant, which other threads creating files would see); else

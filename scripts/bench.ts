@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release,timeline
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release,timeline,soak
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1506,6 +1506,48 @@ if (want("manifest") && (await have("/usr/bin/time"))) {
   Object.assign(results, {
     manifest_rss_mib: { verify: rss, version: baseline, manifest_mib: manifest.length / 1048576 },
   });
+}
+
+if (want("soak")) {
+  // Issue 28: the soak of scripts/_soak.ts (agent hooks, creates, kill -9, gc, forget,
+  // verify --all, list and push at once on one store) as a measure of what holds under load.
+  const { runSoak, soakFigures } = await import("./_soak.ts");
+  const seconds = QUICK ? 20 : 60;
+  console.log(`soak: 3 agent sessions' hooks and every other loop at once for ${seconds} s`);
+  const result = await runSoak({
+    durationMs: seconds * 1000,
+    agents: 3,
+    seed: 28,
+    files: QUICK ? 300 : 1000,
+  });
+  const figures = soakFigures(result);
+  const ms = (value: number) => `${value.toFixed(0)} ms`;
+  console.log(
+    `  ${figures.hooks.count} hook events in ${(result.elapsedMs / 1000).toFixed(1)} s: ` +
+      `${figures.eventsPerSecond.toFixed(2)} events/s held; hook latency p50 ${
+        ms(figures.hooks.p50)
+      }, p99 ${
+        ms(figures.hooks.p99)
+      }; ${figures.hooks.retried} tried a busy store again, ${figures.hooks.busy} gave up busy (exit 0)`,
+  );
+  console.log(
+    `  ${figures.commands.count} processes: ${figures.commands.waited} waited for a busy store ` +
+      `(${
+        (100 * figures.commands.waited / figures.commands.count).toFixed(0)
+      }%), ${figures.commands.busy} gave up (exit 6), ${figures.commands.killed} killed by the soak`,
+  );
+  for (const [loop, entry] of Object.entries(figures.loops)) {
+    console.log(
+      `    ${loop.padEnd(7)} ${String(entry.count).padStart(4)}  ${JSON.stringify(entry.codes)}`,
+    );
+  }
+  console.log(
+    `  ${result.reported.size} reported snapshots; ${
+      result.failures.length === 0 ? "every promise held" : `${result.failures.length} FAILURES`
+    }\n`,
+  );
+  for (const failure of result.failures) console.log(`  FAIL ${failure.split("\n")[0]}`);
+  Object.assign(results, { soak: { seconds, ...figures, failures: result.failures.length } });
 }
 
 console.log("JSON " + JSON.stringify(results));

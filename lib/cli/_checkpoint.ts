@@ -11,7 +11,7 @@
  */
 import * as path from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { IntegrityError } from "../errors.ts";
+import { BusyError, IntegrityError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import type { CreateResult } from "../snapshot/create.ts";
 import type { CheckpointOptions } from "../watch/service.ts";
@@ -120,6 +120,34 @@ async function checkWatchAnswer(
     result.envelope = stored;
   } finally {
     store.close();
+  }
+}
+
+/**
+ * How long an agent hook keeps trying a busy store, in all: a checkpoint
+ * given up is an agent's turn lost, and a harness waits longer for a hook
+ * (Claude Code: 60 s) than the busy timeout (5 s).
+ */
+export const HOOK_BUSY_BUDGET_MS = 30_000;
+
+/**
+ * Runs `fn` again while it fails because the store is busy (nothing was
+ * written: the write transaction never began), saying so on stderr each
+ * time, until `budgetMs` has passed; then the last `BusyError` (exit 6).
+ */
+export async function retryWhileBusy<T>(
+  ctx: CommandContext,
+  fn: () => Promise<T>,
+  budgetMs: number = HOOK_BUSY_BUDGET_MS,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let attempt = 2;; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!(error instanceof BusyError) || Date.now() >= deadline) throw error;
+      ctx.out.note(`the store is busy; trying again (attempt ${attempt})`);
+    }
   }
 }
 

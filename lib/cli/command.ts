@@ -46,7 +46,7 @@ export function openStore(ctx: CommandContext, options: { readOnly?: boolean } =
   // it; it may not point capture and restore at some other directory.
   // Checked read-only, before anything is written.
   if (!explicit) {
-    const probe = Store.open(dir, { readOnly: true, registry });
+    const probe = Store.open(dir, { readOnly: true, registry, brief: options.readOnly !== true });
     const { workspaceRoot } = probe;
     if (workspaceRoot !== path.dirname(probe.dir)) {
       probe.close();

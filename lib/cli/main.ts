@@ -280,6 +280,8 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     rest.includes("-q");
   const out = new Output({ json, quiet, ...(write ? { write } : {}) });
   let loaded: Command | undefined;
+  let failed = false;
+  let waits: typeof import("../store/waits.ts") | undefined;
   try {
     if (globals.includes("--version") || name === "version") {
       const info = { version: VERSION, source: SOURCE, runtime: runtimeName(), formats: FORMATS };
@@ -319,12 +321,34 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
       return 0;
     }
     const store = typeof parsed.values.store === "string" ? parsed.values.store : undefined;
+    waits = await import("../store/waits.ts");
+    waits.resetStoreWaits();
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {
+    failed = true;
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
     const status = out.error(await typed(error));
     // A hook a harness runs reports problems but does not fail the agent.
     const lenient = loaded?.exitZeroUnless;
     return lenient !== undefined && !rest.includes(lenient) ? 0 : status;
+  } finally {
+    if (!failed && waits !== undefined) noteWaits(out, waits.storeWaits());
   }
+}
+
+/**
+ * Says so when this command waited for another process's hold on the store
+ * for at least `CTXSNAP_WAIT_NOTE_MS` (default 1000) in all: the command
+ * succeeded, only later (a wait past the busy timeout is exit 6 instead).
+ */
+function noteWaits(out: Output, waits: { count: number; ms: number }): void {
+  if (waits.count === 0) return;
+  const raw = Number(getEnv("CTXSNAP_WAIT_NOTE_MS") ?? "1000");
+  const threshold = Number.isFinite(raw) && raw >= 0 ? raw : 1000;
+  if (waits.ms < threshold) return;
+  out.note(
+    `waited ${waits.ms} ms for a busy store (${waits.count} wait${
+      waits.count === 1 ? "" : "s"
+    } for another ctxsnap process)`,
+  );
 }

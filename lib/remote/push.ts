@@ -46,7 +46,7 @@
  */
 import * as fs from "node:fs";
 import type * as NodeZlib from "node:zlib";
-import { IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
+import { BusyError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { builtin } from "../runtime.ts";
 import type { Store } from "../store/store.ts";
@@ -355,89 +355,108 @@ export async function push(
   const concurrency = options.concurrency ?? 8;
   const progress = options.onProgress ?? (() => {});
   const skipped: PushResult["skipped"] = [];
-  const branches = selectBranches(store, signer, target, skipped);
-  const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
-  await ensureMarker(backend);
+  // What to send and the objects themselves are read from one committed
+  // state of the store (DESIGN.md §3.4); the refs are written after.
+  const { branches, toSend, envelopes, present, needed, missing } = await store.readAsync(
+    async () => {
+      const branches = selectBranches(store, signer, target, skipped);
+      const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
+      await ensureMarker(backend);
 
-  // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
-  const onRemote = new Set<string>();
-  const toSend: string[] = [];
-  const sending = new Set<string>();
-  const bases: string[] = [];
-  let present = 0;
-  for (const head of heads) {
-    const chain = target.kind === "snapshot" ? chainFrom(store, head) : branchChain(
-      store,
-      branches.find((b) => b.head === head)!.session,
-      branches.find((b) => b.head === head)!.branch,
-    );
-    const segment: string[] = [];
-    for (const id of chain) {
-      if (onRemote.has(id) || sending.has(id)) break;
-      if ((await backend.head(snapshotKey(id))) !== null) {
-        onRemote.add(id);
-        bases.push(id);
-        present++;
-        break;
+      // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
+      const onRemote = new Set<string>();
+      const toSend: string[] = [];
+      const sending = new Set<string>();
+      const bases: string[] = [];
+      let present = 0;
+      for (const head of heads) {
+        const chain = target.kind === "snapshot" ? chainFrom(store, head) : branchChain(
+          store,
+          branches.find((b) => b.head === head)!.session,
+          branches.find((b) => b.head === head)!.branch,
+        );
+        const segment: string[] = [];
+        for (const id of chain) {
+          if (onRemote.has(id) || sending.has(id)) break;
+          if ((await backend.head(snapshotKey(id))) !== null) {
+            onRemote.add(id);
+            bases.push(id);
+            present++;
+            break;
+          }
+          segment.push(id);
+        }
+        for (const id of segment.reverse()) {
+          sending.add(id);
+          toSend.push(id);
+        }
       }
-      segment.push(id);
-    }
-    for (const id of segment.reverse()) {
-      sending.add(id);
-      toSend.push(id);
-    }
-  }
 
-  // 2. Which objects they need that the remote lacks.
-  const envelopes = new Map<string, Envelope>();
-  for (const id of toSend) envelopes.set(id, await readEnvelope(store, id));
-  const known = new Set<string>();
-  for (const base of bases) {
-    const envelope = await readEnvelope(store, base);
-    for (const object of objectsOf(store, envelope) ?? []) known.add(object.id);
-  }
-  const needed = new Map<string, NeededObject>();
-  for (const id of toSend) {
-    const objects = objectsOf(store, envelopes.get(id)!);
-    if (objects === null) {
-      throw new NotFoundError(
-        `Snapshot ${
-          quote(id)
-        } has no workspace content in this store, so it cannot be pushed whole`,
-        {
-          hint:
-            "it was imported as an envelope only; import its bundle first, or push another branch",
-        },
-      );
-    }
-    for (const object of objects) {
-      if (!known.has(object.id) && !needed.has(object.id)) needed.set(object.id, object);
-    }
-  }
-  const candidates = [...needed.values()];
-  let missing: NeededObject[];
-  if (candidates.length <= PROBE_LIMIT) {
-    const found = await mapLimit(
-      candidates,
-      concurrency,
-      async (object) => (await backend.head(objectKey(object.id))) !== null,
-    );
-    missing = candidates.filter((_, i) => !found[i]);
-  } else {
-    const listed = new Set<string>();
-    for (const info of await backend.list("objects/")) {
-      const id = parseObjectKey(info.key);
-      if (id !== null) listed.add(id);
-    }
-    missing = candidates.filter((object) => !listed.has(object.id));
-  }
+      // 2. Which objects they need that the remote lacks.
+      const envelopes = new Map<string, Envelope>();
+      for (const id of toSend) envelopes.set(id, await readEnvelope(store, id));
+      const known = new Set<string>();
+      for (const base of bases) {
+        const envelope = await readEnvelope(store, base);
+        for (const object of objectsOf(store, envelope) ?? []) known.add(object.id);
+      }
+      const needed = new Map<string, NeededObject>();
+      for (const id of toSend) {
+        const objects = objectsOf(store, envelopes.get(id)!);
+        if (objects === null) {
+          throw new NotFoundError(
+            `Snapshot ${
+              quote(id)
+            } has no workspace content in this store, so it cannot be pushed whole`,
+            {
+              hint:
+                "it was imported as an envelope only; import its bundle first, or push another branch",
+            },
+          );
+        }
+        for (const object of objects) {
+          if (!known.has(object.id) && !needed.has(object.id)) needed.set(object.id, object);
+        }
+      }
+      const candidates = [...needed.values()];
+      let missing: NeededObject[];
+      if (candidates.length <= PROBE_LIMIT) {
+        const found = await mapLimit(
+          candidates,
+          concurrency,
+          async (object) => (await backend.head(objectKey(object.id))) !== null,
+        );
+        missing = candidates.filter((_, i) => !found[i]);
+      } else {
+        const listed = new Set<string>();
+        for (const info of await backend.list("objects/")) {
+          const id = parseObjectKey(info.key);
+          if (id !== null) listed.add(id);
+        }
+        missing = candidates.filter((object) => !listed.has(object.id));
+      }
 
-  // 3. Objects, then envelopes oldest first, then refs: each step only names what is there.
-  let uploaded = 0;
-  await mapLimit(missing, concurrency, async (object) => {
-    await uploadObject(store, backend, object);
-    progress("uploading objects", ++uploaded, missing.length);
-  });
+      // 3. Objects, then envelopes oldest first, then refs: each step only names what is there.
+      let uploaded = 0;
+      await mapLimit(missing, concurrency, async (object) => {
+        try {
+          await uploadObject(store, backend, object);
+        } catch (error) {
+          if (error instanceof IntegrityError && store.objectGone(object.id)) {
+            throw new BusyError(
+              `The store changed during push: object ${
+                quote(object.id)
+              } was removed by a concurrent forget and gc`,
+              { hint: "run the push again; it sends what the store holds now", cause: error },
+            );
+          }
+          throw error;
+        }
+        progress("uploading objects", ++uploaded, missing.length);
+      });
+      return { branches, toSend, envelopes, present, needed, missing };
+    },
+  );
   await backend.flush();
   let sent = 0;
   for (const id of toSend) {

@@ -75,7 +75,7 @@ function checkTree(
     bytes += entry.size;
     let ok = seenBlobs.get(entry.blob);
     if (ok === undefined) {
-      ok = store.checkBlob(entry.blob);
+      ok = blobHolds(store, entry.blob);
       if (ok) {
         ok = store.objectSize(entry.blob) === entry.size;
       }
@@ -88,12 +88,37 @@ function checkTree(
   return { files, bytes };
 }
 
-/** Verifies one stored snapshot. */
-export async function verifySnapshot(
+/**
+ * Whether a blob the reader's state names is present and sound. The reader
+ * is pinned to one committed state (`Store.readAsync`), but object files are
+ * not: a file a concurrent gc unlinked after that state was taken is checked
+ * again against the latest state, where its row is gone (`Store.blobSoundNow`),
+ * so a correct gc is never reported as damage. A row missing from the
+ * reader's own state is damage.
+ */
+function blobHolds(store: Store, id: string): boolean {
+  if (store.checkBlob(id)) return true;
+  return store.hasObject(id) && store.blobSoundNow(id);
+}
+
+/**
+ * Verifies one stored snapshot, reading one committed state of the store
+ * (`Store.readAsync`).
+ */
+export function verifySnapshot(
   store: Store,
   id: string,
   trust: TrustPolicy,
   seenBlobs: Map<string, boolean> = new Map(),
+): Promise<SnapshotReport> {
+  return store.readAsync(() => verifyOne(store, id, trust, seenBlobs));
+}
+
+async function verifyOne(
+  store: Store,
+  id: string,
+  trust: TrustPolicy,
+  seenBlobs: Map<string, boolean>,
 ): Promise<SnapshotReport> {
   const report: SnapshotReport = {
     id,
@@ -169,8 +194,27 @@ export interface StoreReport {
   problems: string[];
 }
 
-/** Verifies every object, every snapshot and every branch chain. */
-export async function verifyAll(
+/**
+ * Verifies every object, every snapshot and every branch chain, all in one
+ * committed state of the store (`Store.readAsync`): a checkpoint, forget or
+ * gc that commits meanwhile is not seen half done, so what it reports is
+ * damage, not a concurrent writer (docs/DESIGN.md §3.4).
+ */
+export function verifyAll(
+  store: Store,
+  trust: TrustPolicy,
+  onProgress?: (done: number, total: number) => void,
+): Promise<StoreReport> {
+  return store.readAsync(() => verifyEverything(store, trust, onProgress));
+}
+
+/**
+ * A seam for tests: `beforeBranches` runs after the snapshots are verified and
+ * before the branch heads are read, where another process may commit.
+ */
+export const verifyHooks: { beforeBranches?: () => void | Promise<void> } = {};
+
+async function verifyEverything(
   store: Store,
   trust: TrustPolicy,
   onProgress?: (done: number, total: number) => void,
@@ -183,7 +227,7 @@ export async function verifyAll(
   for (const object of objects) {
     let ok: boolean;
     if (object.kind === "blob") {
-      ok = store.checkBlob(object.id);
+      ok = blobHolds(store, object.id);
       seenBlobs.set(object.id, ok);
     } else {
       try {
@@ -202,9 +246,10 @@ export async function verifyAll(
   }
   const ids = snapshotIds(store);
   const snapshots: SnapshotReport[] = [];
-  for (const id of ids) snapshots.push(await verifySnapshot(store, id, trust, seenBlobs));
+  for (const id of ids) snapshots.push(await verifyOne(store, id, trust, seenBlobs));
   const known = new Set(ids);
   const forgotten = new Set(forgottenIds(store));
+  await verifyHooks.beforeBranches?.();
   const branches = listBranches(store);
   for (const branch of branches) {
     if (branch.head !== null && !known.has(branch.head)) {

@@ -4,6 +4,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { BusyError, CtxsnapError, IntegrityError } from "../errors.ts";
+import { countWait } from "./waits.ts";
 
 /** Maps SQLite failures to typed errors: busy and locked become {@linkcode BusyError}. */
 export function mapSqliteError(error: unknown, what: string): unknown {
@@ -25,10 +26,13 @@ export function mapSqliteError(error: unknown, what: string): unknown {
 }
 
 function begin(db: DatabaseSync, what: string): void {
+  const since = performance.now();
   try {
     db.exec("BEGIN IMMEDIATE");
   } catch (error) {
     throw mapSqliteError(error, what);
+  } finally {
+    countWait(since);
   }
 }
 
@@ -72,5 +76,23 @@ export async function inTransactionAsync<T>(
   } catch (error) {
     rollback(db);
     throw mapSqliteError(error, what);
+  }
+}
+
+/** Opens a read transaction (deferred: the first read pins the snapshot). */
+export function beginRead(db: DatabaseSync): void {
+  try {
+    db.exec("BEGIN DEFERRED");
+  } catch (error) {
+    throw mapSqliteError(error, "read");
+  }
+}
+
+/** Ends a read transaction opened by {@linkcode beginRead}. */
+export function endRead(db: DatabaseSync): void {
+  try {
+    if (db.isTransaction) db.exec("COMMIT");
+  } catch {
+    rollback(db);
   }
 }

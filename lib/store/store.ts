@@ -37,8 +37,9 @@ import {
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
-import { builtin, getEnv } from "../runtime.ts";
-import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
+import { builtin, getEnv, mayWrite } from "../runtime.ts";
+import { beginRead, endRead, inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
+import { countWait } from "./waits.ts";
 
 export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
@@ -73,6 +74,11 @@ export interface StoreOpenOptions {
    * schema checks apply.
    */
   registry?: string;
+  /**
+   * With `readOnly`: a brief look (a few queries, then closed), opened
+   * without switching the index to WAL (see {@linkcode Store.open}).
+   */
+  brief?: boolean;
 }
 
 function busyTimeout(): number {
@@ -106,11 +112,22 @@ export class Store {
   /** Whether the index was opened read-only. */
   readonly readOnly: boolean;
   private readonly statements = new Map<string, StatementSync>();
+  /** A read-only open of a writable index, running WAL with writes refused (see `Store.open`). */
+  private readonly walReader: boolean;
+  /** Asynchronous readers sharing this connection's read transaction. */
+  private readers = 0;
+  private readersDone: Promise<void> = Promise.resolve();
+  private releaseReaders: () => void = () => {};
+  /** Whether a write transaction of this object is open. */
+  private inWrite = false;
+  /** The connection {@linkcode Store.objectGone} reads the latest state on. */
+  private latest: DatabaseSync | undefined;
 
-  private constructor(dir: string, db: DatabaseSync, readOnly: boolean) {
+  private constructor(dir: string, db: DatabaseSync, readOnly: boolean, walReader = false) {
     this.dir = dir;
     this.db = db;
     this.readOnly = readOnly;
+    this.walReader = walReader;
     const recorded = this.getMeta("workspace_root");
     if (recorded === null) {
       throw new IntegrityError(`The store at ${quote(dir)} does not name its workspace`);
@@ -195,6 +212,36 @@ export class Store {
     checkStorePaths(storeDir);
     if (options.registry !== undefined) checkRegistered(options.registry, storeDir);
     const readOnly = options.readOnly ?? false;
+    // A reader of a registered store whose index it may write runs WAL like
+    // the writers, with writes refused (`query_only`), so its read
+    // transaction never holds a writer back (DESIGN.md §3.4). Any other
+    // (read-only media, a sandbox without write permission, a foreign store
+    // being inspected by `init --adopt --dry-run`) is opened read-only, in
+    // whatever journal mode it is in, and never changed.
+    if (
+      readOnly && options.brief !== true && options.registry !== undefined &&
+      Store.writable(storeDir)
+    ) {
+      return Store.openWith(storeDir, false, true);
+    }
+    return Store.openWith(storeDir, readOnly, false);
+  }
+
+  /** Whether this process may write the index and create its `-wal` and `-shm` files. */
+  private static writable(storeDir: string): boolean {
+    const index = path.join(storeDir, INDEX_FILE);
+    if (!mayWrite(storeDir) || !mayWrite(index)) return false;
+    try {
+      fs.accessSync(storeDir, fs.constants.W_OK);
+      fs.accessSync(index, fs.constants.W_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Opens the checked store `storeDir`; see {@linkcode Store.open}. */
+  private static openWith(storeDir: string, readOnly: boolean, walReader: boolean): Store {
     let db = Store.connect(storeDir, readOnly);
     try {
       let version: number;
@@ -228,6 +275,14 @@ export class Store {
         );
       }
       checkSchema(db, version, storeDir);
+      if (walReader) {
+        db.exec("PRAGMA query_only = ON");
+        if (Store.tryWal(db)) return new Store(storeDir, db, true, true);
+        // Read-only media after all, or a writer mid-transaction in
+        // rollback-journal mode: read as before, without waiting for it.
+        db.close();
+        return Store.openWith(storeDir, true, false);
+      }
       if (!readOnly) Store.prepareWriter(db);
       if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
       return new Store(storeDir, db, readOnly);
@@ -284,15 +339,33 @@ export class Store {
   private static enterWal(db: DatabaseSync): void {
     const deadline = Date.now() + busyTimeout();
     const pause = new Int32Array(new SharedArrayBuffer(4));
-    for (;;) {
-      try {
-        db.exec("PRAGMA journal_mode = WAL");
-        return;
-      } catch (error) {
-        const mapped = mapSqliteError(error, "open");
-        if (!(mapped instanceof BusyError) || Date.now() >= deadline) throw mapped;
-        Atomics.wait(pause, 0, 0, 10);
+    const since = performance.now();
+    try {
+      for (;;) {
+        try {
+          db.exec("PRAGMA journal_mode = WAL");
+          return;
+        } catch (error) {
+          const mapped = mapSqliteError(error, "open");
+          if (!(mapped instanceof BusyError) || Date.now() >= deadline) throw mapped;
+          Atomics.wait(pause, 0, 0, 10);
+        }
       }
+    } finally {
+      countWait(since);
+    }
+  }
+
+  /** Switches a reader's connection to WAL if that can be done at once; whether it is in WAL. */
+  private static tryWal(db: DatabaseSync): boolean {
+    try {
+      db.exec("PRAGMA busy_timeout = 0");
+      const row = db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode?: string };
+      return row.journal_mode === "wal";
+    } catch {
+      return false;
+    } finally {
+      db.exec(`PRAGMA busy_timeout = ${busyTimeout()}`);
     }
   }
 
@@ -325,8 +398,9 @@ export class Store {
 
   /** Closes the index. */
   close(): void {
+    if (this.latest?.isOpen) this.latest.close();
     if (!this.db.isOpen) return;
-    if (!this.readOnly) {
+    if (!this.readOnly || this.walReader) {
       // Leave the index in rollback-journal mode at rest when we are the last
       // user, so read-only opens (verify on read-only media) need no -wal/-shm.
       try {
@@ -339,14 +413,132 @@ export class Store {
     this.db.close();
   }
 
-  /** Runs `fn` in one write transaction (`BEGIN IMMEDIATE`). */
+  /**
+   * Runs `fn` in one write transaction (`BEGIN IMMEDIATE`). Refused while an
+   * asynchronous read ({@linkcode Store.readAsync}) holds this connection's
+   * read transaction: the write would join it and commit when it ends.
+   */
   transaction<T>(what: string, fn: () => T): T {
-    return inTransaction(this.db, what, fn);
+    if (this.readers > 0 && !this.inWrite) {
+      throw new Error(`${what}: a write may not start inside a read transaction on this store`);
+    }
+    this.inWrite = true;
+    try {
+      return inTransaction(this.db, what, fn);
+    } finally {
+      this.inWrite = this.db.isTransaction;
+    }
   }
 
-  /** Runs an async `fn` in one write transaction; nothing else may use the store meanwhile. */
-  transactionAsync<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return inTransactionAsync(this.db, what, fn);
+  /**
+   * Runs an async `fn` in one write transaction; nothing else may use the
+   * store meanwhile. It first waits for this connection's asynchronous
+   * readers ({@linkcode Store.readAsync}) to finish.
+   */
+  async transactionAsync<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    while (this.readers > 0 && !this.inWrite) await this.readersDone;
+    const outer = this.inWrite;
+    this.inWrite = true;
+    try {
+      return await inTransactionAsync(this.db, what, fn);
+    } finally {
+      this.inWrite = outer;
+    }
+  }
+
+  /**
+   * Runs `fn` against one committed state of the store: every query it makes
+   * reads the same snapshot of the index (a deferred `BEGIN`; SQLite's WAL
+   * pins the snapshot at the first read, and writers go on meanwhile).
+   * Inside a transaction already open on this connection it joins it. Every
+   * reader that makes more than one query goes through this or
+   * {@linkcode Store.readAsync} (docs/DESIGN.md §3.4). Object files are not in
+   * the snapshot: a file gc unlinked after the snapshot was taken reads as
+   * missing, which {@linkcode Store.objectGone} tells apart from damage.
+   */
+  read<T>(fn: () => T): T {
+    if (this.db.isTransaction) return fn();
+    beginRead(this.db);
+    try {
+      return fn();
+    } finally {
+      endRead(this.db);
+    }
+  }
+
+  /**
+   * {@linkcode Store.read} for an asynchronous reader (one that signs,
+   * verifies signatures or talks to a remote between its queries). Readers
+   * that overlap on this connection share one read transaction, which ends
+   * when the last of them does; a write transaction on this connection waits
+   * for them ({@linkcode Store.transactionAsync}), so `fn` itself must not
+   * write.
+   */
+  async readAsync<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.db.isTransaction && this.readers === 0) return await fn(); // inside a write
+    if (this.readers === 0) {
+      beginRead(this.db);
+      this.readersDone = new Promise((resolve) => (this.releaseReaders = resolve));
+    }
+    this.readers++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.readers === 0) {
+        endRead(this.db);
+        this.releaseReaders();
+      }
+    }
+  }
+
+  /**
+   * Whether object `id` is absent from the store's latest committed state
+   * (read outside any snapshot this connection holds, on a connection of its
+   * own): a reader pinned to an older state that finds an object's file
+   * missing uses it to tell an object gc has since removed (its row goes
+   * first, its file after) from a damaged store.
+   */
+  objectGone(id: string): boolean {
+    const latest = this.latestConnection();
+    const row = latest.prepare("SELECT 1 FROM objects WHERE id = ?").get(id);
+    return row === undefined;
+  }
+
+  /**
+   * Re-checks a blob against the latest committed state (see
+   * {@linkcode Store.objectGone}): true when its row is there and its bytes
+   * hash to its id, or when it is gone; false only when its bytes are
+   * missing or wrong while the latest state names it, with its row unchanged
+   * from before the check to after it (a concurrent gc and re-capture of the
+   * same content is not damage). Busy (exit 6) if it keeps changing.
+   */
+  blobSoundNow(id: string): boolean {
+    const latest = this.latestConnection();
+    const rowOf = () =>
+      latest.prepare("SELECT created_at FROM objects WHERE id = ?").get(id) as
+        | { created_at: number }
+        | undefined;
+    for (let round = 0; round < 3; round++) {
+      const before = rowOf();
+      if (before === undefined) return true;
+      const view = new Store(this.dir, latest, true);
+      if (view.checkBlob(id)) return true;
+      const after = rowOf();
+      if (after === undefined) return true;
+      if (after.created_at === before.created_at) return false;
+    }
+    throw new BusyError(
+      `The store is busy: blob ${quote(id)} kept changing while it was checked`,
+      { hint: "retry when the store is quieter" },
+    );
+  }
+
+  /** A second connection that always reads the latest committed state. */
+  private latestConnection(): DatabaseSync {
+    if (this.latest === undefined || !this.latest.isOpen) {
+      this.latest = Store.connect(this.dir, true);
+    }
+    return this.latest;
   }
 
   /** Reads a store setting, or `null`. */

@@ -405,12 +405,24 @@ export function storeContent(store: Store, notes?: string[], cache?: TreeCache):
   };
 }
 
-/** Builds the view of a store's snapshots in `scope`. Read-only. */
-export async function timelineFromStore(
+/**
+ * Builds the view of a store's snapshots in `scope`. Read-only, from one
+ * committed state of the store (`Store.readAsync`, DESIGN.md §3.4).
+ */
+export function timelineFromStore(
   store: Store,
   scope: StoreScope,
   trust: TrustPolicy,
   options: BuildOptions = {},
+): Promise<TimelineData> {
+  return store.readAsync(() => buildFromStore(store, scope, trust, options));
+}
+
+async function buildFromStore(
+  store: Store,
+  scope: StoreScope,
+  trust: TrustPolicy,
+  options: BuildOptions,
 ): Promise<TimelineData> {
   const allBranches = listBranches(store, scope.kind === "all" ? undefined : scope.session);
   const scopedBranches = scope.kind === "branch"

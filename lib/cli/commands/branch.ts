@@ -28,24 +28,27 @@ export const branch: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const sel = selection(store, str(parsed, "session"));
-      const rows = listBranches(store, sel.session);
-      ctx.out.result(
-        {
-          session: sel.session,
-          current: sel.branch,
-          branches: rows.map((r) => summarizeBranch(r, sel.branch)),
-        },
-        () =>
-          rows.length === 0
-            ? `* ${esc(sel.branch)} (empty)`
-            : rows.map((r) =>
-              `${r.name === sel.branch ? "*" : " "} ${esc(r.name).padEnd(24)} ${
-                esc(short(r.head))
-              }${r.base ? `  forked from ${esc(short(r.base))}` : ""}`
-            ).join("\n"),
-      );
-      return Promise.resolve(0);
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return store.read(() => {
+        const sel = selection(store, str(parsed, "session"));
+        const rows = listBranches(store, sel.session);
+        ctx.out.result(
+          {
+            session: sel.session,
+            current: sel.branch,
+            branches: rows.map((r) => summarizeBranch(r, sel.branch)),
+          },
+          () =>
+            rows.length === 0
+              ? `* ${esc(sel.branch)} (empty)`
+              : rows.map((r) =>
+                `${r.name === sel.branch ? "*" : " "} ${esc(r.name).padEnd(24)} ${
+                  esc(short(r.head))
+                }${r.base ? `  forked from ${esc(short(r.base))}` : ""}`
+              ).join("\n"),
+        );
+        return Promise.resolve(0);
+      });
     } finally {
       store.close();
     }

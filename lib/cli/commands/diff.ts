@@ -113,71 +113,76 @@ export const diff: Command = {
     const [a, b] = parsed.positionals;
     const store = openStore(ctx, { readOnly: true });
     try {
-      const session = str(parsed, "session");
-      const idA = revision(ctx, store, a ?? "HEAD", { session });
-      const idB = b === undefined ? null : revision(ctx, store, b, { session });
-      const left = await sideOf(store, idA);
-      const right = idB === null
-        ? {
-          tree: captureWorkspace(store, { persist: false }).tree,
-          context: readSessionState(store, selection(store, session).session),
-        }
-        : await sideOf(store, idB);
-      const files = diffTrees(left.tree, right.tree, { bIsDisk: idB === null });
-      const sessionDiff = sessionChange(left.context, right.context);
-      const stat = flag(parsed, "stat");
-      const patch = flag(parsed, "patch");
-      if (stat && patch) throw new UsageError("--stat and --patch cannot be combined");
-      let details: FileChange[] | null = null;
-      if (stat || patch) {
-        const { fileChanges, workspaceContent } = await import("../../view/patch.ts");
-        const { storeContent } = await import("../../view/model.ts");
-        details = fileChanges(
-          left.tree,
-          right.tree,
-          storeContent(store),
-          idB === null ? workspaceContent(store, right.tree) : storeContent(store),
-          { bIsDisk: idB === null },
-        );
-        if (stat) { for (const change of details) change.hunks = []; }
-      }
-      const doc = {
-        a: idA,
-        b: idB ?? "workspace",
-        ...files,
-        ...(details === null ? {} : { files: details }),
-        session: sessionDiff,
-      };
-      ctx.out.result(doc, () => {
-        const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
-        if (details !== null) {
-          lines.push(...(patch ? patchLines(details) : statLines(details)));
-        } else {
-          for (const path of files.added) lines.push(`A ${esc(path)}`);
-          for (const path of files.changed) lines.push(`M ${esc(path)}`);
-          for (const path of files.removed) lines.push(`D ${esc(path)}`);
-        }
-        const s = sessionDiff;
-        if (s.task) {
-          lines.push(
-            `session task: ${esc(JSON.stringify(s.task.from))} → ${esc(JSON.stringify(s.task.to))}`,
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const session = str(parsed, "session");
+        const idA = revision(ctx, store, a ?? "HEAD", { session });
+        const idB = b === undefined ? null : revision(ctx, store, b, { session });
+        const left = await sideOf(store, idA);
+        const right = idB === null
+          ? {
+            tree: captureWorkspace(store, { persist: false }).tree,
+            context: readSessionState(store, selection(store, session).session),
+          }
+          : await sideOf(store, idB);
+        const files = diffTrees(left.tree, right.tree, { bIsDisk: idB === null });
+        const sessionDiff = sessionChange(left.context, right.context);
+        const stat = flag(parsed, "stat");
+        const patch = flag(parsed, "patch");
+        if (stat && patch) throw new UsageError("--stat and --patch cannot be combined");
+        let details: FileChange[] | null = null;
+        if (stat || patch) {
+          const { fileChanges, workspaceContent } = await import("../../view/patch.ts");
+          const { storeContent } = await import("../../view/model.ts");
+          details = fileChanges(
+            left.tree,
+            right.tree,
+            storeContent(store),
+            idB === null ? workspaceContent(store, right.tree) : storeContent(store),
+            { bIsDisk: idB === null },
           );
+          if (stat) { for (const change of details) change.hunks = []; }
         }
-        if (s.progress_pct) {
-          lines.push(`session progress: ${s.progress_pct.from}% → ${s.progress_pct.to}%`);
-        }
-        for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
-          for (const item of s[name].added) lines.push(`session ${name} + ${esc(item)}`);
-          for (const item of s[name].removed) lines.push(`session ${name} - ${esc(item)}`);
-        }
-        const ext = s.extensions;
-        for (const n of ext.added) lines.push(`session extension + ${esc(n)}`);
-        for (const n of ext.changed) lines.push(`session extension ~ ${esc(n)}`);
-        for (const n of ext.removed) lines.push(`session extension - ${esc(n)}`);
-        if (lines.length === 1) lines.push("no differences");
-        return lines.join("\n");
+        const doc = {
+          a: idA,
+          b: idB ?? "workspace",
+          ...files,
+          ...(details === null ? {} : { files: details }),
+          session: sessionDiff,
+        };
+        ctx.out.result(doc, () => {
+          const lines = [`diff ${short(idA)} → ${idB === null ? "workspace" : short(idB)}`];
+          if (details !== null) {
+            lines.push(...(patch ? patchLines(details) : statLines(details)));
+          } else {
+            for (const path of files.added) lines.push(`A ${esc(path)}`);
+            for (const path of files.changed) lines.push(`M ${esc(path)}`);
+            for (const path of files.removed) lines.push(`D ${esc(path)}`);
+          }
+          const s = sessionDiff;
+          if (s.task) {
+            lines.push(
+              `session task: ${esc(JSON.stringify(s.task.from))} → ${
+                esc(JSON.stringify(s.task.to))
+              }`,
+            );
+          }
+          if (s.progress_pct) {
+            lines.push(`session progress: ${s.progress_pct.from}% → ${s.progress_pct.to}%`);
+          }
+          for (const name of ["decisions", "findings", "knowledge", "files_touched"] as const) {
+            for (const item of s[name].added) lines.push(`session ${name} + ${esc(item)}`);
+            for (const item of s[name].removed) lines.push(`session ${name} - ${esc(item)}`);
+          }
+          const ext = s.extensions;
+          for (const n of ext.added) lines.push(`session extension + ${esc(n)}`);
+          for (const n of ext.changed) lines.push(`session extension ~ ${esc(n)}`);
+          for (const n of ext.removed) lines.push(`session extension - ${esc(n)}`);
+          if (lines.length === 1) lines.push("no differences");
+          return lines.join("\n");
+        });
+        return 0;
       });
-      return 0;
     } finally {
       store.close();
     }

@@ -9,7 +9,7 @@
 import * as fs from "node:fs";
 import { NoStoreError, quote, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
-import { checkpoint } from "../_checkpoint.ts";
+import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
 
 /** The harnesses the hook understands. */
 const HARNESSES = ["claude-code"];
@@ -57,7 +57,7 @@ export const hook: Command = {
     if (!isDir) throw new UsageError(`The hook event's cwd ${quote(cwd)} is not a directory`);
     let made;
     try {
-      made = await checkpoint({ ...ctx, cwd }, { agent: event });
+      made = await retryWhileBusy(ctx, () => checkpoint({ ...ctx, cwd }, { agent: event }));
     } catch (error) {
       if (error instanceof NoStoreError) {
         // Never creates a store: one is made on purpose, with `ctxsnap init`.

@@ -121,107 +121,108 @@ export const list: Command = {
     const before = beforeText === undefined ? undefined : parseTime(beforeText);
     const store = openStore(ctx, { readOnly: true });
     try {
-      const agentSession = str(parsed, "agent-session");
-      const prompt = intOption(parsed, "prompt", 1, Number.MAX_SAFE_INTEGER);
-      if (prompt !== undefined && agentSession === undefined) {
-        throw new UsageError("--prompt needs --agent-session");
-      }
-      let rows: (SnapshotSummary & { agent?: unknown })[];
-      let on: Record<string, string[]> | null = null;
-      let emptyHint: string | null = null;
-      if (agentSession !== undefined) {
-        if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
-          throw new UsageError(
-            "--agent-session lists one agent session: not with --all, --branch or --before",
-          );
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const agentSession = str(parsed, "agent-session");
+        const prompt = intOption(parsed, "prompt", 1, Number.MAX_SAFE_INTEGER);
+        if (prompt !== undefined && agentSession === undefined) {
+          throw new UsageError("--prompt needs --agent-session");
         }
-        const { agentSnapshots } = await import("../../snapshot/agent.ts");
-        const agentItems = agentSnapshots(store, str(parsed, "session") ?? null, agentSession)
-          .filter((row) => prompt === undefined || row.event === "UserPromptSubmit")
-          .reverse()
-          .map((row) => {
-            let envelope: Envelope | undefined;
-            try {
-              envelope = readEnvelopeUnverified(store, row.id); // only described, never acted on
-            } catch {
-              envelope = undefined;
+        let rows: (SnapshotSummary & { agent?: unknown })[];
+        let on: Record<string, string[]> | null = null;
+        let emptyHint: string | null = null;
+        if (agentSession !== undefined) {
+          if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
+            throw new UsageError(
+              "--agent-session lists one agent session: not with --all, --branch or --before",
+            );
+            let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
+            if (before !== undefined) {
+              leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
             }
-            const item = summarize(store, row.id, envelope);
-            return {
-              ...item,
-              agent: {
-                session_id: agentSession,
-                event: item.source?.id.slice(agentSession.length + 1).split(":")[0] ?? null,
-                prompt: envelope?.body.cursors.message ?? null,
-              },
-            };
-          })
-          .filter((item) => prompt === undefined || item.agent.prompt === prompt);
-        rows = limit === undefined ? agentItems : agentItems.slice(0, limit);
-      } else {
-        const all = flag(parsed, "all");
-        const sel = selection(store, str(parsed, "session"), str(parsed, "branch"));
-        const items = listSnapshots(store, {
-          all,
-          session: sel.session,
-          branch: sel.branch,
-          ...(limit !== undefined ? { limit } : {}),
-          ...(before !== undefined ? { before } : {}),
-        });
-        // lean-ctx snapshots (imported as themselves) follow, newest import first.
-        const leanRows = leanCtxRows(
-          store,
-          all ? {} : { session: sel.session, branch: sel.branch },
-        );
-        let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
-        if (before !== undefined) {
-          leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
-        }
-        if (limit !== undefined) leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
-        rows = [...items, ...leanItems];
-        // Where each row really is (an import: imported/<key id>, not the body's branch).
-        const holding = all ? branchesHolding(store) : null;
-        on = {};
-        for (const item of rows) {
-          on[item.id] = holding === null
-            ? [`${sel.session}/${sel.branch}`]
-            : holding.get(item.id) ?? [`${item.session}/${item.branch}`];
-        }
-        if (rows.length === 0) emptyHint = elsewhere(store, sel.session, sel.branch);
-      }
-      const where = on;
-      ctx.out.result(
-        where === null ? { snapshots: rows } : {
-          snapshots: rows,
-          on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
-        },
-        () => {
-          if (rows.length === 0) {
-            return emptyHint ?? "No snapshots yet. Run `ctxsnap create -m REASON`.";
+            if (limit !== undefined) {
+              leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
+            }
+            rows = [...items, ...leanItems];
           }
-          return rows.map((item) =>
-            [
-              esc(short(item.id)),
-              esc(String(item.created_at).replace("T", " ").slice(0, 19)),
-              where?.[item.id] !== undefined
-                ? esc(where[item.id]!.join(", "))
-                : `${esc(item.session)}/${esc(item.branch)}`,
-              ...("agent" in item && item.agent
-                ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
-                : []),
-              item.format === "lean-ctx"
-                ? "lean-ctx"
-                : item.workspace === null
-                ? "no workspace"
-                : `${item.workspace.files} files`,
-              item.readable
-                ? (esc(item.reason ?? "") || "-")
-                : "(unreadable envelope: run `ctxsnap verify`)",
-            ].join("  ")
-          ).join("\n");
-        },
-      );
-      return 0;
+          ctx.out.result({ snapshots: rows }, () => {
+            if (rows.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
+            return rows.map((item) =>
+              [
+                esc(short(item.id)),
+                esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+                `${esc(item.session)}/${esc(item.branch)}`,
+                ...("agent" in item && item.agent
+                  ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+                  : []),
+                item.format === "lean-ctx"
+                  ? "lean-ctx"
+                  : item.workspace === null
+                  ? "no workspace"
+                  : `${item.workspace.files} files`,
+                item.readable
+                  ? (esc(item.reason ?? "") || "-")
+                  : "(unreadable envelope: run `ctxsnap verify`)",
+              ].join("  ")
+            ).join("\n");
+          });
+          // lean-ctx snapshots (imported as themselves) follow, newest import first.
+          const leanRows = leanCtxRows(
+            store,
+            all ? {} : { session: sel.session, branch: sel.branch },
+          );
+          let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
+          if (before !== undefined) {
+            leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
+          }
+          if (limit !== undefined) {
+            leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
+          }
+          rows = [...items, ...leanItems];
+          // Where each row really is (an import: imported/<key id>, not the body's branch).
+          const holding = all ? branchesHolding(store) : null;
+          on = {};
+          for (const item of rows) {
+            on[item.id] = holding === null
+              ? [`${sel.session}/${sel.branch}`]
+              : holding.get(item.id) ?? [`${item.session}/${item.branch}`];
+          }
+          if (rows.length === 0) emptyHint = elsewhere(store, sel.session, sel.branch);
+        }
+        const where = on;
+        ctx.out.result(
+          where === null ? { snapshots: rows } : {
+            snapshots: rows,
+            on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
+          },
+          () => {
+            if (rows.length === 0) {
+              return emptyHint ?? "No snapshots yet. Run `ctxsnap create -m REASON`.";
+            }
+            return rows.map((item) =>
+              [
+                esc(short(item.id)),
+                esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+                where?.[item.id] !== undefined
+                  ? esc(where[item.id]!.join(", "))
+                  : `${esc(item.session)}/${esc(item.branch)}`,
+                ...("agent" in item && item.agent
+                  ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+                  : []),
+                item.format === "lean-ctx"
+                  ? "lean-ctx"
+                  : item.workspace === null
+                  ? "no workspace"
+                  : `${item.workspace.files} files`,
+                item.readable
+                  ? (esc(item.reason ?? "") || "-")
+                  : "(unreadable envelope: run `ctxsnap verify`)",
+              ].join("  ")
+            ).join("\n");
+          },
+        );
+        return 0;
+      });
     } finally {
       store.close();
     }

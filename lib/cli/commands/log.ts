@@ -36,34 +36,37 @@ export const log: Command = {
   run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {
-      const limit = intOption(parsed, "limit", 1, 1_000_000);
-      const ops = listOperations(store, {
-        ...(flag(parsed, "all") ? {} : { session: selection(store).session }),
-        ...(limit === undefined ? {} : { limit }),
-      }).map((op) => ({
-        ...op,
-        created_at: iso(op.created_at)!,
-        finished_at: iso(op.finished_at),
-      }));
-      const next = nextReverts(store);
-      ctx.out.result(
-        { operations: ops, next_undo: next.undo, next_redo: next.redo },
-        () =>
-          ops.length === 0 ? "No operations yet." : ops.map((op) =>
-            [
-              op.created_at.replace("T", " ").slice(0, 19),
-              esc(op.id),
-              esc(op.kind).padEnd(8),
-              esc(op.status).padEnd(8),
-              op.session ? `${esc(op.session)}/${esc(op.branch ?? "-")}` : "store",
-              op.target ? `→ ${esc(short(op.target))}` : "",
-              op.id === next.undo ? "(undo reverts this)" : "",
-              op.id === next.redo ? "(redo re-applies this)" : "",
-              op.error ? `error: ${esc(op.error)}` : "",
-            ].filter((s) => s !== "").join("  ")
-          ).join("\n"),
-      );
-      return Promise.resolve(0);
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return store.read(() => {
+        const limit = intOption(parsed, "limit", 1, 1_000_000);
+        const ops = listOperations(store, {
+          ...(flag(parsed, "all") ? {} : { session: selection(store).session }),
+          ...(limit === undefined ? {} : { limit }),
+        }).map((op) => ({
+          ...op,
+          created_at: iso(op.created_at)!,
+          finished_at: iso(op.finished_at),
+        }));
+        const next = nextReverts(store);
+        ctx.out.result(
+          { operations: ops, next_undo: next.undo, next_redo: next.redo },
+          () =>
+            ops.length === 0 ? "No operations yet." : ops.map((op) =>
+              [
+                op.created_at.replace("T", " ").slice(0, 19),
+                esc(op.id),
+                esc(op.kind).padEnd(8),
+                esc(op.status).padEnd(8),
+                op.session ? `${esc(op.session)}/${esc(op.branch ?? "-")}` : "store",
+                op.target ? `→ ${esc(short(op.target))}` : "",
+                op.id === next.undo ? "(undo reverts this)" : "",
+                op.id === next.redo ? "(redo re-applies this)" : "",
+                op.error ? `error: ${esc(op.error)}` : "",
+              ].filter((s) => s !== "").join("  ")
+            ).join("\n"),
+        );
+        return Promise.resolve(0);
+      });
     } finally {
       store.close();
     }

@@ -26,19 +26,22 @@ export const materialize: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const id = revision(ctx, store, prefix);
-      const tree = (await readEnvelope(store, id)).body.workspace?.tree;
-      if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
-      const { materialize: materializeTree } = await import("../../restore/materialize.ts");
-      const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);
-      ctx.out.result(
-        { id, dest: path.resolve(ctx.cwd, dest), ...result },
-        () =>
-          `Wrote ${result.written.length} path(s) into ${esc(dest)}${
-            result.identical.length ? `; ${result.identical.length} already identical` : ""
-          }.`,
-      );
-      return 0;
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const id = revision(ctx, store, prefix);
+        const tree = (await readEnvelope(store, id)).body.workspace?.tree;
+        if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
+        const { materialize: materializeTree } = await import("../../restore/materialize.ts");
+        const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);
+        ctx.out.result(
+          { id, dest: path.resolve(ctx.cwd, dest), ...result },
+          () =>
+            `Wrote ${result.written.length} path(s) into ${esc(dest)}${
+              result.identical.length ? `; ${result.identical.length} already identical` : ""
+            }.`,
+        );
+        return 0;
+      });
     } finally {
       store.close();
     }

@@ -176,46 +176,55 @@ export const publish: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const target = await resolveTarget(ctx, store, prefix);
-      if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
-        if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
-          throw new UsageError(
-            "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const target = await resolveTarget(ctx, store, prefix);
+        if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
+          if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
+            throw new UsageError(
+              "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
+            );
+          }
+          return await publishLeanCtx(
+            ctx,
+            store,
+            target,
+            str(parsed, "out"),
+            flag(parsed, "force"),
           );
         }
-        return await publishLeanCtx(ctx, store, target, str(parsed, "out"), flag(parsed, "force"));
-      }
-      if (target.format === "lean-ctx") {
-        throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
-          hint: "publish it as itself with --format lean-ctx",
-        });
-      }
-      const id = target.id;
-      const options = { withWorkspace: flag(parsed, "with-workspace"), history };
-      const out = str(parsed, "out");
-      if (out === "-") {
-        const plan = await planPublish(store, id, options);
-        if (plan.kind === "bundle" && isTerminal(1)) {
-          throw new UsageError("Refusing to write a binary bundle to a terminal", {
-            hint: "redirect stdout to a file or a pipe, or use --out FILE",
+        if (target.format === "lean-ctx") {
+          throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
+            hint: "publish it as itself with --format lean-ctx",
           });
         }
-        writePublished(store, plan, (chunk) => ctx.out.raw(chunk));
+        const id = target.id;
+        const options = { withWorkspace: flag(parsed, "with-workspace"), history };
+        const out = str(parsed, "out");
+        if (out === "-") {
+          const plan = await planPublish(store, id, options);
+          if (plan.kind === "bundle" && isTerminal(1)) {
+            throw new UsageError("Refusing to write a binary bundle to a terminal", {
+              hint: "redirect stdout to a file or a pipe, or use --out FILE",
+            });
+          }
+          writePublished(store, plan, (chunk) => ctx.out.raw(chunk));
+          return 0;
+        }
+        const result = await publishToFile(store, id, {
+          ...options,
+          ...destination(store, ctx.cwd, out),
+          beforeWrite: (file, kind) => checkOverwrite(file, kind, { force: flag(parsed, "force") }),
+        });
+        ctx.out.result(
+          result,
+          () =>
+            `Wrote ${esc(result.path)}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
+            (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
+            `, ${result.bytes} bytes; primary ${short(id)}`,
+        );
         return 0;
-      }
-      const result = await publishToFile(store, id, {
-        ...options,
-        ...destination(store, ctx.cwd, out),
-        beforeWrite: (file, kind) => checkOverwrite(file, kind, { force: flag(parsed, "force") }),
       });
-      ctx.out.result(
-        result,
-        () =>
-          `Wrote ${esc(result.path)}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
-          (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
-          `, ${result.bytes} bytes; primary ${short(id)}`,
-      );
-      return 0;
     } finally {
       store.close();
     }

@@ -123,75 +123,82 @@ export const show: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const found = await target(ctx, store, parsed.positionals[0] ?? "HEAD", {
-        session: str(parsed, "session"),
-        before: str(parsed, "before"),
-      });
-      if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
-      const id = found.id;
-      const envelope = await readEnvelope(store, id); // id and signature checked
-      if (flag(parsed, "skipped")) {
-        const workspace = envelope.body.workspace;
-        const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
-        ctx.out.result(
-          { id, captured: workspace !== null, skipped },
-          () =>
-            workspace === null
-              ? `snapshot ${id} recorded no workspace`
-              : skipped.length === 0
-              ? "nothing was left out"
-              : skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
-        );
-        return 0;
-      }
-      const trust = await trustPolicy([]);
-      const keyId = envelope.signature.key_id;
-      const signer = { key_id: keyId, name: trust.nameOf(keyId), trusted: trust.isTrusted(keyId) };
-      const b = envelope.body;
-      ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
-        const lines = [
-          `snapshot   ${id}`,
-          `created    ${esc(b.created_at)}`,
-          `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
-          `reason     ${esc(b.reason || "-")}`,
-          `signer     ${esc(keyId)}${signer.name ? ` (${esc(signer.name)})` : ""}${
-            signer.trusted ? "" : "  untrusted"
-          }`,
-        ];
-        if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
-        lines.push(
-          b.git
-            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
-              esc(b.git.branch ?? "(detached)")
-            }${b.git.dirty ? " dirty" : " clean"}`
-            : "git        not a git work tree",
-        );
-        lines.push(
-          b.workspace
-            ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
-              esc(short(b.workspace.tree))
-            })`
-            : "workspace  not captured",
-        );
-        const c = b.context;
-        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
-        const section = (title: string, items: string[]) => {
-          if (items.length === 0) return;
-          lines.push(`${title}:`);
-          for (const item of items) lines.push(`  - ${esc(item)}`);
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const found = await target(ctx, store, parsed.positionals[0] ?? "HEAD", {
+          session: str(parsed, "session"),
+          before: str(parsed, "before"),
+        });
+        if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
+        const id = found.id;
+        const envelope = await readEnvelope(store, id); // id and signature checked
+        if (flag(parsed, "skipped")) {
+          const workspace = envelope.body.workspace;
+          const skipped = workspace === null ? [] : store.getTree(workspace.tree).skipped;
+          ctx.out.result(
+            { id, captured: workspace !== null, skipped },
+            () =>
+              workspace === null
+                ? `snapshot ${id} recorded no workspace`
+                : skipped.length === 0
+                ? "nothing was left out"
+                : skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
+          );
+          return 0;
+        }
+        const trust = await trustPolicy([]);
+        const keyId = envelope.signature.key_id;
+        const signer = {
+          key_id: keyId,
+          name: trust.nameOf(keyId),
+          trusted: trust.isTrusted(keyId),
         };
-        section("decisions", c.decisions);
-        section("files touched", c.files_touched);
-        section("findings", c.findings);
-        section("knowledge", c.knowledge);
-        lines.push(...sliceLines(b));
-        const ext = Object.keys(c.extensions);
-        if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
-        const meta = Object.keys(b.facets.metadata);
-        if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
-        return lines.join("\n");
+        const b = envelope.body;
+        ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
+          const lines = [
+            `snapshot   ${id}`,
+            `created    ${esc(b.created_at)}`,
+            `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
+            `reason     ${esc(b.reason || "-")}`,
+            `signer     ${esc(keyId)}${signer.name ? ` (${esc(signer.name)})` : ""}${
+              signer.trusted ? "" : "  untrusted"
+            }`,
+          ];
+          if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
+          lines.push(
+            b.git
+              ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
+                esc(b.git.branch ?? "(detached)")
+              }${b.git.dirty ? " dirty" : " clean"}`
+              : "git        not a git work tree",
+          );
+          lines.push(
+            b.workspace
+              ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
+                esc(short(b.workspace.tree))
+              })`
+              : "workspace  not captured",
+          );
+          const c = b.context;
+          lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
+          const section = (title: string, items: string[]) => {
+            if (items.length === 0) return;
+            lines.push(`${title}:`);
+            for (const item of items) lines.push(`  - ${esc(item)}`);
+          };
+          section("decisions", c.decisions);
+          section("files touched", c.files_touched);
+          section("findings", c.findings);
+          section("knowledge", c.knowledge);
+          lines.push(...sliceLines(b));
+          const ext = Object.keys(c.extensions);
+          if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
+          const meta = Object.keys(b.facets.metadata);
+          if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
+          return lines.join("\n");
+        });
+        return 0;
       });
-      return 0;
     } finally {
       store.close();
     }

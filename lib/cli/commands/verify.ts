@@ -523,127 +523,133 @@ export const verify: Command = {
     }
     const store = openStore(ctx, { readOnly: true });
     try {
-      const keysFile = str(parsed, "trusted-keys");
-      const trust = await trustPolicy(
-        list(parsed, "trust"),
-        keysFile === undefined ? {} : { keysFile },
-      );
-      if (flag(parsed, "all")) {
-        const report = await verifyAll(
-          store,
-          trust,
-          (done, total) => ctx.out.progress("verifying objects", done, total),
+      // One committed state for every query this command makes (DESIGN.md §3.4).
+      return await store.readAsync(async () => {
+        const keysFile = str(parsed, "trusted-keys");
+        const trust = await trustPolicy(
+          list(parsed, "trust"),
+          keysFile === undefined ? {} : { keysFile },
         );
-        const { verifyStoredLeanCtx } = await import("../../share/leanctx_store.ts");
-        const lean = await verifyStoredLeanCtx(store, trust);
-        const invalid = report.snapshots.filter((s) => !s.valid).length +
-          lean.filter((l) => l.verdict === "tampered").length;
-        const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length +
-          lean.filter((l) => l.verdict === "untrusted" || l.verdict === "unsigned").length;
-        const ok = report.problems.length === 0 && invalid === 0;
-        const leanJson = lean.map((l) => ({
-          id: l.id,
-          verdict: l.verdict,
-          valid: l.verdict !== "tampered",
-          trusted: l.verdict === "trusted",
-          key_id: l.keyId,
-          signer: l.signer,
-          problems: l.problems,
-        }));
-        ctx.out.result(
-          {
-            ok,
-            trusted: ok && untrusted === 0,
-            ...report,
-            snapshots: report.snapshots.map(reportJson),
-            lean_ctx: leanJson,
-          },
-          () => {
-            const lines = report.snapshots.map(describe);
-            for (const l of lean) {
-              lines.push(
-                l.verdict === "tampered"
-                  ? `TAMPERED: snapshot ${l.id}: lean-ctx: ${esc(l.problems.join("; "))}`
-                  : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
-                    short(l.id)
-                  }  lean-ctx, ${
-                    l.keyId === null
-                      ? "unsigned"
-                      : `signed by ${l.keyId}${l.signer ? ` (${esc(l.signer)})` : ""}`
-                  }`,
-              );
-            }
-            lines.push(...report.problems.map((p) => `FAIL  ${esc(p)}`));
-            lines.push(
-              `${report.objects.checked} objects, ${report.snapshots.length} snapshots${
-                lean.length > 0 ? ` (and ${lean.length} lean-ctx)` : ""
-              }, ${report.branches} branches checked: ` +
-                (ok
-                  ? (untrusted === 0
-                    ? "all intact and trusted"
-                    : `${untrusted} unsigned or signed by untrusted keys`)
-                  : `${invalid + report.problems.length} problems`),
-            );
-            return lines.join("\n");
-          },
-        );
-        if (!ok) return EXIT_CODES.failure;
-        return untrusted === 0 ? 0 : EXIT_CODES.untrusted;
-      }
-      let id: string;
-      const given = parsed.positionals[0];
-      if (given !== undefined) {
-        const { checkStoredLeanCtx } = await import("../../share/leanctx_store.ts");
-        const { leanCtxVerdict } = await import("../../share/leanctx.ts");
-        const target = await resolveTarget(ctx, store, given);
-        if (target.format === "lean-ctx") {
-          const lean = await import("./_leanctx.ts");
-          const check = await checkStoredLeanCtx(store, target.id);
-          const verdict = leanCtxVerdict(check, trust);
-          ctx.out.result(
-            lean.checkJson(check, verdict, trust),
-            () => lean.checkText(check, verdict, trust),
+        if (flag(parsed, "all")) {
+          const report = await verifyAll(
+            store,
+            trust,
+            (done, total) => ctx.out.progress("verifying objects", done, total),
           );
-          return lean.exitForVerdict(ctx.out, check, verdict);
-        }
-        id = target.id;
-      } else {
-        const sel = currentSelection(store);
-        const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
-        if (head === null) {
-          throw new NotFoundError(`Branch ${sel.session}/${sel.branch} has no snapshot to verify`, {
-            hint: "create one with `ctxsnap create`, or name an ID",
-          });
-        }
-        id = head;
-      }
-      const report = await verifySnapshot(store, id, trust);
-      ctx.out.result(reportJson(report), () => describe(report));
-      if (!report.valid) {
-        ctx.out.error(
-          new IntegrityError(
-            `Snapshot ${short(id)} is TAMPERED: ${report.problems.join("; ")}`,
+          const { verifyStoredLeanCtx } = await import("../../share/leanctx_store.ts");
+          const lean = await verifyStoredLeanCtx(store, trust);
+          const invalid = report.snapshots.filter((s) => !s.valid).length +
+            lean.filter((l) => l.verdict === "tampered").length;
+          const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length +
+            lean.filter((l) => l.verdict === "untrusted" || l.verdict === "unsigned").length;
+          const ok = report.problems.length === 0 && invalid === 0;
+          const leanJson = lean.map((l) => ({
+            id: l.id,
+            verdict: l.verdict,
+            valid: l.verdict !== "tampered",
+            trusted: l.verdict === "trusted",
+            key_id: l.keyId,
+            signer: l.signer,
+            problems: l.problems,
+          }));
+          ctx.out.result(
             {
-              hint:
-                "do not use it: it changed after it was signed; restore from another copy (a pull, a bundle) and run `ctxsnap verify --all`",
+              ok,
+              trusted: ok && untrusted === 0,
+              ...report,
+              snapshots: report.snapshots.map(reportJson),
+              lean_ctx: leanJson,
             },
-          ),
-        );
-        return EXIT_CODES.failure;
-      }
-      if (!report.trusted) {
-        ctx.out.error(
-          new UntrustedError(
-            `Snapshot ${short(id)} is intact but signed by an untrusted key ${report.keyId}`,
-            {
-              hint:
-                `if you expect this signer, run \`ctxsnap key trust <public key>\` or pass --trust`,
+            () => {
+              const lines = report.snapshots.map(describe);
+              for (const l of lean) {
+                lines.push(
+                  l.verdict === "tampered"
+                    ? `TAMPERED: snapshot ${l.id}: lean-ctx: ${esc(l.problems.join("; "))}`
+                    : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
+                      short(l.id)
+                    }  lean-ctx, ${
+                      l.keyId === null
+                        ? "unsigned"
+                        : `signed by ${l.keyId}${l.signer ? ` (${esc(l.signer)})` : ""}`
+                    }`,
+                );
+              }
+              lines.push(...report.problems.map((p) => `FAIL  ${esc(p)}`));
+              lines.push(
+                `${report.objects.checked} objects, ${report.snapshots.length} snapshots${
+                  lean.length > 0 ? ` (and ${lean.length} lean-ctx)` : ""
+                }, ${report.branches} branches checked: ` +
+                  (ok
+                    ? (untrusted === 0
+                      ? "all intact and trusted"
+                      : `${untrusted} unsigned or signed by untrusted keys`)
+                    : `${invalid + report.problems.length} problems`),
+              );
+              return lines.join("\n");
             },
-          ),
-        );
-        return EXIT_CODES.untrusted;
-      }
-      return 0;
+          );
+          if (!ok) return EXIT_CODES.failure;
+          return untrusted === 0 ? 0 : EXIT_CODES.untrusted;
+        }
+        let id: string;
+        const given = parsed.positionals[0];
+        if (given !== undefined) {
+          const { checkStoredLeanCtx } = await import("../../share/leanctx_store.ts");
+          const { leanCtxVerdict } = await import("../../share/leanctx.ts");
+          const target = await resolveTarget(ctx, store, given);
+          if (target.format === "lean-ctx") {
+            const lean = await import("./_leanctx.ts");
+            const check = await checkStoredLeanCtx(store, target.id);
+            const verdict = leanCtxVerdict(check, trust);
+            ctx.out.result(
+              lean.checkJson(check, verdict, trust),
+              () => lean.checkText(check, verdict, trust),
+            );
+            return lean.exitForVerdict(ctx.out, check, verdict);
+          }
+          id = target.id;
+        } else {
+          const sel = currentSelection(store);
+          const head = getBranch(store, sel.session, sel.branch)?.head ?? null;
+          if (head === null) {
+            throw new NotFoundError(
+              `Branch ${sel.session}/${sel.branch} has no snapshot to verify`,
+              {
+                hint: "create one with `ctxsnap create`, or name an ID",
+              },
+            );
+          }
+          id = head;
+        }
+        const report = await verifySnapshot(store, id, trust);
+        ctx.out.result(reportJson(report), () => describe(report));
+        if (!report.valid) {
+          ctx.out.error(
+            new IntegrityError(
+              `Snapshot ${short(id)} is TAMPERED: ${report.problems.join("; ")}`,
+              {
+                hint:
+                  "do not use it: it changed after it was signed; restore from another copy (a pull, a bundle) and run `ctxsnap verify --all`",
+              },
+            ),
+          );
+          return EXIT_CODES.failure;
+        }
+        if (!report.trusted) {
+          ctx.out.error(
+            new UntrustedError(
+              `Snapshot ${short(id)} is intact but signed by an untrusted key ${report.keyId}`,
+              {
+                hint:
+                  `if you expect this signer, run \`ctxsnap key trust <public key>\` or pass --trust`,
+              },
+            ),
+          );
+          return EXIT_CODES.untrusted;
+        }
+        return 0;
+      });
     } finally {
       store.close();
     }

@@ -799,11 +799,10 @@ export const RESOURCES: readonly Resource[] = [
     name: "head",
     description: "The current branch's newest checkpoint (ctxsnap show HEAD --json).",
     async read(ctx) {
-      const listed = await command(ctx, ["list", "--limit=1"]);
-      if (!listed.ok) return listed;
-      const first = (listed.value.snapshots as { id?: string }[] | undefined)?.[0];
-      if (first?.id === undefined) return { ok: true, value: { id: null, head: null } };
-      return bounded(await command(ctx, ["show", "--", first.id]));
+      // The head resolved in the store (never a file named HEAD), then shown by its full id.
+      const found = await resolve(ctx, "HEAD");
+      if (!found.ok) return { ok: true, value: { id: null, head: null } };
+      return bounded(await command(ctx, ["show", "--", found.id]));
     },
   },
   {
