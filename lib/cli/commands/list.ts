@@ -136,35 +136,39 @@ export const list: Command = {
             throw new UsageError(
               "--agent-session lists one agent session: not with --all, --branch or --before",
             );
-            let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
-            if (before !== undefined) {
-              leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
-            }
-            if (limit !== undefined) {
-              leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
-            }
-            rows = [...items, ...leanItems];
           }
-          ctx.out.result({ snapshots: rows }, () => {
-            if (rows.length === 0) return "No snapshots yet. Run `ctxsnap create -m REASON`.";
-            return rows.map((item) =>
-              [
-                esc(short(item.id)),
-                esc(String(item.created_at).replace("T", " ").slice(0, 19)),
-                `${esc(item.session)}/${esc(item.branch)}`,
-                ...("agent" in item && item.agent
-                  ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
-                  : []),
-                item.format === "lean-ctx"
-                  ? "lean-ctx"
-                  : item.workspace === null
-                  ? "no workspace"
-                  : `${item.workspace.files} files`,
-                item.readable
-                  ? (esc(item.reason ?? "") || "-")
-                  : "(unreadable envelope: run `ctxsnap verify`)",
-              ].join("  ")
-            ).join("\n");
+          const { agentSnapshots } = await import("../../snapshot/agent.ts");
+          const agentItems = agentSnapshots(store, str(parsed, "session") ?? null, agentSession)
+            .filter((row) => prompt === undefined || row.event === "UserPromptSubmit")
+            .reverse()
+            .map((row) => {
+              let envelope: Envelope | undefined;
+              try {
+                envelope = readEnvelopeUnverified(store, row.id); // only described, never acted on
+              } catch {
+                envelope = undefined;
+              }
+              const item = summarize(store, row.id, envelope);
+              return {
+                ...item,
+                agent: {
+                  session_id: agentSession,
+                  event: item.source?.id.slice(agentSession.length + 1).split(":")[0] ?? null,
+                  prompt: envelope?.body.cursors.message ?? null,
+                },
+              };
+            })
+            .filter((item) => prompt === undefined || item.agent.prompt === prompt);
+          rows = limit === undefined ? agentItems : agentItems.slice(0, limit);
+        } else {
+          const all = flag(parsed, "all");
+          const sel = selection(store, str(parsed, "session"), str(parsed, "branch"));
+          const items = listSnapshots(store, {
+            all,
+            session: sel.session,
+            branch: sel.branch,
+            ...(limit !== undefined ? { limit } : {}),
+            ...(before !== undefined ? { before } : {}),
           });
           // lean-ctx snapshots (imported as themselves) follow, newest import first.
           const leanRows = leanCtxRows(
