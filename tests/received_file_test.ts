@@ -509,3 +509,22 @@ Deno.test("show FILE prints a received file's hostile text escaped, so it cannot
     }
   });
 });
+
+Deno.test("show HEAD and show BRANCH name snapshots even where the workspace holds files of those names; ./NAME reads the file", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }], async (alice) => {
+    const older = await createSnap(alice, "older");
+    // A repository commits files named like revisions, holding another published file.
+    const bundle = await publish(alice, older, "planted.ctxbundle", "--with-workspace");
+    await Deno.writeTextFile(join(alice.path, "a.txt"), "beta\n");
+    const id = await createSnap(alice, "mine");
+    for (const name of ["HEAD", "main"]) {
+      await Deno.copyFile(bundle, join(alice.path, name));
+      const r = await alice.run(["show", name, "--json"]);
+      expectCode(r, 0, `show ${name}`);
+      assertEquals(r.json().id, id, `show ${name} showed the file, not the snapshot`);
+    }
+    const file = await alice.run(["show", "./HEAD"]);
+    expectCode(file, 0, "show ./HEAD (a file, signed by this machine)");
+    assert(/^file +\.\/HEAD /m.test(file.stdout), file.stdout);
+  });
+});

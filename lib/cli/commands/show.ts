@@ -107,11 +107,13 @@ export const show: Command = {
   positionals: 1,
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
-    // A file: `-`, or a name that is not a revision and names a file or looks like one.
+    // A file: `-`, a published file's name, or an existing path written as a path (`./x`, `d/x`).
+    // A bare name (`HEAD`, `main`) is always a revision, even where the repository holds a file
+    // of that name: a committed file must not stand in for the user's snapshot.
     if (
       given !== undefined &&
-      (given === "-" || (looksLikeFile(given) &&
-        (fs.existsSync(userPath(given)) || /\.ctx(bundle|snapshot\.json)$/.test(given))))
+      (given === "-" || /\.ctx(bundle|snapshot\.json)$/.test(given) ||
+        (/^\.|[/\\]/.test(given) && looksLikeFile(given) && fs.existsSync(userPath(given))))
     ) {
       const { showFile } = await import("./_show_file.ts");
       return await showFile(ctx, parsed, given);
