@@ -1510,3 +1510,39 @@ Deno.test("git: a .git/config that makes git block (include.path naming a FIFO) 
     assertEquals(made.json().git, null); // git was killed: no anchor, no hang
   });
 });
+
+// ---------------------------------------------------------------------------
+// each layer of a layered defence, on its own
+
+Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path, not only the first", async () => {
+  const { validateStoredPlan } = await import("../lib/restore/_stored_plan.ts");
+  const plan = (writes: string[], deletes: string[]) => ({
+    id: "op-0123456789abcdef",
+    kind: "restore",
+    session: "main",
+    branch: "main",
+    target: "a".repeat(64),
+    plan: {
+      target_tree: "b".repeat(64),
+      pre_tree: "c".repeat(64),
+      writes,
+      deletes,
+      workspace: true,
+      session: false,
+      pre_restore: null,
+      git_commit: null,
+      git_back: null,
+    },
+  });
+  // The same plan without the reserved segment is accepted: the refusal below is this check's.
+  validateStoredPlan(plan(["sub/a.txt"], ["sub/b.txt"]), "/w", "/w/.ctxsnap");
+  for (const path of ["sub/.git/config", "a/b/GIT~1/hooks/post-checkout", "x/.ctxsnap/index.db"]) {
+    for (const [writes, deletes] of [[[path], []], [[], [path]]] as const) {
+      assertThrows(
+        () => validateStoredPlan(plan([...writes], [...deletes]), "/w", "/w/.ctxsnap"),
+        IntegrityError,
+        "reserved name",
+      );
+    }
+  }
+});

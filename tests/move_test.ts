@@ -556,3 +556,39 @@ Deno.test("an empty directory where the target puts a file is a structural confl
     await Deno.remove(root, { recursive: true });
   }
 });
+
+// ---------------------------------------------------------------------------
+// planMove() on its own (no disk probe): the capture's skipped records
+
+Deno.test("planMove() keeps a path the capture skipped: a write above or below it is a structural conflict without a disk probe", async () => {
+  const { planMove } = await import("../lib/restore/plan.ts");
+  const file = (path: string) => ({
+    path,
+    type: "file" as const,
+    blob: "1".repeat(64),
+    size: 1,
+    mode: 0o644,
+  });
+  const empty = { version: 1 as const, entries: [], skipped: [] };
+  const plan = planMove({
+    base: null,
+    disk: {
+      version: 1 as const,
+      entries: [],
+      skipped: [{ path: "d/.env", reason: "secret" }, { path: "pipe", reason: "special_file" }],
+    },
+    target: { version: 1 as const, entries: [file("d"), file("pipe/x")], skipped: [] },
+  });
+  assertEquals(plan.writes, []);
+  assertEquals(
+    plan.conflicts.map((c) => [c.path, c.reason]),
+    [["d", "directory_in_the_way"], ["pipe/x", "parent_in_the_way"]],
+  );
+  // Without the skipped records, both writes would go ahead.
+  const bare = planMove({
+    base: null,
+    disk: empty,
+    target: { ...empty, entries: [file("d"), file("pipe/x")] },
+  });
+  assertEquals(bare.writes.map((w) => w.path), ["d", "pipe/x"]);
+});
