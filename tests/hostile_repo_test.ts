@@ -1546,3 +1546,152 @@ Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path
     }
   }
 });
+
+/** The `-c` overrides every git run carries, in order (lib/snapshot/git.ts, SECURITY.md). */
+const EXPECTED_GIT_OVERRIDES = [
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "core.pager=cat",
+  "core.askPass=",
+  "credential.helper=",
+  "diff.external=",
+  "protocol.allow=never",
+  "submodule.recurse=false",
+  "gc.auto=0",
+  "maintenance.auto=false",
+];
+
+Deno.test({
+  name:
+    "git: every git run carries exactly the documented overrides and environment (recorded by a git wrapper first on PATH)",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withTempDir(async (root) => {
+      const ws = join(root, "ws");
+      const bin = join(root, "bin");
+      const runs = join(root, "runs");
+      fs.mkdirSync(ws);
+      fs.mkdirSync(bin);
+      fs.mkdirSync(runs);
+      git(ws, "init", "-q");
+      fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+      fs.writeFileSync(join(ws, "a.txt"), "one\n");
+      git(ws, "add", "-A");
+      git(ws, "commit", "-qm", "one");
+      git(ws, "config", "filter.evil.clean", "false");
+      git(ws, "config", "filter.lfs.smudge", "false");
+      const real = new TextDecoder().decode(
+        new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).outputSync()
+          .stdout,
+      ).trim();
+      assert(real.startsWith("/"), `git is on PATH (${real})`);
+      fs.writeFileSync(
+        join(bin, "git"),
+        `#!/bin/sh\nd=$(mktemp -d '${runs}/run.XXXXXX')\nprintf '%s\\0' "$@" > "$d/argv"\nenv -0 > "$d/env"\nexec '${real}' "$@"\n`,
+        { mode: 0o755 },
+      );
+      const saved = new Map<string, string | undefined>();
+      const setEnv = (name: string, value: string) => {
+        if (!saved.has(name)) saved.set(name, Deno.env.get(name));
+        Deno.env.set(name, value);
+      };
+      setEnv("PATH", `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`);
+      // A repository's protocol.<name>.allow is overridden by the empty allow list.
+      setEnv("GIT_ALLOW_PROTOCOL", "file:ext");
+      const store = Store.init(join(ws, ".ctxsnap"), ws);
+      try {
+        const signer = await makeSigner();
+        const first = await createSnapshot(store, signer, { reason: "one" });
+        fs.writeFileSync(join(ws, "a.txt"), "two\n");
+        git(ws, "-c", "filter.evil.clean=", "-c", "filter.lfs.smudge=", "commit", "-qam", "two");
+        await createSnapshot(store, signer, { reason: "two" });
+        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+        await restoreSnapshot(store, signer, first.id, { git: true });
+      } finally {
+        store.close();
+        for (const [name, value] of saved) {
+          if (value === undefined) Deno.env.delete(name);
+          else Deno.env.set(name, value);
+        }
+      }
+      const recorded = fs.readdirSync(runs).map((name) => {
+        const argv = fs.readFileSync(join(runs, name, "argv"), "utf8").split("\0").slice(0, -1);
+        const env = new Map(
+          fs.readFileSync(join(runs, name, "env"), "utf8").split("\0").filter((l) => l !== "")
+            .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+        );
+        return { argv, env };
+      }).filter(({ argv }) => argv[1] !== "user.email=t@example.invalid"); // the test's own git
+      assert(recorded.length >= 4, `only ${recorded.length} git runs recorded`);
+      const filterArgs = ["evil", "lfs"].flatMap((driver) => [
+        ...["clean", "smudge", "process"].map((c) =>
+          `--config-env=filter.${driver}.${c}=CTXSNAP_GIT_EMPTY`
+        ),
+        `--config-env=filter.${driver}.required=CTXSNAP_GIT_FALSE`,
+      ]);
+      const prefix = ["--no-pager", ...EXPECTED_GIT_OVERRIDES.flatMap((s) => ["-c", s])];
+      const commands = new Set<string>();
+      for (const { argv, env } of recorded) {
+        assertEquals(argv.slice(0, prefix.length), prefix, `overrides of git ${argv.join(" ")}`);
+        let rest = argv.slice(prefix.length);
+        if (rest[0] === "config") {
+          assertEquals(rest, ["config", "-z", "--name-only", "--get-regexp", "^filter\\."]);
+        } else {
+          const given = rest.slice(0, filterArgs.length);
+          assertEquals(
+            given.slice().sort(),
+            filterArgs.slice().sort(),
+            `filters of ${rest.join(" ")}`,
+          );
+          rest = rest.slice(filterArgs.length);
+        }
+        commands.add(rest[0]!);
+        assert(
+          ["config", "status", "ls-files", "switch"].includes(rest[0]!),
+          `an unexpected git command: ${rest.join(" ")}`,
+        );
+        if (rest[0] === "switch") {
+          assertEquals(rest.slice(0, 4), ["switch", "--quiet", "--detach", "--end-of-options"]);
+        }
+        const expectedEnv: Record<string, string> = {
+          GIT_OPTIONAL_LOCKS: "0",
+          LC_ALL: "C",
+          GIT_TERMINAL_PROMPT: "0",
+          GIT_NO_LAZY_FETCH: "1",
+          GIT_ALLOW_PROTOCOL: "",
+          GIT_PAGER: "cat",
+          GIT_WORK_TREE: ws,
+          GIT_CEILING_DIRECTORIES: root,
+          CTXSNAP_GIT_EMPTY: "",
+          CTXSNAP_GIT_FALSE: "false",
+        };
+        for (const [name, value] of Object.entries(expectedEnv)) {
+          assertEquals(env.get(name), value, `${name} of git ${rest[0]}`);
+        }
+      }
+      assertEquals([...commands].sort(), ["config", "ls-files", "status", "switch"]);
+    });
+  },
+});
+
+Deno.test("git: a repository's protocol.<name>.allow cannot re-enable a transport for ctxsnap's git runs", async () => {
+  await withTempDir(async (root) => {
+    const src = join(root, "src");
+    const ws = join(root, "ws");
+    fs.mkdirSync(src);
+    fs.mkdirSync(ws);
+    git(src, "init", "-q");
+    git(src, "commit", "-q", "--allow-empty", "-m", "x");
+    git(ws, "init", "-q");
+    git(ws, "config", "protocol.file.allow", "always");
+    git(ws, "config", "protocol.ext.allow", "always");
+    // Outside ctxsnap, the planted config lets git reach the other repository...
+    git(ws, "-c", "protocol.allow=never", "ls-remote", `file://${src}`);
+    // ...while a ctxsnap git run refuses every transport.
+    const { runGit } = await import("../lib/snapshot/git.ts");
+    const run = runGit(ws, ["ls-remote", `file://${src}`]);
+    assert(run.status !== 0, `ls-remote succeeded: ${run.stdout}`);
+    assert(/not allowed/.test(run.stderr), run.stderr);
+  });
+});

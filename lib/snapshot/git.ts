@@ -7,8 +7,10 @@
  * overrides, on the command line (which wins over every config file), the
  * settings that make git start programs: `core.fsmonitor`, hooks
  * (`core.hooksPath=/dev/null`), the pager, `diff.external`, credential
- * helpers and `core.askPass`, every transport (`protocol.allow=never`, so a
- * lazy fetch of a partial clone cannot run `ext::` or ssh), automatic gc and
+ * helpers and `core.askPass`, every transport (`protocol.allow=never` and an
+ * empty `GIT_ALLOW_PROTOCOL`, which also overrides any `protocol.<name>.allow`
+ * in the repository's config, so a lazy fetch of a partial clone cannot run
+ * `ext::` or ssh), automatic gc and
  * maintenance, submodule recursion, and the `clean`, `smudge` and `process`
  * commands of every filter driver the repository configures (listed first
  * with `git config --get-regexp`). The work tree is pinned to the directory
@@ -77,6 +79,11 @@ const DROPPED_ENV: ReadonlySet<string> = new Set([
   "GIT_SSH",
   "GIT_SSH_COMMAND",
   "GIT_EDITOR",
+  "GIT_ALLOW_PROTOCOL",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
 ]);
 
 /** Environment variables holding the values `--config-env` overrides use. */
@@ -92,6 +99,9 @@ function gitEnvironment(top: string): Record<string, string> {
   env.LC_ALL = "C";
   env.GIT_TERMINAL_PROMPT = "0";
   env.GIT_NO_LAZY_FETCH = "1";
+  // An allow list in the environment overrides every protocol.<name>.allow a
+  // repository's config sets (which would win over protocol.allow=never).
+  env.GIT_ALLOW_PROTOCOL = "";
   env.GIT_PAGER = "cat";
   env.GIT_WORK_TREE = top;
   const parent = path.dirname(top);
