@@ -341,19 +341,17 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("hostile_repo_test.ts", "git: a repository's protocol.<name>.allow")],
   },
   {
-    id: "git-pager-override",
+    id: "git-submodule-recurse",
     file: "lib/snapshot/git.ts",
-    find: '  "core.pager=cat",\n',
+    find: '  "submodule.recurse=false",\n',
     replace: "",
-    tests: [
-      t("hostile_repo_test.ts", "git: every git run carries exactly the documented overrides"),
-    ],
+    tests: [t("hostile_repo_test.ts", "git: submodule.recurse in .git/config")],
   },
   {
-    id: "git-credential-override",
+    id: "git-env-dropped",
     file: "lib/snapshot/git.ts",
-    find: '  "credential.helper=",\n',
-    replace: "",
+    find: "const unset = inheritedDropped(env);",
+    replace: "const unset: string[] = [];",
     tests: [
       t("hostile_repo_test.ts", "git: every git run carries exactly the documented overrides"),
     ],

@@ -1551,14 +1551,7 @@ Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path
 const EXPECTED_GIT_OVERRIDES = [
   "core.fsmonitor=false",
   "core.hooksPath=/dev/null",
-  "core.pager=cat",
-  "core.askPass=",
-  "credential.helper=",
-  "diff.external=",
-  "protocol.allow=never",
   "submodule.recurse=false",
-  "gc.auto=0",
-  "maintenance.auto=false",
 ];
 
 Deno.test({
@@ -1597,14 +1590,26 @@ Deno.test({
         Deno.env.set(name, value);
       };
       setEnv("PATH", `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`);
-      // A repository's protocol.<name>.allow is overridden by the empty allow list.
+      // Variables that would point git at another repository, config or program never reach
+      // it (ctxsnap's own values replace the others).
+      const HOSTILE_ENV: Record<string, string> = {
+        GIT_DIR: join(root, "elsewhere"),
+        GIT_INDEX_FILE: join(root, "index"),
+        GIT_SSH_COMMAND: "false",
+        GIT_EXTERNAL_DIFF: "false",
+        GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='false'",
+      };
+      for (const [name, value] of Object.entries(HOSTILE_ENV)) setEnv(name, value);
       setEnv("GIT_ALLOW_PROTOCOL", "file:ext");
+      setEnv("GIT_CEILING_DIRECTORIES", "/nowhere");
       const store = Store.init(join(ws, ".ctxsnap"), ws);
       try {
         const signer = await makeSigner();
         const first = await createSnapshot(store, signer, { reason: "one" });
         fs.writeFileSync(join(ws, "a.txt"), "two\n");
+        for (const name of Object.keys(HOSTILE_ENV)) Deno.env.delete(name); // the test's own git
         git(ws, "-c", "filter.evil.clean=", "-c", "filter.lfs.smudge=", "commit", "-qam", "two");
+        for (const [name, value] of Object.entries(HOSTILE_ENV)) Deno.env.set(name, value);
         await createSnapshot(store, signer, { reason: "two" });
         const { restoreSnapshot } = await import("../lib/restore/restore.ts");
         await restoreSnapshot(store, signer, first.id, { git: true });
@@ -1630,7 +1635,7 @@ Deno.test({
         ),
         `--config-env=filter.${driver}.required=CTXSNAP_GIT_FALSE`,
       ]);
-      const prefix = ["--no-pager", ...EXPECTED_GIT_OVERRIDES.flatMap((s) => ["-c", s])];
+      const prefix = EXPECTED_GIT_OVERRIDES.flatMap((s) => ["-c", s]);
       const commands = new Set<string>();
       for (const { argv, env } of recorded) {
         assertEquals(argv.slice(0, prefix.length), prefix, `overrides of git ${argv.join(" ")}`);
@@ -1660,7 +1665,6 @@ Deno.test({
           GIT_TERMINAL_PROMPT: "0",
           GIT_NO_LAZY_FETCH: "1",
           GIT_ALLOW_PROTOCOL: "",
-          GIT_PAGER: "cat",
           GIT_WORK_TREE: ws,
           GIT_CEILING_DIRECTORIES: root,
           CTXSNAP_GIT_EMPTY: "",
@@ -1668,6 +1672,9 @@ Deno.test({
         };
         for (const [name, value] of Object.entries(expectedEnv)) {
           assertEquals(env.get(name), value, `${name} of git ${rest[0]}`);
+        }
+        for (const name of Object.keys(HOSTILE_ENV)) {
+          assert(!env.has(name), `${name} reached git ${rest[0]}`);
         }
       }
       assertEquals([...commands].sort(), ["config", "ls-files", "status", "switch"]);
@@ -1693,5 +1700,42 @@ Deno.test("git: a repository's protocol.<name>.allow cannot re-enable a transpor
     const run = runGit(ws, ["ls-remote", `file://${src}`]);
     assert(run.status !== 0, `ls-remote succeeded: ${run.stdout}`);
     assert(/not allowed/.test(run.stderr), run.stderr);
+  });
+});
+
+Deno.test("git: submodule.recurse in .git/config cannot make restore --git check out a submodule's files", async () => {
+  await withTempDir(async (root) => {
+    const lib = join(root, "lib");
+    const ws = join(root, "ws");
+    fs.mkdirSync(lib);
+    fs.mkdirSync(ws);
+    git(lib, "init", "-q");
+    fs.writeFileSync(join(lib, "lib.txt"), "lib one\n");
+    git(lib, "add", "-A");
+    git(lib, "commit", "-qm", "lib one");
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      const first = await createSnapshot(store, signer, { reason: "one" });
+      // The submodule moves on and the superproject records it.
+      fs.writeFileSync(join(ws, "lib", "lib.txt"), "lib two\n");
+      git(join(ws, "lib"), "commit", "-qam", "lib two");
+      const libTwo = git(join(ws, "lib"), "rev-parse", "HEAD");
+      git(ws, "commit", "-qam", "two");
+      await createSnapshot(store, signer, { reason: "two" });
+      git(ws, "config", "submodule.recurse", "true");
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      await restoreSnapshot(store, signer, first.id, { git: true });
+      // HEAD moved; the submodule's own checkout did not (recursing, git would have moved it).
+      assertEquals(git(ws, "rev-parse", "HEAD"), first.envelope.body.git?.commit);
+      assertEquals(git(join(ws, "lib"), "rev-parse", "HEAD"), libTwo);
+    } finally {
+      store.close();
+    }
   });
 });
