@@ -21,6 +21,7 @@ import { type Envelope, signBody, type Signer } from "../lib/snapshot/envelope.t
 import { writeBundle } from "../lib/share/bundle.ts";
 import { concatBytes, editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, withStore } from "./_cli.ts";
+import { restoreSwapRace } from "./_restore_race.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 
 /** Spellings that some filesystem (NTFS, HFS+, APFS) treats as `.git` or `.ctxsnap`. */
@@ -524,152 +525,16 @@ Deno.test("durability fallback: a restore with no `sync -f` never opens a FIFO n
 // ---------------------------------------------------------------------------
 // 3. a directory swapped for a symlink while a restore writes
 
-/**
- * While `<signals>/go` exists, swaps `<ws>/dir/sub` for a symlink to
- * `outside` and back as fast as it can; writes `<signals>/going` after the
- * first flip of a burst and `<signals>/idle` once a burst is over (the
- * directory back in place). Prints the number of flips when `<signals>/stop`
- * appears.
- */
-const RESTORE_SWAPPER = `
-const [ws, outside, signals] = Deno.args;
-const victim = ws + "/dir/sub";
-const parked = ws + "/parked";
-const link = ws + "/link.tmp";
-const has = (name) => { try { Deno.statSync(signals + "/" + name); return true; } catch { return false; } };
-const pause = new Int32Array(new SharedArrayBuffer(4));
-let flips = 0;
-let strays = 0;
-let burst = 0;
-const started = Date.now();
-for (;;) {
-  if (has("stop") || Date.now() - started > 300000) break;
-  if (!has("go")) {
-    if (burst > 0) { burst = 0; Deno.writeTextFileSync(signals + "/idle", ""); }
-    Atomics.wait(pause, 0, 0, 1);
-    continue;
-  }
-  try { Deno.renameSync(victim, parked); } catch { continue; }
-  try {
-    Deno.symlinkSync(outside, link);
-    Deno.renameSync(link, victim);
-    Deno.removeSync(victim);
-  } catch {
-    // The restore made a new directory in the gap: move it aside.
-    try { Deno.removeSync(link); } catch { /* not there */ }
-    try { Deno.renameSync(victim, ws + "/stray-" + strays++); } catch { /* not there */ }
-  }
-  Deno.renameSync(parked, victim);
-  flips++;
-  if (burst++ === 0) Deno.writeTextFileSync(signals + "/going", "");
-}
-console.log(flips);
-`;
-
-/** Waits (polling) until `file` exists. */
-function waitForFileSync(file: string): void {
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  const deadline = Date.now() + 60_000;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`${file} never appeared`);
-    Atomics.wait(pause, 0, 0, 1);
-  }
-}
-
 Deno.test({
   name:
     "races: a directory swapped for a symlink while restores write and delete never lets them touch anything outside the workspace",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await withTempDir(async (root) => {
-      const ws = join(root, "ws");
-      const outside = join(root, "outside");
-      const signals = join(root, "signals");
-      fs.mkdirSync(join(ws, "dir", "sub"), { recursive: true });
-      fs.mkdirSync(outside);
-      fs.mkdirSync(signals);
-      const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`);
-      const doomed = Array.from({ length: 100 }, (_, i) => `del-${String(i).padStart(3, "0")}.txt`);
-      for (const name of [...names, ...doomed]) {
-        fs.writeFileSync(join(outside, name), "SENTINEL\n");
-      }
-      const store = Store.init(join(ws, ".ctxsnap"), ws);
-      let child: Deno.ChildProcess | null = null;
-      try {
-        const signer = await makeSigner();
-        for (const name of [...names, ...doomed]) {
-          fs.writeFileSync(join(ws, "dir", "sub", name), `A ${name}\n`);
-        }
-        const a = await createSnapshot(store, signer, { reason: "A" });
-        for (const name of doomed) fs.rmSync(join(ws, "dir", "sub", name));
-        for (const name of names) fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
-        const b = await createSnapshot(store, signer, { reason: "B" });
-        const script = join(root, "swapper.ts");
-        fs.writeFileSync(script, RESTORE_SWAPPER);
-        child = new Deno.Command(Deno.execPath(), {
-          args: ["run", "-A", "--quiet", script, ws, outside, signals],
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-        const { recover } = await import("../lib/restore/recover.ts");
-        const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
-        const outcomes = new Map<string, number>();
-        const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
-        for (let i = 0; i < rounds; i++) {
-          // Quiet workspace: end whatever the last round left, then plan and start.
-          await recover(store, signer, { abort: true, force: true });
-          let started = false;
-          try {
-            await restoreSnapshot(store, signer, i % 2 === 0 ? a.id : b.id, {
-              force: true,
-              onProgress: () => {
-                if (started) return;
-                started = true;
-                // The plan is made and the operation recorded: start swapping now.
-                fs.rmSync(join(signals, "going"), { force: true });
-                fs.rmSync(join(signals, "idle"), { force: true });
-                fs.writeFileSync(join(signals, "go"), "");
-                waitForFileSync(join(signals, "going"));
-              },
-            });
-            note("restored");
-          } catch (error) {
-            note(`${(error as Error).name}: ${(error as Error).message.replace(/".*"/g, "…")}`);
-          } finally {
-            if (started) {
-              fs.rmSync(join(signals, "go"));
-              waitForFileSync(join(signals, "idle"));
-            }
-          }
-        }
-        fs.writeFileSync(join(signals, "stop"), "");
-        const flips = Number(new TextDecoder().decode((await child.output()).stdout).trim());
-        child = null;
-        // deno-lint-ignore no-console
-        console.log(`  ${flips} flips, outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
-        assert(flips >= rounds, `only ${flips} flips: the race was not exercised`);
-        // Whatever happened, nothing outside changed...
-        assertEquals(fs.readdirSync(outside).sort(), [...names, ...doomed].sort());
-        for (const name of [...names, ...doomed]) {
-          assertEquals(fs.readFileSync(join(outside, name), "utf8"), "SENTINEL\n", name);
-        }
-        // ...and once the swapping stops, what a restore left behind can be ended.
-        await recover(store, signer, { abort: true, force: true });
-        await restoreSnapshot(store, signer, a.id, { force: true });
-        for (const name of [...names, ...doomed]) {
-          assertEquals(fs.readFileSync(join(ws, "dir", "sub", name), "utf8"), `A ${name}\n`);
-        }
-      } finally {
-        if (child !== null) {
-          fs.writeFileSync(join(signals, "stop"), "");
-          await child.output();
-        }
-        store.close();
-      }
-    });
+    const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
+    const { flips, outcomes } = await restoreSwapRace(rounds);
+    // deno-lint-ignore no-console
+    console.log(`  ${flips} flips, outcomes ${JSON.stringify(outcomes)}`);
   },
 });
 
