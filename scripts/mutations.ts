@@ -366,7 +366,7 @@ export const MUTATIONS: readonly Mutation[] = [
 
   // --- store ----------------------------------------------------------------------------------
   {
-    id: "store-path-owner",
+    id: "store-path-writable",
     file: "lib/store/trust.ts",
     find: "if ((stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
@@ -470,6 +470,509 @@ export const MUTATIONS: readonly Mutation[] = [
       "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = event.tool_use_id;",
     replace:
       "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = `${prompt}.${short}`;",
+    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+  },
+  {
+    id: "bundle-manifest-streamed",
+    file: "lib/share/bundle.ts",
+    find:
+      "  if (size > DIAGNOSE_BYTES) {\n    reader.stream((chunk) => scanner.push(chunk));\n    return scanner.finish();\n  }\n",
+    replace:
+      "  if (size > DIAGNOSE_BYTES) {\n    return validateManifest(parseCanonical(reader.readAll(MAX_MANIFEST_BYTES), { maxBytes: MAX_MANIFEST_BYTES })) as never;\n  }\n",
+    tests: [t("bundle_manifest_test.ts", "32 MiB manifest")],
+  },
+  {
+    id: "manifest-scanner-sorted",
+    file: "lib/share/_manifest.ts",
+    find:
+      "    if (this.count > 0 && compare(id, 0, this.#bytes, (this.count - 1) * 32) <= 0) return false;\n",
+    replace: "",
+    tests: [t("bundle_manifest_test.ts", "ManifestScanner refuses every departure")],
+  },
+  {
+    id: "bundle-blob-hash",
+    file: "lib/share/bundle.ts",
+    find: "    if (hasher.digestHex() !== id) {",
+    replace: "    if (false) {",
+    tests: [t("bundle_sweep_test.ts", "every single-byte change anywhere in a bundle")],
+  },
+  {
+    id: "git-safe-directory-left",
+    file: "lib/snapshot/git.ts",
+    find: '  "submodule.recurse=false",\n];',
+    replace: '  "submodule.recurse=false",\n  "safe.directory=*",\n];',
+    tests: [t("hostile_repo_test.ts", "git: a repository owned by another user")],
+  },
+  {
+    id: "hook-id-form",
+    file: "lib/snapshot/agent.ts",
+    find: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;",
+    replace: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;",
+    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+  },
+  {
+    id: "hook-lenient-exit",
+    file: "lib/cli/main.ts",
+    find: "return lenient !== undefined && !rest.includes(lenient) ? 0 : status;",
+    replace: "return status;",
+    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+  },
+  {
+    id: "hook-no-store-found",
+    file: "lib/store/locate.ts",
+    find:
+      "  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
+    replace:
+      "  return path.join(path.resolve(options.cwd), DEFAULT_STORE_NAME);\n  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
+    tests: [t("hook_test.ts", "hook: a missing store is reported and never created")],
+  },
+  {
+    id: "store-registered",
+    file: "lib/store/trust.ts",
+    find: "  if (!registered) {",
+    replace: "  if (false) {",
+    tests: [
+      t("hook_test.ts", "hook: a store it did not create or adopt"),
+      t("hostile_repo_test.ts", "store trust: a store committed into a repository"),
+    ],
+  },
+  {
+    id: "mcp-schema-pattern",
+    file: "lib/cli/mcp/schema.ts",
+    find: "        if (!re.test(value)) return `${where} has the wrong form`;\n",
+    replace: "",
+    tests: [t("mcp_test.ts", "mcp: arguments are checked against the declared schemas")],
+  },
+  {
+    id: "mcp-restore-never-forced",
+    file: "lib/cli/mcp/tools.ts",
+    find: 'run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),',
+    replace: 'run: (ctx, args) => command(ctx, ["restore", "--force", "--", args.id as string]),',
+    tests: [t("mcp_test.ts", "mcp: the SDK client checkpoints")],
+  },
+  {
+    id: "mcp-strict-json",
+    file: "lib/cli/mcp/server.ts",
+    find: "      value = parseJson(line, { maxBytes: MAX_MESSAGE_BYTES, integersOnly: false });",
+    replace: "      value = JSON.parse(line);",
+    tests: [t("mcp_test.ts", "mcp: protocol version negotiation and malformed messages")],
+  },
+  {
+    id: "import-untrusted-refused",
+    file: "lib/share/import.ts",
+    find: "  if (!report.trusted && !options.allowUntrusted) {",
+    replace: "  if (false) {",
+    tests: [t("share_test.ts", "import of an untrusted signer exits 3")],
+  },
+  {
+    id: "identity-never-replaced",
+    file: "lib/keys/identity.ts",
+    find: '    if (errnoOf(error) === "EEXIST") return loadIdentity(dir);\n',
+    replace: "",
+    tests: [t("crypto_test.ts", "/one shared key/")],
+  },
+  {
+    id: "key-export-public-only",
+    file: "lib/cli/commands/key.ts",
+    find: '} else ctx.out.raw(pem.endsWith("\\n") ? pem : pem + "\\n");',
+    replace: "} else ctx.out.raw(await Deno.readTextFile(me.path));",
+    tests: [
+      t(
+        "cli_test.ts",
+        "openssl reads the private identity key and derives the exported public key",
+      ),
+    ],
+  },
+  {
+    id: "leanctx-float-exact",
+    file: "lib/share/_serde_f64.ts",
+    find: "  const text = String(Math.abs(x));",
+    replace: "  const text = String(Number(Math.abs(x).toPrecision(15)));",
+    tests: [t("leanctx_test.ts", "a float changed by one ulp is tampered")],
+  },
+  {
+    id: "leanctx-trust",
+    file: "lib/share/leanctx.ts",
+    find: '  return trust.isTrusted(check.keyId, sig.public_key) ? "trusted" : "untrusted";',
+    replace: '  return "trusted";',
+    tests: [
+      t("leanctx_test.ts", "every corpus file gives its expected outcome through verify FILE"),
+    ],
+  },
+  {
+    id: "leanctx-domain",
+    file: "lib/share/leanctx.ts",
+    find: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnapshot-sign-v1:";',
+    replace: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnap-snapshot-v1:";',
+    tests: [
+      t("leanctx_test.ts", "publish --format lean-ctx writes a file the independent checker"),
+    ],
+  },
+  {
+    id: "remote-blob-hash",
+    file: "lib/remote/pull.ts",
+    find: "        if (total !== size || hasher.digestHex() !== id) {",
+    replace: "        if (total !== size) {",
+    tests: [t("remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
+  },
+  {
+    id: "remote-ref-filed-under-signer",
+    file: "lib/remote/pull.ts",
+    find: "      record.key_id !== key.keyId || record.session !== key.session ||",
+    replace: "      record.session !== key.session ||",
+    tests: [
+      t(
+        "remote_test.ts",
+        "pull refuses a ref record that is forged, edited or filed under another signer",
+      ),
+    ],
+  },
+  {
+    id: "remote-untrusted-refused",
+    file: "lib/remote/pull.ts",
+    find: "        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {",
+    replace: "        if (false) {",
+    tests: [
+      t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
+    ],
+  },
+  {
+    id: "tree-reserved-names",
+    file: "lib/store/tree.ts",
+    find: 'if (entry.path.split("/").some(isReservedName)) {',
+    replace: "if (false) {",
+    tests: [t("remote_test.ts", "a trusted signer's tree that writes into .git")],
+  },
+  {
+    id: "remote-file-regular-only",
+    file: "lib/remote/file_backend.ts",
+    find: "    if (!stat.isFile()) {\n      fs.closeSync(fd);",
+    replace: "    if (false) {\n      fs.closeSync(fd);",
+    tests: [t("remote_test.ts", "file:// remote: symlinks, FIFOs and non-files")],
+  },
+  {
+    id: "restore-changed-while-planned",
+    file: "lib/restore/move.ts",
+    find: "      if (moved.length > 0) {",
+    replace: "      if (false) {",
+    tests: [t("restore_test.ts", "a file saved between planning and applying a restore")],
+  },
+  {
+    id: "restore-git-dirty",
+    file: "lib/restore/restore.ts",
+    find: "    if (status.length > 0) {\n      throw new ConflictError(",
+    replace: "    if (false) {\n      throw new ConflictError(",
+    tests: [
+      t(
+        "restore_test.ts",
+        "/restore --git with a modified tracked file|restore --git with only an untracked file/",
+      ),
+    ],
+  },
+  {
+    id: "fsync-fallback-same-file",
+    file: "lib/fs/safe_write.ts",
+    find:
+      "        if (!before.isFile() || before.dev !== file.dev || before.ino !== file.ino) continue;\n",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "durability fallback")],
+  },
+  {
+    id: "recover-foreign-changes",
+    file: "lib/restore/recover.ts",
+    find: "  if (foreign.length > 0 && !options.force) {",
+    replace: "  if (false) {",
+    tests: [t("hostile_repo_test.ts", "recover: a secret a crafted pre-restore tree lists")],
+  },
+  {
+    id: "recover-git-back-as-ref",
+    file: "lib/snapshot/git.ts",
+    find: '    return runGit(cwd, ["switch", "--quiet", "--no-guess", "--end-of-options", ref]);',
+    replace: '    return runGit(cwd, ["checkout", "--quiet", ref]);',
+    tests: [t("hostile_repo_test.ts", "recover --abort: a stored git_back naming a tracked file")],
+  },
+  {
+    id: "recover-stray-temps",
+    file: "lib/restore/recover.ts",
+    find: "    writer.removeStrayTemps([...plan.writes, ...plan.deletes]);\n",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "recover: every state a killed restore leaves")],
+  },
+  {
+    id: "undo-record-tree-id",
+    file: "lib/store/undo_log.ts",
+    find: '  if (typeof value === "string" && isHex(value, 64)) return value;',
+    replace: '  if (typeof value === "string") return value;',
+    tests: [t("oplog_test.ts", "undo refuses a tampered undo record")],
+  },
+  {
+    id: "undo-changed-since",
+    file: "lib/restore/undo.ts",
+    find: "  if (moved.length > 0) {\n    throw new ConflictError(\n      `Cannot ${direction}",
+    replace: "  if (false) {\n    throw new ConflictError(\n      `Cannot ${direction}",
+    tests: [t("oplog_test.ts", "undo refuses (exit 5) when what it would put back was changed")],
+  },
+  {
+    id: "secret-scan-carry",
+    file: "lib/fs/secret_scan.ts",
+    find: "    this.#carry = text.length > CARRY ? text.slice(text.length - CARRY) : text;",
+    replace: '    this.#carry = "";',
+    tests: [t("secrets_test.ts", "SecretScanner finds a secret split across two chunks")],
+  },
+  {
+    id: "stat-cache-rules",
+    file: "lib/store/capture.ts",
+    find: '    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;',
+    replace: "    this.rulesMatch = true;",
+    tests: [
+      t(
+        "secrets_test.ts",
+        "stat-cache rows from a capture under other secret rules are not trusted",
+      ),
+    ],
+  },
+  {
+    id: "secret-scan-in-word",
+    file: "lib/fs/secret_scan.ts",
+    find: "    if (inWord(text, m.index)) continue;\n",
+    replace: "",
+    tests: [
+      t("secrets_test.ts", "/leaves ordinary text alone|own sources and docs are not taken/"),
+    ],
+  },
+  {
+    id: "store-path-symlink",
+    file: "lib/store/trust.ts",
+    find: "  if (stat.isSymbolicLink()) {\n    throw new StoreTrustError(`The store path",
+    replace: "  if (false) {\n    throw new StoreTrustError(`The store path",
+    tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
+  },
+  {
+    id: "store-init-checked",
+    file: "lib/store/store.ts",
+    find: "    checkStorePaths(storeDir, { requireIndex: false });\n",
+    replace: "",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "store trust: init never creates a store through a planted .ctxsnap symlink",
+      ),
+    ],
+  },
+  {
+    id: "adopt-verifies",
+    file: "lib/snapshot/adopt.ts",
+    find: "    if (problems.length > 0) {\n      throw new IntegrityError(",
+    replace: "    if (false) {\n      throw new IntegrityError(",
+    tests: [t("hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify")],
+  },
+  {
+    id: "store-foreign-workspace",
+    file: "lib/cli/command.ts",
+    find: "    if (workspaceRoot !== path.dirname(probe.dir)) {",
+    replace: "    if (false) {",
+    tests: [
+      t("cli_test.ts", "a store found by walking up that names another workspace is refused"),
+    ],
+  },
+  {
+    id: "stored-envelope-verified",
+    file: "lib/snapshot/timeline.ts",
+    find: "  if (!check.idMatches) {\n    throw new IntegrityError(\n      `Stored snapshot",
+    replace: "  if (false) {\n    throw new IntegrityError(\n      `Stored snapshot",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "envelopes: restore, switch, materialize, diff, show and publish refuse an envelope edited",
+      ),
+    ],
+  },
+  {
+    id: "escape-text-c0",
+    file: "lib/errors.ts",
+    find: "/[\\u0000-\\u001f\\u007f-\\u009f\\u061c",
+    replace: "/[\\u007f-\\u009f\\u061c",
+    tests: [
+      t("cli_test.ts", "diff --stat and --patch show line counts"),
+      t("honest_output_test.ts", "list, log, branch list and session list escape names"),
+    ],
+  },
+  {
+    id: "page-embed-json",
+    file: "lib/view/html.ts",
+    find: "    /[<>&\\u2028\\u2029]/g,",
+    replace: "    /[&]/g,",
+    tests: [t("view_test.ts", "embedJson writes no <")],
+  },
+  {
+    id: "page-client-text-only",
+    file: "lib/view/_client.ts",
+    find: '  $("shown").textContent = visible.length === D.snapshots.length ? "" :',
+    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length ? "" :',
+    tests: [t("view_test.ts", "the client script never turns data into markup or code")],
+  },
+  {
+    id: "page-csp-default-none",
+    file: "lib/view/html.ts",
+    find: "    \"default-src 'none'\",",
+    replace: '    "default-src *",',
+    tests: [t("view_test.ts", "the page's policy allows exactly its one script and stylesheet")],
+  },
+  {
+    id: "page-verified-needs-id",
+    file: "lib/view/model.ts",
+    find: "  const valid = check.idMatches && check.signatureValid && agrees;",
+    replace: "  const valid = check.signatureValid;",
+    tests: [t("view_test.ts", "an envelope altered in the index is shown as not verified")],
+  },
+  {
+    id: "page-diff-size-limit",
+    file: "lib/view/model.ts",
+    find: "if (size > limits.max_diff_input_bytes || heldBytes + size > MAX_HELD_BLOB_BYTES) {",
+    replace: "if (heldBytes + size > MAX_HELD_BLOB_BYTES) {",
+    tests: [t("view_test.ts", "size limits: too large, truncated and over-budget diffs")],
+  },
+  {
+    id: "config-error-exit-7",
+    file: "lib/errors.ts",
+    find: '    super(message, "config", options);',
+    replace: '    super(message, "failure", options);',
+    tests: [
+      t(
+        "verifier_config_test.ts",
+        "verify FILE exits 7, not 1, when the verifier's identity.pem is readable by others",
+      ),
+    ],
+  },
+  {
+    id: "verify-file-writes-nothing",
+    file: "lib/cli/command.ts",
+    find: "    return await loadIdentityAsync(configDir());",
+    replace: "    return loadOrCreateIdentity(configDir());",
+    tests: [t("share_test.ts", "verify FILE runs with --allow-read of that file only")],
+  },
+  {
+    id: "watch-no-answer-fallback",
+    file: "lib/watch/client.ts",
+    find: "  if (line === null) return null;\n  let response: unknown;",
+    replace:
+      '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
+    tests: [
+      t("watch_test.ts", "watch: kill -9 of the watch process during a checkpoint loses nothing"),
+    ],
+  },
+  {
+    id: "watch-request-size",
+    file: "lib/watch/server.ts",
+    find: "      if (size > MAX_REQUEST_BYTES) {",
+    replace: "      if (false) {",
+    tests: [t("watch_test.ts", "watch: requests without its token")],
+  },
+  {
+    id: "incremental-events-marked",
+    file: "lib/fs/fs_events.ts",
+    find: '      this.mark(dir === "" ? name : `${dir}/${name}`);\n',
+    replace: "",
+    tests: [t("incremental_test.ts", "property: the incremental tree equals a full capture")],
+  },
+  {
+    id: "walk-special-files",
+    file: "lib/fs/walk.ts",
+    find: "} else if (stats.isFile()) {",
+    replace: "} else if (!stats.isDirectory()) {",
+    tests: [t("fs_test.ts", "a FIFO is reported as special_file")],
+  },
+  {
+    id: "safe-read-torn",
+    file: "lib/fs/safe_read.ts",
+    find:
+      "    total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||\n    after.ctimeMs !== before.ctimeMs || after.ino !== before.ino",
+    replace: "    false",
+    tests: [t("fs_test.ts", "a file that grows while being read")],
+  },
+  {
+    id: "walk-ignore-fail-closed",
+    file: "lib/fs/walk.ts",
+    find:
+      '            // Its ignore rules cannot be applied: leave the whole directory out.\n            yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };\n            continue;\n',
+    replace: "            void error; // taken as absent\n",
+    tests: [t("fs_test.ts", "walk leaves out a directory whose ignore file cannot be applied")],
+  },
+  {
+    id: "walk-store-excluded",
+    file: "lib/fs/walk.ts",
+    find:
+      "        (skipDirectory !== null && stats.ino === skipDirectory.ino &&\n          stats.dev === skipDirectory.dev)",
+    replace: "        false",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "custom store: a store at data/store excludes exactly that directory",
+      ),
+    ],
+  },
+  {
+    id: "tar-member-name-allowed",
+    file: "lib/share/tar.ts",
+    find: "if (!this.#allowName(header.name)) {",
+    replace: "if (false) {",
+    tests: [t("tar_test.ts", "TarReader refuses a name the caller does not allow")],
+  },
+  {
+    id: "bundle-manifest-cap",
+    file: "lib/share/bundle.ts",
+    find: "if (size > MAX_MANIFEST_BYTES) reader.readAll(MAX_MANIFEST_BYTES);",
+    replace: "",
+    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+  },
+  {
+    id: "bundle-blob-size-vs-manifest",
+    file: "lib/share/bundle.ts",
+    find: "if (member.size !== size) {",
+    replace: "if (false) {",
+    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+  },
+  {
+    id: "ed25519-small-order-key",
+    file: "lib/crypto/ed25519.ts",
+    find:
+      "  if (SMALL_ORDER_ENCODINGS.has(toHex(publicKey))) return false;\n  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
+    replace: "  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
+    tests: [t("crypto_test.ts", "verify() refuses a small-order public key")],
+  },
+  {
+    id: "safe-read-nofollow",
+    file: "lib/fs/safe_read.ts",
+    find:
+      "fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);",
+    replace: "fd = openSync(absPath, constants.O_RDONLY | constants.O_NONBLOCK);",
+    tests: [t("fs_test.ts", "readRegularNoFollow() opens O_NOFOLLOW")],
+  },
+  {
+    id: "plan-untracked-in-the-way",
+    file: "lib/restore/plan.ts",
+    find: 'if (kind === "other" || (kind === "directory" && stays.has(write.path))) {',
+    replace: "if (false) {",
+    tests: [t("move_test.ts", "planMove() with a disk probe")],
+  },
+  {
+    id: "import-same-file-rewritten",
+    file: "lib/share/import.ts",
+    find: "if (fileIdentity(fd) !== before) {",
+    replace: "if (false) {",
+    tests: [
+      t(
+        "share_test.ts",
+        "import refuses a file rewritten in place between the passes even with the same bytes",
+      ),
+    ],
+  },
+  {
+    id: "hook-prompt-text-opt-in",
+    file: "lib/snapshot/agent.ts",
+    find:
+      "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
+    replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
     tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
   },
 ];

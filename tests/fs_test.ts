@@ -903,3 +903,24 @@ Deno.test("SafeWriter opens every directory O_NOFOLLOW: a symlinked parent is re
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("readRegularNoFollow() opens O_NOFOLLOW: the walked file moved outside with a symlink left in its place is never read (same inode)", async () => {
+  await withTempDir((dir) => {
+    Deno.mkdirSync(join(dir, "ws"));
+    Deno.mkdirSync(join(dir, "outside"));
+    layout(join(dir, "ws"), { "notes.txt": SECRET });
+    const file = join(dir, "ws", "notes.txt");
+    const expected = statInfoOf(lstatSync(file));
+    // The very inode the walk saw, now outside the workspace, reached through a symlink:
+    // the identity check alone would accept it.
+    Deno.renameSync(file, join(dir, "outside", "notes.txt"));
+    Deno.symlinkSync(join(dir, "outside", "notes.txt"), file);
+    let chunks = 0;
+    const error = assertThrows(
+      () => readRegularNoFollow(file, expected, { maxBytes: 1 << 20, onChunk: () => chunks++ }),
+      FileChangedError,
+    );
+    assert(/became a symlink/.test(error.message), error.message);
+    assertEquals(chunks, 0);
+  });
+});

@@ -318,17 +318,19 @@ Deno.test("a bundle member declaring a size above the limit is refused (exit 1) 
     // 8 GiB - 1 for the manifest (limit 256 MiB), and for a blob (the manifest says 6 bytes).
     const { members } = tarLayout(bytes);
     const blob = members.find((m) => m.name.startsWith("blobs/"))!;
-    const cases: [string, Uint8Array][] = [
-      ["manifest", header(0, "77777777777\0")],
-      ["blob", header(blob.header, "77777777777\0")],
+    // Each is refused by its own check, before any data is read: the manifest's size cap,
+    // and the blob's size against the manifest's.
+    const cases: [string, Uint8Array, string][] = [
+      ["manifest", header(0, "77777777777\0"), "more than the 268435456 allowed"],
+      ["blob", header(blob.header, "77777777777\0"), "has 8589934591 bytes, the manifest says 6"],
     ];
-    for (const [what, data] of cases) {
+    for (const [what, data, message] of cases) {
       assertEquals(tarLayout(data).members[0]!.name, "ctxsnap-bundle.json", what);
       const path = join(carol.root, `big-${what}.ctxbundle`);
       await Deno.writeFile(path, data);
       const r = await carol.run(["verify", path, "--trust", key]);
       expectCode(r, 1, `verify, ${what} declaring 8 GiB`);
-      assert(/bytes/.test(r.stderr), r.stderr);
+      assert(r.stderr.includes(message), r.stderr);
     }
     // Above the tar reader's own limit (64 GiB, GNU base-256 sizes): refused by the reader
     // itself, before the manifest's or the blob's own size checks are reached.
@@ -880,6 +882,38 @@ Deno.test("import refuses a file rewritten in place between verifying and import
           Deno.writeFileSync(alice.file, Deno.readFileSync(mallory.file));
         }
         return keyId === alice.me.keyId || keyId === mallory.me.keyId;
+      },
+      nameOf: () => null,
+    };
+    await Deno.mkdir(`${root}/bob`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      await assertRejects(() => importFile(bob, alice.file, trust), IntegrityError, "changed");
+      assert(rewritten, "the rewrite did not happen");
+      assertEquals(bob.db.prepare("SELECT count(*) AS n FROM snapshots").get(), { n: 0 });
+    } finally {
+      bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("import refuses a file rewritten in place between the passes even with the same bytes (its identity changed), writing nothing", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const alice = await publishedBundle(root, "alice");
+    let rewritten = false;
+    const trust = {
+      isTrusted(keyId: string): boolean {
+        if (!rewritten) {
+          rewritten = true;
+          // The same bytes written again, and an older mtime: only the file's identity
+          // (size, mtime, ctime, inode) tells that it was rewritten.
+          Deno.writeFileSync(alice.file, Deno.readFileSync(alice.file));
+          Deno.utimeSync(alice.file, 1, 1);
+        }
+        return keyId === alice.me.keyId;
       },
       nameOf: () => null,
     };
