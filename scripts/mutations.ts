@@ -975,4 +975,34 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
     tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
   },
+  {
+    id: "store-inflate-bound",
+    file: "lib/store/store.ts",
+    find: "const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });",
+    replace: "const out = zlib().inflateRawSync(data);",
+    tests: [t("store_test.ts", "Store.readBlob refuses compressed bytes that inflate past")],
+  },
+  {
+    id: "remote-inflate-bound",
+    file: "lib/remote/layout.ts",
+    find: "maxOutputLength: Math.max(1, Math.min(maxSize, DEFLATE_MAX_BYTES)),",
+    replace: "",
+    tests: [t("remote_test.ts", "remote objects: both encodings round-trip")],
+  },
+  {
+    id: "secret-names-despite-negation",
+    file: "lib/fs/walk.ts",
+    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
+    replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
+    tests: [
+      t("secrets_test.ts", "a hostile .ctxsnapignore or .gitignore cannot re-include a secret"),
+    ],
+  },
+  {
+    id: "gc-sweep-location-recheck",
+    file: "lib/fs/safe_write.ts",
+    find: "if (actual !== expected) throw replaced(forPath);",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "gc: tmp/ or objects/xx swapped for a symlink")],
+  },
 ];
