@@ -548,7 +548,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/mcp/tools.ts",
     find: 'run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),',
     replace: 'run: (ctx, args) => command(ctx, ["restore", "--force", "--", args.id as string]),',
-    tests: [t("mcp_test.ts", "mcp: the SDK client checkpoints")],
+    tests: [t("mcp_test.ts", "mcp: restore never overwrites an edit")],
   },
   {
     id: "mcp-strict-json",
@@ -611,8 +611,10 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "remote-blob-hash",
     file: "lib/remote/pull.ts",
-    find: "        if (total !== size || hasher.digestHex() !== id) {",
-    replace: "        if (total !== size) {",
+    find:
+      "      if (sha256Hex(bytes) !== id) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
+    replace:
+      "      if (false) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
     tests: [t("remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
   },
   {
@@ -632,6 +634,15 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/remote/pull.ts",
     find: "        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {",
     replace: "        if (false) {",
+    tests: [
+      t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
+    ],
+  },
+  {
+    id: "remote-ref-untrusted-refused",
+    file: "lib/remote/pull.ts",
+    find: "    if (!allowUntrusted && !trust.isTrusted(record.key_id, record.public_key)) {",
+    replace: "    if (false) {",
     tests: [
       t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
     ],
@@ -668,14 +679,6 @@ export const MUTATIONS: readonly Mutation[] = [
         "/restore --git with a modified tracked file|restore --git with only an untracked file/",
       ),
     ],
-  },
-  {
-    id: "fsync-fallback-same-file",
-    file: "lib/fs/safe_write.ts",
-    find:
-      "        if (!before.isFile() || before.dev !== file.dev || before.ino !== file.ino) continue;\n",
-    replace: "",
-    tests: [t("hostile_repo_test.ts", "durability fallback")],
   },
   {
     id: "recover-foreign-changes",
@@ -828,8 +831,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "page-diff-size-limit",
     file: "lib/view/model.ts",
-    find: "if (size > limits.max_diff_input_bytes || heldBytes + size > MAX_HELD_BLOB_BYTES) {",
-    replace: "if (heldBytes + size > MAX_HELD_BLOB_BYTES) {",
+    find:
+      "    (oldBlob?.size ?? 0) > limits.max_diff_input_bytes ||\n    (newBlob?.size ?? 0) > limits.max_diff_input_bytes\n",
+    replace: "    false\n",
     tests: [t("view_test.ts", "size limits: too large, truncated and over-budget diffs")],
   },
   {
@@ -849,7 +853,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/command.ts",
     find: "    return await loadIdentityAsync(configDir());",
     replace: "    return loadOrCreateIdentity(configDir());",
-    tests: [t("share_test.ts", "verify FILE runs with --allow-read of that file only")],
+    tests: [t("share_test.ts", "verify FILE creates no identity or config directory")],
   },
   {
     id: "watch-no-answer-fallback",

@@ -1180,3 +1180,15 @@ Deno.test("verifyStream() compares the full public key: a signer whose key id co
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("verify FILE creates no identity or config directory on a machine that has none", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "offline");
+    const file = await publish(alice, id, "offline.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    assert(!(await exists(carol.configDir)), "carol starts without a config directory");
+    expectCode(await carol.run(["verify", file, "--trust", key]), 0, "verify trusting alice");
+    expectCode(await carol.run(["verify", file]), 3, "verify with nothing pinned");
+    assert(!(await exists(carol.configDir)), "verify created a config directory or identity");
+  });
+});
