@@ -634,14 +634,12 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/remote/pull.ts",
     find: "        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {",
     replace: "        if (false) {",
-    tests: [
-      t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
-    ],
+    tests: [t("remote_test.ts", "history holds an unpinned signer")],
   },
   {
-    id: "remote-ref-untrusted-refused",
+    id: "remote-key-untrusted-refused",
     file: "lib/remote/pull.ts",
-    find: "    if (!allowUntrusted && !trust.isTrusted(record.key_id, record.public_key)) {",
+    find: "    if (!allowUntrusted && !trust.isTrusted(key.keyId)) {",
     replace: "    if (false) {",
     tests: [
       t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
@@ -1003,10 +1001,11 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
-    id: "gc-sweep-location-recheck",
+    id: "gc-sweep-dir-nofollow",
     file: "lib/fs/safe_write.ts",
-    find: "if (actual !== expected) throw replaced(forPath);",
-    replace: "",
+    find:
+      "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) |\n  fs.constants.O_NOFOLLOW;",
+    replace: "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0);",
     tests: [t("hostile_repo_test.ts", "gc: tmp/ or objects/xx swapped for a symlink")],
   },
 ];
