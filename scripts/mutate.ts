@@ -22,8 +22,11 @@
  * 4. Each mutation is applied on its own, its test runs (`deno test -A
  *    --no-check FILE --filter F`, one after another, stopping at the first
  *    that fails) and the file is put back. A mutation is caught when a run
- *    reports a failed test; a run that fails without a test summary (the
- *    mutated module does not load) is an error of the entry, not a catch.
+ *    reports a failed test, or (for an entry with `timeoutMs`, whose defence
+ *    stops a hang) when the run is killed at that bound; a run that fails
+ *    without a test summary (the mutated module does not load) is an error of
+ *    the entry, not a catch. Any other run is killed after 240 s
+ *    (`CTXSNAP_MUTATE_RUN_TIMEOUT_MS`) and counts as caught by timeout.
  *
  * Exits 0 when every mutation is caught, 1 naming the survivors and the
  * entries in error. Flags: `--only ID[,ID…]`, `--jobs N` (default 2),
@@ -122,6 +125,7 @@ async function runTests(
   cwd: string,
   file: string,
   filter: string | undefined,
+  timeoutMs: number = RUN_TIMEOUT_MS,
 ): Promise<RunOutcome> {
   const args = ["test", "-A", "--no-check", "--quiet", file];
   if (filter !== undefined) args.push("--filter", filter);
@@ -141,7 +145,7 @@ async function runTests(
     try {
       child.kill("SIGKILL");
     } catch { /* gone */ }
-  }, RUN_TIMEOUT_MS);
+  }, timeoutMs);
   const out = await child.output();
   clearTimeout(timer);
   children.delete(child);
@@ -315,7 +319,7 @@ async function main(): Promise<number> {
       const notes: string[] = [];
       try {
         for (const t of m.tests) {
-          const outcome = await runTests(tree, t.file, t.filter);
+          const outcome = await runTests(tree, t.file, t.filter, m.timeoutMs ?? RUN_TIMEOUT_MS);
           if (outcome.verdict === "passed" && outcome.passed === 0) {
             errors.push(`${m.id}: ${describe(t)} selects no test`);
             verdict = "error";
