@@ -967,7 +967,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "import-same-file-rewritten",
     file: "lib/share/import.ts",
-    find: "if (fileIdentity(fd) !== before) {",
+    find: "if (rewritten(before, fileIdentity(fd))) {",
     replace: "if (false) {",
     tests: [
       t(
