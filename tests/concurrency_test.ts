@@ -263,3 +263,33 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "races: the directory-swap restore race passes 50 times in a row under a CPU hog (no timer decides it)",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const { restoreSwapRace } = await import("./_restore_race.ts");
+    const repeats = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_REPEATS") ?? "50");
+    // One busy loop per core, for as long as the runs take.
+    const hogs = Array.from(
+      { length: navigator.hardwareConcurrency },
+      () =>
+        new Deno.Command("sh", {
+          args: ["-c", "while :; do :; done"],
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).spawn(),
+    );
+    let flips = 0;
+    try {
+      for (let i = 0; i < repeats; i++) flips += (await restoreSwapRace(2)).flips;
+    } finally {
+      for (const hog of hogs) hog.kill("SIGKILL");
+      await Promise.all(hogs.map((hog) => hog.status));
+    }
+    assert(flips >= 2 * repeats, `${flips} flips over ${repeats} runs`);
+  },
+});

@@ -1223,3 +1223,21 @@ Deno.test("Keyring trusts a key id only together with the exact pinned public ke
   // A key claiming alice's id (a 64-bit collision) is not alice.
   assert(!keyring.isTrusted(id, toHex(other)));
 });
+
+Deno.test("verify() refuses a small-order public key even where the verification equation holds", async () => {
+  // A = the identity point (order 1): [S]B = R + [k]A holds for R = [r]B and S = r, for any
+  // message, so only the small-order check on A refuses it.
+  const identity = new Uint8Array(32);
+  identity[0] = 1;
+  const r = 0x1234_5678_9abc_def0_1234_5678_9abc_def0n;
+  const R = ed25519.Point.BASE.multiply(r).toBytes();
+  const S = new Uint8Array(32);
+  let rest = r;
+  for (let i = 0; i < 32; i++, rest >>= 8n) S[i] = Number(rest & 0xffn);
+  const signature = concatBytes([R, S]);
+  for (const backend of BACKENDS) {
+    for (const message of [new Uint8Array(0), new TextEncoder().encode("anything at all")]) {
+      assertEquals(await verify(identity, message, signature, backend), false, backend);
+    }
+  }
+});

@@ -149,3 +149,35 @@ Deno.test("every test docs/SECURITY.md names as a proof exists in the test file 
   }
   assertEquals(missing, [], "tests named in SECURITY.md that do not exist");
 });
+
+Deno.test("every mutation docs/SECURITY.md's threat table names exists in scripts/mutations.ts, and every threat names one or says why not", async () => {
+  const { MUTATIONS } = await import("../scripts/mutations.ts");
+  const known = new Set(MUTATIONS.map((m) => m.id));
+  const text = await Deno.readTextFile(join(REPO, "docs/SECURITY.md"));
+  const rows = tables(text, ["area", "threat", "test", "mutation"]);
+  assert(rows.length > 90, `the threat table has a mutation column (${rows.length} rows found)`);
+  const unknown: string[] = [];
+  const missing: string[] = [];
+  for (const row of rows) {
+    const cell = row.mutation!.trim();
+    if (cell.startsWith("—")) {
+      // No mutation: allowed only with a reason, or where the row has no test at all.
+      if (cell === "—" && row["test file"]!.trim() !== "—") missing.push(row.threat!);
+      continue;
+    }
+    if (cell === "") {
+      missing.push(row.threat!);
+      continue;
+    }
+    for (const id of cell.split(/\s*,\s*/)) if (!known.has(id)) unknown.push(id);
+  }
+  assertEquals(unknown, [], "mutation ids named in SECURITY.md that scripts/mutations.ts lacks");
+  assertEquals(missing, [], "threats with a test but no mutation (and no reason given)");
+});
+
+Deno.test("scripts/mutations.ts holds at least 40 well-formed mutations, each applying exactly once to today's tree", async () => {
+  const { MUTATIONS } = await import("../scripts/mutations.ts");
+  const { checkMutations } = await import("../scripts/mutate.ts");
+  assert(MUTATIONS.length >= 40, `${MUTATIONS.length} mutations`);
+  assertEquals(await checkMutations(REPO, MUTATIONS), []);
+});

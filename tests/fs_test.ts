@@ -875,3 +875,52 @@ Deno.test("foldName's printable-ASCII fast path folds exactly as the full Unicod
   }
   for (const name of names) assertEquals(foldName(name), full(name), JSON.stringify(name));
 });
+
+Deno.test("SafeWriter opens every directory O_NOFOLLOW: a symlinked parent is refused as a symlink before anything is opened through it", async () => {
+  if (!(await Deno.stat("/proc/self/fd").then(() => true, () => false))) return; // no descriptors here
+  const root = await Deno.makeTempDir();
+  const outside = await Deno.makeTempDir();
+  try {
+    await Deno.symlink(outside, `${root}/a`);
+    await Deno.symlink(`${outside}/not-yet`, `${root}/dangling`);
+    const writer = new SafeWriter(root);
+    try {
+      // Refused at the open (ELOOP), not by the later location re-check ("replaced").
+      for (const path of ["a/x.txt", "a/sub/x.txt", "dangling/x.txt"]) {
+        const error = assertThrows(
+          () => writer.writeFile(path, 0o644, (write) => write(new TextEncoder().encode("x\n"))),
+          ConflictError,
+        );
+        assert(/is a symlink/.test(error.message), `${path}: ${error.message}`);
+      }
+      assertThrows(() => writer.list("a"), ConflictError, "is a symlink");
+    } finally {
+      writer.close();
+    }
+    assertEquals([...Deno.readDirSync(outside)].map((e) => e.name), []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("readRegularNoFollow() opens O_NOFOLLOW: the walked file moved outside with a symlink left in its place is never read (same inode)", async () => {
+  await withTempDir((dir) => {
+    Deno.mkdirSync(join(dir, "ws"));
+    Deno.mkdirSync(join(dir, "outside"));
+    layout(join(dir, "ws"), { "notes.txt": SECRET });
+    const file = join(dir, "ws", "notes.txt");
+    const expected = statInfoOf(lstatSync(file));
+    // The very inode the walk saw, now outside the workspace, reached through a symlink:
+    // the identity check alone would accept it.
+    Deno.renameSync(file, join(dir, "outside", "notes.txt"));
+    Deno.symlinkSync(join(dir, "outside", "notes.txt"), file);
+    let chunks = 0;
+    const error = assertThrows(
+      () => readRegularNoFollow(file, expected, { maxBytes: 1 << 20, onChunk: () => chunks++ }),
+      FileChangedError,
+    );
+    assert(/became a symlink/.test(error.message), error.message);
+    assertEquals(chunks, 0);
+  });
+});

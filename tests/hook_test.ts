@@ -265,3 +265,30 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
     await origin.cleanup();
   }
 });
+
+Deno.test("hook: a byte-identical Stop after prompt 2 checkpoints prompt 2's end state, never taken for prompt 1's retry", async () => {
+  await withStore(async (ws) => {
+    const send = async (name: string) => {
+      const result = await hook(ws, await payload(name, ws.path), ["--json"]);
+      expectCode(result, 0, name);
+      return result.json();
+    };
+    await send("session_start");
+    await send("user_prompt_submit_1");
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "end of prompt 1\n");
+    const stop1 = await send("stop");
+    assertEquals([stop1.created, stop1.prompt], [true, 1]);
+    await send("user_prompt_submit_2");
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "end of prompt 2\n");
+    const stop2 = await send("stop"); // the very same bytes as the first Stop
+    assertEquals([stop2.created, stop2.prompt], [true, 2]);
+    assert(stop2.id !== stop1.id, "the second Stop returned the first Stop's snapshot");
+    // The checkpoint holds prompt 2's end state.
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "later\n");
+    expectCode(await ws.run(["restore", stop2.id, "--workspace", "--force"]), 0, "restore stop 2");
+    assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "end of prompt 2\n");
+    // And a retry of the second Stop (same bytes again) is that same snapshot.
+    const again = await send("stop");
+    assertEquals([again.id, again.created], [stop2.id, false]);
+  });
+});

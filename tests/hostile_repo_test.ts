@@ -21,6 +21,7 @@ import { type Envelope, signBody, type Signer } from "../lib/snapshot/envelope.t
 import { writeBundle } from "../lib/share/bundle.ts";
 import { concatBytes, editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, withStore } from "./_cli.ts";
+import { restoreSwapRace } from "./_restore_race.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 
 /** Spellings that some filesystem (NTFS, HFS+, APFS) treats as `.git` or `.ctxsnap`. */
@@ -524,152 +525,16 @@ Deno.test("durability fallback: a restore with no `sync -f` never opens a FIFO n
 // ---------------------------------------------------------------------------
 // 3. a directory swapped for a symlink while a restore writes
 
-/**
- * While `<signals>/go` exists, swaps `<ws>/dir/sub` for a symlink to
- * `outside` and back as fast as it can; writes `<signals>/going` after the
- * first flip of a burst and `<signals>/idle` once a burst is over (the
- * directory back in place). Prints the number of flips when `<signals>/stop`
- * appears.
- */
-const RESTORE_SWAPPER = `
-const [ws, outside, signals] = Deno.args;
-const victim = ws + "/dir/sub";
-const parked = ws + "/parked";
-const link = ws + "/link.tmp";
-const has = (name) => { try { Deno.statSync(signals + "/" + name); return true; } catch { return false; } };
-const pause = new Int32Array(new SharedArrayBuffer(4));
-let flips = 0;
-let strays = 0;
-let burst = 0;
-const started = Date.now();
-for (;;) {
-  if (has("stop") || Date.now() - started > 300000) break;
-  if (!has("go")) {
-    if (burst > 0) { burst = 0; Deno.writeTextFileSync(signals + "/idle", ""); }
-    Atomics.wait(pause, 0, 0, 1);
-    continue;
-  }
-  try { Deno.renameSync(victim, parked); } catch { continue; }
-  try {
-    Deno.symlinkSync(outside, link);
-    Deno.renameSync(link, victim);
-    Deno.removeSync(victim);
-  } catch {
-    // The restore made a new directory in the gap: move it aside.
-    try { Deno.removeSync(link); } catch { /* not there */ }
-    try { Deno.renameSync(victim, ws + "/stray-" + strays++); } catch { /* not there */ }
-  }
-  Deno.renameSync(parked, victim);
-  flips++;
-  if (burst++ === 0) Deno.writeTextFileSync(signals + "/going", "");
-}
-console.log(flips);
-`;
-
-/** Waits (polling) until `file` exists. */
-function waitForFileSync(file: string): void {
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  const deadline = Date.now() + 60_000;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`${file} never appeared`);
-    Atomics.wait(pause, 0, 0, 1);
-  }
-}
-
 Deno.test({
   name:
     "races: a directory swapped for a symlink while restores write and delete never lets them touch anything outside the workspace",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await withTempDir(async (root) => {
-      const ws = join(root, "ws");
-      const outside = join(root, "outside");
-      const signals = join(root, "signals");
-      fs.mkdirSync(join(ws, "dir", "sub"), { recursive: true });
-      fs.mkdirSync(outside);
-      fs.mkdirSync(signals);
-      const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`);
-      const doomed = Array.from({ length: 100 }, (_, i) => `del-${String(i).padStart(3, "0")}.txt`);
-      for (const name of [...names, ...doomed]) {
-        fs.writeFileSync(join(outside, name), "SENTINEL\n");
-      }
-      const store = Store.init(join(ws, ".ctxsnap"), ws);
-      let child: Deno.ChildProcess | null = null;
-      try {
-        const signer = await makeSigner();
-        for (const name of [...names, ...doomed]) {
-          fs.writeFileSync(join(ws, "dir", "sub", name), `A ${name}\n`);
-        }
-        const a = await createSnapshot(store, signer, { reason: "A" });
-        for (const name of doomed) fs.rmSync(join(ws, "dir", "sub", name));
-        for (const name of names) fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
-        const b = await createSnapshot(store, signer, { reason: "B" });
-        const script = join(root, "swapper.ts");
-        fs.writeFileSync(script, RESTORE_SWAPPER);
-        child = new Deno.Command(Deno.execPath(), {
-          args: ["run", "-A", "--quiet", script, ws, outside, signals],
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-        const { recover } = await import("../lib/restore/recover.ts");
-        const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
-        const outcomes = new Map<string, number>();
-        const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
-        for (let i = 0; i < rounds; i++) {
-          // Quiet workspace: end whatever the last round left, then plan and start.
-          await recover(store, signer, { abort: true, force: true });
-          let started = false;
-          try {
-            await restoreSnapshot(store, signer, i % 2 === 0 ? a.id : b.id, {
-              force: true,
-              onProgress: () => {
-                if (started) return;
-                started = true;
-                // The plan is made and the operation recorded: start swapping now.
-                fs.rmSync(join(signals, "going"), { force: true });
-                fs.rmSync(join(signals, "idle"), { force: true });
-                fs.writeFileSync(join(signals, "go"), "");
-                waitForFileSync(join(signals, "going"));
-              },
-            });
-            note("restored");
-          } catch (error) {
-            note(`${(error as Error).name}: ${(error as Error).message.replace(/".*"/g, "…")}`);
-          } finally {
-            if (started) {
-              fs.rmSync(join(signals, "go"));
-              waitForFileSync(join(signals, "idle"));
-            }
-          }
-        }
-        fs.writeFileSync(join(signals, "stop"), "");
-        const flips = Number(new TextDecoder().decode((await child.output()).stdout).trim());
-        child = null;
-        // deno-lint-ignore no-console
-        console.log(`  ${flips} flips, outcomes ${JSON.stringify(Object.fromEntries(outcomes))}`);
-        assert(flips >= rounds, `only ${flips} flips: the race was not exercised`);
-        // Whatever happened, nothing outside changed...
-        assertEquals(fs.readdirSync(outside).sort(), [...names, ...doomed].sort());
-        for (const name of [...names, ...doomed]) {
-          assertEquals(fs.readFileSync(join(outside, name), "utf8"), "SENTINEL\n", name);
-        }
-        // ...and once the swapping stops, what a restore left behind can be ended.
-        await recover(store, signer, { abort: true, force: true });
-        await restoreSnapshot(store, signer, a.id, { force: true });
-        for (const name of [...names, ...doomed]) {
-          assertEquals(fs.readFileSync(join(ws, "dir", "sub", name), "utf8"), `A ${name}\n`);
-        }
-      } finally {
-        if (child !== null) {
-          fs.writeFileSync(join(signals, "stop"), "");
-          await child.output();
-        }
-        store.close();
-      }
-    });
+    const rounds = Number(Deno.env.get("CTXSNAP_RESTORE_RACE_ROUNDS") ?? "6");
+    const { flips, outcomes } = await restoreSwapRace(rounds);
+    // deno-lint-ignore no-console
+    console.log(`  ${flips} flips, outcomes ${JSON.stringify(outcomes)}`);
   },
 });
 
@@ -1354,6 +1219,11 @@ Deno.test("store trust: every store path is checked with lstat (symlink, file ty
           }
         })();
         assert(error instanceof StoreTrustError, `${what}: ${error}`);
+        // Each refusal is its own check's: a symlink is refused as one (by lstat), never
+        // merely as "not a directory".
+        if (what.endsWith("is a symlink")) {
+          assert(error.message.includes("is a symbolic link"), `${what}: ${error.message}`);
+        }
       }
       assertThrows(() => Store.init(dir, ws).close(), StoreTrustError);
       assertEquals(fs.readdirSync(outside), ["keep.txt"], what);
@@ -1641,6 +1511,229 @@ Deno.test("store folder: publish's default published/ is written without followi
       }
       assert(refused instanceof ConflictError, String(refused));
       assertEquals(fs.readdirSync(elsewhere), []);
+// ---------------------------------------------------------------------------
+// each layer of a layered defence, on its own
+
+Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path, not only the first", async () => {
+  const { validateStoredPlan } = await import("../lib/restore/_stored_plan.ts");
+  const plan = (writes: string[], deletes: string[]) => ({
+    id: "op-0123456789abcdef",
+    kind: "restore",
+    session: "main",
+    branch: "main",
+    target: "a".repeat(64),
+    plan: {
+      target_tree: "b".repeat(64),
+      pre_tree: "c".repeat(64),
+      writes,
+      deletes,
+      workspace: true,
+      session: false,
+      pre_restore: null,
+      git_commit: null,
+      git_back: null,
+    },
+  });
+  // The same plan without the reserved segment is accepted: the refusal below is this check's.
+  validateStoredPlan(plan(["sub/a.txt"], ["sub/b.txt"]), "/w", "/w/.ctxsnap");
+  for (const path of ["sub/.git/config", "a/b/GIT~1/hooks/post-checkout", "x/.ctxsnap/index.db"]) {
+    for (const [writes, deletes] of [[[path], []], [[], [path]]] as const) {
+      assertThrows(
+        () => validateStoredPlan(plan([...writes], [...deletes]), "/w", "/w/.ctxsnap"),
+        IntegrityError,
+        "reserved name",
+      );
+    }
+  }
+});
+
+/** The `-c` overrides every git run carries, in order (lib/snapshot/git.ts, SECURITY.md). */
+const EXPECTED_GIT_OVERRIDES = [
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "submodule.recurse=false",
+];
+
+Deno.test({
+  name:
+    "git: every git run carries exactly the documented overrides and environment (recorded by a git wrapper first on PATH)",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withTempDir(async (root) => {
+      const ws = join(root, "ws");
+      const bin = join(root, "bin");
+      const runs = join(root, "runs");
+      fs.mkdirSync(ws);
+      fs.mkdirSync(bin);
+      fs.mkdirSync(runs);
+      git(ws, "init", "-q");
+      fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+      fs.writeFileSync(join(ws, "a.txt"), "one\n");
+      git(ws, "add", "-A");
+      git(ws, "commit", "-qm", "one");
+      git(ws, "config", "filter.evil.clean", "false");
+      git(ws, "config", "filter.lfs.smudge", "false");
+      const real = new TextDecoder().decode(
+        new Deno.Command("sh", { args: ["-c", "command -v git"], stdout: "piped" }).outputSync()
+          .stdout,
+      ).trim();
+      assert(real.startsWith("/"), `git is on PATH (${real})`);
+      fs.writeFileSync(
+        join(bin, "git"),
+        `#!/bin/sh\nd=$(mktemp -d '${runs}/run.XXXXXX')\nprintf '%s\\0' "$@" > "$d/argv"\nenv -0 > "$d/env"\nexec '${real}' "$@"\n`,
+        { mode: 0o755 },
+      );
+      const saved = new Map<string, string | undefined>();
+      const setEnv = (name: string, value: string) => {
+        if (!saved.has(name)) saved.set(name, Deno.env.get(name));
+        Deno.env.set(name, value);
+      };
+      setEnv("PATH", `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`);
+      // Variables that would point git at another repository, config or program never reach
+      // it (ctxsnap's own values replace the others).
+      const HOSTILE_ENV: Record<string, string> = {
+        GIT_DIR: join(root, "elsewhere"),
+        GIT_INDEX_FILE: join(root, "index"),
+        GIT_SSH_COMMAND: "false",
+        GIT_EXTERNAL_DIFF: "false",
+        GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='false'",
+      };
+      for (const [name, value] of Object.entries(HOSTILE_ENV)) setEnv(name, value);
+      setEnv("GIT_ALLOW_PROTOCOL", "file:ext");
+      setEnv("GIT_CEILING_DIRECTORIES", "/nowhere");
+      const store = Store.init(join(ws, ".ctxsnap"), ws);
+      try {
+        const signer = await makeSigner();
+        const first = await createSnapshot(store, signer, { reason: "one" });
+        fs.writeFileSync(join(ws, "a.txt"), "two\n");
+        for (const name of Object.keys(HOSTILE_ENV)) Deno.env.delete(name); // the test's own git
+        git(ws, "-c", "filter.evil.clean=", "-c", "filter.lfs.smudge=", "commit", "-qam", "two");
+        for (const [name, value] of Object.entries(HOSTILE_ENV)) Deno.env.set(name, value);
+        await createSnapshot(store, signer, { reason: "two" });
+        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+        await restoreSnapshot(store, signer, first.id, { git: true });
+      } finally {
+        store.close();
+        for (const [name, value] of saved) {
+          if (value === undefined) Deno.env.delete(name);
+          else Deno.env.set(name, value);
+        }
+      }
+      const recorded = fs.readdirSync(runs).map((name) => {
+        const argv = fs.readFileSync(join(runs, name, "argv"), "utf8").split("\0").slice(0, -1);
+        const env = new Map(
+          fs.readFileSync(join(runs, name, "env"), "utf8").split("\0").filter((l) => l !== "")
+            .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+        );
+        return { argv, env };
+      }).filter(({ argv }) => argv[1] !== "user.email=t@example.invalid"); // the test's own git
+      assert(recorded.length >= 4, `only ${recorded.length} git runs recorded`);
+      const filterArgs = ["evil", "lfs"].flatMap((driver) => [
+        ...["clean", "smudge", "process"].map((c) =>
+          `--config-env=filter.${driver}.${c}=CTXSNAP_GIT_EMPTY`
+        ),
+        `--config-env=filter.${driver}.required=CTXSNAP_GIT_FALSE`,
+      ]);
+      const prefix = EXPECTED_GIT_OVERRIDES.flatMap((s) => ["-c", s]);
+      const commands = new Set<string>();
+      for (const { argv, env } of recorded) {
+        assertEquals(argv.slice(0, prefix.length), prefix, `overrides of git ${argv.join(" ")}`);
+        let rest = argv.slice(prefix.length);
+        if (rest[0] === "config") {
+          assertEquals(rest, ["config", "-z", "--name-only", "--get-regexp", "^filter\\."]);
+        } else {
+          const given = rest.slice(0, filterArgs.length);
+          assertEquals(
+            given.slice().sort(),
+            filterArgs.slice().sort(),
+            `filters of ${rest.join(" ")}`,
+          );
+          rest = rest.slice(filterArgs.length);
+        }
+        commands.add(rest[0]!);
+        assert(
+          ["config", "status", "ls-files", "switch"].includes(rest[0]!),
+          `an unexpected git command: ${rest.join(" ")}`,
+        );
+        if (rest[0] === "switch") {
+          assertEquals(rest.slice(0, 4), ["switch", "--quiet", "--detach", "--end-of-options"]);
+        }
+        const expectedEnv: Record<string, string> = {
+          GIT_OPTIONAL_LOCKS: "0",
+          LC_ALL: "C",
+          GIT_TERMINAL_PROMPT: "0",
+          GIT_NO_LAZY_FETCH: "1",
+          GIT_ALLOW_PROTOCOL: "",
+          GIT_WORK_TREE: ws,
+          GIT_CEILING_DIRECTORIES: root,
+          CTXSNAP_GIT_EMPTY: "",
+          CTXSNAP_GIT_FALSE: "false",
+        };
+        for (const [name, value] of Object.entries(expectedEnv)) {
+          assertEquals(env.get(name), value, `${name} of git ${rest[0]}`);
+        }
+        for (const name of Object.keys(HOSTILE_ENV)) {
+          assert(!env.has(name), `${name} reached git ${rest[0]}`);
+        }
+      }
+      assertEquals([...commands].sort(), ["config", "ls-files", "status", "switch"]);
+    });
+  },
+});
+
+Deno.test("git: a repository's protocol.<name>.allow cannot re-enable a transport for ctxsnap's git runs", async () => {
+  await withTempDir(async (root) => {
+    const src = join(root, "src");
+    const ws = join(root, "ws");
+    fs.mkdirSync(src);
+    fs.mkdirSync(ws);
+    git(src, "init", "-q");
+    git(src, "commit", "-q", "--allow-empty", "-m", "x");
+    git(ws, "init", "-q");
+    git(ws, "config", "protocol.file.allow", "always");
+    git(ws, "config", "protocol.ext.allow", "always");
+    // Outside ctxsnap, the planted config lets git reach the other repository...
+    git(ws, "-c", "protocol.allow=never", "ls-remote", `file://${src}`);
+    // ...while a ctxsnap git run refuses every transport.
+    const { runGit } = await import("../lib/snapshot/git.ts");
+    const run = runGit(ws, ["ls-remote", `file://${src}`]);
+    assert(run.status !== 0, `ls-remote succeeded: ${run.stdout}`);
+    assert(/not allowed/.test(run.stderr), run.stderr);
+  });
+});
+
+Deno.test("git: submodule.recurse in .git/config cannot make restore --git check out a submodule's files", async () => {
+  await withTempDir(async (root) => {
+    const lib = join(root, "lib");
+    const ws = join(root, "ws");
+    fs.mkdirSync(lib);
+    fs.mkdirSync(ws);
+    git(lib, "init", "-q");
+    fs.writeFileSync(join(lib, "lib.txt"), "lib one\n");
+    git(lib, "add", "-A");
+    git(lib, "commit", "-qm", "lib one");
+    git(ws, "init", "-q");
+    fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
+    git(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "lib");
+    git(ws, "add", "-A");
+    git(ws, "commit", "-qm", "one");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const signer = await makeSigner();
+      const first = await createSnapshot(store, signer, { reason: "one" });
+      // The submodule moves on and the superproject records it.
+      fs.writeFileSync(join(ws, "lib", "lib.txt"), "lib two\n");
+      git(join(ws, "lib"), "commit", "-qam", "lib two");
+      const libTwo = git(join(ws, "lib"), "rev-parse", "HEAD");
+      git(ws, "commit", "-qam", "two");
+      await createSnapshot(store, signer, { reason: "two" });
+      git(ws, "config", "submodule.recurse", "true");
+      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      await restoreSnapshot(store, signer, first.id, { git: true });
+      // HEAD moved; the submodule's own checkout did not (recursing, git would have moved it).
+      assertEquals(git(ws, "rev-parse", "HEAD"), first.envelope.body.git?.commit);
+      assertEquals(git(join(ws, "lib"), "rev-parse", "HEAD"), libTwo);
     } finally {
       store.close();
     }

@@ -518,3 +518,22 @@ Deno.test("mcp: protocol version negotiation and malformed messages", async () =
     assertEquals(replies[9], [{ jsonrpc: "2.0", id: 9, result: {} }]);
   });
 });
+
+Deno.test("mcp: restore never overwrites an edit made since the last checkpoint (a conflict, reported as an error, the edit kept)", async () => {
+  await withStore(async (ws) => {
+    await withClient(ws, async (client) => {
+      const first = await call(client, "checkpoint", { reason: "first" });
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "alpha two\n");
+      await call(client, "checkpoint", { reason: "second" });
+      // The user edits a.txt after the last checkpoint; a restore would overwrite it.
+      await Deno.writeTextFile(join(ws.path, "a.txt"), "the user's unsaved work\n");
+      const result = await client.callTool({
+        name: "restore",
+        arguments: { id: first.id, confirm: true },
+      }) as Any;
+      assert(result.isError === true, `restore over an edit: ${JSON.stringify(result.content)}`);
+      assert(/conflict/i.test(String(result.content[0].text)), String(result.content[0].text));
+      assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "the user's unsaved work\n");
+    });
+  });
+});

@@ -556,3 +556,72 @@ Deno.test("an empty directory where the target puts a file is a structural confl
     await Deno.remove(root, { recursive: true });
   }
 });
+
+// ---------------------------------------------------------------------------
+// planMove() on its own (no disk probe): the capture's skipped records
+
+Deno.test("planMove() keeps a path the capture skipped: a write above or below it is a structural conflict without a disk probe", async () => {
+  const { planMove } = await import("../lib/restore/plan.ts");
+  const file = (path: string) => ({
+    path,
+    type: "file" as const,
+    blob: "1".repeat(64),
+    size: 1,
+    mode: 0o644,
+  });
+  const empty = { version: 1 as const, entries: [], skipped: [] };
+  const plan = planMove({
+    base: null,
+    disk: {
+      version: 1 as const,
+      entries: [],
+      skipped: [{ path: "d/.env", reason: "secret" }, { path: "pipe", reason: "special_file" }],
+    },
+    target: { version: 1 as const, entries: [file("d"), file("pipe/x")], skipped: [] },
+  });
+  assertEquals(plan.writes, []);
+  assertEquals(
+    plan.conflicts.map((c) => [c.path, c.reason]),
+    [["d", "directory_in_the_way"], ["pipe/x", "parent_in_the_way"]],
+  );
+  // Without the skipped records, both writes would go ahead.
+  const bare = planMove({
+    base: null,
+    disk: empty,
+    target: { ...empty, entries: [file("d"), file("pipe/x")] },
+  });
+  assertEquals(bare.writes.map((w) => w.path), ["d", "pipe/x"]);
+});
+
+Deno.test("planMove() with a disk probe: something unrecorded at a path the target creates is in the way, never overwritten", async () => {
+  const { planMove } = await import("../lib/restore/plan.ts");
+  const file = (path: string) => ({
+    path,
+    type: "file" as const,
+    blob: "1".repeat(64),
+    size: 1,
+    mode: 0o644,
+  });
+  const empty = { version: 1 as const, entries: [], skipped: [] };
+  const probe = (kinds: Record<string, "directory" | "other">) => ({
+    kindAt: (path: string) => kinds[path] ?? "none" as const,
+    blockedParent: () => null,
+  });
+  // An ignored file (not in the capture, not skipped by it) where the target creates "a".
+  const plan = planMove({
+    base: null,
+    disk: empty,
+    target: { ...empty, entries: [file("a"), file("b")] },
+    probe: probe({ a: "other" }),
+  });
+  assertEquals(plan.writes.map((w) => w.path), ["b"]);
+  assertEquals(plan.conflicts.map((c) => [c.path, c.reason]), [["a", "untracked_in_the_way"]]);
+  // A directory holding something recorded stays, and is in the way too.
+  const dir = planMove({
+    base: null,
+    disk: { ...empty, entries: [file("d/x")] },
+    target: { ...empty, entries: [file("d/x"), file("d")] },
+    probe: probe({ d: "directory" }),
+  });
+  assert(dir.conflicts.some((c) => c.path === "d"), JSON.stringify(dir.conflicts));
+});

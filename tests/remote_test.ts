@@ -311,7 +311,8 @@ Deno.test("remote objects: both encodings round-trip; wrong tags, sizes and infl
     IntegrityError,
   );
   const bomb = encodeObject(new Uint8Array(4 * 1024 * 1024), 1);
-  assertThrows(() => decodeObject(bomb, "blob", 1024), IntegrityError);
+  // Refused by the inflate bound itself (not by a later size check of 4 MiB).
+  assertThrows(() => decodeObject(bomb, "blob", 1024), IntegrityError, "inflates past 1024 bytes");
   assertThrows(() => decodeObject(withTag(1, random), "blob", 4096), IntegrityError);
   assertThrows(() => decodeObject(new Uint8Array(), "blob", 0), IntegrityError);
 });
@@ -634,6 +635,11 @@ Deno.test("pull refuses tampered, truncated and withheld objects with nothing la
       await refusedLeavesNothing(bob, alice, remote, /blob|inflate/);
       await Deno.remove(file);
       await refusedLeavesNothing(bob, alice, remote, /lacks blob/);
+      // Other bytes of the same size, stored raw: they decode and have the size the tree
+      // records, so only the blob's hash check refuses them.
+      const other = new TextEncoder().encode("alpha tw0\n" + "x".repeat(3000));
+      await Deno.writeFile(file, encodeObject(other, 0));
+      await refusedLeavesNothing(bob, alice, remote, /blob \w+ does not hash to its id/);
       // A tree edited on the remote (decodes, hashes wrong).
       await Deno.writeFile(file, original);
       const treeId = (await readEnvelope(alice.store, head)).body.workspace!.tree;
@@ -1223,5 +1229,33 @@ Deno.test("CLI: clone makes a workspace byte for byte and refuses a non-empty di
     await alice.cleanup();
     await bob.cleanup();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a trusted signer's ref whose history holds an unpinned signer's snapshot is refused, nothing landing", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  const mallory = await machine({});
+  try {
+    await withRemote(async (remote) => {
+      const { createSnapshot } = await import("../lib/snapshot/create.ts");
+      // Mallory's snapshot sits in the middle of the chain of Alice's branch.
+      await snap(alice, "one");
+      await Deno.writeTextFile(join(alice.ws, "a.txt"), "by mallory\n");
+      await createSnapshot(alice.store, mallory.me, { reason: "mallory's" });
+      await Deno.writeTextFile(join(alice.ws, "a.txt"), "by alice again\n");
+      await snap(alice, "three");
+      await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+      const before = counts(bob.store);
+      const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      const ref = refOf(result, alice.me.keyId);
+      assert(ref.status !== "updated", `a history with an unpinned signer landed: ${ref.status}`);
+      assert(/unpinned key/.test(ref.reason ?? ""), `reason: ${ref.reason}`);
+      assertEquals(counts(bob.store), before, "something landed");
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+    await mallory.close();
   }
 });

@@ -17,6 +17,8 @@ import { publishToFile } from "../lib/share/publish.ts";
 import { importFile } from "../lib/share/import.ts";
 import { dirname, join, relative } from "node:path";
 import { sign } from "../lib/crypto/ed25519.ts";
+import { encodeHeader } from "../lib/share/_tar_header.ts";
+import { MAX_MEMBER_BYTES } from "../lib/share/tar.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { IntegrityError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
@@ -316,17 +318,31 @@ Deno.test("a bundle member declaring a size above the limit is refused (exit 1) 
     // 8 GiB - 1 for the manifest (limit 256 MiB), and for a blob (the manifest says 6 bytes).
     const { members } = tarLayout(bytes);
     const blob = members.find((m) => m.name.startsWith("blobs/"))!;
-    const cases: [string, Uint8Array][] = [
-      ["manifest", header(0, "77777777777\0")],
-      ["blob", header(blob.header, "77777777777\0")],
+    // Each is refused by its own check, before any data is read: the manifest's size cap,
+    // and the blob's size against the manifest's.
+    const cases: [string, Uint8Array, string][] = [
+      ["manifest", header(0, "77777777777\0"), "more than the 268435456 allowed"],
+      ["blob", header(blob.header, "77777777777\0"), "has 8589934591 bytes, the manifest says 6"],
     ];
-    for (const [what, data] of cases) {
+    for (const [what, data, message] of cases) {
       assertEquals(tarLayout(data).members[0]!.name, "ctxsnap-bundle.json", what);
       const path = join(carol.root, `big-${what}.ctxbundle`);
       await Deno.writeFile(path, data);
       const r = await carol.run(["verify", path, "--trust", key]);
       expectCode(r, 1, `verify, ${what} declaring 8 GiB`);
-      assert(/bytes/.test(r.stderr), r.stderr);
+      assert(r.stderr.includes(message), r.stderr);
+    }
+    // Above the tar reader's own limit (64 GiB, GNU base-256 sizes): refused by the reader
+    // itself, before the manifest's or the blob's own size checks are reached.
+    const huge = MAX_MEMBER_BYTES + 1;
+    for (const [what, member] of [["manifest", members[0]!], ["blob", blob]] as const) {
+      const out = bytes.slice();
+      out.set(encodeHeader(member.name, huge), member.header);
+      const path = join(carol.root, `huge-${what}.ctxbundle`);
+      await Deno.writeFile(path, out);
+      const r = await carol.run(["verify", path, "--trust", key]);
+      expectCode(r, 1, `verify, ${what} declaring ${huge} bytes`);
+      assert(r.stderr.includes(`declares ${huge} bytes, more than the limit`), r.stderr);
     }
   });
 });
@@ -887,6 +903,38 @@ Deno.test("import refuses a file rewritten in place between verifying and import
   }
 });
 
+Deno.test("import refuses a file rewritten in place between the passes even with the same bytes (its identity changed), writing nothing", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const alice = await publishedBundle(root, "alice");
+    let rewritten = false;
+    const trust = {
+      isTrusted(keyId: string): boolean {
+        if (!rewritten) {
+          rewritten = true;
+          // The same bytes written again, and an older mtime: only the file's identity
+          // (size, mtime, ctime, inode) tells that it was rewritten.
+          Deno.writeFileSync(alice.file, Deno.readFileSync(alice.file));
+          Deno.utimeSync(alice.file, 1, 1);
+        }
+        return keyId === alice.me.keyId;
+      },
+      nameOf: () => null,
+    };
+    await Deno.mkdir(`${root}/bob`);
+    const bob = Store.init(`${root}/bob/.ctxsnap`, `${root}/bob`);
+    try {
+      await assertRejects(() => importFile(bob, alice.file, trust), IntegrityError, "changed");
+      assert(rewritten, "the rewrite did not happen");
+      assertEquals(bob.db.prepare("SELECT count(*) AS n FROM snapshots").get(), { n: 0 });
+    } finally {
+      bob.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("import reads a bundle from a named pipe", async () => {
   const root = await Deno.makeTempDir();
   try {
@@ -1038,4 +1086,120 @@ Deno.test("worseStatus ranks verify statuses 1 > 7 > 4 > 3 > 0, anything unliste
   assertEquals(worst([1, 7]), 1);
   assertEquals(worst([3, 6]), 6); // unlisted (never a per-file status): ranks with failure
   assertEquals(worst([]), 0);
+});
+
+// ---------------------------------------------------------------------------
+// each layer of the trust rules, reached on its own through `verify FILE`
+
+Deno.test("verify FILE of a bundle mixing a pinned and an unpinned signer is untrusted (exit 3), never trusted", async () => {
+  await withMachines([{ "a.txt": "v1\n" }, "no-store"], async (alice, carol) => {
+    const first = await createSnap(alice, "signed by alice");
+    // The next snapshot of the same chain is signed by another machine's key.
+    const otherConfig = join(alice.root, "other-config");
+    await Deno.writeTextFile(join(alice.path, "a.txt"), "v2\n");
+    const adopt = await alice.run(["init", "--adopt"], {
+      env: { CTXSNAP_CONFIG_DIR: otherConfig },
+    });
+    expectCode(adopt, 0, "adopt the store with the other key");
+    const made = await alice.run(["create", "--json", "-m", "signed by other"], {
+      env: { CTXSNAP_CONFIG_DIR: otherConfig },
+    });
+    expectCode(made, 0, "create with the other key");
+    const second = made.json().id as string;
+    const other = await alice.run(["key", "show", "--json"], {
+      env: { CTXSNAP_CONFIG_DIR: otherConfig },
+    });
+    const otherKey = other.json().public_key as string;
+    const aliceKey = await publicKeyHex(alice);
+    assert(otherKey !== aliceKey, "two keys");
+    const bundle = await publish(alice, second, "mixed.ctxbundle", "--all", "--with-workspace");
+    assertEquals((await manifestOf(bundle)).snapshots, [first, second]);
+
+    for (const pinned of [aliceKey, otherKey]) {
+      const r = await carol.run(["verify", bundle, "--trust", pinned, "--json"]);
+      expectCode(r, 3, `verify trusting only one of the two signers`);
+      assertEquals([r.json().valid, r.json().trusted], [true, false]);
+      const human = await carol.run(["verify", bundle, "--trust", pinned]);
+      expectCode(human, 3, "verify (human output) trusting one signer");
+      assert(!/trusted key/.test(human.stdout.replace(/untrusted/g, "")), human.stdout);
+    }
+    const both = await carol.run(["verify", bundle, "--trust", aliceKey, "--trust", otherKey]);
+    expectCode(both, 0, "verify trusting both signers");
+  });
+});
+
+Deno.test("verify FILE of an envelope whose key_id names a pinned key but whose public key is another is invalid (exit 1), not merely untrusted", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "genuine");
+    const published = await publish(alice, id, "genuine.ctxsnapshot.json");
+    const aliceKey = await publicKeyHex(alice);
+    const envelope = JSON.parse(await Deno.readTextFile(published)) as Envelope;
+    const mallory = await newSigner();
+    // Mallory signs the genuine body with her own key and claims Alice's key id.
+    const signed = await signBody(envelope.body, mallory);
+    const forged: Envelope = {
+      ...signed,
+      signature: { ...signed.signature, key_id: envelope.signature.key_id },
+    };
+    const file = join(carol.root, "claims-alice.ctxsnapshot.json");
+    await Deno.writeFile(file, prettyEnvelope(forged));
+    const r = await carol.run(["verify", file, "--trust", aliceKey, "--json"]);
+    expectCode(r, 1, "verify of a key_id not matching its public key");
+    assertEquals([r.json().valid ?? false, r.json().trusted ?? false], [false, false]);
+    assert(/key_id/.test(r.stderr + r.stdout), r.stderr);
+  });
+});
+
+Deno.test("verifyStream() compares the full public key: a signer whose key id collides with a pinned key (simulated) is untrusted", async () => {
+  const { verifyStream } = await import("../lib/share/verify_file.ts");
+  const { Keyring } = await import("../lib/keys/keyring.ts");
+  const { memoryReader } = await import("./_share.ts");
+  const alice = await newSigner();
+  const mallory = await newSigner();
+  const dir = await Deno.makeTempDir();
+  try {
+    const me = await loadOrCreateIdentity(join(dir, "config"));
+    await Deno.mkdir(join(dir, "ws"));
+    await Deno.writeTextFile(join(dir, "ws", "a.txt"), "alpha\n");
+    const store = Store.init(join(dir, "ws", ".ctxsnap"), join(dir, "ws"));
+    let body: Envelope["body"];
+    try {
+      body = (await createSnapshot(store, me, { reason: "collide" })).envelope.body;
+    } finally {
+      store.close();
+    }
+    const signed = await signBody(body, mallory);
+    const bytes = prettyEnvelope(signed);
+    // A pinned entry under Mallory's key id holding Alice's key: what a 64-bit collision gives.
+    const collided = new Keyring([{
+      keyId: mallory.keyId,
+      publicKeyHex: alice.publicKeyHex,
+      name: "alice",
+      addedAt: "2026-01-01T00:00:00Z",
+    }]);
+    const report = await verifyStream(memoryReader(bytes), collided);
+    assertEquals([report.valid, report.trusted], [true, false]);
+    // The same keyring holding Mallory's real key trusts her: the refusal above is the key compare.
+    const real = new Keyring([{
+      keyId: mallory.keyId,
+      publicKeyHex: mallory.publicKeyHex,
+      name: "mallory",
+      addedAt: "2026-01-01T00:00:00Z",
+    }]);
+    assertEquals((await verifyStream(memoryReader(bytes), real)).trusted, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("verify FILE creates no identity or config directory on a machine that has none", async () => {
+  await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
+    const id = await createSnap(alice, "offline");
+    const file = await publish(alice, id, "offline.ctxbundle", "--with-workspace");
+    const key = await publicKeyHex(alice);
+    assert(!(await exists(carol.configDir)), "carol starts without a config directory");
+    expectCode(await carol.run(["verify", file, "--trust", key]), 0, "verify trusting alice");
+    expectCode(await carol.run(["verify", file]), 3, "verify with nothing pinned");
+    assert(!(await exists(carol.configDir)), "verify created a config directory or identity");
+  });
 });

@@ -124,9 +124,27 @@ function readerFromStart(fd: number): (buffer: Uint8Array) => number {
 }
 
 /** Identity of an open file, to notice it being rewritten between passes. */
-function fileIdentity(fd: number): string {
+interface FileIdentity {
+  /** Device, inode, size and modification time. */
+  key: string;
+  /** Link count: renaming another file over the path unlinks this one, changing its ctime. */
+  nlink: number;
+  /** Status-change time. */
+  ctimeMs: number;
+}
+
+function fileIdentity(fd: number): FileIdentity {
   const s = fs.fstatSync(fd);
-  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  return { key: `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`, nlink: s.nlink, ctimeMs: s.ctimeMs };
+}
+
+/**
+ * Whether the open file was written since `before`: another size or mtime,
+ * or another ctime while its link count stayed (a path swapped away only
+ * unlinks the file, which changes its ctime but not a byte of it).
+ */
+function rewritten(before: FileIdentity, now: FileIdentity): boolean {
+  return now.key !== before.key || (now.nlink === before.nlink && now.ctimeMs !== before.ctimeMs);
 }
 
 /**
@@ -328,7 +346,7 @@ async function importFrom(
       },
     };
     try {
-      if (fileIdentity(fd) !== before) {
+      if (rewritten(before, fileIdentity(fd))) {
         throw new IntegrityError(`The file changed between verifying and importing it`);
       }
       await verifyStream(readerFromStart(fd), trust, visitor);

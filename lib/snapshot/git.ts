@@ -3,15 +3,26 @@
  * the user's index (`GIT_OPTIONAL_LOCKS=0`, read-only plumbing only).
  *
  * git runs as data, never as code the repository chose: the workspace (and
- * its `.git/config`, `.gitattributes`, hooks) is untrusted. Every run
- * overrides, on the command line (which wins over every config file), the
- * settings that make git start programs: `core.fsmonitor`, hooks
- * (`core.hooksPath=/dev/null`), the pager, `diff.external`, credential
- * helpers and `core.askPass`, every transport (`protocol.allow=never`, so a
- * lazy fetch of a partial clone cannot run `ext::` or ssh), automatic gc and
- * maintenance, submodule recursion, and the `clean`, `smudge` and `process`
- * commands of every filter driver the repository configures (listed first
- * with `git config --get-regexp`). The work tree is pinned to the directory
+ * its `.git/config`, `.gitattributes`, hooks) is untrusted. ctxsnap runs
+ * only `config --get-regexp`, `status`, `ls-files` and `switch`, and every
+ * run overrides, on the command line (which wins over every config file),
+ * what those commands can start or change: `core.fsmonitor` (status), hooks
+ * (`core.hooksPath=/dev/null`: `post-checkout`, `reference-transaction`),
+ * submodule recursion (`submodule.recurse=false`: `switch` would check out
+ * every submodule), and the `clean`, `smudge` and `process` commands of
+ * every filter driver the repository configures (listed first with
+ * `git config --get-regexp`). Every transport is refused by an empty
+ * `GIT_ALLOW_PROTOCOL`, which also overrides any `protocol.<name>.allow` the
+ * repository sets (so a lazy fetch of a partial clone cannot run `ext::` or
+ * ssh), and `GIT_NO_LAZY_FETCH=1` stops that fetch first where git knows it.
+ * Settings those four commands never reach are not overridden: the pager
+ * (git starts one only when its output is a terminal; ctxsnap reads a
+ * pipe), `diff.external` (only `git diff` and `log -p` run it), credential
+ * helpers and `core.askPass` (only a transport asks for credentials), and
+ * automatic gc and maintenance (only commands that write objects start
+ * them). docs/SECURITY.md ("Hostile workspaces") says the same; the test
+ * that records every git run's arguments fails when a new command appears.
+ * The work tree is pinned to the directory
  * holding `.git` (`GIT_WORK_TREE`, so `core.worktree` cannot point git at
  * another directory) and discovery stops there (`GIT_CEILING_DIRECTORIES`).
  * git's own `safe.directory` ownership rule is left in force: a repository
@@ -46,18 +57,11 @@ export interface GitRun {
   stderr: string;
 }
 
-/** `-c` overrides of every setting with which a repository could make git run a program. */
+/** `-c` overrides of every setting with which a repository could make ctxsnap's git runs start a program. */
 const SAFE_CONFIG: readonly string[] = [
   "core.fsmonitor=false",
   "core.hooksPath=/dev/null",
-  "core.pager=cat",
-  "core.askPass=",
-  "credential.helper=",
-  "diff.external=",
-  "protocol.allow=never",
   "submodule.recurse=false",
-  "gc.auto=0",
-  "maintenance.auto=false",
 ];
 
 /** Environment variables that would point git at another repository or at a program. */
@@ -77,6 +81,9 @@ const DROPPED_ENV: ReadonlySet<string> = new Set([
   "GIT_SSH",
   "GIT_SSH_COMMAND",
   "GIT_EDITOR",
+  "GIT_ALLOW_PROTOCOL",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
 ]);
 
 /** Environment variables holding the values `--config-env` overrides use. */
@@ -92,7 +99,9 @@ function gitEnvironment(top: string): Record<string, string> {
   env.LC_ALL = "C";
   env.GIT_TERMINAL_PROMPT = "0";
   env.GIT_NO_LAZY_FETCH = "1";
-  env.GIT_PAGER = "cat";
+  // An allow list in the environment overrides every protocol.<name>.allow a
+  // repository's config sets (which would win over protocol.allow=never).
+  env.GIT_ALLOW_PROTOCOL = "";
   env.GIT_WORK_TREE = top;
   const parent = path.dirname(top);
   if (parent !== top) env.GIT_CEILING_DIRECTORIES = parent;
@@ -113,9 +122,25 @@ function gitTimeoutMs(): number {
   return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_GIT_TIMEOUT_MS;
 }
 
+/**
+ * The variables of {@linkcode DROPPED_ENV} this process has: some runtimes
+ * (Deno's `node:child_process`) merge the parent's environment into the
+ * `env` given, so leaving a variable out does not remove it. Those ctxsnap
+ * does not set itself are removed with `env -u NAME` instead (names only, never values, on the
+ * command line); without an `env` program git does not run (no anchor).
+ */
+function inheritedDropped(env: Record<string, string>): string[] {
+  return Object.keys(environment()).filter((name) => DROPPED_ENV.has(name) && !(name in env))
+    .sort();
+}
+
 function spawnGit(cwd: string, args: string[], env: Record<string, string>): GitRun {
+  const unset = inheritedDropped(env);
+  const [command, argv] = unset.length === 0
+    ? ["git", args]
+    : ["env", [...unset.flatMap((name) => ["-u", name]), "git", ...args]];
   try {
-    const result = spawnSync("git", ["--no-pager", ...args], {
+    const result = spawnSync(command, argv, {
       cwd,
       env,
       encoding: "utf8",

@@ -1,0 +1,1010 @@
+/**
+ * The curated mutations `deno task mutate` applies (see scripts/mutate.ts):
+ * each removes or weakens one defence the way a refactor might (a check
+ * skipped, a condition inverted, a flag dropped) and names the test runs
+ * that must fail. docs/SECURITY.md's threat table names, per threat, the ids
+ * here that prove its tests; tests/docs_test.ts checks that every id it
+ * names exists.
+ *
+ * Editing: `find` must occur exactly once in `file` (quote enough context);
+ * an entry that no longer applies stops the check with its file and text.
+ * Keep `filter`s narrow (a test name, or a `/regex/`): each run is a fresh
+ * `deno test --no-check` of one file.
+ *
+ * @example
+ * ```ts
+ * import { MUTATIONS } from "./mutations.ts";
+ * if (MUTATIONS.length < 40) throw new Error("at least 40 mutations");
+ * if (new Set(MUTATIONS.map((m) => m.id)).size !== MUTATIONS.length) throw new Error("unique ids");
+ * ```
+ * @module
+ */
+
+/** One test run expected to fail under a mutation. */
+export interface TestRun {
+  /** Test file, relative to the repository root. */
+  file: string;
+  /** `deno test --filter` value: a substring of test names, or `/regex/`. */
+  filter?: string;
+}
+
+/** One mutation: replace `find` (exactly once in `file`) by `replace`; some `tests` must fail. */
+export interface Mutation {
+  /** Stable kebab-case id, named in docs/SECURITY.md. */
+  id: string;
+  /** File to mutate, relative to the repository root. */
+  file: string;
+  /** Exact text, occurring exactly once in `file`. */
+  find: string;
+  /** Its replacement. */
+  replace: string;
+  /** Runs expected to fail (tried in order; the first failure catches it). */
+  tests: TestRun[];
+  /**
+   * For a mutation whose failure is a hang (a timeout removed): each run is
+   * killed after this many milliseconds, which counts as caught.
+   */
+  timeoutMs?: number;
+}
+
+const t = (file: string, filter?: string): TestRun =>
+  filter === undefined ? { file: `tests/${file}` } : { file: `tests/${file}`, filter };
+
+/** The list, grouped by area. */
+export const MUTATIONS: readonly Mutation[] = [
+  // --- bundle and tar -----------------------------------------------------------------------
+  {
+    id: "tar-member-size-limit",
+    file: "lib/share/tar.ts",
+    find: "if (header.size > this.#maxMemberBytes) {",
+    replace: "if (false && header.size > this.#maxMemberBytes) {",
+    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+  },
+  {
+    id: "tar-duplicate-member",
+    file: "lib/share/tar.ts",
+    find: "if (this.#names.has(header.name)) {",
+    replace: "if (false) {",
+    tests: [t("share_test.ts", "bundles crafted with ../x")],
+  },
+
+  // --- verify and trust ---------------------------------------------------------------------
+  {
+    id: "verify-file-every-signer-trusted",
+    file: "lib/share/verify_file.ts",
+    find: "trusted: valid && snapshots.every((s) => s.trusted),",
+    replace: "trusted: valid && snapshots.some((s) => s.trusted),",
+    tests: [t("share_test.ts", "mixing a pinned and an unpinned signer")],
+  },
+  {
+    id: "verify-file-full-key-argument",
+    file: "lib/share/verify_file.ts",
+    find: "trusted: valid && trust.isTrusted(keyId, envelope.signature.public_key),",
+    replace: "trusted: valid && trust.isTrusted(keyId),",
+    tests: [t("share_test.ts", "verifyStream() compares the full public key")],
+  },
+  {
+    id: "keyring-full-key-compare",
+    file: "lib/keys/keyring.ts",
+    find: "return publicKeyHex === undefined || publicKeyHex === pinned.publicKeyHex;",
+    replace: "return true;",
+    tests: [
+      t("crypto_test.ts", "Keyring trusts a key id only together with the exact pinned public key"),
+    ],
+  },
+  {
+    id: "envelope-key-id-binding",
+    file: "lib/snapshot/envelope.ts",
+    find:
+      'if (typeof sig.key_id !== "string" || sig.key_id !== keyIdOf(fromHex(sig.public_key, 32))) {',
+    replace: 'if (typeof sig.key_id !== "string") {',
+    tests: [t("share_test.ts", "key_id names a pinned key but whose public key is another")],
+  },
+  {
+    id: "envelope-unknown-field",
+    file: "lib/snapshot/envelope.ts",
+    find: 'if (!["id", "body", "signature"].includes(key)) fail(`unknown field ${quote(key)}`);',
+    replace: "",
+    tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
+  },
+  {
+    id: "envelope-alg",
+    file: "lib/snapshot/envelope.ts",
+    find: 'if (sig.alg !== "ed25519") fail(',
+    replace: 'if (sig.alg === "none") fail(',
+    tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
+  },
+  {
+    id: "ed25519-canonical-s",
+    file: "lib/crypto/ed25519.ts",
+    find: "if (littleEndian(signature.subarray(32)) >= L) return false;",
+    replace: "",
+    tests: [t("crypto_test.ts", "both backends agree on Ed25519 verification edge cases")],
+  },
+
+  // --- canonical JSON -----------------------------------------------------------------------
+  {
+    id: "canonical-json-key-order",
+    file: "lib/encoding/canonical_json.ts",
+    find: "const keys = Object.keys(value).sort();",
+    replace: "const keys = Object.keys(value);",
+    tests: [t("encoding_test.ts", "canonicalize() sorts")],
+  },
+  {
+    id: "canonical-json-duplicate-key",
+    file: "lib/encoding/canonical_json.ts",
+    find: "if (Object.hasOwn(result, key)) this.#fail(`Duplicate key ${quote(key)}`, keyPos);",
+    replace: "",
+    tests: [t("encoding_test.ts", "parseJson() rejects a duplicate key")],
+  },
+  {
+    id: "canonical-json-integers-only",
+    file: "lib/encoding/canonical_json.ts",
+    find: "if (this.#integersOnly && !Number.isSafeInteger(value)) {\n      this.#fail(\n",
+    replace: "if (false) {\n      this.#fail(\n",
+    tests: [t("encoding_test.ts", "canonicalize() refuses a non-integer by default")],
+  },
+
+  // --- keys and the verifier's configuration -------------------------------------------------
+  {
+    id: "config-private-mode",
+    file: "lib/keys/_config_files.ts",
+    find: "if (isPrivate && (stat.mode & 0o077) !== 0) {",
+    replace: "if (false) {",
+    tests: [t("crypto_test.ts", "loadIdentity() refuses a key file readable by group or others")],
+  },
+  {
+    id: "config-group-writable",
+    file: "lib/keys/_config_files.ts",
+    find: "if (!isPrivate && (stat.mode & 0o022) !== 0) {",
+    replace: "if (false) {",
+    tests: [
+      t("verifier_config_test.ts", "verify FILE refuses a trusted_keys.json writable by others"),
+    ],
+  },
+  {
+    id: "config-not-regular-file",
+    file: "lib/keys/_config_files.ts",
+    find: "if (!before.isFile()) {",
+    replace: "if (false) {",
+    tests: [
+      t("verifier_config_test.ts", "readKeyFile and readTrustedKeys throw ConfigError for devices"),
+    ],
+  },
+
+  // --- workspace capture and secrets ---------------------------------------------------------
+  {
+    id: "safe-read-same-inode",
+    file: "lib/fs/safe_read.ts",
+    find: "if (stat.ino !== expected.ino || stat.dev !== expected.dev) {",
+    replace: "if (false) {",
+    tests: [
+      t("fs_test.ts", "a file replaced by another regular file between lstat and open is refused"),
+    ],
+  },
+  {
+    id: "walk-secret-names",
+    file: "lib/fs/walk.ts",
+    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
+    replace: "} else if (false) {",
+    tests: [t("secrets_test.ts", "create leaves secrets out by name and by content")],
+  },
+  {
+    id: "secret-scan-pem",
+    file: "lib/fs/secret_scan.ts",
+    find: 'if (PEM.test(text)) return "private key";',
+    replace: "",
+    tests: [t("secrets_test.ts", "SecretScanner recognises private keys")],
+  },
+  {
+    id: "allow-secrets-writable",
+    file: "lib/store/allow_secrets.ts",
+    find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
+    replace: "if (false) {",
+    tests: [t("secrets_test.ts", "an allow-secrets list that others may write")],
+  },
+  {
+    id: "reserved-name-fold",
+    file: "lib/fs/reserved.ts",
+    find: "return FOLDED_RESERVED.some((long) => stem === long || isShortNameOf(stem, long));",
+    replace: "return FOLDED_RESERVED.some((long) => stem === long);",
+    tests: [t("hostile_repo_test.ts", "reserved names: validateTree refuses every spelling")],
+  },
+  {
+    id: "tree-reserved-segment",
+    file: "lib/store/tree.ts",
+    find: 'if (entry.path.split("/").some(isReservedName)) {',
+    replace: "if (isReservedName(entry.path)) {",
+    tests: [t("store_test.ts", "validateTree refuses any entry inside a reserved name")],
+  },
+
+  // --- three-way planning and the conflict policy --------------------------------------------
+  {
+    id: "policy-changed-since-baseline",
+    file: "lib/restore/policy.ts",
+    find: 'if (entriesMatch(disk, base)) return { kind: "take", forced: false };',
+    replace: 'return { kind: "take", forced: false };',
+    tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
+  },
+  {
+    id: "policy-preserve-local",
+    file: "lib/restore/policy.ts",
+    find: '      : { kind: "preserve" };',
+    replace: '      : { kind: "take", forced: false };',
+    tests: [t("move_test.ts", "restore: every base/disk/target combination")],
+  },
+  {
+    id: "policy-force-only-when-asked",
+    file: "lib/restore/policy.ts",
+    find: 'if (overwrite !== "none") return { kind: "take", forced: true };',
+    replace: 'return { kind: "take", forced: true };',
+    tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
+  },
+  {
+    id: "plan-keep-skipped",
+    file: "lib/restore/plan.ts",
+    find: "for (const record of input.disk.skipped) keep(record.path);",
+    replace: "",
+    tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
+  },
+  {
+    id: "plan-parent-stays",
+    file: "lib/restore/plan.ts",
+    find: 'if (reason === null && staysBelow.has(write.path)) reason = "directory_in_the_way";',
+    replace: "",
+    tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
+  },
+
+  // --- restore writes and stored plans -------------------------------------------------------
+  {
+    id: "safe-write-dir-nofollow",
+    file: "lib/fs/safe_write.ts",
+    find:
+      "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) |\n  fs.constants.O_NOFOLLOW;",
+    replace: "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0);",
+    tests: [t("fs_test.ts", "SafeWriter opens every directory O_NOFOLLOW")],
+  },
+  {
+    id: "safe-write-location-recheck",
+    file: "lib/fs/safe_write.ts",
+    find: "if (actual !== expected) throw replaced(forPath);",
+    replace: "",
+    tests: [t("fs_test.ts", "SafeWriter refuses to write through a parent directory replaced")],
+  },
+  {
+    id: "restore-mode-bits",
+    file: "lib/fs/mode.ts",
+    find: "return recorded & 0o775;",
+    replace: "return recorded & 0o7777;",
+    tests: [t("hostile_repo_test.ts", "modes: restored and materialized files honour the umask")],
+  },
+  {
+    id: "stored-plan-reserved-segment",
+    file: "lib/restore/_stored_plan.ts",
+    find: 'if (item.split("/").some(isReservedName)) {',
+    replace: "if (isReservedName(item)) {",
+    tests: [
+      t("hostile_repo_test.ts", "validateStoredPlan() refuses a reserved name in any segment"),
+    ],
+  },
+  {
+    id: "stored-plan-against-trees",
+    file: "lib/restore/_stored_plan.ts",
+    find: "if (!pre.has(rel)) fail(`it deletes ${quote(rel)}, which the workspace did not hold`);",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "recover: a crafted plan naming .git internals")],
+  },
+  {
+    id: "store-location-refused",
+    file: "lib/restore/_paths.ts",
+    find: "if (isInsideReservedPath(rel, location)) {",
+    replace: "if (false) {",
+    tests: [t("hostile_repo_test.ts", "custom store: restore and materialize refuse a tree")],
+  },
+
+  // --- git ----------------------------------------------------------------------------------
+  {
+    id: "git-fsmonitor",
+    file: "lib/snapshot/git.ts",
+    find: '  "core.fsmonitor=false",\n',
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+  },
+  {
+    id: "git-hooks-path",
+    file: "lib/snapshot/git.ts",
+    find: '  "core.hooksPath=/dev/null",\n',
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+  },
+  {
+    id: "git-filter-overrides",
+    file: "lib/snapshot/git.ts",
+    find: "return spawnGit(cwd, [...SAFE_ARGS, ...filters, ...args], env);",
+    replace: "return spawnGit(cwd, [...SAFE_ARGS, ...args], env);",
+    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+  },
+  {
+    id: "git-work-tree-pinned",
+    file: "lib/snapshot/git.ts",
+    find: "  env.GIT_WORK_TREE = top;\n",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: core.worktree in .git/config")],
+  },
+  {
+    id: "git-timeout",
+    file: "lib/snapshot/git.ts",
+    find: "      timeout: gitTimeoutMs(),\n",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: a .git/config that makes git block")],
+    timeoutMs: 90_000,
+  },
+  {
+    id: "git-allow-protocol",
+    file: "lib/snapshot/git.ts",
+    find: '  env.GIT_ALLOW_PROTOCOL = "";\n',
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: a repository's protocol.<name>.allow")],
+  },
+  {
+    id: "git-submodule-recurse",
+    file: "lib/snapshot/git.ts",
+    find: '  "submodule.recurse=false",\n',
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "git: submodule.recurse in .git/config")],
+  },
+  {
+    id: "git-env-dropped",
+    file: "lib/snapshot/git.ts",
+    find: "const unset = inheritedDropped(env);",
+    replace: "const unset: string[] = [];",
+    tests: [
+      t("hostile_repo_test.ts", "git: every git run carries exactly the documented overrides"),
+    ],
+  },
+  {
+    id: "git-optional-locks",
+    file: "lib/snapshot/git.ts",
+    find: '  env.GIT_OPTIONAL_LOCKS = "0";\n',
+    replace: "",
+    tests: [t("cli_test.ts", "create records the git anchor and leaves .git/index byte-identical")],
+  },
+
+  // --- store ----------------------------------------------------------------------------------
+  {
+    id: "store-path-writable",
+    file: "lib/store/trust.ts",
+    find: "if ((stat.mode & 0o022) !== 0) {",
+    replace: "if (false) {",
+    tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
+  },
+  {
+    id: "store-schema-exact",
+    file: "lib/store/trust.ts",
+    find: "if (extra.length === 0 && missing.length === 0) return;",
+    replace: "return;",
+    tests: [t("hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
+  },
+
+  // --- import --------------------------------------------------------------------------------
+
+  // --- remote --------------------------------------------------------------------------------
+  {
+    id: "remote-rollback-stale",
+    file: "lib/remote/pull.ts",
+    find: "(record.seq < state.seq || (record.seq === state.seq && hash !== state.record))",
+    replace: "false",
+    tests: [t("remote_test.ts", "a rolled-back ref is reported stale")],
+  },
+
+  // --- terminal text, the page and serve -----------------------------------------------------
+  {
+    id: "escape-text-bidi",
+    file: "lib/errors.ts",
+    find:
+      "/[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]/g;",
+    replace: "/[\\u0000-\\u001f\\u007f-\\u009f]/g;",
+    tests: [t("honest_output_test.ts", "escapeText and quote() escape")],
+  },
+  {
+    id: "output-escapes-lines",
+    file: "lib/cli/output.ts",
+    find: 'return text.split("\\n").map(escapeText).join("\\n");',
+    replace: "return text;",
+    tests: [t("honest_output_test.ts", "/Output escapes|fakes the OK verdict/")],
+  },
+  {
+    id: "serve-host-check",
+    file: "lib/view/serve.ts",
+    find: "if (req.headers.host !== `127.0.0.1:${port}`) {",
+    replace: "if (false) {",
+    tests: [t("view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
+  },
+  {
+    id: "serve-origin-check",
+    file: "lib/view/serve.ts",
+    find: "if (origin !== undefined && origin !== `http://127.0.0.1:${port}`) {",
+    replace: "if (false) {",
+    tests: [t("view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
+  },
+  {
+    id: "serve-token",
+    file: "lib/view/serve.ts",
+    find: 'if (segments.length < 3 || !sameSecret(segments[1] ?? "", token)) {',
+    replace: "if (segments.length < 3) {",
+    tests: [
+      t(
+        "view_test.ts",
+        "serve listens on 127.0.0.1 only and refuses every request without the token",
+      ),
+    ],
+  },
+
+  // --- watch, hook and MCP -------------------------------------------------------------------
+  {
+    id: "watch-token",
+    file: "lib/watch/server.ts",
+    find: "if (!sameToken(request.token, this.info.token)) {",
+    replace: "if (false) {",
+    tests: [t("watch_test.ts", "watch: requests without its token")],
+  },
+  {
+    id: "watch-config-dir",
+    file: "lib/watch/server.ts",
+    find: "if (request.config_dir !== null && request.config_dir !== configDir()) {",
+    replace: "if (false) {",
+    tests: [t("watch_test.ts", "watch: create and the hook hand their checkpoints to it")],
+  },
+  {
+    id: "watch-info-private",
+    file: "lib/watch/protocol.ts",
+    find: "if (uid !== null && (stat.uid !== uid || (stat.mode & 0o077) !== 0)) return null;",
+    replace: "",
+    tests: [t("watch_test.ts", "watch: files that are not private to the user are not trusted")],
+  },
+  {
+    id: "hook-prompt-in-key",
+    file: "lib/snapshot/agent.ts",
+    find: 'key = `${prompt}.${event.prompt_id === null ? "" : `${event.prompt_id}.`}${short}`;',
+    replace: 'key = `${event.prompt_id === null ? "" : `${event.prompt_id}.`}${short}`;',
+    tests: [t("hook_test.ts", "a byte-identical Stop after prompt 2")],
+  },
+  {
+    id: "hook-tool-use-id-key",
+    file: "lib/snapshot/agent.ts",
+    find:
+      "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = event.tool_use_id;",
+    replace:
+      "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = `${prompt}.${short}`;",
+    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+  },
+  {
+    id: "bundle-manifest-streamed",
+    file: "lib/share/bundle.ts",
+    find:
+      "  if (size > DIAGNOSE_BYTES) {\n    reader.stream((chunk) => scanner.push(chunk));\n    return scanner.finish();\n  }\n",
+    replace:
+      "  if (size > DIAGNOSE_BYTES) {\n    return validateManifest(parseCanonical(reader.readAll(MAX_MANIFEST_BYTES), { maxBytes: MAX_MANIFEST_BYTES })) as never;\n  }\n",
+    tests: [t("bundle_manifest_test.ts", "32 MiB manifest")],
+  },
+  {
+    id: "manifest-scanner-sorted",
+    file: "lib/share/_manifest.ts",
+    find:
+      "    if (this.count > 0 && compare(id, 0, this.#bytes, (this.count - 1) * 32) <= 0) return false;\n",
+    replace: "",
+    tests: [t("bundle_manifest_test.ts", "ManifestScanner refuses every departure")],
+  },
+  {
+    id: "bundle-blob-hash",
+    file: "lib/share/bundle.ts",
+    find: "    if (hasher.digestHex() !== id) {",
+    replace: "    if (false) {",
+    tests: [t("bundle_sweep_test.ts", "every single-byte change anywhere in a bundle")],
+  },
+  {
+    id: "git-safe-directory-left",
+    file: "lib/snapshot/git.ts",
+    find: '  "submodule.recurse=false",\n];',
+    replace: '  "submodule.recurse=false",\n  "safe.directory=*",\n];',
+    tests: [t("hostile_repo_test.ts", "git: a repository owned by another user")],
+  },
+  {
+    id: "hook-id-form",
+    file: "lib/snapshot/agent.ts",
+    find: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;",
+    replace: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;",
+    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+  },
+  {
+    id: "hook-lenient-exit",
+    file: "lib/cli/main.ts",
+    find: "return lenient !== undefined && !rest.includes(lenient) ? 0 : status;",
+    replace: "return status;",
+    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+  },
+  {
+    id: "hook-no-store-found",
+    file: "lib/store/locate.ts",
+    find:
+      "  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
+    replace:
+      "  return path.join(path.resolve(options.cwd), DEFAULT_STORE_NAME);\n  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
+    tests: [t("hook_test.ts", "hook: a missing store is reported and never created")],
+  },
+  {
+    id: "store-registered",
+    file: "lib/store/trust.ts",
+    find: "  if (!registered) {",
+    replace: "  if (false) {",
+    tests: [
+      t("hook_test.ts", "hook: a store it did not create or adopt"),
+      t("hostile_repo_test.ts", "store trust: a store committed into a repository"),
+    ],
+  },
+  {
+    id: "mcp-schema-pattern",
+    file: "lib/cli/mcp/schema.ts",
+    find: "        if (!re.test(value)) return `${where} has the wrong form`;\n",
+    replace: "",
+    tests: [t("mcp_test.ts", "mcp: arguments are checked against the declared schemas")],
+  },
+  {
+    id: "mcp-restore-never-forced",
+    file: "lib/cli/mcp/tools.ts",
+    find: 'run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),',
+    replace: 'run: (ctx, args) => command(ctx, ["restore", "--force", "--", args.id as string]),',
+    tests: [t("mcp_test.ts", "mcp: restore never overwrites an edit")],
+  },
+  {
+    id: "mcp-strict-json",
+    file: "lib/cli/mcp/server.ts",
+    find: "      value = parseJson(line, { maxBytes: MAX_MESSAGE_BYTES, integersOnly: false });",
+    replace: "      value = JSON.parse(line);",
+    tests: [t("mcp_test.ts", "mcp: protocol version negotiation and malformed messages")],
+  },
+  {
+    id: "import-untrusted-refused",
+    file: "lib/share/import.ts",
+    find: "  if (!report.trusted && !options.allowUntrusted) {",
+    replace: "  if (false) {",
+    tests: [t("share_test.ts", "import of an untrusted signer exits 3")],
+  },
+  {
+    id: "identity-never-replaced",
+    file: "lib/keys/identity.ts",
+    find: '    if (errnoOf(error) === "EEXIST") return loadIdentity(dir);\n',
+    replace: "",
+    tests: [t("crypto_test.ts", "/one shared key/")],
+  },
+  {
+    id: "key-export-public-only",
+    file: "lib/cli/commands/key.ts",
+    find: '} else ctx.out.raw(pem.endsWith("\\n") ? pem : pem + "\\n");',
+    replace: "} else ctx.out.raw(await Deno.readTextFile(me.path));",
+    tests: [
+      t(
+        "cli_test.ts",
+        "openssl reads the private identity key and derives the exported public key",
+      ),
+    ],
+  },
+  {
+    id: "leanctx-float-exact",
+    file: "lib/share/_serde_f64.ts",
+    find: "  const text = String(Math.abs(x));",
+    replace: "  const text = String(Number(Math.abs(x).toPrecision(15)));",
+    tests: [t("leanctx_test.ts", "a float changed by one ulp is tampered")],
+  },
+  {
+    id: "leanctx-trust",
+    file: "lib/share/leanctx.ts",
+    find: '  return trust.isTrusted(check.keyId, sig.public_key) ? "trusted" : "untrusted";',
+    replace: '  return "trusted";',
+    tests: [
+      t("leanctx_test.ts", "every corpus file gives its expected outcome through verify FILE"),
+    ],
+  },
+  {
+    id: "leanctx-domain",
+    file: "lib/share/leanctx.ts",
+    find: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnapshot-sign-v1:";',
+    replace: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnap-snapshot-v1:";',
+    tests: [
+      t("leanctx_test.ts", "publish --format lean-ctx writes a file the independent checker"),
+    ],
+  },
+  {
+    id: "remote-blob-hash",
+    file: "lib/remote/pull.ts",
+    find:
+      "      if (sha256Hex(bytes) !== id) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
+    replace:
+      "      if (false) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
+    tests: [t("remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
+  },
+  {
+    id: "remote-ref-filed-under-signer",
+    file: "lib/remote/pull.ts",
+    find: "      record.key_id !== key.keyId || record.session !== key.session ||",
+    replace: "      record.session !== key.session ||",
+    tests: [
+      t(
+        "remote_test.ts",
+        "pull refuses a ref record that is forged, edited or filed under another signer",
+      ),
+    ],
+  },
+  {
+    id: "remote-untrusted-refused",
+    file: "lib/remote/pull.ts",
+    find: "        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {",
+    replace: "        if (false) {",
+    tests: [t("remote_test.ts", "history holds an unpinned signer")],
+  },
+  {
+    id: "remote-key-untrusted-refused",
+    file: "lib/remote/pull.ts",
+    find: "    if (!allowUntrusted && !trust.isTrusted(key.keyId)) {",
+    replace: "    if (false) {",
+    tests: [
+      t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
+    ],
+  },
+  {
+    id: "tree-reserved-names",
+    file: "lib/store/tree.ts",
+    find: 'if (entry.path.split("/").some(isReservedName)) {',
+    replace: "if (false) {",
+    tests: [t("remote_test.ts", "a trusted signer's tree that writes into .git")],
+  },
+  {
+    id: "remote-file-regular-only",
+    file: "lib/remote/file_backend.ts",
+    find: "    if (!stat.isFile()) {\n      fs.closeSync(fd);",
+    replace: "    if (false) {\n      fs.closeSync(fd);",
+    tests: [t("remote_test.ts", "file:// remote: symlinks, FIFOs and non-files")],
+  },
+  {
+    id: "restore-changed-while-planned",
+    file: "lib/restore/move.ts",
+    find: "      if (moved.length > 0) {",
+    replace: "      if (false) {",
+    tests: [t("restore_test.ts", "a file saved between planning and applying a restore")],
+  },
+  {
+    id: "restore-git-dirty",
+    file: "lib/restore/restore.ts",
+    find: "    if (status.length > 0) {\n      throw new ConflictError(",
+    replace: "    if (false) {\n      throw new ConflictError(",
+    tests: [
+      t(
+        "restore_test.ts",
+        "/restore --git with a modified tracked file|restore --git with only an untracked file/",
+      ),
+    ],
+  },
+  {
+    id: "recover-foreign-changes",
+    file: "lib/restore/recover.ts",
+    find: "  if (foreign.length > 0 && !options.force) {",
+    replace: "  if (false) {",
+    tests: [t("hostile_repo_test.ts", "recover: a secret a crafted pre-restore tree lists")],
+  },
+  {
+    id: "recover-git-back-as-ref",
+    file: "lib/snapshot/git.ts",
+    find: '    return runGit(cwd, ["switch", "--quiet", "--no-guess", "--end-of-options", ref]);',
+    replace: '    return runGit(cwd, ["checkout", "--quiet", ref]);',
+    tests: [t("hostile_repo_test.ts", "recover --abort: a stored git_back naming a tracked file")],
+  },
+  {
+    id: "recover-stray-temps",
+    file: "lib/restore/recover.ts",
+    find: "    writer.removeStrayTemps([...plan.writes, ...plan.deletes]);\n",
+    replace: "",
+    tests: [t("hostile_repo_test.ts", "recover: every state a killed restore leaves")],
+  },
+  {
+    id: "undo-record-tree-id",
+    file: "lib/store/undo_log.ts",
+    find: '  if (typeof value === "string" && isHex(value, 64)) return value;',
+    replace: '  if (typeof value === "string") return value;',
+    tests: [t("oplog_test.ts", "undo refuses a tampered undo record")],
+  },
+  {
+    id: "undo-changed-since",
+    file: "lib/restore/undo.ts",
+    find: "  if (moved.length > 0) {\n    throw new ConflictError(\n      `Cannot ${direction}",
+    replace: "  if (false) {\n    throw new ConflictError(\n      `Cannot ${direction}",
+    tests: [t("oplog_test.ts", "undo refuses (exit 5) when what it would put back was changed")],
+  },
+  {
+    id: "secret-scan-carry",
+    file: "lib/fs/secret_scan.ts",
+    find: "    this.#carry = text.length > CARRY ? text.slice(text.length - CARRY) : text;",
+    replace: '    this.#carry = "";',
+    tests: [t("secrets_test.ts", "SecretScanner finds a secret split across two chunks")],
+  },
+  {
+    id: "stat-cache-rules",
+    file: "lib/store/capture.ts",
+    find: '    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;',
+    replace: "    this.rulesMatch = true;",
+    tests: [
+      t(
+        "secrets_test.ts",
+        "stat-cache rows from a capture under other secret rules are not trusted",
+      ),
+    ],
+  },
+  {
+    id: "secret-scan-in-word",
+    file: "lib/fs/secret_scan.ts",
+    find: "    if (inWord(text, m.index)) continue;\n",
+    replace: "",
+    tests: [
+      t("secrets_test.ts", "/leaves ordinary text alone|own sources and docs are not taken/"),
+    ],
+  },
+  {
+    id: "store-path-symlink",
+    file: "lib/store/trust.ts",
+    find: "  if (stat.isSymbolicLink()) {\n    throw new StoreTrustError(`The store path",
+    replace: "  if (false) {\n    throw new StoreTrustError(`The store path",
+    tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
+  },
+  {
+    id: "store-init-checked",
+    file: "lib/store/store.ts",
+    find: "    checkStorePaths(storeDir, { requireIndex: false });\n",
+    replace: "",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "store trust: init never creates a store through a planted .ctxsnap symlink",
+      ),
+    ],
+  },
+  {
+    id: "adopt-verifies",
+    file: "lib/snapshot/adopt.ts",
+    find: "    if (problems.length > 0) {\n      throw new IntegrityError(",
+    replace: "    if (false) {\n      throw new IntegrityError(",
+    tests: [t("hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify")],
+  },
+  {
+    id: "store-foreign-workspace",
+    file: "lib/cli/command.ts",
+    find: "    if (workspaceRoot !== path.dirname(probe.dir)) {",
+    replace: "    if (false) {",
+    tests: [
+      t("cli_test.ts", "a store found by walking up that names another workspace is refused"),
+    ],
+  },
+  {
+    id: "stored-envelope-verified",
+    file: "lib/snapshot/timeline.ts",
+    find: "  if (!check.idMatches) {\n    throw new IntegrityError(\n      `Stored snapshot",
+    replace: "  if (false) {\n    throw new IntegrityError(\n      `Stored snapshot",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "envelopes: restore, switch, materialize, diff, show and publish refuse an envelope edited",
+      ),
+    ],
+  },
+  {
+    id: "escape-text-c0",
+    file: "lib/errors.ts",
+    find: "/[\\u0000-\\u001f\\u007f-\\u009f\\u061c",
+    replace: "/[\\u007f-\\u009f\\u061c",
+    tests: [
+      t("cli_test.ts", "diff --stat and --patch show line counts"),
+      t("honest_output_test.ts", "list, log, branch list and session list escape names"),
+    ],
+  },
+  {
+    id: "page-embed-json",
+    file: "lib/view/html.ts",
+    find: "    /[<>&\\u2028\\u2029]/g,",
+    replace: "    /[&]/g,",
+    tests: [t("view_test.ts", "embedJson writes no <")],
+  },
+  {
+    id: "page-client-text-only",
+    file: "lib/view/_client.ts",
+    find: '  $("shown").textContent = visible.length === D.snapshots.length ? "" :',
+    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length ? "" :',
+    tests: [t("view_test.ts", "the client script never turns data into markup or code")],
+  },
+  {
+    id: "page-csp-default-none",
+    file: "lib/view/html.ts",
+    find: "    \"default-src 'none'\",",
+    replace: '    "default-src *",',
+    tests: [t("view_test.ts", "the page's policy allows exactly its one script and stylesheet")],
+  },
+  {
+    id: "page-verified-needs-id",
+    file: "lib/view/model.ts",
+    find: "  const valid = check.idMatches && check.signatureValid && agrees;",
+    replace: "  const valid = check.signatureValid;",
+    tests: [t("view_test.ts", "an envelope altered in the index is shown as not verified")],
+  },
+  {
+    id: "page-diff-size-limit",
+    file: "lib/view/model.ts",
+    find:
+      "    (oldBlob?.size ?? 0) > limits.max_diff_input_bytes ||\n    (newBlob?.size ?? 0) > limits.max_diff_input_bytes\n",
+    replace: "    false\n",
+    tests: [t("view_test.ts", "size limits: too large, truncated and over-budget diffs")],
+  },
+  {
+    id: "config-error-exit-7",
+    file: "lib/errors.ts",
+    find: '    super(message, "config", options);',
+    replace: '    super(message, "failure", options);',
+    tests: [
+      t(
+        "verifier_config_test.ts",
+        "verify FILE exits 7, not 1, when the verifier's identity.pem is readable by others",
+      ),
+    ],
+  },
+  {
+    id: "verify-file-writes-nothing",
+    file: "lib/cli/command.ts",
+    find: "    return await loadIdentityAsync(configDir());",
+    replace: "    return loadOrCreateIdentity(configDir());",
+    tests: [t("share_test.ts", "verify FILE creates no identity or config directory")],
+  },
+  {
+    id: "watch-no-answer-fallback",
+    file: "lib/watch/client.ts",
+    find: "  if (line === null) return null;\n  let response: unknown;",
+    replace:
+      '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
+    tests: [
+      t("watch_test.ts", "watch: kill -9 of the watch process during a checkpoint loses nothing"),
+    ],
+  },
+  {
+    id: "watch-request-size",
+    file: "lib/watch/server.ts",
+    find: "      if (size > MAX_REQUEST_BYTES) {",
+    replace: "      if (false) {",
+    tests: [t("watch_test.ts", "watch: requests without its token")],
+    timeoutMs: 90_000,
+  },
+  {
+    id: "incremental-events-marked",
+    file: "lib/fs/fs_events.ts",
+    find: '      this.mark(dir === "" ? name : `${dir}/${name}`);\n',
+    replace: "",
+    tests: [t("incremental_test.ts", "property: the incremental tree equals a full capture")],
+  },
+  {
+    id: "walk-special-files",
+    file: "lib/fs/walk.ts",
+    find: "} else if (stats.isFile()) {",
+    replace: "} else if (!stats.isDirectory()) {",
+    tests: [t("fs_test.ts", "a FIFO is reported as special_file")],
+  },
+  {
+    id: "safe-read-torn",
+    file: "lib/fs/safe_read.ts",
+    find:
+      "    total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||\n    after.ctimeMs !== before.ctimeMs || after.ino !== before.ino",
+    replace: "    false",
+    tests: [t("fs_test.ts", "a file that grows while being read")],
+  },
+  {
+    id: "walk-ignore-fail-closed",
+    file: "lib/fs/walk.ts",
+    find:
+      '            // Its ignore rules cannot be applied: leave the whole directory out.\n            yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };\n            continue;\n',
+    replace: "            void error; // taken as absent\n",
+    tests: [t("fs_test.ts", "walk leaves out a directory whose ignore file cannot be applied")],
+  },
+  {
+    id: "walk-store-excluded",
+    file: "lib/fs/walk.ts",
+    find:
+      "        (skipDirectory !== null && stats.ino === skipDirectory.ino &&\n          stats.dev === skipDirectory.dev)",
+    replace: "        false",
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "custom store: a store at data/store excludes exactly that directory",
+      ),
+    ],
+  },
+  {
+    id: "tar-member-name-allowed",
+    file: "lib/share/tar.ts",
+    find: "if (!this.#allowName(header.name)) {",
+    replace: "if (false) {",
+    tests: [t("tar_test.ts", "TarReader refuses a name the caller does not allow")],
+  },
+  {
+    id: "bundle-manifest-cap",
+    file: "lib/share/bundle.ts",
+    find: "if (size > MAX_MANIFEST_BYTES) reader.readAll(MAX_MANIFEST_BYTES);",
+    replace: "",
+    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+  },
+  {
+    id: "bundle-blob-size-vs-manifest",
+    file: "lib/share/bundle.ts",
+    find: "if (member.size !== size) {",
+    replace: "if (false) {",
+    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+  },
+  {
+    id: "ed25519-small-order-key",
+    file: "lib/crypto/ed25519.ts",
+    find:
+      "  if (SMALL_ORDER_ENCODINGS.has(toHex(publicKey))) return false;\n  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
+    replace: "  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
+    tests: [t("crypto_test.ts", "verify() refuses a small-order public key")],
+  },
+  {
+    id: "safe-read-nofollow",
+    file: "lib/fs/safe_read.ts",
+    find:
+      "fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);",
+    replace: "fd = openSync(absPath, constants.O_RDONLY | constants.O_NONBLOCK);",
+    tests: [t("fs_test.ts", "readRegularNoFollow() opens O_NOFOLLOW")],
+  },
+  {
+    id: "plan-untracked-in-the-way",
+    file: "lib/restore/plan.ts",
+    find: 'if (kind === "other" || (kind === "directory" && stays.has(write.path))) {',
+    replace: "if (false) {",
+    tests: [t("move_test.ts", "planMove() with a disk probe")],
+  },
+  {
+    id: "import-same-file-rewritten",
+    file: "lib/share/import.ts",
+    find: "if (rewritten(before, fileIdentity(fd))) {",
+    replace: "if (false) {",
+    tests: [
+      t(
+        "share_test.ts",
+        "import refuses a file rewritten in place between the passes even with the same bytes",
+      ),
+    ],
+  },
+  {
+    id: "hook-prompt-text-opt-in",
+    file: "lib/snapshot/agent.ts",
+    find:
+      "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
+    replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
+    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+  },
+  {
+    id: "store-inflate-bound",
+    file: "lib/store/store.ts",
+    find: "const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });",
+    replace: "const out = zlib().inflateRawSync(data);",
+    tests: [t("store_test.ts", "Store.readBlob refuses compressed bytes that inflate past")],
+  },
+  {
+    id: "remote-inflate-bound",
+    file: "lib/remote/layout.ts",
+    find: "maxOutputLength: Math.max(1, Math.min(maxSize, DEFLATE_MAX_BYTES)),",
+    replace: "",
+    tests: [t("remote_test.ts", "remote objects: both encodings round-trip")],
+  },
+  {
+    id: "secret-names-despite-negation",
+    file: "lib/fs/walk.ts",
+    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
+    replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
+    tests: [
+      t("secrets_test.ts", "a hostile .ctxsnapignore or .gitignore cannot re-include a secret"),
+    ],
+  },
+];
