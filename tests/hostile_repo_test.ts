@@ -1381,136 +1381,6 @@ Deno.test("git: a .git/config that makes git block (include.path naming a FIFO) 
   });
 });
 
-Deno.test("store folder: init refuses a committed .ctxsnap/ without an index (tmp/stamp link, allow-secrets, published link, run/watch.json) and creates nothing", async () => {
-  await withStore(async (ws) => {
-    const fresh = join(ws.root, "fresh");
-    const planted = join(fresh, ".ctxsnap");
-    const victim = join(ws.root, "victim.txt");
-    fs.writeFileSync(victim, "precious\n");
-    fs.mkdirSync(join(planted, "tmp"), { recursive: true });
-    fs.mkdirSync(join(planted, "run"), { mode: 0o700 });
-    fs.symlinkSync(victim, join(planted, "tmp", "stamp"));
-    fs.writeFileSync(join(planted, "allow-secrets"), ".env\n");
-    fs.symlinkSync(ws.home, join(planted, "published"));
-    fs.writeFileSync(join(planted, "run", "watch.json"), "{}", { mode: 0o600 });
-    fs.writeFileSync(join(fresh, ".env"), "TOKEN=1\n");
-    const before = snapshotFiles(planted);
-    const init = await ws.run(["init"], { cwd: fresh });
-    assertEquals(init.code, 1, init.stderr);
-    assert(init.stderr.includes("init --adopt"), init.stderr);
-    assert(!fs.existsSync(join(planted, "index.db")), "a store was created in the planted folder");
-    assertEquals(snapshotFiles(planted), before);
-    assertEquals(fs.readFileSync(victim, "utf8"), "precious\n");
-    // Only regular files, each of which passes the path checks: still not taken over.
-    fs.rmSync(join(planted, "tmp", "stamp"));
-    fs.rmSync(join(planted, "published"));
-    const files = snapshotFiles(planted);
-    const again = await ws.run(["init"], { cwd: fresh });
-    assertEquals(again.code, 1, again.stderr);
-    assert(again.stderr.includes('"allow-secrets"'), again.stderr);
-    assert(again.stderr.includes("which ctxsnap did not create"), again.stderr);
-    assert(again.stderr.includes("init --adopt"), again.stderr);
-    assertEquals(snapshotFiles(planted), files);
-    assert(!fs.existsSync(join(planted, "index.db")));
-    // An empty folder, and what an interrupted init leaves, are fine.
-    const empty = join(ws.root, "empty");
-    fs.mkdirSync(join(empty, ".ctxsnap", "objects"), { recursive: true });
-    fs.mkdirSync(join(empty, ".ctxsnap", "tmp"));
-    expectCode(await ws.run(["init"], { cwd: empty }), 0, "init over an interrupted init");
-  });
-});
-
-Deno.test("store folder: every entry of a store is expected and checked: a stray file, a tmp/stamp or published/ link, a foreign run/ entry are refused before anything is written", async () => {
-  await withStore(async (ws) => {
-    const store = join(ws.path, ".ctxsnap");
-    const victim = join(ws.root, "victim.txt");
-    fs.writeFileSync(victim, "precious\n");
-    expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
-    const plants: [string, () => void, () => void][] = [
-      [
-        "a stray file",
-        () => fs.writeFileSync(join(store, "notes.txt"), "x"),
-        () => fs.rmSync(join(store, "notes.txt")),
-      ],
-      [
-        "tmp/stamp -> victim",
-        () => fs.symlinkSync(victim, join(store, "tmp", "stamp")),
-        () => fs.rmSync(join(store, "tmp", "stamp")),
-      ],
-      [
-        "published -> home",
-        () => fs.symlinkSync(ws.home, join(store, "published")),
-        () => fs.rmSync(join(store, "published")),
-      ],
-      ["a link in published/", () => {
-        fs.mkdirSync(join(store, "published"));
-        fs.symlinkSync(victim, join(store, "published", "x.ctxbundle"));
-      }, () => fs.rmSync(join(store, "published"), { recursive: true })],
-      ["a foreign run/ entry", () => {
-        fs.mkdirSync(join(store, "run"), { mode: 0o700 });
-        fs.writeFileSync(join(store, "run", "other.sock"), "");
-      }, () => fs.rmSync(join(store, "run"), { recursive: true })],
-      [
-        "allow-secrets as a directory",
-        () => fs.mkdirSync(join(store, "allow-secrets")),
-        () => fs.rmSync(join(store, "allow-secrets"), { recursive: true }),
-      ],
-    ];
-    for (const [what, plant, undo] of plants) {
-      plant();
-      const files = snapshotFiles(store);
-      for (const args of [["create", "-m", "x"], ["list"], ["publish", "HEAD"]]) {
-        const run = await ws.run(args);
-        assertEquals(run.code, 1, `${what}: ${args.join(" ")}: ${run.stderr}`);
-      }
-      assertEquals(snapshotFiles(store), files, `${what}: the store changed`);
-      assertEquals(fs.readFileSync(victim, "utf8"), "precious\n", what);
-      undo();
-    }
-    expectCode(await ws.run(["create", "-m", "two"]), 0, "create once clean");
-  });
-});
-
-Deno.test("store folder: capture's time stamp is a new file (O_EXCL|O_NOFOLLOW), never a tmp/stamp link planted after the store was opened", async () => {
-  await withTempDir(async (root) => {
-    const ws = join(root, "ws");
-    fs.mkdirSync(ws);
-    fs.writeFileSync(join(ws, "a.txt"), "a\n");
-    const victim = join(root, "victim.txt");
-    fs.writeFileSync(victim, "precious\n");
-    const store = Store.init(join(ws, ".ctxsnap"), ws);
-    try {
-      fs.symlinkSync(victim, join(store.dir, "tmp", "stamp"));
-      await createSnapshot(store, await makeSigner(), { reason: "one" });
-    } finally {
-      store.close();
-    }
-    assertEquals(fs.readFileSync(victim, "utf8"), "precious\n");
-  });
-});
-
-Deno.test("store folder: publish's default published/ is written without following a link swapped in after the store was opened", async () => {
-  const { publishToFile } = await import("../lib/share/publish.ts");
-  await withTempDir(async (root) => {
-    const ws = join(root, "ws");
-    const elsewhere = join(root, "elsewhere");
-    fs.mkdirSync(ws);
-    fs.mkdirSync(elsewhere);
-    fs.writeFileSync(join(ws, "a.txt"), "a\n");
-    const store = Store.init(join(ws, ".ctxsnap"), ws);
-    try {
-      const { id } = await createSnapshot(store, await makeSigner(), { reason: "one" });
-      fs.symlinkSync(elsewhere, join(store.dir, "published"));
-      let refused: unknown = null;
-      try {
-        await publishToFile(store, id, {
-          below: { root: store.dir, dir: "published", replace: true },
-        });
-      } catch (error) {
-        refused = error;
-      }
-      assert(refused instanceof ConflictError, String(refused));
-      assertEquals(fs.readdirSync(elsewhere), []);
 // ---------------------------------------------------------------------------
 // each layer of a layered defence, on its own
 
@@ -1734,6 +1604,142 @@ Deno.test("git: submodule.recurse in .git/config cannot make restore --git check
       // HEAD moved; the submodule's own checkout did not (recursing, git would have moved it).
       assertEquals(git(ws, "rev-parse", "HEAD"), first.envelope.body.git?.commit);
       assertEquals(git(join(ws, "lib"), "rev-parse", "HEAD"), libTwo);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("store folder: init refuses a committed .ctxsnap/ without an index (tmp/stamp link, allow-secrets, published link, run/watch.json) and creates nothing", async () => {
+  await withStore(async (ws) => {
+    const fresh = join(ws.root, "fresh");
+    const planted = join(fresh, ".ctxsnap");
+    const victim = join(ws.root, "victim.txt");
+    fs.writeFileSync(victim, "precious\n");
+    fs.mkdirSync(join(planted, "tmp"), { recursive: true });
+    fs.mkdirSync(join(planted, "run"), { mode: 0o700 });
+    fs.symlinkSync(victim, join(planted, "tmp", "stamp"));
+    fs.writeFileSync(join(planted, "allow-secrets"), ".env\n");
+    fs.symlinkSync(ws.home, join(planted, "published"));
+    fs.writeFileSync(join(planted, "run", "watch.json"), "{}", { mode: 0o600 });
+    fs.writeFileSync(join(fresh, ".env"), "TOKEN=1\n");
+    const before = snapshotFiles(planted);
+    const init = await ws.run(["init"], { cwd: fresh });
+    assertEquals(init.code, 1, init.stderr);
+    assert(init.stderr.includes("init --adopt"), init.stderr);
+    assert(!fs.existsSync(join(planted, "index.db")), "a store was created in the planted folder");
+    assertEquals(snapshotFiles(planted), before);
+    assertEquals(fs.readFileSync(victim, "utf8"), "precious\n");
+    // Only regular files, each of which passes the path checks: still not taken over.
+    fs.rmSync(join(planted, "tmp", "stamp"));
+    fs.rmSync(join(planted, "published"));
+    const files = snapshotFiles(planted);
+    const again = await ws.run(["init"], { cwd: fresh });
+    assertEquals(again.code, 1, again.stderr);
+    assert(again.stderr.includes('"allow-secrets"'), again.stderr);
+    assert(again.stderr.includes("which ctxsnap did not create"), again.stderr);
+    assert(again.stderr.includes("init --adopt"), again.stderr);
+    assertEquals(snapshotFiles(planted), files);
+    assert(!fs.existsSync(join(planted, "index.db")));
+    // An empty folder, and what an interrupted init leaves, are fine.
+    const empty = join(ws.root, "empty");
+    fs.mkdirSync(join(empty, ".ctxsnap", "objects"), { recursive: true });
+    fs.mkdirSync(join(empty, ".ctxsnap", "tmp"));
+    expectCode(await ws.run(["init"], { cwd: empty }), 0, "init over an interrupted init");
+  });
+});
+
+Deno.test("store folder: every entry of a store is expected and checked: a stray file, a tmp/stamp or published/ link, a foreign run/ entry are refused before anything is written", async () => {
+  await withStore(async (ws) => {
+    const store = join(ws.path, ".ctxsnap");
+    const victim = join(ws.root, "victim.txt");
+    fs.writeFileSync(victim, "precious\n");
+    expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
+    const plants: [string, () => void, () => void][] = [
+      [
+        "a stray file",
+        () => fs.writeFileSync(join(store, "notes.txt"), "x"),
+        () => fs.rmSync(join(store, "notes.txt")),
+      ],
+      [
+        "tmp/stamp -> victim",
+        () => fs.symlinkSync(victim, join(store, "tmp", "stamp")),
+        () => fs.rmSync(join(store, "tmp", "stamp")),
+      ],
+      [
+        "published -> home",
+        () => fs.symlinkSync(ws.home, join(store, "published")),
+        () => fs.rmSync(join(store, "published")),
+      ],
+      ["a link in published/", () => {
+        fs.mkdirSync(join(store, "published"));
+        fs.symlinkSync(victim, join(store, "published", "x.ctxbundle"));
+      }, () => fs.rmSync(join(store, "published"), { recursive: true })],
+      ["a foreign run/ entry", () => {
+        fs.mkdirSync(join(store, "run"), { mode: 0o700 });
+        fs.writeFileSync(join(store, "run", "other.sock"), "");
+      }, () => fs.rmSync(join(store, "run"), { recursive: true })],
+      [
+        "allow-secrets as a directory",
+        () => fs.mkdirSync(join(store, "allow-secrets")),
+        () => fs.rmSync(join(store, "allow-secrets"), { recursive: true }),
+      ],
+    ];
+    for (const [what, plant, undo] of plants) {
+      plant();
+      const files = snapshotFiles(store);
+      for (const args of [["create", "-m", "x"], ["list"], ["publish", "HEAD"]]) {
+        const run = await ws.run(args);
+        assertEquals(run.code, 1, `${what}: ${args.join(" ")}: ${run.stderr}`);
+      }
+      assertEquals(snapshotFiles(store), files, `${what}: the store changed`);
+      assertEquals(fs.readFileSync(victim, "utf8"), "precious\n", what);
+      undo();
+    }
+    expectCode(await ws.run(["create", "-m", "two"]), 0, "create once clean");
+  });
+});
+
+Deno.test("store folder: capture's time stamp is a new file (O_EXCL|O_NOFOLLOW), never a tmp/stamp link planted after the store was opened", async () => {
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    fs.mkdirSync(ws);
+    fs.writeFileSync(join(ws, "a.txt"), "a\n");
+    const victim = join(root, "victim.txt");
+    fs.writeFileSync(victim, "precious\n");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      fs.symlinkSync(victim, join(store.dir, "tmp", "stamp"));
+      await createSnapshot(store, await makeSigner(), { reason: "one" });
+    } finally {
+      store.close();
+    }
+    assertEquals(fs.readFileSync(victim, "utf8"), "precious\n");
+  });
+});
+
+Deno.test("store folder: publish's default published/ is written without following a link swapped in after the store was opened", async () => {
+  const { publishToFile } = await import("../lib/share/publish.ts");
+  await withTempDir(async (root) => {
+    const ws = join(root, "ws");
+    const elsewhere = join(root, "elsewhere");
+    fs.mkdirSync(ws);
+    fs.mkdirSync(elsewhere);
+    fs.writeFileSync(join(ws, "a.txt"), "a\n");
+    const store = Store.init(join(ws, ".ctxsnap"), ws);
+    try {
+      const { id } = await createSnapshot(store, await makeSigner(), { reason: "one" });
+      fs.symlinkSync(elsewhere, join(store.dir, "published"));
+      let refused: unknown = null;
+      try {
+        await publishToFile(store, id, {
+          below: { root: store.dir, dir: "published", replace: true },
+        });
+      } catch (error) {
+        refused = error;
+      }
+      assert(refused instanceof ConflictError, String(refused));
+      assertEquals(fs.readdirSync(elsewhere), []);
     } finally {
       store.close();
     }
