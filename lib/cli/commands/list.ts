@@ -46,7 +46,7 @@ export const list: Command = {
   name: "list",
   summary: "list snapshots, newest first",
   usage:
-    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--session S] [--limit N]",
+    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]",
   examples: [
     "ctxsnap list                  # the current branch's timeline",
     "ctxsnap list --all --json     # every snapshot in the store",
@@ -68,13 +68,13 @@ export const list: Command = {
       type: "string",
       arg: "ID",
       help:
-        "the checkpoints the agent hook made for agent session ID (any ctxsnap session unless --session)",
+        "the events the agent hook recorded for agent session ID (or a unique prefix), newest first, each with the snapshot holding the workspace after it",
     },
     prompt: {
       type: "string",
       arg: "N",
       help:
-        "with --agent-session: the checkpoint made when prompt N was submitted (the state before it)",
+        "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 3 if there is no prompt N",
     },
   },
   positionals: 0,
@@ -91,33 +91,45 @@ export const list: Command = {
       }
       let rows: (SnapshotSummary & { agent?: unknown })[];
       if (agentSession !== undefined) {
-        if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
+        if (
+          flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined ||
+          str(parsed, "session") !== undefined
+        ) {
           throw new UsageError(
-            "--agent-session lists one agent session: not with --all, --branch or --before",
+            "--agent-session lists one agent session: not with --all, --session, --branch or --before",
           );
         }
-        const { agentSnapshots } = await import("../../snapshot/agent.ts");
-        const agentItems = agentSnapshots(store, str(parsed, "session") ?? null, agentSession)
-          .filter((row) => prompt === undefined || row.event === "UserPromptSubmit")
-          .reverse()
-          .map((row) => {
-            let envelope: Envelope | undefined;
-            try {
-              envelope = readEnvelopeUnverified(store, row.id); // only described, never acted on
-            } catch {
-              envelope = undefined;
-            }
-            const item = summarize(store, row.id, envelope);
-            return {
-              ...item,
-              agent: {
-                session_id: agentSession,
-                event: item.source?.id.slice(agentSession.length + 1).split(":")[0] ?? null,
-                prompt: envelope?.body.cursors.message ?? null,
-              },
-            };
-          })
-          .filter((item) => prompt === undefined || item.agent.prompt === prompt);
+        const { agentSessionEvents, findAgentSession, snapshotBeforePrompt } = await import(
+          "../../snapshot/agent.ts"
+        );
+        const found = findAgentSession(store, agentSession);
+        const describe = (id: string, agent: Record<string, unknown>) => {
+          let envelope: Envelope | undefined;
+          try {
+            envelope = readEnvelopeUnverified(store, id); // only described, never acted on
+          } catch {
+            envelope = undefined;
+          }
+          return { ...summarize(store, id, envelope), agent };
+        };
+        const agentItems = prompt !== undefined
+          ? [describe(snapshotBeforePrompt(store, found.session_id, prompt), {
+            session_id: found.session_id,
+            event: "UserPromptSubmit",
+            prompt,
+          })]
+          : agentSessionEvents(store, found, limit ?? 1_000_000).reverse().map((row) =>
+            describe(row.snapshot, {
+              session_id: found.session_id,
+              event: row.kind,
+              tool: row.tool,
+              tool_use_id: row.tool_use_id,
+              position: row.position,
+              prompt: row.prompt,
+              created: row.created === 1,
+              at: new Date(row.at).toISOString(),
+            })
+          );
         rows = limit === undefined ? agentItems : agentItems.slice(0, limit);
       } else {
         const all = flag(parsed, "all");
@@ -149,7 +161,7 @@ export const list: Command = {
             esc(String(item.created_at).replace("T", " ").slice(0, 19)),
             `${esc(item.session)}/${esc(item.branch)}`,
             ...("agent" in item && item.agent
-              ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+              ? [agentLabel(item.agent as { prompt: number | null; event: string; tool?: string })]
               : []),
             item.format === "lean-ctx"
               ? "lean-ctx"
@@ -168,3 +180,8 @@ export const list: Command = {
     }
   },
 };
+
+function agentLabel(agent: { prompt: number | null; event: string; tool?: string | null }): string {
+  const tool = agent.tool ? ` ${esc(agent.tool)}` : "";
+  return `prompt ${agent.prompt ?? "-"}  ${esc(agent.event)}${tool}`;
+}
