@@ -46,12 +46,14 @@ function hook(
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
-Deno.test("hook: one checkpoint per event keyed on the agent session, and the state before prompt N restores", async () => {
+Deno.test("hook: each event is recorded against the snapshot holding the workspace after it, and the state before prompt N restores", async () => {
   await withStore(async (ws) => {
     const ids: Record<string, string> = {};
-    const send = async (name: string, edit?: () => Promise<void>) => {
+    const send = async (name: string, edit?: () => Promise<void>, callId?: string) => {
       await edit?.();
-      const result = await hook(ws, await payload(name, ws.path), ["--json"], "subprocess");
+      let text = await payload(name, ws.path);
+      if (callId !== undefined) text = text.replace(/"toolu_[^"]*"/, JSON.stringify(callId));
+      const result = await hook(ws, text, ["--json"], "subprocess");
       expectCode(result, 0, name);
       ids[name] = result.json().id;
       return result.json();
@@ -60,52 +62,84 @@ Deno.test("hook: one checkpoint per event keyed on the agent session, and the st
     assertEquals(start.prompt, null);
     const prompt1 = await send("user_prompt_submit_1");
     assertEquals(prompt1.prompt, 1);
-    // Without prompt_id, the same bytes right after it are a retry of that prompt.
-    const retried1 = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
-    assertEquals([retried1.json().id, retried1.json().created], [prompt1.id, false]);
+    // Nothing changed since SessionStart: the same snapshot holds the state before prompt 1.
+    assertEquals([prompt1.id, prompt1.created], [start.id, false]);
+    // Without prompt_id, the same bytes again are a second prompt (a user typing "continue"
+    // twice), never taken for a retry.
+    const again1 = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
+    assertEquals([again1.json().prompt, again1.json().duplicate], [2, false]);
     await send(
       "post_tool_use_write",
       () => Deno.writeTextFile(join(ws.path, "src/main.ts"), "console.log('delta');\n"),
     );
     await send("post_tool_use_bash", () => Deno.writeTextFile(join(ws.path, "a.txt"), "ALPHA\n"));
     await send("stop");
-    const prompt2 = await send("user_prompt_submit_2");
-    assertEquals(prompt2.prompt, 2);
-    await send("post_tool_use_write", () => Deno.remove(join(ws.path, "b.md")));
+    const prompt3 = await send("user_prompt_submit_2");
+    assertEquals(prompt3.prompt, 3);
+    const removed = await send(
+      "post_tool_use_write",
+      () => Deno.remove(join(ws.path, "b.md")),
+      "toolu_02SecondWrite",
+    );
+    assertEquals([removed.created, removed.prompt], [true, 3]);
     await send("pre_compact");
     await send("session_end");
 
-    // A retried hook (same bytes) returns the snapshot it made the first time.
+    // A redelivered event (same tool_use_id or prompt_id) returns the snapshot it was recorded with.
     for (const name of ["post_tool_use_bash", "user_prompt_submit_2"]) {
       const again = await hook(ws, await payload(name, ws.path), ["--json"]);
       expectCode(again, 0, `${name} again`);
       assertEquals(again.json().id, ids[name], `${name} retried`);
-      assertEquals(again.json().created, false);
+      assertEquals([again.json().created, again.json().duplicate], [false, true]);
     }
 
     const listed = await ws.run(["list", "--agent-session", SESSION, "--json"]);
     expectCode(listed, 0, "list --agent-session");
     const items = listed.json().snapshots as Any[];
     const events = items.map((s) => s.agent.event).reverse();
-    assert(events[0] === "SessionStart" && events.includes("PostToolUse"), events.join(","));
+    assertEquals(events, [
+      "SessionStart",
+      "UserPromptSubmit",
+      "UserPromptSubmit",
+      "PostToolUse",
+      "PostToolUse",
+      "Stop",
+      "UserPromptSubmit",
+      "PostToolUse",
+      "PreCompact",
+      "SessionEnd",
+    ]);
     assert(items.every((s) => s.agent.session_id === SESSION));
-    const bash = items.find((s) => s.id === ids.post_tool_use_bash);
+    const bash = items.find((s) => s.agent.tool === "Bash");
+    assertEquals(bash.id, ids.post_tool_use_bash);
+    // Stop found the workspace as Bash left it: the same snapshot, not a new one.
+    const stop = items.find((s) => s.agent.event === "Stop");
+    assertEquals([stop.id, stop.agent.created], [bash.id, false]);
     assertEquals(bash.reason, "PostToolUse Bash");
+    assertEquals(bash.agent.tool_use_id, "toolu_01Hc8PZbQn4sJt6WfYy2DkR3");
 
-    // The state before prompt 2, and going back to it.
-    const before2 = await ws.run(["list", "--agent-session", SESSION, "--prompt", "2", "--json"]);
-    assertEquals(before2.json().snapshots.map((s: Any) => s.id), [ids.user_prompt_submit_2]);
-    expectCode(await ws.run(["restore", ids.user_prompt_submit_2!]), 0, "restore prompt 2");
+    // The state before prompt 3, by list and by revision, and going back to it.
+    const before3 = await ws.run(["list", "--agent-session", SESSION, "--prompt", "3", "--json"]);
+    assertEquals(before3.json().snapshots.map((s: Any) => s.id), [ids.user_prompt_submit_2]);
+    const shownRev = await ws.run(["show", `prompt:3:${SESSION.slice(0, 8)}`, "--json"]);
+    assertEquals(shownRev.json().id, ids.user_prompt_submit_2);
+    expectCode(await ws.run(["restore", "prompt:3"]), 0, "restore prompt 3");
     assertEquals(await Deno.readTextFile(join(ws.path, "b.md")), "# bravo\n");
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "ALPHA\n");
+    const none = await ws.run(["list", "--agent-session", SESSION, "--prompt", "4"]);
+    expectCode(none, 3, "no prompt 4");
+    assert(none.stderr.includes("has no prompt 4: it has 3 prompts"), none.stderr);
 
-    // The body records the agent session and the prompt number; no prompt text.
-    const shown = await ws.run(["show", ids.user_prompt_submit_1!, "--json"]);
+    // The body records the agent session and the prompt number; no prompt text, no digest.
+    const shown = await ws.run(["show", ids.post_tool_use_bash!, "--json"]);
     const body = shown.json().envelope.body;
-    assertEquals(body.facets.metadata.agent, { harness: "claude-code", session_id: SESSION });
-    assertEquals(body.cursors.message, 1);
-    assertEquals(body.source.kind, "claude-code");
-    assert(body.source.id.startsWith(`${SESSION}:UserPromptSubmit:`));
+    assertEquals(body.facets.metadata.agent, {
+      harness: "claude-code",
+      session_id: SESSION,
+      event: "PostToolUse",
+      prompt: 2,
+    });
+    assertEquals(body.source, null);
     assert(
       !JSON.stringify(shown.json()).includes("Rename the helper"),
       "prompt text kept only when asked",
@@ -123,8 +157,11 @@ Deno.test("hook: prompt text only with --record-prompts and nothing on stdout wi
       "--record-prompts",
       "--json",
     ]);
-    const shown = await ws.run(["show", recorded.json().id, "--json"]);
-    assertEquals(shown.json().envelope.body.reason, "UserPromptSubmit: Now delete b.md");
+    expectCode(recorded, 0, "hook --record-prompts");
+    const listed = await ws.run(["list", "--agent-session", SESSION, "--prompt", "2", "--json"]);
+    assertEquals(listed.json().snapshots[0].agent.text, "Now delete b.md");
+    const first = await ws.run(["list", "--agent-session", SESSION, "--prompt", "1", "--json"]);
+    assertEquals(first.json().snapshots[0].agent.text, null);
   });
 });
 

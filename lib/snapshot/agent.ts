@@ -35,16 +35,16 @@ import type { Store } from "../store/store.ts";
 import type { SkippedEntry } from "../store/tree.ts";
 import {
   agentEventByKey,
-  agentEvents,
   type AgentEventRow,
+  agentEvents,
   agentSessionBySeq,
+  type AgentSessionRow,
   agentSessionRow,
   agentSessionsByPrefix,
-  type AgentSessionRow,
   agentTurn,
   agentTurnByPromptId,
-  agentTurns,
   type AgentTurnRow,
+  agentTurns,
   insertAgentEvent,
   insertAgentTurn,
   listAgentSessions,
@@ -222,7 +222,6 @@ export function validateAgentEvent(value: unknown): AgentEvent {
   if (event.prompt !== null && !event.prompt.isWellFormed()) bad("prompt is not text");
   return event;
 }
-
 
 /** What recording one event did, besides the snapshot (see {@linkcode recordAgentEvent}). */
 export interface AgentOutcome {
@@ -439,6 +438,7 @@ export async function recordAgentEvent(
           insertAgentTurn(store, row.seq, {
             prompt: prompt!,
             prompt_id: event.prompt_id,
+            text: event.prompt,
             event: seq,
             snapshot: envelope.id,
             at,
@@ -516,6 +516,15 @@ export function findAgentSession(store: Store, spec: string | null): AgentSessio
 export function agentPrompts(store: Store, spec: string | null): AgentPrompts {
   const session = findAgentSession(store, spec);
   return { session, prompts: agentTurns(store, session.seq) };
+}
+
+/** Prompt `prompt` of an agent session, or null. */
+export function agentPrompt(
+  store: Store,
+  session: AgentSessionRow,
+  prompt: number,
+): AgentTurnRow | null {
+  return agentTurn(store, session.seq, prompt);
 }
 
 /** The events of an agent session, oldest first (the newest `limit`). */

@@ -63,6 +63,8 @@ export interface AgentTurnRow {
   prompt: number;
   /** The agent's own prompt id, if it gave one. */
   prompt_id: string | null;
+  /** The prompt's text, kept only when the hook was asked to (`--record-prompts`). */
+  text: string | null;
   /** The `seq` of its `UserPromptSubmit` event. */
   event: number;
   /** The snapshot holding the workspace when it was submitted (the state before it). */
@@ -236,21 +238,21 @@ export function agentEvents(store: Store, agentSession: number, limit: number): 
 /** Records prompt `row.prompt` of an agent session. */
 export function insertAgentTurn(store: Store, agentSession: number, row: AgentTurnRow): void {
   store.stmt(
-    "INSERT INTO agent_turns (agent_session, prompt, prompt_id, event, snapshot, at) VALUES (?, ?, ?, ?, ?, ?)",
-  ).run(agentSession, row.prompt, row.prompt_id, row.event, row.snapshot, row.at);
+    "INSERT INTO agent_turns (agent_session, prompt, prompt_id, text, event, snapshot, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(agentSession, row.prompt, row.prompt_id, row.text, row.event, row.snapshot, row.at);
 }
 
 /** The prompts of an agent session, first first. */
 export function agentTurns(store: Store, agentSession: number): AgentTurnRow[] {
   return store.stmt(
-    "SELECT prompt, prompt_id, event, snapshot, at FROM agent_turns WHERE agent_session = ? ORDER BY prompt",
+    "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? ORDER BY prompt",
   ).all(agentSession) as unknown as AgentTurnRow[];
 }
 
 /** Prompt `prompt` of an agent session, or null. */
 export function agentTurn(store: Store, agentSession: number, prompt: number): AgentTurnRow | null {
   const row = store.stmt(
-    "SELECT prompt, prompt_id, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt = ?",
+    "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt = ?",
   ).get(agentSession, prompt) as AgentTurnRow | undefined;
   return row ?? null;
 }
@@ -262,7 +264,7 @@ export function agentTurnByPromptId(
   promptId: string,
 ): AgentTurnRow | null {
   const row = store.stmt(
-    "SELECT prompt, prompt_id, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt_id = ?",
+    "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt_id = ?",
   ).get(agentSession, promptId) as AgentTurnRow | undefined;
   return row ?? null;
 }

@@ -218,6 +218,7 @@ export const MIGRATIONS: readonly string[] = [
     agent_session INTEGER NOT NULL,
     prompt        INTEGER NOT NULL CHECK (prompt >= 1),
     prompt_id     TEXT,
+    text          TEXT,
     event         INTEGER NOT NULL,
     snapshot      TEXT NOT NULL CHECK (length(snapshot) = 64),
     at            INTEGER NOT NULL,

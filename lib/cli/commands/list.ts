@@ -99,9 +99,10 @@ export const list: Command = {
             "--agent-session lists one agent session: not with --all, --session, --branch or --before",
           );
         }
-        const { agentSessionEvents, findAgentSession, snapshotBeforePrompt } = await import(
-          "../../snapshot/agent.ts"
-        );
+        const { agentPrompt, agentSessionEvents, findAgentSession, snapshotBeforePrompt } =
+          await import(
+            "../../snapshot/agent.ts"
+          );
         const found = findAgentSession(store, agentSession);
         const describe = (id: string, agent: Record<string, unknown>) => {
           let envelope: Envelope | undefined;
@@ -117,6 +118,8 @@ export const list: Command = {
             session_id: found.session_id,
             event: "UserPromptSubmit",
             prompt,
+            prompt_id: agentPrompt(store, found, prompt)?.prompt_id ?? null,
+            text: agentPrompt(store, found, prompt)?.text ?? null,
           })]
           : agentSessionEvents(store, found, limit ?? 1_000_000).reverse().map((row) =>
             describe(row.snapshot, {
