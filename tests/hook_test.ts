@@ -127,7 +127,7 @@ Deno.test("hook: each event is recorded against the snapshot holding the workspa
     assertEquals(await Deno.readTextFile(join(ws.path, "b.md")), "# bravo\n");
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "ALPHA\n");
     const none = await ws.run(["list", "--agent-session", SESSION, "--prompt", "4"]);
-    expectCode(none, 3, "no prompt 4");
+    expectCode(none, 4, "no prompt 4 (not found)");
     assert(none.stderr.includes("has no prompt 4: it has 3 prompts"), none.stderr);
 
     // The body records the agent session and the prompt number; no prompt text, no digest.
