@@ -46,13 +46,14 @@ export const list: Command = {
   name: "list",
   summary: "list snapshots, newest first",
   usage:
-    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]",
+    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]\nlist --prompts [--agent-session ID] [--limit N]",
   examples: [
     "ctxsnap list                  # the current branch's timeline",
     "ctxsnap list --all --json     # every snapshot in the store",
     "ctxsnap list --before 2026-11-30T10:00   # what existed at 10:00 UTC",
     "ctxsnap list --agent-session 3f6c0b0e-…             # what the hook recorded for one Claude Code session",
     "ctxsnap list --agent-session 3f6c0b0e-… --prompt 3  # the state before its third prompt",
+    "ctxsnap list --prompts                              # the prompts of the latest agent session",
   ],
   options: {
     session: { type: "string", arg: "S", help: "session (default: current)" },
@@ -70,11 +71,16 @@ export const list: Command = {
       help:
         "the events the agent hook recorded for agent session ID (or a unique prefix), newest first, each with the snapshot holding the workspace after it",
     },
+    prompts: {
+      type: "boolean",
+      help:
+        "the prompts of agent session ID (without --agent-session: the one with the newest event), first first, each with the snapshot holding the state before it",
+    },
     prompt: {
       type: "string",
       arg: "N",
       help:
-        "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 3 if there is no prompt N",
+        "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 4 if there is no prompt N",
     },
   },
   positionals: 0,
@@ -88,6 +94,50 @@ export const list: Command = {
       const prompt = intOption(parsed, "prompt", 1, Number.MAX_SAFE_INTEGER);
       if (prompt !== undefined && agentSession === undefined) {
         throw new UsageError("--prompt needs --agent-session");
+      }
+      if (flag(parsed, "prompts")) {
+        if (prompt !== undefined || flag(parsed, "all") || before !== undefined) {
+          throw new UsageError("--prompts lists prompts: not with --prompt, --all or --before");
+        }
+        const { agentPrompts } = await import("../../snapshot/agent.ts");
+        const found = agentPrompts(store, agentSession ?? null);
+        const all = found.prompts;
+        const shown = limit === undefined ? all : all.slice(Math.max(0, all.length - limit));
+        const s = found.session;
+        const doc = {
+          agent_session: {
+            harness: s.harness,
+            session_id: s.session_id,
+            cwd: s.cwd,
+            transcript_path: s.transcript_path,
+            first_event_at: new Date(s.first_event_at).toISOString(),
+            last_event_at: new Date(s.last_event_at).toISOString(),
+            end_reason: s.end_reason,
+            prompts: s.prompts,
+            events: s.events,
+          },
+          prompts: shown.map((t) => ({
+            prompt: t.prompt,
+            revision: `prompt:${t.prompt}:${s.session_id}`,
+            prompt_id: t.prompt_id,
+            snapshot: t.snapshot,
+            at: new Date(t.at).toISOString(),
+            text: t.text === null || t.text.length <= 200 ? t.text : `${t.text.slice(0, 200)}…`,
+          })),
+          omitted_earlier: all.length - shown.length,
+        };
+        ctx.out.result(doc, () =>
+          [
+            `agent session ${esc(s.session_id)}: ${s.prompts} prompts, ${s.events} events${
+              s.end_reason === null ? "" : `, ended (${esc(s.end_reason)})`
+            }`,
+            ...doc.prompts.map((t) =>
+              `  prompt:${t.prompt}  ${short(t.snapshot)}  ${t.at.replace("T", " ").slice(0, 19)}${
+                t.text === null ? "" : `  ${esc(t.text)}`
+              }`
+            ),
+          ].join("\n"));
+        return 0;
       }
       let rows: (SnapshotSummary & { agent?: unknown })[];
       if (agentSession !== undefined) {
