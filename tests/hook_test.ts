@@ -302,3 +302,110 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
     await origin.cleanup();
   }
 });
+
+function git(cwd: string, ...args: string[]): void {
+  const out = new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+const AWS_KEY = "AKIAQ3EGRZ7XK5LMNP2W";
+
+Deno.test("hook: tells the user once per agent session what a checkpoint left out (systemMessage on stdout, never to the model), --json carries it", async () => {
+  await withStore(async (ws) => {
+    await Deno.mkdir(join(ws.path, "testdata/tls"), { recursive: true });
+    await Deno.writeTextFile(join(ws.path, "testdata/.env.test"), "DB=fixture\n");
+    await Deno.writeTextFile(join(ws.path, "creds.txt"), `aws ${AWS_KEY}\n`);
+    const send = (session: string, id: string, flags: string[] = []) =>
+      hook(
+        ws,
+        JSON.stringify({
+          session_id: session,
+          cwd: ws.path,
+          hook_event_name: "PostToolUse",
+          tool_name: "Write",
+          tool_use_id: id,
+        }),
+        flags,
+      );
+    const first = await send("sess-told", "toolu_1");
+    expectCode(first, 0, "first");
+    const message = JSON.parse(first.stdout).systemMessage as string;
+    assertEquals(Object.keys(JSON.parse(first.stdout)), ["systemMessage"]);
+    assert(message.includes('"testdata/.env.test" (secret by name)'), message);
+    assert(message.includes('"creds.txt" (holds a key or token)'), message);
+    assert(!message.includes(AWS_KEY), "the secret itself is never echoed");
+    assert(!message.includes("\n"), "one line");
+    // Told once: the next checkpoint of the session says nothing about them.
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "edited\n");
+    const second = await send("sess-told", "toolu_2");
+    assertEquals(second.stdout, "");
+    // A new omission is told, alone.
+    await Deno.writeTextFile(join(ws.path, "deploy.pem"), "not a key\n");
+    const third = await send("sess-told", "toolu_3", ["--json"]);
+    assertEquals(third.json().omitted, [{ path: "deploy.pem", reason: "secret" }]);
+    // Another agent session is told everything once.
+    const other = await send("sess-other", "toolu_4", ["--json"]);
+    assertEquals(
+      other.json().omitted.map((e: Any) => e.path).sort(),
+      ["creds.txt", "deploy.pem", "testdata/.env.test"],
+    );
+  });
+});
+
+Deno.test("restore names every path that existed at the target but was never captured", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, ".env"), "TOKEN=local\n");
+    await Deno.writeTextFile(join(ws.path, ".gitignore"), "build/\n");
+    await Deno.mkdir(join(ws.path, "build"));
+    await Deno.writeTextFile(join(ws.path, "build/out.js"), "x\n");
+    const made = await ws.run([
+      "hook",
+      "claude-code",
+      "--json",
+    ], {
+      stdin: JSON.stringify({
+        session_id: "sess-clean",
+        cwd: ws.path,
+        hook_event_name: "UserPromptSubmit",
+      }),
+    });
+    expectCode(made, 0, "hook");
+    // The agent runs `git clean -fdx`: the .env and the build output are gone.
+    await Deno.remove(join(ws.path, ".env"));
+    await Deno.remove(join(ws.path, "build"), { recursive: true });
+    const restored = await ws.run(["restore", "prompt:1", "--json"]);
+    expectCode(restored, 0, "restore");
+    assertEquals(restored.json().not_captured, [
+      { path: ".env", reason: "secret" },
+      { path: "build", reason: "ignored" },
+    ]);
+    const text = await ws.run(["restore", "prompt:1", "--dry-run"]);
+    assert(text.stdout.includes("never captured"), text.stdout);
+    assert(text.stdout.includes("not captured  .env  (secret)"), text.stdout);
+    assert(!(await exists(join(ws.path, ".env"))), "nothing invented");
+  });
+});
+
+Deno.test("a file git tracks whose name looks like a secret is still left out by name (and told); a real key in a tracked file is caught by content", async () => {
+  await withStore(async (ws) => {
+    await Deno.mkdir(join(ws.path, "testdata/tls"), { recursive: true });
+    await Deno.writeTextFile(join(ws.path, "testdata/tls/server.key"), "fixture, not a key\n");
+    await Deno.writeTextFile(join(ws.path, "fixtures.txt"), `key = "${AWS_KEY}"\n`);
+    git(ws.path, "init", "-q");
+    git(ws.path, "add", "testdata", "fixtures.txt", "a.txt");
+    git(ws.path, "commit", "-q", "-m", "fixtures");
+    const made = await ws.run(["create", "-m", "tracked", "--json"]);
+    expectCode(made, 0, "create");
+    const skipped = await ws.run(["show", made.json().id, "--skipped", "--json"]);
+    const records = JSON.stringify(skipped.json());
+    assert(records.includes('"path":"testdata/tls/server.key","reason":"secret"'), records);
+    assert(records.includes('"path":"fixtures.txt","reason":"secret_content"'), records);
+  });
+});

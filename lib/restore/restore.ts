@@ -48,7 +48,7 @@ import { ConflictError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { captureWorkspace } from "../store/capture.ts";
 import { assertResolved, assertWorkspaceResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
-import type { TreeManifest } from "../store/tree.ts";
+import type { SkippedEntry, TreeManifest } from "../store/tree.ts";
 import type { SnapshotContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
@@ -135,6 +135,11 @@ export interface RestoreResult {
   pre_restore: string | null;
   /** The commit checked out with `--git`, or null. */
   git_commit: string | null;
+  /**
+   * Paths that existed at the target but were never captured (its tree's
+   * skipped records but `reserved`), with why: a restore cannot bring them back.
+   */
+  not_captured: SkippedEntry[];
 }
 
 /** A restore refused because of conflicts; carries the plan. */
@@ -244,6 +249,7 @@ export async function restoreSnapshot(
     snapshot: null,
     pre_restore: null,
     git_commit: null,
+    not_captured: [],
   };
   /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
   const snapshotBeforeRestore = async (): Promise<void> => {
@@ -277,6 +283,7 @@ export async function restoreSnapshot(
   }
   const targetTree = doWorkspace ? requireContent(store, envelope) : null;
   if (targetTree !== null) {
+    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");
     // Before anything changes (git included): never a path in the store's own location.
     refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
   }
