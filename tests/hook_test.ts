@@ -46,6 +46,14 @@ function hook(
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
+/** The hook's report: exactly one line, escaped (no control character but its newline). */
+function assertOneLine(stderr: string, what: string): void {
+  assert(stderr.startsWith("ctxsnap hook: error: "), `${what}: ${stderr}`);
+  assert(stderr.endsWith("\n") && stderr.indexOf("\n") === stderr.length - 1, `${what}: ${stderr}`);
+  // deno-lint-ignore no-control-regex
+  assert(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(stderr), `${what}: ${stderr}`);
+}
+
 Deno.test("hook: each event is recorded against the snapshot holding the workspace after it, and the state before prompt N restores", async () => {
   await withStore(async (ws) => {
     const ids: Record<string, string> = {};
@@ -186,7 +194,7 @@ Deno.test("hook: problems go to stderr and exit 0, or fail with --strict", async
       const lenient = await hook(ws, stdin);
       expectCode(lenient, 0, what);
       assertEquals(lenient.stdout, "", `${what}: nothing on stdout`);
-      assert(lenient.stderr.includes("ctxsnap: error:"), `${what}: ${lenient.stderr}`);
+      assertOneLine(lenient.stderr, what);
       expectCode(await hook(ws, stdin, ["--strict"]), strictCode, `${what} --strict`);
     }
     // An unknown harness or option is reported too, without failing the agent.
@@ -277,7 +285,7 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
     ]);
     expectCode(lenient, 0, "hook on a store that is not this user's");
     assertEquals(lenient.stdout, "", "nothing on stdout");
-    assert(lenient.stderr.includes("ctxsnap: error:"), lenient.stderr);
+    assertOneLine(lenient.stderr, "a store not this user's");
     assert(lenient.stderr.includes("not created or adopted by you"), lenient.stderr);
     assert(lenient.stderr.includes("init --adopt"), lenient.stderr);
     expectCode(

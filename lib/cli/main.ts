@@ -322,9 +322,13 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
-    const status = out.error(await typed(error));
-    // A hook a harness runs reports problems but does not fail the agent.
-    const lenient = loaded?.exitZeroUnless;
-    return lenient !== undefined && !rest.includes(lenient) ? 0 : status;
+    // A hook a harness runs reports problems in one line and does not fail
+    // the agent, whatever went wrong (even loading the command itself).
+    const lenient = loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
+    if (lenient !== undefined && !rest.includes(lenient)) {
+      out.errorLine(await typed(error), `ctxsnap ${name}`);
+      return 0;
+    }
+    return out.error(await typed(error));
   }
 }
