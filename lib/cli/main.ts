@@ -194,7 +194,7 @@ export const COMMANDS: readonly CommandEntry[] = [
  */
 async function typed(error: unknown): Promise<unknown> {
   if (error instanceof CtxsnapError || !(error instanceof Error)) return error;
-  if (!/database|SQLITE|locked/i.test(error.message)) return error;
+  if (!/database|SQLITE|locked|disk I\/O/i.test(error.message)) return error;
   const { mapSqliteError } = await import("../store/store.ts");
   return mapSqliteError(error, "the command");
 }

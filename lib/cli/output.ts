@@ -151,8 +151,11 @@ export class Output {
     this.clearProgress();
     const message = error instanceof Error ? error.message : String(error);
     const hint = error instanceof CtxsnapError ? error.hint : undefined;
-    let line = `${message}${hint === undefined ? "" : ` (hint: ${hint})`}`;
-    line = escapeText(line.replace(/\r?\n/g, " | "));
+    let line = `${message}${hint === undefined ? "" : ` (hint: ${hint})`}`
+      // deno-lint-ignore no-control-regex
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "") // a runtime error's colours
+      .replace(/\s*\r?\n\s*/g, " | ");
+    line = escapeText(line);
     if (line.length > 1000) line = `${line.slice(0, 1000)}…`;
     this.write(2, `${who}: error: ${line}; nothing recorded, the agent continues\n`);
     if (this.json && !this.resultWritten) {
