@@ -15,7 +15,7 @@
  */
 import fc from "fast-check";
 import { join } from "node:path";
-import { assert, assertEquals } from "./_assert.ts";
+import { assertEquals } from "./_assert.ts";
 import { expectCode, withStore } from "./_cli.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
