@@ -358,6 +358,17 @@ Deno.test("hook: tells the user once per agent session what a checkpoint left ou
     await Deno.writeTextFile(join(ws.path, "deploy.pem"), "not a key\n");
     const third = await send("sess-told", "toolu_3", ["--json"]);
     assertEquals(third.json().omitted, [{ path: "deploy.pem", reason: "secret" }]);
+    // On an event whose systemMessage Claude Code discards, nothing is told, nor marked told.
+    await Deno.writeTextFile(join(ws.path, "late.key"), "not a key\n");
+    const ending = await hook(
+      ws,
+      JSON.stringify({ session_id: "sess-told", cwd: ws.path, hook_event_name: "PreCompact" }),
+      ["--json"],
+    );
+    assertEquals(ending.json().omitted, []);
+    const after = await send("sess-told", "toolu_5", ["--json"]);
+    assertEquals(after.json().omitted, [{ path: "late.key", reason: "secret" }]);
+    await Deno.remove(join(ws.path, "late.key"));
     // Another agent session is told everything once.
     const other = await send("sess-other", "toolu_4", ["--json"]);
     assertEquals(

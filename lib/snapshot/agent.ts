@@ -258,8 +258,16 @@ const TOLD_BY_PATH: ReadonlySet<string> = new Set([
   "changed_while_reading",
 ]);
 const TOLD_AS_COUNT: ReadonlySet<string> = new Set(["ignored", "excluded_dir"]);
-/** Most omissions remembered as told per agent session. */
+/** Most omissions remembered as told per agent session, and most characters of their list. */
 const MAX_NOTIFIED = 5000;
+const MAX_NOTIFIED_CHARS = 256 * 1024;
+/** Events whose `systemMessage` Claude Code discards: nothing is told (or marked told) on them. */
+const UNTOLD_EVENTS: ReadonlySet<string> = new Set([
+  "PreCompact",
+  "PostCompact",
+  "SessionEnd",
+  "StopFailure",
+]);
 
 class DuplicateDelivery extends Error {}
 
@@ -329,6 +337,7 @@ function newOmissions(
     told = [];
   }
   const known = new Set(told);
+  let chars = notifiedText.length;
   const omitted: SkippedEntry[] = [];
   let more = 0;
   const counted = new Set<string>();
@@ -337,9 +346,10 @@ function newOmissions(
       const key = `${entry.reason}\t${entry.path}`;
       if (known.has(key)) continue;
       omitted.push(entry);
-      if (told.length < MAX_NOTIFIED) {
+      if (told.length < MAX_NOTIFIED && chars + key.length + 4 <= MAX_NOTIFIED_CHARS) {
         told.push(key);
         known.add(key);
+        chars += key.length + 4;
       }
     } else if (TOLD_AS_COUNT.has(entry.reason)) {
       const key = `${entry.reason}\t*`;
@@ -445,10 +455,13 @@ export async function recordAgentEvent(
           });
         }
         const workspace = envelope.body.workspace;
-        const skipped = workspace === null || workspace.skipped === 0
+        const skipped = workspace === null || workspace.skipped === 0 ||
+            UNTOLD_EVENTS.has(event.event)
           ? []
           : store.getTree(workspace.tree).skipped;
-        const told = newOmissions(skipped, row.notified);
+        const told = UNTOLD_EVENTS.has(event.event)
+          ? { omitted: [], more: 0, notified: row.notified }
+          : newOmissions(skipped, row.notified);
         updateAgentSession(store, row.seq, {
           prompts,
           events: position,
