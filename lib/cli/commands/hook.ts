@@ -1,9 +1,13 @@
 /**
- * `ctxsnap hook claude-code`: checkpoints the workspace and session for one
- * Claude Code hook event read from standard input (docs/FORMAT.md §16). It
- * never blocks or fails the agent: a problem is reported on stderr and the
- * hook exits 0 (unless `--strict`), and nothing is printed on stdout (unless
- * `--json`), since Claude Code reads a hook's stdout.
+ * `ctxsnap hook claude-code`: records one Claude Code hook event read from
+ * standard input (docs/FORMAT.md §16) as an event of its agent session,
+ * attached to the checkpoint holding the workspace after it. It never
+ * blocks or fails the agent: a problem is reported as one escaped line on
+ * stderr and the hook exits 0 (unless `--strict`). On stdout it prints
+ * nothing, except one `{"systemMessage": …}` object (shown to the user,
+ * never the model) the first time an agent session's checkpoint leaves a
+ * file out, or the result with `--json`.
+ *
  * @module
  */
 import * as fs from "node:fs";
@@ -23,7 +27,9 @@ export const hook: Command = {
   examples: [
     "ctxsnap hook claude-code < event.json        # what .claude/settings.json runs (see the README)",
     "ctxsnap hook claude-code --record-prompts    # also keep the text of each prompt",
-    "ctxsnap list --agent-session SESSION_ID       # the checkpoints of one agent session",
+    "ctxsnap list --agent-session SESSION_ID       # the events of one agent session",
+    "ctxsnap list --prompts                        # the latest agent session's prompts",
+    "ctxsnap restore prompt:3 --dry-run            # back to the state before its third prompt",
   ],
   options: {
     "record-prompts": {
