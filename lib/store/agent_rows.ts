@@ -115,6 +115,20 @@ export interface AgentSessionTouch {
   at: number;
 }
 
+const tablesKnown = new WeakMap<Store, boolean>();
+
+/** Whether the store has the agent tables (a read-only open of a store before schema 5 has not). */
+export function hasAgentTables(store: Store): boolean {
+  let known = tablesKnown.get(store);
+  if (known === undefined) {
+    known = store.stmt(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_events'",
+    ).get() !== undefined;
+    tablesKnown.set(store, known);
+  }
+  return known;
+}
+
 const SESSION_COLUMNS =
   "seq, harness, session_id, ctx_session, cwd, transcript_path, first_event_at, last_event_at, end_reason, prompts, events, notified";
 
@@ -124,6 +138,7 @@ export function agentSessionRow(
   harness: string,
   sessionId: string,
 ): AgentSessionRow | null {
+  if (!hasAgentTables(store)) return null;
   const row = store.stmt(
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE harness = ? AND session_id = ?`,
   ).get(harness, sessionId) as AgentSessionRow | undefined;
@@ -132,6 +147,7 @@ export function agentSessionRow(
 
 /** The agent session with row number `seq`, or null. */
 export function agentSessionBySeq(store: Store, seq: number): AgentSessionRow | null {
+  if (!hasAgentTables(store)) return null;
   const row = store.stmt(`SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE seq = ?`).get(seq) as
     | AgentSessionRow
     | undefined;
@@ -144,6 +160,7 @@ export function agentSessionsByPrefix(
   prefix: string,
   limit: number,
 ): AgentSessionRow[] {
+  if (!hasAgentTables(store)) return [];
   return store.stmt(
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE substr(session_id, 1, ?) = ?
      ORDER BY last_event_at DESC, seq DESC LIMIT ?`,
@@ -152,6 +169,7 @@ export function agentSessionsByPrefix(
 
 /** The agent sessions, newest event first (at most `limit`). */
 export function listAgentSessions(store: Store, limit: number): AgentSessionRow[] {
+  if (!hasAgentTables(store)) return [];
   return store.stmt(
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions ORDER BY last_event_at DESC, seq DESC LIMIT ?`,
   ).all(limit) as unknown as AgentSessionRow[];
@@ -199,6 +217,7 @@ export function agentEventByKey(
   agentSession: number,
   key: string,
 ): AgentEventRow | null {
+  if (!hasAgentTables(store)) return null;
   const row = store.stmt(
     `SELECT ${EVENT_COLUMNS} FROM agent_events WHERE agent_session = ? AND key = ?`,
   ).get(agentSession, key) as AgentEventRow | undefined;
@@ -228,6 +247,7 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
 
 /** The events of an agent session in the order delivered (at most `limit`, newest kept). */
 export function agentEvents(store: Store, agentSession: number, limit: number): AgentEventRow[] {
+  if (!hasAgentTables(store)) return [];
   const rows = store.stmt(
     `SELECT ${EVENT_COLUMNS} FROM agent_events WHERE agent_session = ?
      ORDER BY position DESC LIMIT ?`,
@@ -244,6 +264,7 @@ export function insertAgentTurn(store: Store, agentSession: number, row: AgentTu
 
 /** The prompts of an agent session, first first. */
 export function agentTurns(store: Store, agentSession: number): AgentTurnRow[] {
+  if (!hasAgentTables(store)) return [];
   return store.stmt(
     "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? ORDER BY prompt",
   ).all(agentSession) as unknown as AgentTurnRow[];
@@ -251,6 +272,7 @@ export function agentTurns(store: Store, agentSession: number): AgentTurnRow[] {
 
 /** Prompt `prompt` of an agent session, or null. */
 export function agentTurn(store: Store, agentSession: number, prompt: number): AgentTurnRow | null {
+  if (!hasAgentTables(store)) return null;
   const row = store.stmt(
     "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt = ?",
   ).get(agentSession, prompt) as AgentTurnRow | undefined;
@@ -263,6 +285,7 @@ export function agentTurnByPromptId(
   agentSession: number,
   promptId: string,
 ): AgentTurnRow | null {
+  if (!hasAgentTables(store)) return null;
   const row = store.stmt(
     "SELECT prompt, prompt_id, text, event, snapshot, at FROM agent_turns WHERE agent_session = ? AND prompt_id = ?",
   ).get(agentSession, promptId) as AgentTurnRow | undefined;
