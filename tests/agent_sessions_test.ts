@@ -273,9 +273,11 @@ Deno.test("property: three agent sessions hooked from concurrent processes keep 
             : { kind, session: 0 };
           const payload = model.deliver(step);
           const send = () =>
-            ws.run(["hook", "claude-code", "--json"], {
+            ws.run(["hook", "claude-code", "--json", "--strict"], {
               stdin: JSON.stringify({ ...payload, cwd: ws.path }),
               mode: "subprocess",
+              // Six processes at once on a loaded machine: wait for the lock rather than fail.
+              env: { CTXSNAP_BUSY_TIMEOUT_MS: "60000" },
             });
           // A tool event is delivered twice at once: one delivery records it, the other
           // returns the same snapshot as a redelivery.
