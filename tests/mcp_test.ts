@@ -93,6 +93,16 @@ Deno.test("mcp: agent_prompts lists an agent session's prompts, and prompt:N nam
       assertEquals(shown.id, listed.prompts[0].snapshot);
       const diff = await call(client, "diff", { from: "prompt:1:sess-mcp", to: "prompt:2" });
       assertEquals(diff.changed, ["a.txt"]);
+      // Bounded: 21 long prompts listed at the largest limit stay under 10,000 characters.
+      for (let i = 3; i <= 21; i++) {
+        await ws.run(["hook", "claude-code", "--record-prompts"], {
+          stdin: event({ hook_event_name: "UserPromptSubmit", prompt: `${i} ${"x".repeat(2000)}` }),
+        });
+      }
+      const big = await client.callTool({ name: "agent_prompts", arguments: { limit: 20 } }) as Any;
+      assert(big.content[0].text.length < 10_000, `${big.content[0].text.length} characters`);
+      assertEquals(big.structuredContent.prompts.length, 20);
+      assertEquals(big.structuredContent.omitted_earlier, 1);
       const missing = await client.callTool({
         name: "agent_prompts",
         arguments: { agent_session: "nope" },
