@@ -188,6 +188,7 @@ export { captureWorkspace } from "./lib/store/capture.ts";
 export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
 export { createSnapshot, validateContextInput } from "./lib/snapshot/create.ts";
 export type { ContextInput, CreateOptions, CreateResult } from "./lib/snapshot/create.ts";
+export type { AgentOutcome } from "./lib/snapshot/agent.ts";
 export { listSnapshots, summarize } from "./lib/snapshot/summary.ts";
 export type { ListFilter, SnapshotSummary } from "./lib/snapshot/summary.ts";
 export { readEnvelope } from "./lib/snapshot/timeline.ts";

@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release,timeline,soak
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,release,timeline,soak
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1075,6 +1075,83 @@ if (want("agent")) {
       empty_deno_ms: r.empty_deno,
     },
   });
+}
+
+if (want("agent_sessions")) {
+  // Issue 23: the latency of one agent hook event (`ctxsnap hook claude-code`
+  // as Claude Code runs it: a process per event, the event JSON on stdin),
+  // each after an edit of one file, for one agent session alone and for two
+  // sessions sending events at the same time; without and with a running
+  // `ctxsnap watch`. Target: two sessions ≤ 1.5× one session per event.
+  console.log("agent hook events (issue 23): per-event latency, one session vs two at once");
+  const ws = `${root}/sessions-ws`;
+  await copyTree(tree, ws);
+  await ctxsnap(["init"], ws);
+  await ctxsnap(["create", "-m", "first"], ws);
+  const count = QUICK ? 3 : Math.max(4, RUNS * 2);
+  let serial = 0;
+  const hookEvent = async (session: string, i: number): Promise<number> => {
+    await Deno.writeTextFile(`${ws}/bench-${session}.txt`, `edit ${i} ${Date.now()}\n`);
+    const payload = JSON.stringify({
+      session_id: session,
+      cwd: ws,
+      hook_event_name: i % 4 === 0 ? "UserPromptSubmit" : "PostToolUse",
+      ...(i % 4 === 0 ? {} : { tool_name: "Bash", tool_use_id: `toolu_${session}_${++serial}` }),
+    });
+    const started = performance.now();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", CLI, "hook", "claude-code", "--strict"],
+      cwd: ws,
+      env,
+      stdin: "piped",
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(payload));
+    await writer.close();
+    const out = await child.output();
+    const ms = performance.now() - started;
+    if (!out.success) throw new Error(`hook failed: ${new TextDecoder().decode(out.stderr)}`);
+    return ms;
+  };
+  const stream = async (session: string): Promise<number[]> => {
+    const times: number[] = [];
+    await hookEvent(session, 0); // warm-up
+    for (let i = 1; i <= count; i++) times.push(await hookEvent(session, i));
+    return times;
+  };
+  const measureSessions = async (label: string) => {
+    const one = median(await stream(`${label}-solo`));
+    const pair = await Promise.all([stream(`${label}-a`), stream(`${label}-b`)]);
+    const two = median(pair.flat());
+    console.log(
+      `  ${label}: one session ${fmt(one)} per event; two at once ${fmt(two)} per event ` +
+        `(${(two / one).toFixed(2)}×; target ≤ 1.5×)`,
+    );
+    return { one_ms: one, two_ms: two, ratio: two / one, events_per_session: count };
+  };
+  const noWatch = await measureSessions("no-watch");
+  const watch = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", CLI, "watch"],
+    cwd: ws,
+    env,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (
+    let tries = 0;
+    (await ctxsnap(["watch", "--status"], ws).catch(() => null)) === null;
+    tries++
+  ) {
+    if (tries > 600) throw new Error("ctxsnap watch did not start");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const withWatch = await measureSessions("watch");
+  await ctxsnap(["watch", "--stop"], ws);
+  await watch.status;
+  console.log(`  (${count} events per session after a warm-up; ${treeFiles} files)\n`);
+  Object.assign(results, { agent_sessions: { no_watch: noWatch, watch: withWatch } });
 }
 
 if (want("release")) {

@@ -46,12 +46,22 @@ function hook(
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
-Deno.test("hook: one checkpoint per event keyed on the agent session, and the state before prompt N restores", async () => {
+/** The hook's report: exactly one line, escaped (no control character but its newline). */
+function assertOneLine(stderr: string, what: string): void {
+  assert(stderr.startsWith("ctxsnap hook: error: "), `${what}: ${stderr}`);
+  assert(stderr.endsWith("\n") && stderr.indexOf("\n") === stderr.length - 1, `${what}: ${stderr}`);
+  // deno-lint-ignore no-control-regex
+  assert(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(stderr), `${what}: ${stderr}`);
+}
+
+Deno.test("hook: each event is recorded against the snapshot holding the workspace after it, and the state before prompt N restores", async () => {
   await withStore(async (ws) => {
     const ids: Record<string, string> = {};
-    const send = async (name: string, edit?: () => Promise<void>) => {
+    const send = async (name: string, edit?: () => Promise<void>, callId?: string) => {
       await edit?.();
-      const result = await hook(ws, await payload(name, ws.path), ["--json"], "subprocess");
+      let text = await payload(name, ws.path);
+      if (callId !== undefined) text = text.replace(/"toolu_[^"]*"/, JSON.stringify(callId));
+      const result = await hook(ws, text, ["--json"], "subprocess");
       expectCode(result, 0, name);
       ids[name] = result.json().id;
       return result.json();
@@ -60,52 +70,84 @@ Deno.test("hook: one checkpoint per event keyed on the agent session, and the st
     assertEquals(start.prompt, null);
     const prompt1 = await send("user_prompt_submit_1");
     assertEquals(prompt1.prompt, 1);
-    // Without prompt_id, the same bytes right after it are a retry of that prompt.
-    const retried1 = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
-    assertEquals([retried1.json().id, retried1.json().created], [prompt1.id, false]);
+    // Nothing changed since SessionStart: the same snapshot holds the state before prompt 1.
+    assertEquals([prompt1.id, prompt1.created], [start.id, false]);
+    // Without prompt_id, the same bytes again are a second prompt (a user typing "continue"
+    // twice), never taken for a retry.
+    const again1 = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
+    assertEquals([again1.json().prompt, again1.json().duplicate], [2, false]);
     await send(
       "post_tool_use_write",
       () => Deno.writeTextFile(join(ws.path, "src/main.ts"), "console.log('delta');\n"),
     );
     await send("post_tool_use_bash", () => Deno.writeTextFile(join(ws.path, "a.txt"), "ALPHA\n"));
     await send("stop");
-    const prompt2 = await send("user_prompt_submit_2");
-    assertEquals(prompt2.prompt, 2);
-    await send("post_tool_use_write", () => Deno.remove(join(ws.path, "b.md")));
+    const prompt3 = await send("user_prompt_submit_2");
+    assertEquals(prompt3.prompt, 3);
+    const removed = await send(
+      "post_tool_use_write",
+      () => Deno.remove(join(ws.path, "b.md")),
+      "toolu_02SecondWrite",
+    );
+    assertEquals([removed.created, removed.prompt], [true, 3]);
     await send("pre_compact");
     await send("session_end");
 
-    // A retried hook (same bytes) returns the snapshot it made the first time.
+    // A redelivered event (same tool_use_id or prompt_id) returns the snapshot it was recorded with.
     for (const name of ["post_tool_use_bash", "user_prompt_submit_2"]) {
       const again = await hook(ws, await payload(name, ws.path), ["--json"]);
       expectCode(again, 0, `${name} again`);
       assertEquals(again.json().id, ids[name], `${name} retried`);
-      assertEquals(again.json().created, false);
+      assertEquals([again.json().created, again.json().duplicate], [false, true]);
     }
 
     const listed = await ws.run(["list", "--agent-session", SESSION, "--json"]);
     expectCode(listed, 0, "list --agent-session");
     const items = listed.json().snapshots as Any[];
     const events = items.map((s) => s.agent.event).reverse();
-    assert(events[0] === "SessionStart" && events.includes("PostToolUse"), events.join(","));
+    assertEquals(events, [
+      "SessionStart",
+      "UserPromptSubmit",
+      "UserPromptSubmit",
+      "PostToolUse",
+      "PostToolUse",
+      "Stop",
+      "UserPromptSubmit",
+      "PostToolUse",
+      "PreCompact",
+      "SessionEnd",
+    ]);
     assert(items.every((s) => s.agent.session_id === SESSION));
-    const bash = items.find((s) => s.id === ids.post_tool_use_bash);
+    const bash = items.find((s) => s.agent.tool === "Bash");
+    assertEquals(bash.id, ids.post_tool_use_bash);
+    // Stop found the workspace as Bash left it: the same snapshot, not a new one.
+    const stop = items.find((s) => s.agent.event === "Stop");
+    assertEquals([stop.id, stop.agent.created], [bash.id, false]);
     assertEquals(bash.reason, "PostToolUse Bash");
+    assertEquals(bash.agent.tool_use_id, "toolu_01Hc8PZbQn4sJt6WfYy2DkR3");
 
-    // The state before prompt 2, and going back to it.
-    const before2 = await ws.run(["list", "--agent-session", SESSION, "--prompt", "2", "--json"]);
-    assertEquals(before2.json().snapshots.map((s: Any) => s.id), [ids.user_prompt_submit_2]);
-    expectCode(await ws.run(["restore", ids.user_prompt_submit_2!]), 0, "restore prompt 2");
+    // The state before prompt 3, by list and by revision, and going back to it.
+    const before3 = await ws.run(["list", "--agent-session", SESSION, "--prompt", "3", "--json"]);
+    assertEquals(before3.json().snapshots.map((s: Any) => s.id), [ids.user_prompt_submit_2]);
+    const shownRev = await ws.run(["show", `prompt:3:${SESSION.slice(0, 8)}`, "--json"]);
+    assertEquals(shownRev.json().id, ids.user_prompt_submit_2);
+    expectCode(await ws.run(["restore", "prompt:3"]), 0, "restore prompt 3");
     assertEquals(await Deno.readTextFile(join(ws.path, "b.md")), "# bravo\n");
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "ALPHA\n");
+    const none = await ws.run(["list", "--agent-session", SESSION, "--prompt", "4"]);
+    expectCode(none, 4, "no prompt 4 (not found)");
+    assert(none.stderr.includes("has no prompt 4: it has 3 prompts"), none.stderr);
 
-    // The body records the agent session and the prompt number; no prompt text.
-    const shown = await ws.run(["show", ids.user_prompt_submit_1!, "--json"]);
+    // The body records the agent session and the prompt number; no prompt text, no digest.
+    const shown = await ws.run(["show", ids.post_tool_use_bash!, "--json"]);
     const body = shown.json().envelope.body;
-    assertEquals(body.facets.metadata.agent, { harness: "claude-code", session_id: SESSION });
-    assertEquals(body.cursors.message, 1);
-    assertEquals(body.source.kind, "claude-code");
-    assert(body.source.id.startsWith(`${SESSION}:UserPromptSubmit:`));
+    assertEquals(body.facets.metadata.agent, {
+      harness: "claude-code",
+      session_id: SESSION,
+      event: "PostToolUse",
+      prompt: 2,
+    });
+    assertEquals(body.source, null);
     assert(
       !JSON.stringify(shown.json()).includes("Rename the helper"),
       "prompt text kept only when asked",
@@ -123,8 +165,11 @@ Deno.test("hook: prompt text only with --record-prompts and nothing on stdout wi
       "--record-prompts",
       "--json",
     ]);
-    const shown = await ws.run(["show", recorded.json().id, "--json"]);
-    assertEquals(shown.json().envelope.body.reason, "UserPromptSubmit: Now delete b.md");
+    expectCode(recorded, 0, "hook --record-prompts");
+    const listed = await ws.run(["list", "--agent-session", SESSION, "--prompt", "2", "--json"]);
+    assertEquals(listed.json().snapshots[0].agent.text, "Now delete b.md");
+    const first = await ws.run(["list", "--agent-session", SESSION, "--prompt", "1", "--json"]);
+    assertEquals(first.json().snapshots[0].agent.text, null);
   });
 });
 
@@ -149,7 +194,7 @@ Deno.test("hook: problems go to stderr and exit 0, or fail with --strict", async
       const lenient = await hook(ws, stdin);
       expectCode(lenient, 0, what);
       assertEquals(lenient.stdout, "", `${what}: nothing on stdout`);
-      assert(lenient.stderr.includes("ctxsnap: error:"), `${what}: ${lenient.stderr}`);
+      assertOneLine(lenient.stderr, what);
       expectCode(await hook(ws, stdin, ["--strict"]), strictCode, `${what} --strict`);
     }
     // An unknown harness or option is reported too, without failing the agent.
@@ -240,7 +285,7 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
     ]);
     expectCode(lenient, 0, "hook on a store that is not this user's");
     assertEquals(lenient.stdout, "", "nothing on stdout");
-    assert(lenient.stderr.includes("ctxsnap: error:"), lenient.stderr);
+    assertOneLine(lenient.stderr, "a store not this user's");
     assert(lenient.stderr.includes("not created or adopted by you"), lenient.stderr);
     assert(lenient.stderr.includes("init --adopt"), lenient.stderr);
     expectCode(
@@ -266,6 +311,124 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
   }
 });
 
+function git(cwd: string, ...args: string[]): void {
+  const out = new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+const AWS_KEY = "AKIAQ3EGRZ7XK5LMNP2W";
+
+Deno.test("hook: tells the user once per agent session what a checkpoint left out (systemMessage on stdout, never to the model), --json carries it", async () => {
+  await withStore(async (ws) => {
+    await Deno.mkdir(join(ws.path, "testdata/tls"), { recursive: true });
+    await Deno.writeTextFile(join(ws.path, "testdata/.env.test"), "DB=fixture\n");
+    await Deno.writeTextFile(join(ws.path, "creds.txt"), `aws ${AWS_KEY}\n`);
+    const send = (session: string, id: string, flags: string[] = []) =>
+      hook(
+        ws,
+        JSON.stringify({
+          session_id: session,
+          cwd: ws.path,
+          hook_event_name: "PostToolUse",
+          tool_name: "Write",
+          tool_use_id: id,
+        }),
+        flags,
+      );
+    const first = await send("sess-told", "toolu_1");
+    expectCode(first, 0, "first");
+    const message = JSON.parse(first.stdout).systemMessage as string;
+    assertEquals(Object.keys(JSON.parse(first.stdout)), ["systemMessage"]);
+    assert(message.includes('"testdata/.env.test" (secret by name)'), message);
+    assert(message.includes('"creds.txt" (holds a key or token)'), message);
+    assert(!message.includes(AWS_KEY), "the secret itself is never echoed");
+    assert(!message.includes("\n"), "one line");
+    // Told once: the next checkpoint of the session says nothing about them.
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "edited\n");
+    const second = await send("sess-told", "toolu_2");
+    assertEquals(second.stdout, "");
+    // A new omission is told, alone.
+    await Deno.writeTextFile(join(ws.path, "deploy.pem"), "not a key\n");
+    const third = await send("sess-told", "toolu_3", ["--json"]);
+    assertEquals(third.json().omitted, [{ path: "deploy.pem", reason: "secret" }]);
+    // On an event whose systemMessage Claude Code discards, nothing is told, nor marked told.
+    await Deno.writeTextFile(join(ws.path, "late.key"), "not a key\n");
+    const ending = await hook(
+      ws,
+      JSON.stringify({ session_id: "sess-told", cwd: ws.path, hook_event_name: "PreCompact" }),
+      ["--json"],
+    );
+    assertEquals(ending.json().omitted, []);
+    const after = await send("sess-told", "toolu_5", ["--json"]);
+    assertEquals(after.json().omitted, [{ path: "late.key", reason: "secret" }]);
+    await Deno.remove(join(ws.path, "late.key"));
+    // Another agent session is told everything once.
+    const other = await send("sess-other", "toolu_4", ["--json"]);
+    assertEquals(
+      other.json().omitted.map((e: Any) => e.path).sort(),
+      ["creds.txt", "deploy.pem", "testdata/.env.test"],
+    );
+  });
+});
+
+Deno.test("restore names every path that existed at the target but was never captured", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, ".env"), "TOKEN=local\n");
+    await Deno.writeTextFile(join(ws.path, ".gitignore"), "build/\n");
+    await Deno.mkdir(join(ws.path, "build"));
+    await Deno.writeTextFile(join(ws.path, "build/out.js"), "x\n");
+    const made = await ws.run([
+      "hook",
+      "claude-code",
+      "--json",
+    ], {
+      stdin: JSON.stringify({
+        session_id: "sess-clean",
+        cwd: ws.path,
+        hook_event_name: "UserPromptSubmit",
+      }),
+    });
+    expectCode(made, 0, "hook");
+    // The agent runs `git clean -fdx`: the .env and the build output are gone.
+    await Deno.remove(join(ws.path, ".env"));
+    await Deno.remove(join(ws.path, "build"), { recursive: true });
+    const restored = await ws.run(["restore", "prompt:1", "--json"]);
+    expectCode(restored, 0, "restore");
+    assertEquals(restored.json().not_captured, [
+      { path: ".env", reason: "secret" },
+      { path: "build", reason: "ignored" },
+    ]);
+    const text = await ws.run(["restore", "prompt:1", "--dry-run"]);
+    assert(text.stdout.includes("never captured"), text.stdout);
+    assert(text.stdout.includes("not captured  .env  (secret)"), text.stdout);
+    assert(!(await exists(join(ws.path, ".env"))), "nothing invented");
+  });
+});
+
+Deno.test("a file git tracks whose name looks like a secret is still left out by name (and told); a real key in a tracked file is caught by content", async () => {
+  await withStore(async (ws) => {
+    await Deno.mkdir(join(ws.path, "testdata/tls"), { recursive: true });
+    await Deno.writeTextFile(join(ws.path, "testdata/tls/server.key"), "fixture, not a key\n");
+    await Deno.writeTextFile(join(ws.path, "fixtures.txt"), `key = "${AWS_KEY}"\n`);
+    git(ws.path, "init", "-q");
+    git(ws.path, "add", "testdata", "fixtures.txt", "a.txt");
+    git(ws.path, "commit", "-q", "-m", "fixtures");
+    const made = await ws.run(["create", "-m", "tracked", "--json"]);
+    expectCode(made, 0, "create");
+    const skipped = await ws.run(["show", made.json().id, "--skipped", "--json"]);
+    const records = JSON.stringify(skipped.json());
+    assert(records.includes('"path":"testdata/tls/server.key","reason":"secret"'), records);
+    assert(records.includes('"path":"fixtures.txt","reason":"secret_content"'), records);
+  });
+});
+
 Deno.test("hook: a byte-identical Stop after prompt 2 checkpoints prompt 2's end state, never taken for prompt 1's retry", async () => {
   await withStore(async (ws) => {
     const send = async (name: string) => {
@@ -287,8 +450,10 @@ Deno.test("hook: a byte-identical Stop after prompt 2 checkpoints prompt 2's end
     await Deno.writeTextFile(join(ws.path, "a.txt"), "later\n");
     expectCode(await ws.run(["restore", stop2.id, "--workspace", "--force"]), 0, "restore stop 2");
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "end of prompt 2\n");
-    // And a retry of the second Stop (same bytes again) is that same snapshot.
+    // The same bytes a third time are an event of their own, never a redelivery: nothing changed
+    // since the restore, so it is attached to the snapshot holding the workspace now.
+    const head = (await ws.run(["show", "HEAD", "--json"])).json().id;
     const again = await send("stop");
-    assertEquals([again.id, again.created], [stop2.id, false]);
+    assertEquals([again.id, again.created, again.duplicate], [head, false, false]);
   });
 });

@@ -14,6 +14,51 @@ import { allPages, type Any, call, callError, callRaw, serverCommand, withClient
 /** The bound on every answer, in characters. */
 const BOUND = 10_000;
 
+Deno.test("mcp: agent_prompts lists an agent session's prompts, and prompt:N names the state before one in show and diff", async () => {
+  await withStore(async (ws) => {
+    const event = (fields: Record<string, unknown>) =>
+      JSON.stringify({ session_id: "sess-mcp-1", cwd: ws.path, ...fields });
+    const hook = async (fields: Record<string, unknown>) =>
+      expectCode(
+        await ws.run(["hook", "claude-code"], { stdin: event(fields) }),
+        0,
+        JSON.stringify(fields),
+      );
+    await hook({ hook_event_name: "UserPromptSubmit", prompt_id: "p-1" });
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "changed by the agent\n");
+    await hook({ hook_event_name: "PostToolUse", tool_name: "Edit", tool_use_id: "toolu_1" });
+    await hook({ hook_event_name: "UserPromptSubmit", prompt_id: "p-2" });
+    await withClient(ws, async (client) => {
+      const listed = await call(client, "agent_prompts", {});
+      assertEquals(listed.agent_session.session_id, "sess-mcp-1");
+      assertEquals(listed.prompts.map((p: Any) => [p.prompt, p.prompt_id]), [[1, "p-1"], [
+        2,
+        "p-2",
+      ]]);
+      assert(listed.prompts[0].snapshot !== listed.prompts[1].snapshot);
+      const shown = await call(client, "show", { id: "prompt:1" });
+      assertEquals(shown.id, listed.prompts[0].snapshot);
+      const diff = await call(client, "diff", { from: "prompt:1:sess-mcp", to: "prompt:2" });
+      assertEquals(diff.changed, ["a.txt"]);
+      // Bounded: 21 long prompts listed at the largest limit stay under 10,000 characters.
+      for (let i = 3; i <= 21; i++) {
+        await ws.run(["hook", "claude-code", "--record-prompts"], {
+          stdin: event({ hook_event_name: "UserPromptSubmit", prompt: `${i} ${"x".repeat(2000)}` }),
+        });
+      }
+      const big = await client.callTool({ name: "agent_prompts", arguments: { limit: 20 } }) as Any;
+      assert(big.content[0].text.length < 10_000, `${big.content[0].text.length} characters`);
+      assertEquals(big.structuredContent.prompts.length, 20);
+      assertEquals(big.structuredContent.omitted_earlier, 1);
+      const missing = await client.callTool({
+        name: "agent_prompts",
+        arguments: { agent_session: "nope" },
+      }) as Any;
+      assert(missing.isError === true);
+    });
+  });
+});
+
 Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the session, restores, verifies and publishes", async () => {
   await withStore(async (ws) => {
     await withClient(ws, async (client) => {
@@ -25,6 +70,7 @@ Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the sessi
       assertEquals(
         tools.map((t: { name: string }) => t.name).sort(),
         [
+          "agent_prompts",
           "checkpoint",
           "diff",
           "list",

@@ -163,3 +163,38 @@ Deno.test("names: imported/<key id> names the quarantine branch, which never mov
     });
   });
 });
+
+Deno.test("names: prompt:N[:SESSION] names the state before a prompt in show, diff, materialize and restore; malformed or unknown ones are refused", async () => {
+  await withStore(async (ws) => {
+    const none = await ws.run(["show", "prompt:1"]);
+    expectCode(none, 4, "no agent session yet");
+    assert(none.stderr.includes("No agent session is recorded"), none.stderr);
+    const send = async (fields: Record<string, unknown>) =>
+      expectCode(
+        await ws.run(["hook", "claude-code", "--strict"], {
+          stdin: JSON.stringify({ session_id: "names-sess-1", cwd: ws.path, ...fields }),
+        }),
+        0,
+        JSON.stringify(fields),
+      );
+    await send({ hook_event_name: "UserPromptSubmit" });
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "after prompt 1\n");
+    await send({ hook_event_name: "PostToolUse", tool_name: "Write", tool_use_id: "t1" });
+    await send({ hook_event_name: "UserPromptSubmit" });
+    const out = join(ws.root, "at-prompt-1");
+    expectCode(await ws.run(["materialize", "prompt:1", out]), 0, "materialize");
+    assertEquals(await Deno.readTextFile(join(out, "a.txt")), "alpha\n");
+    const diff = await ws.run(["diff", "prompt:1:names-sess", "prompt:2", "--json"]);
+    assertEquals(diff.json().changed, ["a.txt"]);
+    const parent = await ws.run(["show", "prompt:2~1", "--json"]);
+    const first = await ws.run(["show", "prompt:1", "--json"]);
+    assertEquals(parent.json().id, first.json().id);
+    for (const bad of ["prompt:0", "prompt:x", "prompt:1:", "prompt:1:a/b", "prompt:"]) {
+      expectCode(await ws.run(["show", bad]), 2, bad);
+    }
+    const missing = await ws.run(["show", "prompt:3"]);
+    expectCode(missing, 4, "no prompt 3");
+    assert(missing.stderr.includes("has no prompt 3: it has 2 prompts"), missing.stderr);
+    expectCode(await ws.run(["show", "prompt:1:zzzz-nope"]), 4, "no such agent session");
+  });
+});

@@ -1007,3 +1007,39 @@ Deno.test("ZlibPool does not start a worker the process may not load (read permi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a schema-4 store opened read-only (never migrated) simply has no agent sessions; a write open migrates it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const storeDir = `${dir}/.ctxsnap`;
+    await Deno.mkdir(storeDir);
+    const old = new DatabaseSync(`${storeDir}/index.db`);
+    for (const migration of MIGRATIONS.slice(0, 4)) old.exec(migration);
+    old.exec("PRAGMA user_version = 4");
+    const insert = old.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+    insert.run("workspace_root", "..");
+    insert.run("format", "ctxsnap-store/1");
+    old.close();
+    const { agentSessionsByPrefix, hasAgentTables, listAgentSessions } = await import(
+      "../lib/store/agent_rows.ts"
+    );
+    const reader = Store.open(storeDir, { readOnly: true });
+    try {
+      assertEquals(hasAgentTables(reader), false);
+      assertEquals(listAgentSessions(reader, 10), []);
+      assertEquals(agentSessionsByPrefix(reader, "abcd", 2), []);
+    } finally {
+      reader.close();
+    }
+    const writer = Store.open(storeDir);
+    try {
+      assertEquals(hasAgentTables(writer), true);
+      const version = writer.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(version.user_version, 5);
+    } finally {
+      writer.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

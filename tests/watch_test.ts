@@ -127,6 +127,15 @@ Deno.test("watch: create and the hook hand their checkpoints to it and only what
       const hooked = await ws.run(["hook", "claude-code", "--json"], { stdin: event });
       expectCode(hooked, 0, "hook");
       assertEquals(hooked.json().via, "watch");
+      assertEquals([hooked.json().position, hooked.json().duplicate], [1, false]);
+      // The event's record comes back through the watch process: a redelivery is known there.
+      const redelivered = (await ws.run(["hook", "claude-code", "--json"], { stdin: event }))
+        .json();
+      assertEquals([redelivered.via, redelivered.id, redelivered.duplicate], [
+        "watch",
+        hooked.json().id,
+        true,
+      ]);
 
       // An error of the watch process is the command's error (exit 5).
       const conflict = await ws.run(["create", "--expect-head", first.json().id, "--json"]);

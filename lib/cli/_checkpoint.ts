@@ -61,7 +61,7 @@ export async function checkpoint(
     await checkWatchAnswer(storeDir, config, result);
     return { result, storeDir, via: "watch" };
   }
-  const [{ identity, openStore }, { createSnapshot }, { withAgentEvent }] = await Promise.all([
+  const [{ identity, openStore }, { createSnapshot }, { recordAgentEvent }] = await Promise.all([
     import("./command.ts"),
     import("../snapshot/create.ts"),
     import("../snapshot/agent.ts"),
@@ -70,8 +70,9 @@ export async function checkpoint(
   const store = openStore(ctx);
   try {
     const { agent, ...rest } = request;
-    const options = agent === undefined ? rest : withAgentEvent(store, rest, agent);
-    const result = await createSnapshot(store, signer, options);
+    const result = agent === undefined
+      ? await createSnapshot(store, signer, rest)
+      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();
@@ -199,5 +200,38 @@ async function fromWatch(result: Record<string, unknown>): Promise<CreateResult>
     capture: (value.capture ?? null) as CreateResult["capture"],
     secrets: value.secrets as CreateResult["secrets"],
     operation: (value.operation ?? null) as string | null,
+    ...(value.agent === undefined ? {} : { agent: agentOutcome(value.agent) }),
+  };
+}
+
+/** Checks the agent outcome a watch process answered (strictly, by form). */
+function agentOutcome(value: unknown): NonNullable<CreateResult["agent"]> {
+  const bad = () => {
+    throw new IntegrityError("The watch process answered with a malformed agent event record");
+  };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) bad();
+  const o = value as Record<string, unknown>;
+  const count = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+  if (
+    typeof o.session_id !== "string" || typeof o.event !== "string" || !count(o.position) ||
+    !(o.prompt === null || count(o.prompt)) || typeof o.duplicate !== "boolean" ||
+    !Array.isArray(o.omitted) || !count(o.omitted_more)
+  ) bad();
+  const omitted = (o.omitted as unknown[]).map((e) => {
+    const entry = e as Record<string, unknown>;
+    if (
+      entry === null || typeof entry !== "object" || typeof entry.path !== "string" ||
+      typeof entry.reason !== "string"
+    ) bad();
+    return { path: entry.path as string, reason: entry.reason as string };
+  });
+  return {
+    session_id: o.session_id as string,
+    event: o.event as string,
+    position: o.position as number,
+    prompt: o.prompt as number | null,
+    duplicate: o.duplicate as boolean,
+    omitted,
+    omitted_more: o.omitted_more as number,
   };
 }

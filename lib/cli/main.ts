@@ -194,7 +194,7 @@ export const COMMANDS: readonly CommandEntry[] = [
  */
 async function typed(error: unknown): Promise<unknown> {
   if (error instanceof CtxsnapError || !(error instanceof Error)) return error;
-  if (!/database|SQLITE|locked/i.test(error.message)) return error;
+  if (!/database|SQLITE|locked|disk I\/O/i.test(error.message)) return error;
   const { mapSqliteError } = await import("../store/store.ts");
   return mapSqliteError(error, "the command");
 }
@@ -327,10 +327,14 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   } catch (error) {
     failed = true;
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
-    const status = out.error(await typed(error));
-    // A hook a harness runs reports problems but does not fail the agent.
-    const lenient = loaded?.exitZeroUnless;
-    return lenient !== undefined && !rest.includes(lenient) ? 0 : status;
+    // A hook a harness runs reports problems in one line and does not fail
+    // the agent, whatever went wrong (even loading the command itself).
+    const lenient = loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
+    if (lenient !== undefined && !rest.includes(lenient)) {
+      out.errorLine(await typed(error), `ctxsnap ${name}`);
+      return 0;
+    }
+    return out.error(await typed(error));
   } finally {
     if (!failed && waits !== undefined) noteWaits(out, waits.storeWaits());
   }

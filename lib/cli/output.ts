@@ -142,6 +142,33 @@ export class Output {
     return code;
   }
 
+  /**
+   * Reports an error as one escaped line on stderr (`WHO: error: MESSAGE
+   * (hint: HINT); nothing recorded`), for a command that must not fail its
+   * caller (the agent hook); with `--json` the error document is printed too.
+   */
+  errorLine(error: unknown, who: string): void {
+    this.clearProgress();
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = error instanceof CtxsnapError ? error.hint : undefined;
+    let line = `${message}${hint === undefined ? "" : ` (hint: ${hint})`}`
+      // deno-lint-ignore no-control-regex
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "") // a runtime error's colours
+      .replace(/\s*\r?\n\s*/g, " | ");
+    line = escapeText(line);
+    if (line.length > 1000) line = `${line.slice(0, 1000)}…`;
+    this.write(2, `${who}: error: ${line}; nothing recorded, the agent continues\n`);
+    if (this.json && !this.resultWritten) {
+      const kind = error instanceof CtxsnapError ? error.code : "failure";
+      this.write(
+        1,
+        JSON.stringify({
+          error: { code: kind, exit: exitCodeOf(error), message, hint: hint ?? null },
+        }) + "\n",
+      );
+    }
+  }
+
   /** Shows `label done/total` on a terminal, at most ~10 times a second, after one second. */
   progress(label: string, done: number, total?: number): void {
     if (!this.progressOn) return;

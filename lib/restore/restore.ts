@@ -48,7 +48,7 @@ import { ConflictError, type CtxsnapError, NotFoundError, quote, UsageError } fr
 import { captureWorkspace } from "../store/capture.ts";
 import { assertResolved, assertWorkspaceResolved, type Operation } from "../store/operations.ts";
 import type { Store } from "../store/store.ts";
-import type { TreeManifest } from "../store/tree.ts";
+import type { SkippedEntry, TreeManifest } from "../store/tree.ts";
 import type { SnapshotContext } from "../snapshot/body.ts";
 import { createSnapshot } from "../snapshot/create.ts";
 import type { Envelope, Signer } from "../snapshot/envelope.ts";
@@ -142,6 +142,11 @@ export interface RestoreResult {
    * would go ahead). Always empty otherwise: a real run throws instead.
    */
   would_refuse: Refusal[];
+  /**
+   * Paths that existed at the target but were never captured (its tree's
+   * skipped records but `reserved`), with why: a restore cannot bring them back.
+   */
+  not_captured: SkippedEntry[];
 }
 
 /** Why a restore refuses (a dry run lists them all). */
@@ -290,6 +295,7 @@ export async function restoreSnapshot(
     git_commit: null,
     git: null,
     would_refuse: [],
+    not_captured: [],
   };
   /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
   const snapshotBeforeRestore = async (): Promise<void> => {
@@ -303,6 +309,7 @@ export async function restoreSnapshot(
   };
   const targetTree = doWorkspace ? requireContent(store, envelope) : null;
   if (targetTree !== null) {
+    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");
     // Before anything changes (git included): never a path in the store's own location.
     refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
   }

@@ -1,17 +1,21 @@
 /**
- * Checkpoints of agent harness events (issue 14 item 1): what a Claude Code
- * hook event (docs/FORMAT.md §16) becomes in a snapshot, and how the
- * snapshots of one agent session are found again.
+ * Agent sessions, prompts and hook events as records of their own
+ * (docs/FORMAT.md §16): what a Claude Code hook event becomes, and how the
+ * prompts of an agent session are found again.
  *
- * An event is recorded with the source `claude-code:<session>:<event>:<key>`
- * (so a retried hook returns the snapshot it made the first time), the
- * reason `<event> [<tool>]` (and, when asked, the prompt's text), the agent
- * session in `facets.metadata.agent` and the number of the user's prompt the
- * agent is working on in `cursors.message` (the prompt submitted at
- * `UserPromptSubmit` counts from that event on). The key is the harness's
- * own id where the event has one (`tool_use_id`, `prompt_id`), else the
- * prompt number and a digest of the event's bytes: a retry sends the same
- * bytes.
+ * Each event delivered is recorded once in `agent_events`, keyed by the
+ * agent's own ids: `<event>:<tool_use_id>` for tool events, `prompt:<prompt_id>`
+ * for a `UserPromptSubmit` that has one. An event without such an id is
+ * never taken for a retry (its key is its position in the agent session):
+ * equal bytes are not equal events. A delivery whose key is already recorded
+ * returns the snapshot recorded the first time (`created: false`), and
+ * changes nothing. Prompt N of agent session S is the N-th `UserPromptSubmit`
+ * recorded for S (`agent_turns`); each agent session counts its own.
+ *
+ * Each event is attached to the snapshot that holds the workspace after it:
+ * a new one when anything changed, else the branch head it left unchanged.
+ * No digest of the event's bytes is kept anywhere (a published snapshot
+ * must not let anyone confirm an unrecorded prompt by guessing).
  *
  * @example
  * ```ts
@@ -26,12 +30,29 @@
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { parseJson } from "../encoding/canonical_json.ts";
-import { quote, UsageError } from "../errors.ts";
-import { sha256Hex } from "../crypto/hash.ts";
+import { NotFoundError, quote, UsageError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
-import { snapshotsBySourcePrefix } from "../store/snapshot_rows.ts";
-import type { ContextInput, CreateOptions } from "./create.ts";
-import { selection } from "./timeline.ts";
+import type { SkippedEntry } from "../store/tree.ts";
+import {
+  agentEventByKey,
+  type AgentEventRow,
+  agentEvents,
+  agentSessionBySeq,
+  type AgentSessionRow,
+  agentSessionRow,
+  agentSessionsByPrefix,
+  agentTurn,
+  agentTurnByPromptId,
+  type AgentTurnRow,
+  agentTurns,
+  insertAgentEvent,
+  insertAgentTurn,
+  listAgentSessions,
+  touchAgentSession,
+  updateAgentSession,
+} from "../store/agent_rows.ts";
+import type { CreateOptions, CreateResult } from "./create.ts";
+import { getBranch, readEnvelope, selection } from "./timeline.ts";
 
 /** The source kind of Claude Code events. */
 export const CLAUDE_CODE = "claude-code";
@@ -66,10 +87,10 @@ export interface AgentEvent {
   detail: string | null;
   /** The prompt's text: only when the hook was asked to record prompts. */
   prompt: string | null;
-  /** SHA-256 hex of the event's bytes (a retry sends the same bytes). */
-  digest: string;
   /** The directory the event happened in (absolute), or null. */
   cwd: string | null;
+  /** The agent's transcript file (absolute), or null. */
+  transcript_path: string | null;
 }
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -91,6 +112,18 @@ function optionalString(o: Record<string, unknown>, key: string): string | null 
 function optionalId(o: Record<string, unknown>, key: string): string | null {
   const value = optionalString(o, key);
   if (value !== null && !ID_RE.test(value)) bad(`field ${quote(key)} is not a valid id`);
+  return value;
+}
+
+function optionalPath(o: Record<string, unknown>, key: string): string | null {
+  const value = optionalString(o, key);
+  if (
+    value !== null &&
+    (!value.startsWith("/") || value.length > 4096 || CONTROL_RE.test(value) ||
+      !value.isWellFormed())
+  ) {
+    bad(`field ${quote(key)} is not an absolute path`);
+  }
   return value;
 }
 
@@ -127,10 +160,8 @@ export function parseClaudeCodeEvent(
   const event = optionalString(o, "hook_event_name");
   if (event === null) bad("has no hook_event_name");
   if (!EVENT_RE.test(event)) bad(`name ${quote(event)} is not an event name`);
-  const cwd = optionalString(o, "cwd");
-  if (cwd !== null && (!cwd.startsWith("/") || cwd.length > 4096 || cwd.includes("\0"))) {
-    bad('field "cwd" is not an absolute path');
-  }
+  const cwd = optionalPath(o, "cwd");
+  const transcript = optionalPath(o, "transcript_path");
   const prompt = optionalString(o, "prompt");
   const detailKey = event === "SessionStart"
     ? "source"
@@ -148,8 +179,8 @@ export function parseClaudeCodeEvent(
     prompt_id: optionalId(o, "prompt_id"),
     detail: detailKey === null ? null : optionalLabel(o, detailKey, 64),
     prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,
-    digest: sha256Hex(bytes),
     cwd,
+    transcript_path: transcript,
   };
 }
 
@@ -169,14 +200,13 @@ export function validateAgentEvent(value: unknown): AgentEvent {
     "prompt_id",
     "detail",
     "prompt",
-    "digest",
     "cwd",
+    "transcript_path",
   ];
   for (const key of Object.keys(o)) if (!keys.includes(key)) bad(`has unknown field ${quote(key)}`);
   for (const key of keys) if (!Object.hasOwn(o, key)) bad(`lacks ${quote(key)}`);
   if (o.harness !== CLAUDE_CODE) bad(`harness ${quote(o.harness)} is unknown`);
   if (typeof o.event !== "string" || !EVENT_RE.test(o.event)) bad("name is not an event name");
-  if (typeof o.digest !== "string" || !/^[0-9a-f]{64}$/.test(o.digest)) bad("digest is invalid");
   const event: AgentEvent = {
     harness: CLAUDE_CODE,
     session_id: optionalId(o, "session_id"),
@@ -186,85 +216,73 @@ export function validateAgentEvent(value: unknown): AgentEvent {
     prompt_id: optionalId(o, "prompt_id"),
     detail: optionalLabel(o, "detail", 64),
     prompt: optionalString(o, "prompt"),
-    digest: o.digest,
-    cwd: optionalString(o, "cwd"),
+    cwd: optionalPath(o, "cwd"),
+    transcript_path: optionalPath(o, "transcript_path"),
   };
   if (event.prompt !== null && !event.prompt.isWellFormed()) bad("prompt is not text");
   return event;
 }
 
-/** What a snapshot of an agent event records besides the workspace and session. */
-export interface AgentCheckpoint {
-  /** The idempotency source. */
-  source: { kind: string; id: string };
-  /** The reason. */
-  reason: string;
-  /** `facets.metadata` entries. */
-  metadata: Record<string, JsonValue>;
-  /** The context input (the prompt number in `cursors.message`). */
-  context: ContextInput;
-}
-
-/** One snapshot of an agent session (see {@linkcode agentSnapshots}). */
-export interface AgentSnapshotRow {
-  /** Snapshot id. */
-  id: string;
-  /** The event (from the source). */
+/** What recording one event did, besides the snapshot (see {@linkcode recordAgentEvent}). */
+export interface AgentOutcome {
+  /** The agent's session id (`-` when the event had none). */
+  session_id: string;
+  /** The event. */
   event: string;
-  /** The source's id. */
-  source_id: string;
+  /** Its position within the agent session (1, 2, …). */
+  position: number;
+  /** The prompt it belongs to (for `UserPromptSubmit`, the one it submitted), or null before the first. */
+  prompt: number | null;
+  /** True when this delivery repeated an event already recorded (nothing was recorded again). */
+  duplicate: boolean;
+  /** What the snapshot left out that this agent session had not been told yet. */
+  omitted: SkippedEntry[];
+  /** How many paths of the last categories (`ignored`, `excluded_dir`) were left out, told once. */
+  omitted_more: number;
 }
 
-/**
- * The snapshots of agent session `sessionId` in the ctxsnap session
- * `session`, oldest first (those whose source is `claude-code:<sessionId>:…`).
- */
-export function agentSnapshots(
-  store: Store,
-  session: string | null,
-  sessionId: string,
-): AgentSnapshotRow[] {
-  const prefix = `${sessionId}:`;
-  return snapshotsBySourcePrefix(store, CLAUDE_CODE, prefix, session).map((row) => ({
-    id: row.id,
-    source_id: row.source_id,
-    event: row.source_id.slice(prefix.length).split(":")[0] ?? "",
-  }));
-}
+/** A snapshot made for an agent event, and what the event recorded. */
+export type AgentResult = CreateResult & { agent: AgentOutcome };
 
 /**
- * What to record for `event` in the ctxsnap session `session`: its source,
- * reason, metadata and prompt number (see the module doc).
+ * Omission reasons told path by path; `ignored` and `excluded_dir` are told
+ * once per agent session as a count, `reserved` (`.git`, `.ctxsnap`) never.
  */
-export function agentCheckpoint(store: Store, session: string, event: AgentEvent): AgentCheckpoint {
-  const sessionId = event.session_id ?? "-";
-  const history = agentSnapshots(store, session, sessionId);
-  const prompts = history.filter((row) => row.event === "UserPromptSubmit");
-  let prompt = prompts.length;
-  let key: string;
-  const short = event.digest.slice(0, 16);
+const TOLD_BY_PATH: ReadonlySet<string> = new Set([
+  "secret",
+  "secret_content",
+  "too_large",
+  "special_file",
+  "unreadable",
+  "unsafe_name",
+  "changed_while_reading",
+]);
+const TOLD_AS_COUNT: ReadonlySet<string> = new Set(["ignored", "excluded_dir"]);
+/** Most omissions remembered as told per agent session, and most characters of their list. */
+const MAX_NOTIFIED = 5000;
+const MAX_NOTIFIED_CHARS = 256 * 1024;
+/** Events whose `systemMessage` Claude Code discards: nothing is told (or marked told) on them. */
+const UNTOLD_EVENTS: ReadonlySet<string> = new Set([
+  "PreCompact",
+  "PostCompact",
+  "SessionEnd",
+  "StopFailure",
+]);
+
+class DuplicateDelivery extends Error {}
+
+/** The key that makes a redelivery of `event` a retry, or null when the agent gives no id. */
+function idKey(event: AgentEvent): string | null {
   if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {
-    key = event.tool_use_id;
-  } else if (event.event === "UserPromptSubmit") {
-    prompt += 1;
-    if (event.prompt_id !== null) {
-      key = event.prompt_id;
-    } else {
-      // Without the harness's id: the same bytes as the latest recorded event
-      // of this agent session, and it a prompt, is a retry of that prompt.
-      const last = history[history.length - 1];
-      const retry = last !== undefined && last.event === "UserPromptSubmit" &&
-        last.source_id.endsWith(`.${short}`);
-      if (retry) {
-        prompt -= 1;
-        key = last.source_id.slice(`${sessionId}:UserPromptSubmit:`.length);
-      } else key = `${prompt}.${short}`;
-    }
-  } else {
-    key = `${prompt}.${event.prompt_id === null ? "" : `${event.prompt_id}.`}${short}`;
+    return `${event.event}:${event.tool_use_id}`;
   }
-  const id = `${sessionId}:${event.event}:${key}`;
-  if (id.length > 256) throw new UsageError("The hook event's ids are too long to key it");
+  if (event.event === "UserPromptSubmit" && event.prompt_id !== null) {
+    return `prompt:${event.prompt_id}`;
+  }
+  return null;
+}
+
+function reasonOf(event: AgentEvent): string {
   let reason = event.tool === null ? event.event : `${event.event} ${event.tool}`;
   if (event.detail !== null) reason += ` (${event.detail})`;
   if (event.prompt !== null) {
@@ -273,34 +291,280 @@ export function agentCheckpoint(store: Store, session: string, event: AgentEvent
       : event.prompt;
     reason += `: ${text}`;
   }
+  return reason.slice(0, 1024);
+}
+
+async function duplicateResult(store: Store, row: AgentEventRow): Promise<AgentResult> {
+  let envelope;
+  try {
+    envelope = await readEnvelope(store, row.snapshot);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new NotFoundError(
+      `This event was recorded before, in snapshot ${row.snapshot.slice(0, 12)}, since forgotten`,
+    );
+  }
+  const session = agentSessionBySeq(store, row.agent_session);
   return {
-    source: { kind: CLAUDE_CODE, id },
-    reason: reason.slice(0, 1024),
-    metadata: {
-      agent: { harness: CLAUDE_CODE, session_id: event.session_id },
+    id: row.snapshot,
+    envelope,
+    created: false,
+    capture: null,
+    operation: null,
+    secrets: [],
+    agent: {
+      session_id: session?.session_id ?? "-",
+      event: row.kind,
+      position: row.position,
+      prompt: row.prompt,
+      duplicate: true,
+      omitted: [],
+      omitted_more: 0,
     },
-    context: { cursors: { message: prompt === 0 ? null : prompt } },
   };
 }
 
+/** The omissions of `tree` this agent session was not told of yet, and the new told set. */
+function newOmissions(
+  skipped: readonly SkippedEntry[],
+  notifiedText: string,
+): { omitted: SkippedEntry[]; more: number; notified: string } {
+  let told: string[];
+  try {
+    const parsed = JSON.parse(notifiedText);
+    told = Array.isArray(parsed) ? parsed.filter((x) => typeof x === "string") : [];
+  } catch {
+    told = [];
+  }
+  const known = new Set(told);
+  let chars = notifiedText.length;
+  const omitted: SkippedEntry[] = [];
+  let more = 0;
+  const counted = new Set<string>();
+  for (const entry of skipped) {
+    if (TOLD_BY_PATH.has(entry.reason)) {
+      const key = `${entry.reason}\t${entry.path}`;
+      if (known.has(key)) continue;
+      omitted.push(entry);
+      if (told.length < MAX_NOTIFIED && chars + key.length + 4 <= MAX_NOTIFIED_CHARS) {
+        told.push(key);
+        known.add(key);
+        chars += key.length + 4;
+      }
+    } else if (TOLD_AS_COUNT.has(entry.reason)) {
+      const key = `${entry.reason}\t*`;
+      if (known.has(key)) continue;
+      more += 1;
+      counted.add(key);
+    }
+  }
+  for (const key of counted) told.push(key);
+  return { omitted, more, notified: JSON.stringify(told) };
+}
+
 /**
- * `options` for `createSnapshot` with what `event` records (its source,
- * reason, metadata and prompt number) in the session `options` names.
+ * Records `event` with a checkpoint: `create` (`createSnapshot` with the
+ * caller's capture) is called with `options` plus the event's reason and
+ * `facets.metadata.agent`, and inside its transaction the event, its agent
+ * session and (for a prompt) its turn are recorded against the snapshot it
+ * returns. A redelivered event (same agent ids) returns the first delivery's
+ * snapshot and records nothing.
  */
-export function withAgentEvent<T extends CreateOptions>(
+export async function recordAgentEvent(
   store: Store,
-  options: T,
+  options: CreateOptions,
   event: AgentEvent,
-): T {
-  const sel = selection(store, options.session, options.branch);
-  const agent = agentCheckpoint(store, sel.session, event);
-  const context: ContextInput = { ...(options.context ?? {}) };
-  context.cursors = { ...(context.cursors ?? {}), ...agent.context.cursors };
-  return {
-    ...options,
-    source: agent.source,
-    reason: agent.reason,
-    metadata: { ...(options.metadata ?? {}), ...agent.metadata },
-    context,
+  create: (options: CreateOptions) => Promise<CreateResult>,
+): Promise<AgentResult> {
+  const sessionId = event.session_id ?? "-";
+  const key = idKey(event);
+  const lookup = (): AgentEventRow | null => {
+    if (key === null) return null;
+    const row = agentSessionRow(store, event.harness, sessionId);
+    return row === null ? null : agentEventByKey(store, row.seq, key);
   };
+  const seen = lookup();
+  if (seen !== null) return await duplicateResult(store, seen);
+  const sel = selection(store, options.session, options.branch);
+  const agentMeta: Record<string, JsonValue> = {
+    harness: event.harness,
+    session_id: event.session_id,
+    event: event.event,
+    prompt: null,
+  };
+  let headBefore: string | null = null;
+  let position = 0;
+  let prompt: number | null = null;
+  let prompts = 0;
+  let outcome: AgentOutcome | null = null;
+  try {
+    const result = await create({
+      ...options,
+      source: null,
+      reason: reasonOf(event),
+      metadata: { ...(options.metadata ?? {}), agent: agentMeta },
+      prepare: () => {
+        options.prepare?.();
+        if (lookup() !== null) throw new DuplicateDelivery();
+        const row = agentSessionRow(store, event.harness, sessionId);
+        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;
+        position = (row?.events ?? 0) + 1;
+        prompts = row?.prompts ?? 0;
+        if (event.event === "UserPromptSubmit") {
+          prompts += 1;
+          prompt = prompts;
+        } else {
+          const turn = row !== null && event.prompt_id !== null
+            ? agentTurnByPromptId(store, row.seq, event.prompt_id)
+            : null;
+          prompt = turn?.prompt ?? (prompts === 0 ? null : prompts);
+        }
+        agentMeta.prompt = prompt;
+      },
+      beforeCommit: (envelope) => {
+        options.beforeCommit?.(envelope);
+        const at = Date.now();
+        const row = touchAgentSession(store, {
+          harness: event.harness,
+          session_id: sessionId,
+          ctx_session: sel.session,
+          cwd: event.cwd,
+          transcript_path: event.transcript_path,
+          at,
+        });
+        const seq = insertAgentEvent(store, {
+          agent_session: row.seq,
+          position,
+          key: key ?? `#${position}`,
+          kind: event.event,
+          tool: event.tool,
+          tool_use_id: event.tool_use_id,
+          prompt,
+          snapshot: envelope.id,
+          created: envelope.id === headBefore ? 0 : 1,
+          at,
+        });
+        if (event.event === "UserPromptSubmit") {
+          insertAgentTurn(store, row.seq, {
+            prompt: prompt!,
+            prompt_id: event.prompt_id,
+            text: event.prompt,
+            event: seq,
+            snapshot: envelope.id,
+            at,
+          });
+        }
+        const workspace = envelope.body.workspace;
+        const skipped = workspace === null || workspace.skipped === 0 ||
+            UNTOLD_EVENTS.has(event.event)
+          ? []
+          : store.getTree(workspace.tree).skipped;
+        const told = UNTOLD_EVENTS.has(event.event)
+          ? { omitted: [], more: 0, notified: row.notified }
+          : newOmissions(skipped, row.notified);
+        updateAgentSession(store, row.seq, {
+          prompts,
+          events: position,
+          end_reason: event.event === "SessionEnd" ? (event.detail ?? "other") : null,
+          notified: told.notified,
+        });
+        outcome = {
+          session_id: sessionId,
+          event: event.event,
+          position,
+          prompt,
+          duplicate: false,
+          omitted: told.omitted,
+          omitted_more: told.more,
+        };
+      },
+    });
+    return { ...result, agent: outcome! };
+  } catch (error) {
+    if (!(error instanceof DuplicateDelivery)) throw error;
+    // Another process recorded the same event meanwhile: its snapshot stands.
+    return await duplicateResult(store, lookup()!);
+  }
+}
+
+/** An agent session and its prompts (see {@linkcode agentPrompts}). */
+export interface AgentPrompts {
+  /** The agent session. */
+  session: AgentSessionRow;
+  /** Its prompts, first first: each names the state before it (`snapshot`). */
+  prompts: AgentTurnRow[];
+}
+
+/**
+ * The agent session `spec` names (its id, or a unique prefix of at least 4
+ * characters), or the one with the newest event when `spec` is null.
+ *
+ * @throws {NotFoundError} When there is none. @throws {UsageError} When a prefix is ambiguous.
+ */
+export function findAgentSession(store: Store, spec: string | null): AgentSessionRow {
+  if (spec === null) {
+    const latest = listAgentSessions(store, 1)[0];
+    if (latest === undefined) {
+      throw new NotFoundError("No agent session is recorded in this store", {
+        hint: "the agent hook records them: see the README's Claude Code section",
+      });
+    }
+    return latest;
+  }
+  const exact = agentSessionRow(store, CLAUDE_CODE, spec);
+  if (exact !== null) return exact;
+  const found = spec.length >= 4 ? agentSessionsByPrefix(store, spec, 2) : [];
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) {
+    throw new UsageError(`Agent session prefix ${quote(spec)} names more than one session`, {
+      hint: "give more characters of the session id",
+    });
+  }
+  throw new NotFoundError(`No agent session ${quote(spec)} is recorded in this store`, {
+    hint: "`ctxsnap list --agent-session ID` takes the session_id of the hook's events",
+  });
+}
+
+/** The prompts of the agent session `spec` names (see {@linkcode findAgentSession}). */
+export function agentPrompts(store: Store, spec: string | null): AgentPrompts {
+  const session = findAgentSession(store, spec);
+  return { session, prompts: agentTurns(store, session.seq) };
+}
+
+/** Prompt `prompt` of an agent session, or null. */
+export function agentPrompt(
+  store: Store,
+  session: AgentSessionRow,
+  prompt: number,
+): AgentTurnRow | null {
+  return agentTurn(store, session.seq, prompt);
+}
+
+/** The events of an agent session, oldest first (the newest `limit`). */
+export function agentSessionEvents(
+  store: Store,
+  session: AgentSessionRow,
+  limit: number,
+): AgentEventRow[] {
+  return agentEvents(store, session.seq, limit);
+}
+
+/**
+ * The snapshot holding the state before prompt `prompt` of the agent
+ * session `spec` names (the latest when null).
+ *
+ * @throws {NotFoundError} When there is no such session or prompt, saying how many it has.
+ */
+export function snapshotBeforePrompt(store: Store, spec: string | null, prompt: number): string {
+  const session = findAgentSession(store, spec);
+  const turn = agentTurn(store, session.seq, prompt);
+  if (turn === null) {
+    throw new NotFoundError(
+      `Agent session ${quote(session.session_id)} has no prompt ${prompt}: it has ${
+        session.prompts === 1 ? "1 prompt" : `${session.prompts} prompts`
+      }`,
+      { hint: "list them with `ctxsnap list --agent-session ID`" },
+    );
+  }
+  return turn.snapshot;
 }

@@ -70,6 +70,7 @@ import {
   selection,
 } from "./timeline.ts";
 import { VERSION } from "../version.ts";
+import type { AgentOutcome } from "./agent.ts";
 import { setBaseline } from "../store/baseline.ts";
 import { assertResolved, assertWorkspaceResolved } from "../store/operations.ts";
 import { snapshotIdBySource } from "../store/snapshot_rows.ts";
@@ -253,6 +254,8 @@ export interface CreateResult {
   operation: string | null;
   /** Files the capture left out as secrets (`secret` by name, `secret_content`), sorted. */
   secrets: SkippedEntry[];
+  /** For a checkpoint of an agent event: what the event recorded (`agent.ts`). */
+  agent?: AgentOutcome;
 }
 
 /**

@@ -5,6 +5,7 @@
  * ```
  * REVISION := BASE SUFFIX*
  * BASE     := "HEAD" | "@" | HEX | BRANCH          (empty before "@{": HEAD)
+ *           | "prompt:" N [":" AGENT_SESSION]      (the state before prompt N)
  * SUFFIX   := "~" [N]                               (N parents back; "~" alone is "~1")
  *           | "@{" TIME "}"                        (the newest at or before TIME)
  * TIME     := YYYY-MM-DD ["T" HH:MM [":" SS ["." FRACTION]]] [ "Z" | ("+"|"-") HH:MM ]
@@ -19,6 +20,11 @@
  *   snapshot (say a branch `cafe`) names the **branch**, as git prefers a ref
  *   to an abbreviated id; {@linkcode resolveRevision} reports it through
  *   `onWarning`, and more hex digits (or the full id) name the snapshot.
+ * - `prompt:N` is the snapshot holding the workspace when prompt N (1, 2, …)
+ *   of the agent session with the newest recorded event was submitted: the
+ *   state before that prompt. `prompt:N:S` names agent session S (its id or
+ *   a unique prefix of at least 4 characters). Neither branch names nor ids
+ *   hold a `:`, so the form is never ambiguous.
  * - `~N` follows `parent` links N times (0 ≤ N ≤ 1,000,000); past the first
  *   snapshot, or into a forgotten one, is "not found".
  * - `@{TIME}` walks back from the snapshot named so far to the newest whose
@@ -37,6 +43,7 @@
 import { NotFoundError, quote, UsageError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import { isValidName } from "./body.ts";
+import { snapshotBeforePrompt } from "./agent.ts";
 import { getBranch, getSnapshotRow, resolveSnapshotId, selection } from "./timeline.ts";
 
 /** One step after the base of a revision. */
@@ -121,8 +128,11 @@ export function parseRevision(text: string): Revision {
 /** Whether `text` is written as a revision rather than a plain id or name (`HEAD`, `@`, `~`, `@{`). */
 export function hasRevisionSyntax(text: string): boolean {
   const t = text.trim();
-  return t === "HEAD" || t === "@" || t.includes("~") || t.includes("@{");
+  return t === "HEAD" || t === "@" || t.includes("~") || t.includes("@{") ||
+    t.startsWith("prompt:");
 }
+
+const PROMPT_BASE = /^prompt:(\d{1,15})(?::([A-Za-z0-9][A-Za-z0-9._-]{0,127}))?$/;
 
 /** Options of {@linkcode resolveRevision}. */
 export interface ResolveOptions {
@@ -152,6 +162,15 @@ function headOf(store: Store, session: string, branch: string, what: string): st
 function resolveBase(store: Store, base: string, text: string, opts: ResolveOptions): string {
   const sel = selection(store, opts.session, opts.branch);
   if (base === "HEAD") return headOf(store, sel.session, sel.branch, quote(text));
+  if (base.startsWith("prompt:")) {
+    const m = PROMPT_BASE.exec(base);
+    if (m === null || Number(m[1]) < 1) {
+      throw new UsageError(`${quote(text)} is not a prompt name`, {
+        hint: "write prompt:N (the latest agent session) or prompt:N:SESSION_ID, with N from 1",
+      });
+    }
+    return snapshotBeforePrompt(store, m[2] ?? null, Number(m[1]));
+  }
   const lower = base.toLowerCase();
   if (/^[0-9a-f]{64}$/.test(lower)) return resolveSnapshotId(store, lower);
   const isBranch = isValidName(base) && getBranch(store, sel.session, base) !== null;

@@ -3,7 +3,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { BusyError, CtxsnapError, IntegrityError } from "../errors.ts";
+import { BusyError, CtxsnapError, IntegrityError, IoError } from "../errors.ts";
 import { countWait } from "./waits.ts";
 
 /** Maps SQLite failures to typed errors: busy and locked become {@linkcode BusyError}. */
@@ -13,6 +13,12 @@ export function mapSqliteError(error: unknown, what: string): unknown {
   if (/database is locked|SQLITE_BUSY|database table is locked/i.test(message)) {
     return new BusyError(`The store is busy: ${what} waited past the busy timeout`, {
       hint: "another ctxsnap process is using this store; retry, or raise CTXSNAP_BUSY_TIMEOUT_MS",
+      cause: error,
+    });
+  }
+  if (/disk I\/O error|database or disk is full|SQLITE_FULL|SQLITE_IOERR/i.test(message)) {
+    return new IoError(`The store could not be written: ${what} failed (${message})`, {
+      hint: "the disk may be full or failing; free space, then run `ctxsnap verify`",
       cause: error,
     });
   }

@@ -193,6 +193,54 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE operations ADD COLUMN reverts TEXT;
   CREATE INDEX operations_undoable ON operations (seq) WHERE undo IS NOT NULL;
   `,
+  `
+  -- 5: agent sessions, their prompts (turns) and hook events as records of
+  -- their own (docs/FORMAT.md 8.2, 16). An event is keyed by the agent's own
+  -- ids (tool_use_id, prompt_id) or, when it gives none, by its position in
+  -- the agent session: never by its bytes. Each event names the snapshot
+  -- holding the workspace after it (a new one, or the head it left unchanged).
+  CREATE TABLE agent_sessions (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    harness         TEXT NOT NULL,
+    session_id      TEXT NOT NULL,
+    ctx_session     TEXT NOT NULL,
+    cwd             TEXT,
+    transcript_path TEXT,
+    first_event_at  INTEGER NOT NULL,
+    last_event_at   INTEGER NOT NULL,
+    end_reason      TEXT,
+    prompts         INTEGER NOT NULL DEFAULT 0 CHECK (prompts >= 0),
+    events          INTEGER NOT NULL DEFAULT 0 CHECK (events >= 0),
+    notified        TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (harness, session_id)
+  );
+  CREATE TABLE agent_turns (
+    agent_session INTEGER NOT NULL,
+    prompt        INTEGER NOT NULL CHECK (prompt >= 1),
+    prompt_id     TEXT,
+    text          TEXT,
+    event         INTEGER NOT NULL,
+    snapshot      TEXT NOT NULL CHECK (length(snapshot) = 64),
+    at            INTEGER NOT NULL,
+    PRIMARY KEY (agent_session, prompt)
+  ) WITHOUT ROWID;
+  CREATE TABLE agent_events (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_session INTEGER NOT NULL,
+    position      INTEGER NOT NULL CHECK (position >= 1),
+    key           TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    tool          TEXT,
+    tool_use_id   TEXT,
+    prompt        INTEGER,
+    snapshot      TEXT NOT NULL CHECK (length(snapshot) = 64),
+    created       INTEGER NOT NULL CHECK (created IN (0, 1)),
+    at            INTEGER NOT NULL,
+    UNIQUE (agent_session, key),
+    UNIQUE (agent_session, position)
+  );
+  CREATE INDEX agent_events_by_snapshot ON agent_events (snapshot);
+  `,
 ];
 
 /** The schema version this code writes and reads. */

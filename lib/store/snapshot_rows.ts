@@ -236,24 +236,3 @@ export function listSnapshotRows(store: Store, filter: RowFilter = {}): Snapshot
      ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as SnapshotRow[];
 }
-
-/**
- * The id and source id of every snapshot with source kind `kind` whose
- * source id starts with `prefix`, oldest first; of one session, or of all
- * when `session` is null.
- */
-export function snapshotsBySourcePrefix(
-  store: Store,
-  kind: string,
-  prefix: string,
-  session: string | null,
-): { id: string; source_id: string }[] {
-  return store.stmt(
-    `SELECT id, source_id FROM snapshots
-     WHERE source_kind = ? AND substr(source_id, 1, ?) = ? AND (? IS NULL OR session = ?)
-     ORDER BY seq`,
-  ).all(kind, prefix.length, prefix, session, session) as unknown as {
-    id: string;
-    source_id: string;
-  }[];
-}

@@ -194,6 +194,7 @@ export class WatchServer {
         capture: result.capture,
         secrets: result.secrets,
         operation: result.operation,
+        ...(result.agent === undefined ? {} : { agent: result.agent }),
       } as unknown as Record<string, unknown>,
     };
   }

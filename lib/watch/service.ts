@@ -30,7 +30,7 @@ import { captureWorkspace } from "../store/capture.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../store/incremental.ts";
 import type { Store } from "../store/store.ts";
 import { type CreateOptions, type CreateResult, createSnapshot } from "../snapshot/create.ts";
-import { type AgentEvent, withAgentEvent } from "../snapshot/agent.ts";
+import { type AgentEvent, recordAgentEvent } from "../snapshot/agent.ts";
 
 /** Options of a {@linkcode WatchService}. */
 export interface WatchServiceOptions {
@@ -125,15 +125,21 @@ export class WatchService {
       let captured = false;
       const { agent, ...rest } = options;
       try {
-        const result = await createSnapshot(this.store, this.signer, {
-          ...(agent === undefined ? rest : withAgentEvent(this.store, rest, agent)),
-          capture: (captureOptions) => {
-            captured = true;
-            const ownLimit = captureOptions.maxFileBytes === undefined ||
-              captureOptions.maxFileBytes === this.maxFileBytes;
-            return ownLimit ? this.engine.capture() : captureWorkspace(this.store, captureOptions);
-          },
-        });
+        const make = (opts: CreateOptions) =>
+          createSnapshot(this.store, this.signer, {
+            ...opts,
+            capture: (captureOptions) => {
+              captured = true;
+              const ownLimit = captureOptions.maxFileBytes === undefined ||
+                captureOptions.maxFileBytes === this.maxFileBytes;
+              return ownLimit
+                ? this.engine.capture()
+                : captureWorkspace(this.store, captureOptions);
+            },
+          });
+        const result = agent === undefined
+          ? await make(rest)
+          : await recordAgentEvent(this.store, rest, agent, make);
         this.served += 1;
         return result;
       } catch (error) {

@@ -83,13 +83,14 @@ export const list: Command = {
   name: "list",
   summary: "list snapshots, newest first",
   usage:
-    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--session S] [--limit N]",
+    "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]\nlist --prompts [--agent-session ID] [--limit N]",
   examples: [
     "ctxsnap list                  # the current branch's timeline",
     "ctxsnap list --all --json     # every snapshot in the store",
     "ctxsnap list --before 2026-11-30T10:00   # what existed at 10:00 UTC",
     "ctxsnap list --agent-session 3f6c0b0e-…             # what the hook recorded for one Claude Code session",
     "ctxsnap list --agent-session 3f6c0b0e-… --prompt 3  # the state before its third prompt",
+    "ctxsnap list --prompts                              # the prompts of the latest agent session",
   ],
   options: {
     session: { type: "string", arg: "S", help: "session (default: current)" },
@@ -105,13 +106,18 @@ export const list: Command = {
       type: "string",
       arg: "ID",
       help:
-        "the checkpoints the agent hook made for agent session ID (any ctxsnap session unless --session)",
+        "the events the agent hook recorded for agent session ID (or a unique prefix), newest first, each with the snapshot holding the workspace after it",
+    },
+    prompts: {
+      type: "boolean",
+      help:
+        "the prompts of agent session ID (without --agent-session: the one with the newest event), first first, each with the snapshot holding the state before it",
     },
     prompt: {
       type: "string",
       arg: "N",
       help:
-        "with --agent-session: the checkpoint made when prompt N was submitted (the state before it)",
+        "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 4 if there is no prompt N",
     },
   },
   positionals: 0,
@@ -128,37 +134,96 @@ export const list: Command = {
         if (prompt !== undefined && agentSession === undefined) {
           throw new UsageError("--prompt needs --agent-session");
         }
+        if (flag(parsed, "prompts")) {
+          if (prompt !== undefined || flag(parsed, "all") || before !== undefined) {
+            throw new UsageError("--prompts lists prompts: not with --prompt, --all or --before");
+          }
+          const { agentPrompts } = await import("../../snapshot/agent.ts");
+          const found = agentPrompts(store, agentSession ?? null);
+          const all = found.prompts;
+          const shown = limit === undefined ? all : all.slice(Math.max(0, all.length - limit));
+          const s = found.session;
+          const doc = {
+            agent_session: {
+              harness: s.harness,
+              session_id: s.session_id,
+              cwd: s.cwd,
+              transcript_path: s.transcript_path,
+              first_event_at: new Date(s.first_event_at).toISOString(),
+              last_event_at: new Date(s.last_event_at).toISOString(),
+              end_reason: s.end_reason,
+              prompts: s.prompts,
+              events: s.events,
+            },
+            prompts: shown.map((t) => ({
+              prompt: t.prompt,
+              revision: `prompt:${t.prompt}:${s.session_id}`,
+              prompt_id: t.prompt_id,
+              snapshot: t.snapshot,
+              at: new Date(t.at).toISOString(),
+              text: t.text === null || t.text.length <= 200 ? t.text : `${t.text.slice(0, 200)}…`,
+            })),
+            omitted_earlier: all.length - shown.length,
+          };
+          ctx.out.result(doc, () =>
+            [
+              `agent session ${esc(s.session_id)}: ${s.prompts} prompts, ${s.events} events${
+                s.end_reason === null ? "" : `, ended (${esc(s.end_reason)})`
+              }`,
+              ...doc.prompts.map((t) =>
+                `  prompt:${t.prompt}  ${short(t.snapshot)}  ${
+                  t.at.replace("T", " ").slice(0, 19)
+                }${t.text === null ? "" : `  ${esc(t.text)}`}`
+              ),
+            ].join("\n"));
+          return 0;
+        }
         let rows: (SnapshotSummary & { agent?: unknown })[];
         let on: Record<string, string[]> | null = null;
         let emptyHint: string | null = null;
         if (agentSession !== undefined) {
-          if (flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined) {
+          if (
+            flag(parsed, "all") || str(parsed, "branch") !== undefined || before !== undefined ||
+            str(parsed, "session") !== undefined
+          ) {
             throw new UsageError(
-              "--agent-session lists one agent session: not with --all, --branch or --before",
+              "--agent-session lists one agent session: not with --all, --session, --branch or --before",
             );
           }
-          const { agentSnapshots } = await import("../../snapshot/agent.ts");
-          const agentItems = agentSnapshots(store, str(parsed, "session") ?? null, agentSession)
-            .filter((row) => prompt === undefined || row.event === "UserPromptSubmit")
-            .reverse()
-            .map((row) => {
-              let envelope: Envelope | undefined;
-              try {
-                envelope = readEnvelopeUnverified(store, row.id); // only described, never acted on
-              } catch {
-                envelope = undefined;
-              }
-              const item = summarize(store, row.id, envelope);
-              return {
-                ...item,
-                agent: {
-                  session_id: agentSession,
-                  event: item.source?.id.slice(agentSession.length + 1).split(":")[0] ?? null,
-                  prompt: envelope?.body.cursors.message ?? null,
-                },
-              };
-            })
-            .filter((item) => prompt === undefined || item.agent.prompt === prompt);
+          const { agentPrompt, agentSessionEvents, findAgentSession, snapshotBeforePrompt } =
+            await import(
+              "../../snapshot/agent.ts"
+            );
+          const found = findAgentSession(store, agentSession);
+          const describe = (id: string, agent: Record<string, unknown>) => {
+            let envelope: Envelope | undefined;
+            try {
+              envelope = readEnvelopeUnverified(store, id); // only described, never acted on
+            } catch {
+              envelope = undefined;
+            }
+            return { ...summarize(store, id, envelope), agent };
+          };
+          const agentItems = prompt !== undefined
+            ? [describe(snapshotBeforePrompt(store, found.session_id, prompt), {
+              session_id: found.session_id,
+              event: "UserPromptSubmit",
+              prompt,
+              prompt_id: agentPrompt(store, found, prompt)?.prompt_id ?? null,
+              text: agentPrompt(store, found, prompt)?.text ?? null,
+            })]
+            : agentSessionEvents(store, found, limit ?? 1_000_000).reverse().map((row) =>
+              describe(row.snapshot, {
+                session_id: found.session_id,
+                event: row.kind,
+                tool: row.tool,
+                tool_use_id: row.tool_use_id,
+                position: row.position,
+                prompt: row.prompt,
+                created: row.created === 1,
+                at: new Date(row.at).toISOString(),
+              })
+            );
           rows = limit === undefined ? agentItems : agentItems.slice(0, limit);
         } else {
           const all = flag(parsed, "all");
@@ -211,7 +276,11 @@ export const list: Command = {
                   ? esc(where[item.id]!.join(", "))
                   : `${esc(item.session)}/${esc(item.branch)}`,
                 ...("agent" in item && item.agent
-                  ? [`prompt ${(item.agent as { prompt: number | null }).prompt ?? "-"}`]
+                  ? [
+                    agentLabel(
+                      item.agent as { prompt: number | null; event: string; tool?: string },
+                    ),
+                  ]
                   : []),
                 item.format === "lean-ctx"
                   ? "lean-ctx"
@@ -232,3 +301,8 @@ export const list: Command = {
     }
   },
 };
+
+function agentLabel(agent: { prompt: number | null; event: string; tool?: string | null }): string {
+  const tool = agent.tool ? ` ${esc(agent.tool)}` : "";
+  return `prompt ${agent.prompt ?? "-"}  ${esc(agent.event)}${tool}`;
+}

@@ -5,6 +5,7 @@
  */
 import { UsageError } from "../../errors.ts";
 import type { MovePlan } from "../../restore/plan.ts";
+import type { SkippedEntry } from "../../store/tree.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type {
   GitPosition,
@@ -167,11 +168,30 @@ function gitLines(result: RestoreResult): string[] {
   return lines;
 }
 
+/** Most paths named in the text output (`--json` lists all). */
+const MAX_NOT_CAPTURED_SHOWN = 20;
+
+/** The lines naming what existed at a target but was never captured. */
+export function notCapturedLines(skipped: readonly SkippedEntry[]): string[] {
+  if (skipped.length === 0) return [];
+  const lines = [
+    `${skipped.length} path(s) existed at the target but were never captured; a restore cannot bring them back:`,
+    ...skipped.slice(0, MAX_NOT_CAPTURED_SHOWN).map((s) =>
+      `  not captured  ${esc(s.path)}  (${esc(s.reason)})`
+    ),
+  ];
+  if (skipped.length > MAX_NOT_CAPTURED_SHOWN) {
+    lines.push(`  and ${skipped.length - MAX_NOT_CAPTURED_SHOWN} more (--json lists all)`);
+  }
+  return lines;
+}
+
 function report(out: Output, result: RestoreResult): void {
   out.result({ ...result, plan: planJson(result.plan) }, () => {
     const lines = result.plan ? planLines(result.plan) : ["workspace not restored"];
     if (result.session) lines.push(sessionLine(result.session));
     lines.push(...gitLines(result));
+    lines.push(...notCapturedLines(result.not_captured));
     if (result.dry_run) {
       lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
       for (const refusal of result.would_refuse) {

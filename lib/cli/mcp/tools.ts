@@ -417,6 +417,33 @@ export const TOOLS: readonly Tool[] = [
     },
   },
   {
+    name: "agent_prompts",
+    title: "List an agent session's prompts",
+    description:
+      "The prompts of one agent session (agent_session: its id or a unique prefix; default: the " +
+      "session with the newest event), first first: each with the snapshot holding the state " +
+      "before it and its revision name prompt:N:SESSION, which show, diff, restore_preview and " +
+      "restore accept as id. The latest `limit` (default 10, at most 20: an answer stays under " +
+      "10,000 characters); `omitted_earlier` counts the others.",
+    inputSchema: object({
+      agent_session: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$" },
+      limit: { type: "integer", minimum: 1, maximum: 20, description: "at most this many" },
+    }),
+    outputSchema: {
+      type: "object",
+      properties: { agent_session: OBJECT, prompts: { type: "array", items: OBJECT } },
+      required: ["agent_session", "prompts"],
+    },
+    annotations: readOnly,
+    run(ctx, args) {
+      const argv = ["list", "--prompts", `--limit=${args.limit ?? 10}`];
+      if (typeof args.agent_session === "string") {
+        argv.push(`--agent-session=${args.agent_session}`);
+      }
+      return command(ctx, argv);
+    },
+  },
+  {
     name: "show",
     title: "Show a checkpoint",
     description:
