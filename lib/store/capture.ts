@@ -55,11 +55,11 @@ import {
   compareSkipped,
   type SkippedEntry,
   type TreeEntry,
-  treeId as treeIdOf,
   type TreeManifest,
   validateTree,
 } from "./tree.ts";
 import { writeAllSync } from "../fs/fd.ts";
+import { splitManifest } from "./dir_tree.ts";
 
 /** Counters describing one capture. */
 export interface CaptureStats {
@@ -79,7 +79,7 @@ export interface CaptureStats {
 
 /** What {@linkcode captureWorkspace} returns. */
 export interface CaptureResult {
-  /** The id of the stored manifest. */
+  /** The id of the stored root tree (a version 2 directory tree). */
   treeId: string;
   /** The manifest. */
   tree: TreeManifest;
@@ -420,7 +420,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   stats.skipped = skipped.length;
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });
-  const treeId = persist ? store.putTree(tree) : treeIdOf(tree);
+  const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
   return { treeId, tree, stats };
 }
 
