@@ -442,8 +442,9 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
       assertEquals(pushed.refs.map((r) => [r.branch, r.head, r.seq, r.status]), [
         ["main", second, 1, "updated"],
       ]);
-      // 2 trees, 5 blobs (a.txt twice, b.md, main.ts, big.bin); big.bin went up raw.
-      assertEquals(pushed.objects.uploaded, 7);
+      // 5 directory trees (the root twice, src, notes, data), 5 blobs (a.txt twice,
+      // b.md, main.ts, big.bin); big.bin went up raw.
+      assertEquals(pushed.objects.uploaded, 10);
       assert(pushed.bytesSent > big.length && pushed.bytesSent < big.length + 64 * 1024);
 
       // Bob pulls: everything verified, on a tracking branch of Alice's session.
@@ -471,12 +472,13 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
         await Deno.remove(carol, { recursive: true });
       }
 
-      // Incremental: one edited file sends one snapshot, its tree and one blob.
+      // Incremental: one edited file sends one snapshot, the trees on its path
+      // (notes/ and the root) and one blob.
       await Deno.writeTextFile(join(alice.ws, "notes/b.md"), "# bravo, edited\n");
       const third = await snap(alice, "third");
       const again = await push(alice.store, remote, alice.me, "origin", { kind: "current" });
       assertEquals(again.snapshots, { uploaded: 1, present: 1 });
-      assertEquals(again.objects.uploaded, 2);
+      assertEquals(again.objects.uploaded, 3);
       assertEquals(again.refs[0]?.seq, 2);
       assert(again.bytesSent < 8 * 1024, `sent ${again.bytesSent} bytes`);
       const nothing = await push(alice.store, remote, alice.me, "origin", { kind: "current" });
@@ -486,7 +488,7 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
       const pulledAgain = await pull(bob.store, remote, trusting(bob, alice), "origin");
       assertEquals(refOf(pulledAgain, alice.me.keyId).head, third);
       assertEquals(pulledAgain.snapshots.fetched, 1);
-      assertEquals(pulledAgain.objects.fetched, 2);
+      assertEquals(pulledAgain.objects.fetched, 3);
       assert(pulledAgain.bytesReceived < 8 * 1024);
       assertEquals(counts(bob.store).snapshots, before.snapshots! + 1);
       const idle = await pull(bob.store, remote, trusting(bob, alice), "origin");

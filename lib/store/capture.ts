@@ -81,8 +81,10 @@ export interface CaptureStats {
 export interface CaptureResult {
   /** The id of the stored root tree (a version 2 directory tree). */
   treeId: string;
-  /** The manifest. */
+  /** The flat manifest (an incremental capture builds it when first read). */
   tree: TreeManifest;
+  /** What the capture left out: the manifest's `skipped`, without building the manifest. */
+  skipped: SkippedEntry[];
   /** Counters. */
   stats: CaptureStats;
 }
@@ -421,7 +423,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });
   const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
-  return { treeId, tree, stats };
+  return { treeId, tree, skipped: tree.skipped, stats };
 }
 
 type ReadOutcome = { blob: string; size: number; stat: StatInfo } | { reason: string };

@@ -66,49 +66,80 @@ export function expandDirTree(
   root: DirTree,
   read: (id: string) => TreeManifest | DirTree,
 ): TreeManifest {
-  const entries: TreeEntry[] = [];
-  const skipped: SkippedEntry[] = [];
-  const seen = new Map<string, DirTree>([[rootId, root]]);
-  const visit = (id: string, tree: DirTree, prefix: string, depth: number): void => {
-    for (const record of tree.skipped) {
-      if (skipped.length >= MAX_TREE_SKIPPED) {
-        throw new IntegrityError(`Invalid tree: more than ${MAX_TREE_SKIPPED} skipped records`);
-      }
-      skipped.push(flatSkipped(prefix, record));
-    }
+  // First pass: read every distinct directory once, check the hierarchy and
+  // count what it expands to, so a small hostile hierarchy that shares
+  // subtrees to expand into billions of entries is refused before expanding.
+  const objects = new Map<string, DirTree>([[rootId, root]]);
+  const sizes = new Map<string, { entries: number; skipped: number; height: number }>();
+  const measure = (id: string, path: string, depth: number) => {
+    const tree = objects.get(id)!;
+    let entries = 0;
+    let skipped = tree.skipped.length;
+    let height = 0;
     for (const entry of tree.entries) {
-      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
       if (entry.type !== "tree") {
-        if (entries.length >= MAX_TREE_ENTRIES) {
-          throw new IntegrityError(`Invalid tree: more than ${MAX_TREE_ENTRIES} entries`);
-        }
-        entries.push(flatEntry(prefix, entry));
+        entries += 1;
         continue;
       }
+      const where = path === "" ? entry.name : `${path}/${entry.name}`;
       if (depth + 1 > MAX_TREE_DEPTH) {
         throw new IntegrityError(
           `Invalid tree ${quote(rootId)}: directories nest deeper than ${MAX_TREE_DEPTH} at ${
-            quote(path)
+            quote(where)
           }`,
         );
       }
-      let sub = seen.get(entry.tree);
-      if (sub === undefined) {
+      if (!objects.has(entry.tree)) {
         const object = read(entry.tree);
         if (object.version !== 2) {
           throw new IntegrityError(
-            `Invalid tree ${quote(id)}: subtree ${quote(path)} is not a version 2 tree`,
+            `Invalid tree ${quote(id)}: subtree ${quote(where)} is not a version 2 tree`,
           );
         }
         if (object.entries.length === 0 && object.skipped.length === 0) {
-          throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(path)} is empty`);
+          throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
         }
-        seen.set(entry.tree, sub = object);
+        objects.set(entry.tree, object);
       }
-      visit(entry.tree, sub, path, depth + 1);
+      const sub = sizes.get(entry.tree) ?? measure(entry.tree, where, depth + 1);
+      if (depth + 1 + sub.height > MAX_TREE_DEPTH) {
+        throw new IntegrityError(
+          `Invalid tree ${quote(rootId)}: directories nest deeper than ${MAX_TREE_DEPTH} below ${
+            quote(where)
+          }`,
+        );
+      }
+      entries += sub.entries;
+      skipped += sub.skipped;
+      height = Math.max(height, sub.height + 1);
+      if (entries > MAX_TREE_ENTRIES) {
+        throw new IntegrityError(
+          `Invalid tree ${quote(rootId)}: more than ${MAX_TREE_ENTRIES} entries`,
+        );
+      }
+      if (skipped > MAX_TREE_SKIPPED) {
+        throw new IntegrityError(
+          `Invalid tree ${quote(rootId)}: more than ${MAX_TREE_SKIPPED} skipped records`,
+        );
+      }
+    }
+    const out = { entries, skipped, height };
+    sizes.set(id, out);
+    return out;
+  };
+  measure(rootId, "", 0);
+  // Second pass: expand, depth first in git order (which is the flat order).
+  const entries: TreeEntry[] = [];
+  const skipped: SkippedEntry[] = [];
+  const visit = (tree: DirTree, prefix: string): void => {
+    for (const record of tree.skipped) skipped.push(flatSkipped(prefix, record));
+    for (const entry of tree.entries) {
+      if (entry.type === "tree") {
+        visit(objects.get(entry.tree)!, prefix === "" ? entry.name : `${prefix}/${entry.name}`);
+      } else entries.push(flatEntry(prefix, entry));
     }
   };
-  visit(rootId, root, "", 0);
+  visit(root, "");
   // Records placed in a directory sort among the root's whole-path ones.
   skipped.sort(compareSkipped);
   return validateTree({ version: 1, entries, skipped });
