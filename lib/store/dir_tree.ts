@@ -339,7 +339,8 @@ function storeDir(out: DirObject[], entries: DirEntry[], skipped: DirSkipped[]):
     );
   }
   const id = sha256Hex(bytes);
-  out.push({ id, bytes });
+  // Identical directories are one object, listed once.
+  if (!out.some((object) => object.id === id)) out.push({ id, bytes });
   return id;
 }
 
