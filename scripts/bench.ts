@@ -1541,7 +1541,7 @@ if (want("trees") && (await have("/usr/bin/time"))) {
   const firstMs = performance.now() - tFirst;
   const storeBytes = async () => await du(store);
   const before = await storeBytes();
-  await Deno.writeTextFile(`${ws}/a3/b7/c11/f5.txt`, "edited once\n");
+  await Deno.writeTextFile(`${ws}/a${fan - 1}/b${fan - 2}/c${fan - 3}/f5.txt`, "edited once\n");
   const oneFile = await ctxsnap(["--store", store, "create", "-m", "one file", "--json"]);
   const afterOne = await storeBytes();
   const unchanged = await measure(
@@ -1587,15 +1587,16 @@ if (want("trees") && (await have("/usr/bin/time"))) {
   const parentOf = (id: string) =>
     (opened.db.prepare("SELECT parent FROM snapshots WHERE id = ?").get(id) as { parent: string })
       .parent;
+  const parentOne = parentOf(idOne);
   opened.treeReads = 0;
   const td = performance.now();
-  const diffed = diffStoredTrees(opened, rowTree(parentOf(idOne)), rowTree(idOne));
+  const diffed = diffStoredTrees(opened, rowTree(parentOne), rowTree(idOne));
   const diffMs = performance.now() - td;
   const diffReads = opened.treeReads;
   opened.close();
   const cliDiff = await measure(
     () => Promise.resolve(),
-    () => ctxsnap(["--store", store, "diff", parentOf(idOne), idOne]),
+    () => ctxsnap(["--store", store, "diff", parentOne, idOne]),
   );
   void full;
   console.log(
