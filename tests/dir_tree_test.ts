@@ -6,7 +6,11 @@
  * trees on its path.
  */
 import { join } from "node:path";
-import { assert, assertEquals, assertThrows } from "./_assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
+import { memoryReader } from "./_share.ts";
+import { concatBytes } from "./_util.ts";
+import { readBundle, writeBundle } from "../lib/share/bundle.ts";
+import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { Store } from "../lib/store/store.ts";
 import { CtxsnapError } from "../lib/errors.ts";
 import { splitManifest } from "../lib/store/dir_tree.ts";
@@ -323,5 +327,124 @@ Deno.test("a store whose snapshots name flat (version 1) trees still verifies, d
     } finally {
       await Deno.remove(out, { recursive: true }).catch(() => {});
     }
+  });
+});
+
+/**
+ * A signed snapshot naming root `rootId` whose tree objects are `trees`, as a
+ * bundle's bytes (written directly: a store would refuse such a hierarchy).
+ */
+async function craftedBundle(
+  store: Store,
+  rootId: string,
+  trees: Map<string, Uint8Array>,
+  blob: Uint8Array,
+): Promise<Uint8Array> {
+  const signer = await makeSigner();
+  const made = await createSnapshot(store, signer, {
+    reason: "crafted",
+    capture: () => ({
+      treeId: rootId,
+      tree: { version: 1, entries: [], skipped: [] },
+      skipped: [],
+      stats: { files: 1, symlinks: 0, skipped: 0, bytes: blob.byteLength, hashed: 0, reused: 0 },
+    }),
+  });
+  const chunks: Uint8Array[] = [];
+  writeBundle({
+    envelopes: [made.envelope],
+    trees,
+    blobs: new Map([[sha256Hex(blob), blob.byteLength]]),
+    streamBlob: (_id, onChunk) => onChunk(blob),
+  }, (chunk) => chunks.push(chunk.slice()));
+  return concatBytes(chunks);
+}
+
+const BLOB = encoder.encode("x\n");
+const fileEntry = {
+  name: "x.txt",
+  type: "file",
+  blob: sha256Hex(BLOB),
+  size: BLOB.byteLength,
+  mode: 420,
+};
+const treeObject = (value: unknown) => {
+  const bytes = canonicalBytes(value as never);
+  return { id: sha256Hex(bytes), bytes };
+};
+
+Deno.test("readBundle() refuses a directory tree whose subtree the bundle does not include", async () => {
+  await withStore(async (store) => {
+    const sub = treeObject({ version: 2, entries: [fileEntry], skipped: [] });
+    const root = treeObject({
+      version: 2,
+      entries: [{ name: "d", type: "tree", tree: sub.id }],
+      skipped: [],
+    });
+    const bytes = await craftedBundle(store, root.id, new Map([[root.id, root.bytes]]), BLOB);
+    await assertRejects(
+      () => readBundle(memoryReader(bytes)),
+      CtxsnapError,
+      "which is not included",
+    );
+  });
+});
+
+Deno.test("readBundle() refuses a directory tree whose subtree is a flat (version 1) manifest", async () => {
+  await withStore(async (store) => {
+    const flat = treeObject({
+      version: 1,
+      entries: [{
+        path: "x.txt",
+        type: "file",
+        blob: fileEntry.blob,
+        size: fileEntry.size,
+        mode: 420,
+      }],
+      skipped: [],
+    });
+    const root = treeObject({
+      version: 2,
+      entries: [{ name: "d", type: "tree", tree: flat.id }],
+      skipped: [],
+    });
+    const trees = new Map([[root.id, root.bytes], [flat.id, flat.bytes]]);
+    const bytes = await craftedBundle(store, root.id, trees, BLOB);
+    await assertRejects(
+      () => readBundle(memoryReader(bytes)),
+      CtxsnapError,
+      "not a version 2 tree",
+    );
+  });
+});
+
+Deno.test("readBundle() refuses directory trees nested deeper than 256", async () => {
+  await withStore(async (store) => {
+    let node = treeObject({ version: 2, entries: [fileEntry], skipped: [] });
+    const trees = new Map([[node.id, node.bytes]]);
+    for (let i = 0; i < 257; i++) {
+      node = treeObject({
+        version: 2,
+        entries: [{ name: "d", type: "tree", tree: node.id }],
+        skipped: [],
+      });
+      trees.set(node.id, node.bytes);
+    }
+    const bytes = await craftedBundle(store, node.id, trees, BLOB);
+    await assertRejects(() => readBundle(memoryReader(bytes)), CtxsnapError, "deeper than 256");
+  });
+});
+
+Deno.test("readBundle() refuses a directory tree naming an empty subtree", async () => {
+  await withStore(async (store) => {
+    const empty = treeObject({ version: 2, entries: [], skipped: [] });
+    const root = treeObject({
+      version: 2,
+      entries: [{ name: "e", type: "tree", tree: empty.id }, fileEntry],
+      skipped: [],
+    });
+    const trees = new Map([[root.id, root.bytes], [empty.id, empty.bytes]]);
+    const bytes = await craftedBundle(store, root.id, trees, BLOB);
+    await assertRejects(() => readBundle(memoryReader(bytes)), CtxsnapError, "empty subtree");
   });
 });
