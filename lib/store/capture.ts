@@ -422,6 +422,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   stats.skipped = skipped.length;
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });
+  entries.length = 0; // the validated copy is the one kept: let the walk's go
   const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
   return { treeId, tree, skipped: tree.skipped, stats };
 }

@@ -272,7 +272,10 @@ function building(): Building {
  * segment, when every segment of that parent is a valid entry name;
  * otherwise into the root tree under its whole path.
  */
-export function splitManifest(tree: TreeManifest): SplitManifest {
+export function splitManifest(
+  tree: TreeManifest,
+  onObject?: (object: DirObject) => void,
+): SplitManifest {
   const root = building();
   const dirOf = (segments: readonly string[]): Building => {
     let node = root;
@@ -303,6 +306,15 @@ export function splitManifest(tree: TreeManifest): SplitManifest {
     }
   }
   const objects: DirObject[] = [];
+  const ids = new Set<string>();
+  // With `onObject`, each directory is handed over as soon as it is built
+  // (and its bytes can be dropped) instead of being collected.
+  const sink = (object: DirObject) => {
+    if (ids.has(object.id)) return; // identical directories are one object, listed once
+    ids.add(object.id);
+    if (onObject === undefined) objects.push(object);
+    else onObject(object);
+  };
   const write = (node: Building, depth: number): string => {
     if (depth > MAX_TREE_DEPTH) {
       throw new IntegrityError(
@@ -313,14 +325,19 @@ export function splitManifest(tree: TreeManifest): SplitManifest {
     for (const [name, child] of node.dirs) {
       entries.push({ name, type: "tree", tree: write(child, depth + 1) });
     }
-    return storeDir(objects, entries, node.skipped);
+    node.dirs.clear();
+    const object = buildDir(entries, node.skipped);
+    node.entries = [];
+    node.skipped = [];
+    sink(object);
+    return object.id;
   };
   const rootId = write(root, 0);
   return { rootId, objects };
 }
 
-/** Sorts, checks the bounds of, serializes and hashes one directory; appends it to `out`. */
-function storeDir(out: DirObject[], entries: DirEntry[], skipped: DirSkipped[]): string {
+/** Sorts, checks the bounds of, serializes and hashes one directory. */
+function buildDir(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
   entries.sort((a, b) => {
     const x = entryOrderKey(a);
     const y = entryOrderKey(b);
@@ -338,10 +355,7 @@ function storeDir(out: DirObject[], entries: DirEntry[], skipped: DirSkipped[]):
       `Invalid tree manifest: a directory's tree is larger than ${MAX_DIR_TREE_BYTES} bytes`,
     );
   }
-  const id = sha256Hex(bytes);
-  // Identical directories are one object, listed once.
-  if (!out.some((object) => object.id === id)) out.push({ id, bytes });
-  return id;
+  return { id: sha256Hex(bytes), bytes };
 }
 
 /**
@@ -350,9 +364,7 @@ function storeDir(out: DirObject[], entries: DirEntry[], skipped: DirSkipped[]):
  * their own model of the directories (the incremental capture).
  */
 export function dirObject(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
-  const out: DirObject[] = [];
-  storeDir(out, entries, skipped);
-  return out[0]!;
+  return buildDir(entries, skipped);
 }
 
 /** Converts a skipped record of a directory at `prefix` to a flat one. */

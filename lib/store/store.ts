@@ -622,9 +622,7 @@ export class Store {
    * stored are not written again.
    */
   putTree(tree: TreeManifest): string {
-    const split = splitManifest(tree);
-    for (const object of split.objects) this.putTreeBytes(object.id, object.bytes);
-    return split.rootId;
+    return splitManifest(tree, (object) => this.putTreeBytes(object.id, object.bytes)).rootId;
   }
 
   /**
