@@ -39,7 +39,6 @@
  * @module
  */
 import * as fs from "node:fs";
-import { sha256Hex } from "../crypto/hash.ts";
 import { type DirtySet, WorkspaceWatcher } from "../fs/fs_events.ts";
 import { IGNORE_FILE_NAMES, type IgnoreStack } from "../fs/ignore.ts";
 import { type WalkItem, walkWorkspace } from "../fs/walk.ts";
