@@ -587,6 +587,36 @@ Deno.test("pull refuses tampered, truncated and withheld objects with nothing la
   }
 });
 
+Deno.test("pull refuses a remote directory tree whose subtree is withheld or swapped for other bytes, with nothing landing", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote, dir) => {
+      const { head } = await aliceOnRemote(alice, remote);
+      const rootId = (await readEnvelope(alice.store, head)).body.workspace!.tree;
+      const root = alice.store.getTreeObject(rootId).tree;
+      assert(root.version === 2);
+      const src = root.entries.find((e) => e.name === "src");
+      assert(src?.type === "tree");
+      const file = join(dir, objectKey(src.tree));
+      const original = await Deno.readFile(file);
+      await Deno.remove(file);
+      await refusedLeavesNothing(bob, alice, remote, /lacks tree/);
+      // The subtree's flat manifest under its id: decodes, hashes wrong.
+      const flat = treeBytes(alice.store.getTree(src.tree));
+      await Deno.writeFile(file, encodeObject(flat, 0));
+      await refusedLeavesNothing(bob, alice, remote, /tree .* hash/);
+      await Deno.writeFile(file, original);
+      const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(refOf(result, alice.me.keyId).status, "updated");
+      await assertVerifies(bob.store, trusting(bob, alice));
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
 Deno.test("pull refuses a ref record that is forged, edited or filed under another signer; others still land", async () => {
   const alice = await machine();
   const bob = await machine({});
