@@ -254,14 +254,10 @@ export interface SplitManifest {
   objects: DirObject[];
 }
 
-interface Building {
+interface OpenDir {
+  name: string;
   entries: DirEntry[];
   skipped: DirSkipped[];
-  dirs: Map<string, Building>;
-}
-
-function building(): Building {
-  return { entries: [], skipped: [], dirs: new Map() };
 }
 
 /**
@@ -271,69 +267,87 @@ function building(): Building {
  * A skipped record goes into its parent directory's tree, named by its last
  * segment, when every segment of that parent is a valid entry name;
  * otherwise into the root tree under its whole path.
+ *
+ * One pass in path order: everything below a directory is contiguous in it,
+ * so each directory is built as soon as the walk leaves it, and with
+ * `onObject` handed over then (its bytes can go) instead of collected; only
+ * the directories on the current path are held.
  */
 export function splitManifest(
   tree: TreeManifest,
   onObject?: (object: DirObject) => void,
 ): SplitManifest {
-  const root = building();
-  const dirOf = (segments: readonly string[]): Building => {
-    let node = root;
-    for (const segment of segments) {
-      let next = node.dirs.get(segment);
-      if (next === undefined) node.dirs.set(segment, next = building());
-      node = next;
-    }
-    return node;
-  };
-  for (const entry of tree.entries) {
-    const segments = entry.path.split("/");
-    const name = segments.pop()!;
-    const node = dirOf(segments);
-    node.entries.push(
-      entry.type === "file"
-        ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
-        : { name, type: "symlink", target: entry.target },
-    );
-  }
+  const rootSkipped: DirSkipped[] = [];
+  const placed: SkippedEntry[] = [];
   for (const record of tree.skipped) {
-    const segments = record.path.split("/");
-    const name = segments.pop()!;
-    if (name !== "" && segments.every((s) => entryNameProblem(s) === null)) {
-      dirOf(segments).skipped.push({ name, reason: record.reason });
-    } else {
-      root.skipped.push({ name: record.path, reason: record.reason });
-    }
+    const slash = record.path.lastIndexOf("/");
+    const parent = slash < 0 ? "" : record.path.slice(0, slash);
+    const name = record.path.slice(slash + 1);
+    if (
+      name !== "" && (parent === "" || parent.split("/").every((s) => entryNameProblem(s) === null))
+    ) {
+      placed.push(record);
+    } else rootSkipped.push({ name: record.path, reason: record.reason });
   }
   const objects: DirObject[] = [];
   const ids = new Set<string>();
-  // With `onObject`, each directory is handed over as soon as it is built
-  // (and its bytes can be dropped) instead of being collected.
   const sink = (object: DirObject) => {
     if (ids.has(object.id)) return; // identical directories are one object, listed once
     ids.add(object.id);
     if (onObject === undefined) objects.push(object);
     else onObject(object);
   };
-  const write = (node: Building, depth: number): string => {
-    if (depth > MAX_TREE_DEPTH) {
-      throw new IntegrityError(
-        `Invalid tree manifest: directories nest deeper than ${MAX_TREE_DEPTH}`,
-      );
-    }
-    const entries = node.entries;
-    for (const [name, child] of node.dirs) {
-      entries.push({ name, type: "tree", tree: write(child, depth + 1) });
-    }
-    node.dirs.clear();
-    const object = buildDir(entries, node.skipped);
-    node.entries = [];
-    node.skipped = [];
+  const open: OpenDir[] = [{ name: "", entries: [], skipped: rootSkipped }];
+  const close = (): void => {
+    const dir = open.pop()!;
+    const object = buildDir(dir.entries, dir.skipped);
     sink(object);
-    return object.id;
+    open[open.length - 1]!.entries.push({ name: dir.name, type: "tree", tree: object.id });
   };
-  const rootId = write(root, 0);
-  return { rootId, objects };
+  /** Opens the directories of `segments` (closing those the walk has left); returns the deepest. */
+  const enter = (segments: string[]): OpenDir => {
+    let common = 0;
+    while (
+      common < segments.length && common + 1 < open.length &&
+      open[common + 1]!.name === segments[common]
+    ) common++;
+    while (open.length > common + 1) close();
+    for (let i = common; i < segments.length; i++) {
+      if (open.length > MAX_TREE_DEPTH) {
+        throw new IntegrityError(
+          `Invalid tree manifest: directories nest deeper than ${MAX_TREE_DEPTH}`,
+        );
+      }
+      open.push({ name: segments[i]!, entries: [], skipped: [] });
+    }
+    return open[open.length - 1]!;
+  };
+  let e = 0;
+  let k = 0;
+  const entries = tree.entries;
+  while (e < entries.length || k < placed.length) {
+    const entry = entries[e];
+    const record = placed[k];
+    if (entry !== undefined && (record === undefined || entry.path <= record.path)) {
+      e++;
+      const segments = entry.path.split("/");
+      const name = segments.pop()!;
+      enter(segments).entries.push(
+        entry.type === "file"
+          ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
+          : { name, type: "symlink", target: entry.target },
+      );
+    } else {
+      k++;
+      const segments = record!.path.split("/");
+      const name = segments.pop()!;
+      enter(segments).skipped.push({ name, reason: record!.reason });
+    }
+  }
+  while (open.length > 1) close();
+  const root = buildDir(open[0]!.entries, open[0]!.skipped);
+  sink(root);
+  return { rootId: root.id, objects };
 }
 
 /** Sorts, checks the bounds of, serializes and hashes one directory. */
