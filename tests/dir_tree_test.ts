@@ -448,3 +448,28 @@ Deno.test("readBundle() refuses a directory tree naming an empty subtree", async
     await assertRejects(() => readBundle(memoryReader(bytes)), CtxsnapError, "empty subtree");
   });
 });
+
+Deno.test("readBundle() refuses a few directory trees that expand to more than 2,000,000 entries", async () => {
+  await withStore(async (store) => {
+    let node = treeObject({ version: 2, entries: [fileEntry], skipped: [] });
+    const trees = new Map([[node.id, node.bytes]]);
+    for (let i = 0; i < 22; i++) {
+      node = treeObject({
+        version: 2,
+        entries: [{ name: "a", type: "tree", tree: node.id }, {
+          name: "b",
+          type: "tree",
+          tree: node.id,
+        }],
+        skipped: [],
+      });
+      trees.set(node.id, node.bytes);
+    }
+    const bytes = await craftedBundle(store, node.id, trees, BLOB);
+    await assertRejects(
+      () => readBundle(memoryReader(bytes)),
+      CtxsnapError,
+      "more than 2000000 entries",
+    );
+  });
+});

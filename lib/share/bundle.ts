@@ -22,7 +22,7 @@ import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
 import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import type { TreeManifest } from "../store/tree.ts";
+import { MAX_TREE_ENTRIES, type TreeManifest } from "../store/tree.ts";
 import { type DirTree, MAX_TREE_DEPTH } from "../store/dir_tree.ts";
 import { MAX_TREE_BYTES, parseTreeObject } from "../store/tree_object.ts";
 import {
@@ -197,9 +197,13 @@ function checkHierarchy(
   versions: Uint8Array,
   empty: Uint8Array,
   subtrees: Map<number, number[]>,
+  direct: Float64Array,
   idOf: (t: number) => string,
 ): void {
   const height = new Int32Array(count).fill(-1);
+  // Entries each tree expands to, counted once per distinct tree (a few
+  // objects naming one subtree many times must not pass as small).
+  const expanded = new Float64Array(count);
   const measure = (t: number, depth: number): number => {
     if (depth > MAX_TREE_DEPTH) {
       throw new IntegrityError(
@@ -215,13 +219,19 @@ function checkHierarchy(
       return height[t]!;
     }
     let most = 0;
+    let total = direct[t]!;
     for (const sub of subtrees.get(t) ?? []) {
       if (versions[sub] !== 2) {
         fail(`tree ${quote(idOf(t))} names a subtree that is not a version 2 tree`);
       }
       if (empty[sub] === 1) fail(`tree ${quote(idOf(t))} names an empty subtree`);
       most = Math.max(most, measure(sub, depth + 1) + 1);
+      total += expanded[sub]!;
+      if (total > MAX_TREE_ENTRIES) {
+        fail(`tree ${quote(idOf(t))} expands to more than ${MAX_TREE_ENTRIES} entries`);
+      }
     }
+    expanded[t] = total;
     height[t] = most;
     return most;
   };
@@ -253,6 +263,7 @@ export async function readBundle(
   const versions = new Uint8Array(trees.count);
   const empty = new Uint8Array(trees.count);
   const subtrees = new Map<number, number[]>();
+  const direct = new Float64Array(trees.count);
   let blobBytes = 0;
 
   const next = (name: string) => {
@@ -322,9 +333,10 @@ export async function readBundle(
       neededBlobs[index] = 1;
     }
     if (below.length > 0) subtrees.set(t, below);
+    direct[t] = tree.entries.length - below.length;
     visitor.tree?.(id, tree, bytes);
   }
-  checkHierarchy(trees.count, versions, empty, subtrees, (t) => trees.hexAt(t));
+  checkHierarchy(trees.count, versions, empty, subtrees, direct, (t) => trees.hexAt(t));
   for (let b = 0; b < blobs.count; b++) {
     const id = blobs.hexAt(b);
     const member = next(`blobs/${id}`);
