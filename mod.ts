@@ -217,6 +217,16 @@ export type {
   TreeEntry,
   TreeManifest,
 } from "./lib/store/tree.ts";
+export type {
+  DirEntry,
+  DirFileEntry,
+  DirSkipped,
+  DirSubtreeEntry,
+  DirSymlinkEntry,
+  DirTree,
+} from "./lib/store/dir_tree.ts";
+export { reachableObjects } from "./lib/store/reach.ts";
+export type { ReachedObject, ReachOptions } from "./lib/store/reach.ts";
 
 // ---------------------------------------------------------------------------
 // Names, branches and the operations log.
@@ -236,8 +246,8 @@ export type { GcResult } from "./lib/store/gc.ts";
 // ---------------------------------------------------------------------------
 // Diffs: of trees, of files (with line diffs), of session states.
 
-export { diffTrees } from "./lib/snapshot/diff.ts";
-export type { DiffOptions, TreeDiff } from "./lib/snapshot/diff.ts";
+export { diffStoredTrees, diffTrees } from "./lib/snapshot/diff.ts";
+export type { DiffOptions, StoredTreeDiff, TreeDiff } from "./lib/snapshot/diff.ts";
 export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
 export type { FileChange } from "./lib/view/patch.ts";
 export { storeContent } from "./lib/view/model.ts";

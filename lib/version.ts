@@ -29,8 +29,8 @@ export const SOURCE: string | null = typeof __CTXSNAP_SOURCE__ === "string"
 /** Format versions this build reads and writes. */
 export const FORMATS: Readonly<Record<string, string>> = Object.freeze({
   snapshot: "ctxsnap.snapshot/v1, ctxsnap.snapshot/v2",
-  tree: "1",
+  tree: "1, 2",
   bundle: "ctxsnap.bundle/v1",
-  store: "ctxsnap-store/1 (schema 4)",
+  store: "ctxsnap-store/1 (schema 5)",
   "lean-ctx": "CONTEXT_SNAPSHOT_V1 (schema_version 1)",
 });

@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,release,timeline,soak
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,release,timeline,soak,trees
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1625,6 +1625,137 @@ if (want("soak")) {
   );
   for (const failure of result.failures) console.log(`  FAIL ${failure.split("\n")[0]}`);
   Object.assign(results, { soak: { seconds, ...figures, failures: result.failures.length } });
+}
+
+if (want("trees") && (await have("/usr/bin/time"))) {
+  // Directory trees on a generated tree: 16 × 16 × 16 directories, 61 files
+  // in each leaf (249,856 files; 2,500 with --quick). A one-file change must
+  // add at most 64 KiB and 20 ms of tree work; a diff of snapshots one file
+  // apart must read O(depth) trees; the first capture should stay under 256 MiB.
+  const fan = QUICK ? 5 : 16;
+  const perLeaf = QUICK ? 20 : 61;
+  const ws = `${root}/trees-ws`;
+  const store = `${root}/trees-store`;
+  const encoder = new TextEncoder();
+  let files = 0;
+  for (let a = 0; a < fan; a++) {
+    for (let b = 0; b < fan; b++) {
+      for (let c = 0; c < fan; c++) {
+        const dir = `${ws}/a${a}/b${b}/c${c}`;
+        await Deno.mkdir(dir, { recursive: true });
+        for (let f = 0; f < perLeaf; f++) {
+          await Deno.writeFile(
+            `${dir}/f${f}.txt`,
+            encoder.encode(`file ${files}\n${"x".repeat(files % 300)}\n`),
+          );
+          files++;
+        }
+      }
+    }
+  }
+  console.log(`directory trees: ${files} files in ${fan ** 3} leaf directories (depth 4)`);
+  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  const tFirst = performance.now();
+  const firstRss = await ctxsnapRss(["--store", store, "create", "-m", "first"]);
+  const firstMs = performance.now() - tFirst;
+  const storeBytes = async () => await du(store);
+  const before = await storeBytes();
+  await Deno.writeTextFile(`${ws}/a${fan - 1}/b${fan - 2}/c${fan - 3}/f5.txt`, "edited once\n");
+  const oneFile = await ctxsnap(["--store", store, "create", "-m", "one file", "--json"]);
+  const afterOne = await storeBytes();
+  const unchanged = await measure(
+    () => Promise.resolve(),
+    () => ctxsnap(["--store", store, "create", "-m", "again"]),
+  );
+  // In process: the incremental capture of a watch, and the diff.
+  const { IncrementalCapture } = await import("../lib/store/incremental.ts");
+  const { diffStoredTrees } = await import("../lib/snapshot/diff.ts");
+  const opened = Store.open(`${store}`);
+  const incremental = new IncrementalCapture(opened);
+  const engine = incremental as unknown as { writeDirs: () => string };
+  const writeDirs = engine.writeDirs.bind(incremental);
+  let treeMs = 0;
+  engine.writeDirs = () => {
+    const t = performance.now();
+    const id = writeDirs();
+    treeMs += performance.now() - t;
+    return id;
+  };
+  const treeRowBytes = () => (opened.db.prepare(
+    "SELECT coalesce(sum(length(data)), 0) AS n, count(*) AS c FROM objects WHERE kind = 'tree'",
+  ).get() as { n: number; c: number });
+  const t0 = performance.now();
+  const full = opened.transaction("capture", () => incremental.capture());
+  const fullMs = performance.now() - t0;
+  const rowsBefore = treeRowBytes();
+  const captures: number[] = [];
+  const treeWork: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await Deno.writeTextFile(`${ws}/a${i}/b${i}/c${i}/f${i}.txt`, `edit ${i}\n`);
+    treeMs = 0;
+    const t = performance.now();
+    opened.transaction("capture", () => incremental.capture());
+    captures.push(performance.now() - t);
+    treeWork.push(treeMs);
+  }
+  const rowsAfter = treeRowBytes();
+  incremental.close();
+  const idOne = JSON.parse(oneFile.stdout).id as string;
+  const rowTree = (id: string) =>
+    (opened.db.prepare("SELECT tree FROM snapshots WHERE id = ?").get(id) as { tree: string }).tree;
+  const parentOf = (id: string) =>
+    (opened.db.prepare("SELECT parent FROM snapshots WHERE id = ?").get(id) as { parent: string })
+      .parent;
+  const parentOne = parentOf(idOne);
+  opened.treeReads = 0;
+  const td = performance.now();
+  const diffed = diffStoredTrees(opened, rowTree(parentOne), rowTree(idOne));
+  const diffMs = performance.now() - td;
+  const diffReads = opened.treeReads;
+  opened.close();
+  const cliDiff = await measure(
+    () => Promise.resolve(),
+    () => ctxsnap(["--store", store, "diff", parentOne, idOne]),
+  );
+  void full;
+  console.log(
+    `  first capture (CLI create): peak RSS ${firstRss.toFixed(0)} MiB (target < 256 MiB); ` +
+      `${fmt(firstMs)} (under /usr/bin/time); an unchanged create ${fmt(unchanged)} (median)`,
+  );
+  console.log(
+    `  one-file checkpoint (CLI create): store grew ${
+      afterOne - before
+    } bytes (du -sb; target ≤ 65536)`,
+  );
+  console.log(
+    `  watch-style incremental capture of a one-file edit: ${
+      fmt(median(captures))
+    } (median of 5), tree work ${median(treeWork).toFixed(1)} ms (target ≤ 20 ms); ` +
+      `trees added ${rowsAfter.c - rowsBefore.c} rows, ${
+        ((rowsAfter.n - rowsBefore.n) / 5 / 1024).toFixed(1)
+      } KiB per edit; the first (full-walk) capture in process ${fmt(fullMs)}`,
+  );
+  console.log(
+    `  diff of snapshots one file apart: ${diffReads} tree reads, ${
+      diffMs.toFixed(1)
+    } ms in process ` +
+      `(${diffed.diff.changed.length} changed); CLI diff ${fmt(cliDiff)}\n`,
+  );
+  Object.assign(results, {
+    trees: {
+      files,
+      first_create_rss_mib: firstRss,
+      first_create_ms: firstMs,
+      unchanged_create_ms: unchanged,
+      one_file_store_growth_bytes: afterOne - before,
+      incremental_capture_ms: median(captures),
+      tree_work_ms: median(treeWork),
+      tree_bytes_per_edit: (rowsAfter.n - rowsBefore.n) / 5,
+      diff_tree_reads: diffReads,
+      diff_ms: diffMs,
+      cli_diff_ms: cliDiff,
+    },
+  });
 }
 
 console.log("JSON " + JSON.stringify(results));

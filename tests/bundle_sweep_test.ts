@@ -102,7 +102,8 @@ Deno.test("every single-byte change anywhere in a bundle is refused, and verify 
     const layout = tarLayout(bytes);
     assertEquals(
       layout.members.map((m) => m.name.split("/")[0]),
-      ["ctxsnap-bundle.json", "snapshots", "trees", "blobs", "blobs"],
+      // Two directory trees: the root and src/.
+      ["ctxsnap-bundle.json", "snapshots", "trees", "trees", "blobs", "blobs"],
     );
 
     const byRegion = new Map<string, number>();

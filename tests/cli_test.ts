@@ -65,9 +65,12 @@ interface TreeJson {
 
 /** Reads a tree manifest straight from the index. */
 function readTree(ws: TempWorkspace, treeId: string): TreeJson {
-  return withDb(ws, (db) => {
-    return JSON.parse(decoder.decode(readObjectBytes(db, treeId))) as TreeJson;
-  });
+  const store = Store.open(storeDir(ws), { readOnly: true });
+  try {
+    return store.getTree(treeId) as unknown as TreeJson;
+  } finally {
+    store.close();
+  }
 }
 
 function blobOf(tree: TreeJson, path: string): string {

@@ -20,8 +20,9 @@ import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
 import { cliCommand, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { Store } from "../lib/store/store.ts";
+import { expandDirTree, parseTreeObject } from "../lib/store/tree_object.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
-import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import type { TreeManifest } from "../lib/store/tree.ts";
 import { readObjectBytes } from "./_objects.ts";
 
 // ---------------------------------------------------------------------------
@@ -94,7 +95,10 @@ function readTree(storeDir: string, treeId: string): TreeManifest {
 function readOtherUsersTree(storeDir: string, treeId: string): TreeManifest {
   const db = new DatabaseSync(join(storeDir, "index.db"), { readOnly: true });
   try {
-    return validateTree(JSON.parse(new TextDecoder().decode(readObjectBytes(db, treeId))));
+    // Expands a directory tree straight from the rows (no Store for this user).
+    const read = (id: string) => parseTreeObject(readObjectBytes(db, id));
+    const root = read(treeId);
+    return root.version === 1 ? root : expandDirTree(treeId, root, read);
   } finally {
     db.close();
   }

@@ -524,8 +524,9 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
       assertEquals(pushed.refs.map((r) => [r.branch, r.head, r.seq, r.status]), [
         ["main", second, 1, "updated"],
       ]);
-      // 2 trees, 5 blobs (a.txt twice, b.md, main.ts, big.bin); big.bin went up raw.
-      assertEquals(pushed.objects.uploaded, 7);
+      // 5 directory trees (the root twice, src, notes, data), 5 blobs (a.txt twice,
+      // b.md, main.ts, big.bin); big.bin went up raw.
+      assertEquals(pushed.objects.uploaded, 10);
       assert(pushed.bytesSent > big.length && pushed.bytesSent < big.length + 64 * 1024);
 
       // Bob pulls: everything verified, on a tracking branch of Alice's session.
@@ -553,12 +554,13 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
         await Deno.remove(carol, { recursive: true });
       }
 
-      // Incremental: one edited file sends one snapshot, its tree and one blob.
+      // Incremental: one edited file sends one snapshot, the trees on its path
+      // (notes/ and the root) and one blob.
       await Deno.writeTextFile(join(alice.ws, "notes/b.md"), "# bravo, edited\n");
       const third = await snap(alice, "third");
       const again = await push(alice.store, remote, alice.me, "origin", { kind: "current" });
       assertEquals(again.snapshots, { uploaded: 1, present: 1 });
-      assertEquals(again.objects.uploaded, 2);
+      assertEquals(again.objects.uploaded, 3);
       assertEquals(again.refs[0]?.seq, 2);
       assert(again.bytesSent < 8 * 1024, `sent ${again.bytesSent} bytes`);
       const nothing = await push(alice.store, remote, alice.me, "origin", { kind: "current" });
@@ -568,7 +570,7 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
       const pulledAgain = await pull(bob.store, remote, trusting(bob, alice), "origin");
       assertEquals(refOf(pulledAgain, alice.me.keyId).head, third);
       assertEquals(pulledAgain.snapshots.fetched, 1);
-      assertEquals(pulledAgain.objects.fetched, 2);
+      assertEquals(pulledAgain.objects.fetched, 3);
       assert(pulledAgain.bytesReceived < 8 * 1024);
       assertEquals(counts(bob.store).snapshots, before.snapshots! + 1);
       const idle = await pull(bob.store, remote, trusting(bob, alice), "origin");
@@ -664,6 +666,36 @@ Deno.test("pull refuses tampered, truncated and withheld objects with nothing la
       const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
       assertEquals(refOf(result, alice.me.keyId).status, "updated");
       assertEquals(refOf(result, alice.me.keyId).head, head);
+      await assertVerifies(bob.store, trusting(bob, alice));
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("pull refuses a remote directory tree whose subtree is withheld or swapped for other bytes, with nothing landing", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (remote, dir) => {
+      const { head } = await aliceOnRemote(alice, remote);
+      const rootId = (await readEnvelope(alice.store, head)).body.workspace!.tree;
+      const root = alice.store.getTreeObject(rootId).tree;
+      assert(root.version === 2);
+      const src = root.entries.find((e) => e.name === "src");
+      assert(src?.type === "tree");
+      const file = join(dir, objectKey(src.tree));
+      const original = await Deno.readFile(file);
+      await Deno.remove(file);
+      await refusedLeavesNothing(bob, alice, remote, /lacks tree/);
+      // The subtree's flat manifest under its id: decodes, hashes wrong.
+      const flat = treeBytes(alice.store.getTree(src.tree));
+      await Deno.writeFile(file, encodeObject(flat, 0));
+      await refusedLeavesNothing(bob, alice, remote, /tree .* hash/);
+      await Deno.writeFile(file, original);
+      const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(refOf(result, alice.me.keyId).status, "updated");
       await assertVerifies(bob.store, trusting(bob, alice));
     });
   } finally {

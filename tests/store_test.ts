@@ -59,7 +59,7 @@ import {
 import { createSnapshot } from "../lib/snapshot/create.ts";
 import { INLINE_BLOB_MAX, Store } from "../lib/store/store.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
-import { treeBytes, type TreeManifest, validateTree } from "../lib/store/tree.ts";
+import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();
@@ -949,12 +949,12 @@ Deno.test("FileWrites refuses a damaged inline blob the worker inflated, writing
   });
 });
 
-Deno.test("a tree manifest is stored DEFLATE-compressed at level 6 and blobs at level 1", async () => {
+Deno.test("a tree is stored DEFLATE-compressed at level 6 and blobs at level 1", async () => {
   await withStore((store) => {
     const text = encoder.encode("a line of a blob that repeats\n".repeat(300));
     const blob = store.putBlob(text);
     const entries = Array.from({ length: 200 }, (_, i) => ({
-      path: `dir/file-${String(i).padStart(3, "0")}.txt`,
+      path: `file-${String(i).padStart(3, "0")}.txt`,
       type: "file" as const,
       blob,
       size: text.byteLength,
@@ -970,7 +970,7 @@ Deno.test("a tree manifest is stored DEFLATE-compressed at level 6 and blobs at 
     assertEquals(row(id).encoding, "deflate");
     assertEquals(
       new Uint8Array(row(id).data),
-      new Uint8Array(zlibDeflateRaw(treeBytes(tree), TREE_DEFLATE_OPTIONS)),
+      new Uint8Array(zlibDeflateRaw(store.getTreeObject(id).bytes, TREE_DEFLATE_OPTIONS)),
     );
     assertEquals(
       new Uint8Array(row(blob).data),

@@ -37,14 +37,15 @@
  * @module
  */
 import * as fs from "node:fs";
-import { parseCanonical } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { assertResolved } from "../store/operations.ts";
 import { setBranchHead } from "../store/branch_rows.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
-import { MAX_TREE_BYTES, treeTotals, validateTree } from "../store/tree.ts";
+import { treeTotals } from "../store/tree.ts";
+import { MAX_TREE_DEPTH } from "../store/dir_tree.ts";
+import { MAX_TREE_BYTES, parseTreeObject } from "../store/tree_object.ts";
 import {
   checkEnvelope,
   type Envelope,
@@ -265,10 +266,17 @@ export async function pull(
       return envelope;
     };
 
-    /** What a staged tree holds: its totals and the blobs it names. */
-    const treeInfo = new Map<string, { files: number; bytes: number; blobs: [string, number][] }>();
+    /** What a staged tree object holds itself: its version, files, bytes, blobs and subtrees. */
+    const treeInfo = new Map<string, {
+      version: 1 | 2;
+      empty: boolean;
+      files: number;
+      bytes: number;
+      blobs: [string, number][];
+      subtrees: string[];
+    }>();
 
-    /** Fetches, checks and stages a tree (false when the remote lacks it). */
+    /** Fetches, checks and stages one tree object (false when the remote lacks it). */
     const fetchTree = async (id: string): Promise<boolean> => {
       const encoded = await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
       if (encoded === null) return false;
@@ -282,10 +290,25 @@ export async function pull(
         throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);
       }
       try {
-        const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+        const tree = parseTreeObject(bytes);
+        let files = 0;
+        let total = 0;
+        const blobs: [string, number][] = [];
+        const subtrees: string[] = [];
+        for (const entry of tree.entries) {
+          if (entry.type === "file") {
+            files += 1;
+            total += entry.size;
+            blobs.push([entry.blob, entry.size]);
+          } else if (entry.type === "tree") subtrees.push(entry.tree);
+        }
         treeInfo.set(id, {
-          ...treeTotals(tree),
-          blobs: tree.entries.flatMap((e) => e.type === "file" ? [[e.blob, e.size]] : []),
+          version: tree.version,
+          empty: tree.entries.length === 0 && tree.skipped.length === 0,
+          files,
+          bytes: total,
+          blobs,
+          subtrees,
         });
       } catch (error) {
         throw new RefRefused(`tree ${id.slice(0, 12)} is invalid: ${(error as Error).message}`);
@@ -297,6 +320,62 @@ export async function pull(
         range: spool.append(bytes),
       });
       return true;
+    };
+
+    /** The staged trees `root` reaches (the store's own are complete there). */
+    const reachedStaged = (root: string): string[] => {
+      const out: string[] = [];
+      const seen = new Set<string>();
+      const stack = [root];
+      while (stack.length > 0) {
+        const id = stack.pop()!;
+        const info = treeInfo.get(id);
+        if (info === undefined || seen.has(id)) continue;
+        seen.add(id);
+        out.push(id);
+        stack.push(...info.subtrees);
+      }
+      return out;
+    };
+
+    /** Totals of local trees (complete in the store), by id. */
+    const localTotals = new Map<string, { files: number; bytes: number }>();
+    /**
+     * The files and bytes below staged tree `id`, checking its subtrees are
+     * non-empty version 2 trees; adds the blobs the store lacks to `blobs`.
+     */
+    const stagedTotals = (
+      id: string,
+      memo: Map<string, { files: number; bytes: number }>,
+      blobs: Map<string, number>,
+    ): { files: number; bytes: number } => {
+      const known = memo.get(id);
+      if (known !== undefined) return known;
+      const info = treeInfo.get(id)!;
+      let files = info.files;
+      let bytes = info.bytes;
+      for (const [blob, size] of info.blobs) blobs.set(blob, size);
+      for (const sub of info.subtrees) {
+        const child = treeInfo.get(sub);
+        let totals: { files: number; bytes: number };
+        if (child === undefined) {
+          totals = localTotals.get(sub) ?? treeTotals(store.getTree(sub));
+          localTotals.set(sub, totals);
+        } else {
+          if (child.version !== 2) {
+            throw new RefRefused(
+              `tree ${id.slice(0, 12)} names a subtree that is not a version 2 tree`,
+            );
+          }
+          if (child.empty) throw new RefRefused(`tree ${id.slice(0, 12)} names an empty subtree`);
+          totals = stagedTotals(sub, memo, blobs);
+        }
+        files += totals.files;
+        bytes += totals.bytes;
+      }
+      const out = { files, bytes };
+      memo.set(id, out);
+      return out;
     };
 
     /** Fetches, checks and stages one blob. */
@@ -413,21 +492,40 @@ export async function pull(
         if (failedObjects.has(ref.tree)) throw new RefRefused(failedObjects.get(ref.tree)!);
         if (!staged.has(ref.tree)) wanted.add(ref.tree);
       }
-      await mapLimit([...wanted], concurrency, async (id) => {
-        try {
-          if (!(await fetchTree(id))) {
-            throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+      // Level by level: a directory tree names subtrees, fetched unless here or staged.
+      let level = [...wanted].map((id) => ({ id, depth: 0 }));
+      while (level.length > 0) {
+        const next: { id: string; depth: number }[] = [];
+        await mapLimit(level, concurrency, async ({ id, depth }) => {
+          try {
+            if (!(await fetchTree(id))) {
+              throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+            }
+          } catch (error) {
+            if (error instanceof RefRefused) failedObjects.set(id, error.message);
+            throw error;
           }
-        } catch (error) {
-          if (error instanceof RefRefused) failedObjects.set(id, error.message);
-          throw error;
-        }
-      });
+          for (const sub of treeInfo.get(id)!.subtrees) {
+            if (store.hasObject(sub) || staged.has(sub) || wanted.has(sub)) continue;
+            if (failedObjects.has(sub)) throw new RefRefused(failedObjects.get(sub)!);
+            if (depth + 1 > MAX_TREE_DEPTH) {
+              throw new RefRefused(
+                `tree ${id.slice(0, 12)} nests directories deeper than ${MAX_TREE_DEPTH}`,
+              );
+            }
+            wanted.add(sub);
+            next.push({ id: sub, depth: depth + 1 });
+          }
+        });
+        level = next;
+      }
       const blobs = new Map<string, number>();
+      const memo = new Map<string, { files: number; bytes: number }>();
       for (const envelope of plan.chain) {
         const ref = envelope.body.workspace;
         if (ref === null || store.hasObject(ref.tree)) continue;
-        const info = treeInfo.get(ref.tree)!;
+        const named = new Map<string, number>();
+        const info = stagedTotals(ref.tree, memo, named);
         if (info.files !== ref.files || info.bytes !== ref.bytes) {
           throw new RefRefused(
             `tree ${ref.tree.slice(0, 12)} disagrees with the counts snapshot ${
@@ -435,8 +533,8 @@ export async function pull(
             } signed`,
           );
         }
-        plan.objects.add(ref.tree);
-        for (const [id, size] of info.blobs) {
+        for (const id of reachedStaged(ref.tree)) plan.objects.add(id);
+        for (const [id, size] of named) {
           if (store.hasObject(id)) continue;
           plan.objects.add(id);
           if (!staged.has(id)) blobs.set(id, size);
@@ -723,7 +821,8 @@ function landObject(store: Store, spool: Spool, id: string, item: Staged): void 
   if (item.kind === "tree") {
     const bytes = spool.read(item.range);
     if (sha256Hex(bytes) !== id) throw new IntegrityError(`Staged tree ${quote(id)} changed`);
-    store.putTree(validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES })));
+    parseTreeObject(bytes); // checked when staged; checked again as it lands
+    store.putTreeBytes(id, bytes);
     return;
   }
   if (item.size > INLINE_BLOB_MAX) {

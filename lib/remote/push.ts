@@ -50,7 +50,7 @@ import { BusyError, IntegrityError, NotFoundError, quote, UsageError } from "../
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { builtin } from "../runtime.ts";
 import type { Store } from "../store/store.ts";
-import { treeBytes, type TreeManifest } from "../store/tree.ts";
+import { reachableObjects } from "../store/reach.ts";
 import { type Envelope, envelopeBytes, type Signer } from "../snapshot/envelope.ts";
 import {
   branchChain,
@@ -211,10 +211,7 @@ interface NeededObject {
 /** Reads an object from the store, verified, and encodes it for the remote. */
 function encodedObject(store: Store, object: NeededObject): Uint8Array {
   if (object.kind === "tree") {
-    const bytes = treeBytes(store.getTree(object.id)); // getTree re-hashes and validates
-    if (sha256Hex(bytes) !== object.id) {
-      throw new IntegrityError(`Tree ${quote(object.id)} does not re-serialize to its id`);
-    }
+    const { bytes } = store.getTreeObject(object.id); // re-hashed and validated
     return encodeObject(bytes, 6);
   }
   const row = store.storedInlineBlob(object.id);
@@ -324,20 +321,18 @@ async function uploadObject(store: Store, backend: Backend, object: NeededObject
   await backend.put(objectKey(object.id), encoded);
 }
 
-/** The objects a snapshot's workspace needs: its tree and every blob. Null when the tree is not here. */
-function objectsOf(store: Store, envelope: Envelope): NeededObject[] | null {
+/**
+ * The objects a snapshot's workspace needs that `seen` does not hold yet (its
+ * trees and blobs; a subtree in `seen` is not descended), added to `seen`.
+ * Null when its root tree is not here.
+ */
+function objectsOf(store: Store, envelope: Envelope, seen: Set<string>): NeededObject[] | null {
   const ref = envelope.body.workspace;
   if (ref === null) return [];
-  let tree: TreeManifest;
-  try {
-    tree = store.getTree(ref.tree);
-  } catch (error) {
-    if (error instanceof NotFoundError) return null; // an envelope-only import: no content here
-    throw error;
-  }
-  const out: NeededObject[] = [{ id: ref.tree, kind: "tree", size: 0 }];
-  for (const entry of tree.entries) {
-    if (entry.type === "file") out.push({ id: entry.blob, kind: "blob", size: entry.size });
+  if (!store.hasObject(ref.tree)) return null; // an envelope-only import: no content here
+  const out: NeededObject[] = [];
+  for (const object of reachableObjects(store, [ref.tree], { seen })) {
+    out.push({ id: object.id, kind: object.kind, size: object.kind === "blob" ? object.size : 0 });
   }
   return out;
 }
@@ -398,11 +393,12 @@ export async function push(
       const known = new Set<string>();
       for (const base of bases) {
         const envelope = await readEnvelope(store, base);
-        for (const object of objectsOf(store, envelope) ?? []) known.add(object.id);
+        objectsOf(store, envelope, known);
       }
       const needed = new Map<string, NeededObject>();
       for (const id of toSend) {
-        const objects = objectsOf(store, envelopes.get(id)!);
+        // `known` grows with what is enumerated: each object is needed once.
+        const objects = objectsOf(store, envelopes.get(id)!, known);
         if (objects === null) {
           throw new NotFoundError(
             `Snapshot ${
@@ -415,7 +411,7 @@ export async function push(
           );
         }
         for (const object of objects) {
-          if (!known.has(object.id) && !needed.has(object.id)) needed.set(object.id, object);
+          needed.set(object.id, object);
         }
       }
       const candidates = [...needed.values()];

@@ -22,7 +22,9 @@ import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
 import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { MAX_TREE_BYTES, type TreeManifest, validateTree } from "../store/tree.ts";
+import { MAX_TREE_ENTRIES, type TreeManifest } from "../store/tree.ts";
+import { type DirTree, MAX_TREE_DEPTH } from "../store/dir_tree.ts";
+import { MAX_TREE_BYTES, parseTreeObject } from "../store/tree_object.ts";
 import {
   checkEnvelope,
   type Envelope,
@@ -151,8 +153,8 @@ export function validateManifest(value: unknown): BundleManifest {
 export interface BundleVisitor {
   /** A verified envelope (id recomputed, signature checked) and its canonical bytes. */
   snapshot?(envelope: Envelope, signatureValid: boolean): void | Promise<void>;
-  /** A verified tree. */
-  tree?(id: string, tree: TreeManifest, bytes: Uint8Array): void;
+  /** A verified tree object of either version (a flat manifest or one directory). */
+  tree?(id: string, tree: TreeManifest | DirTree, bytes: Uint8Array): void;
   /** Called before a blob's data; return a sink for its chunks, or null. */
   blobStart?(id: string, size: number): ((chunk: Uint8Array) => void) | null;
   /** Called after a blob's hash and size were verified. */
@@ -183,6 +185,57 @@ export interface BundleSummary {
   badSignatures: string[];
   /** Total bytes of blobs. */
   blobBytes: number;
+}
+
+/**
+ * Checks the directory trees of a bundle as a hierarchy (FORMAT.md §2.2):
+ * every subtree is a non-empty version 2 tree and no chain of subtrees is
+ * deeper than {@linkcode MAX_TREE_DEPTH}.
+ */
+function checkHierarchy(
+  count: number,
+  versions: Uint8Array,
+  empty: Uint8Array,
+  subtrees: Map<number, number[]>,
+  direct: Float64Array,
+  idOf: (t: number) => string,
+): void {
+  const height = new Int32Array(count).fill(-1);
+  // Entries each tree expands to, counted once per distinct tree (a few
+  // objects naming one subtree many times must not pass as small).
+  const expanded = new Float64Array(count);
+  const measure = (t: number, depth: number): number => {
+    if (depth > MAX_TREE_DEPTH) {
+      throw new IntegrityError(
+        `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,
+      );
+    }
+    if (height[t]! >= 0) {
+      if (depth + height[t]! > MAX_TREE_DEPTH) {
+        throw new IntegrityError(
+          `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,
+        );
+      }
+      return height[t]!;
+    }
+    let most = 0;
+    let total = direct[t]!;
+    for (const sub of subtrees.get(t) ?? []) {
+      if (versions[sub] !== 2) {
+        fail(`tree ${quote(idOf(t))} names a subtree that is not a version 2 tree`);
+      }
+      if (empty[sub] === 1) fail(`tree ${quote(idOf(t))} names an empty subtree`);
+      most = Math.max(most, measure(sub, depth + 1) + 1);
+      total += expanded[sub]!;
+      if (total > MAX_TREE_ENTRIES) {
+        fail(`tree ${quote(idOf(t))} expands to more than ${MAX_TREE_ENTRIES} entries`);
+      }
+    }
+    expanded[t] = total;
+    height[t] = most;
+    return most;
+  };
+  for (const t of subtrees.keys()) measure(t, 0);
 }
 
 /**
@@ -225,6 +278,11 @@ async function readMembers(
   const { trees, blobs, blobSizes } = manifest;
   const neededTrees = new Uint8Array(trees.count);
   const neededBlobs = new Uint8Array(blobs.count);
+  // What the directory trees' hierarchy is checked with once all are read.
+  const versions = new Uint8Array(trees.count);
+  const empty = new Uint8Array(trees.count);
+  const subtrees = new Map<number, number[]>();
+  const direct = new Float64Array(trees.count);
   let blobBytes = 0;
 
   const next = (name: string) => {
@@ -271,8 +329,22 @@ async function readMembers(
         check: "tree_hash",
       });
     }
-    const tree = validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+    const tree = parseTreeObject(bytes);
+    versions[t] = tree.version;
+    if (tree.version === 2 && tree.entries.length === 0 && tree.skipped.length === 0) {
+      empty[t] = 1;
+    }
+    const below: number[] = [];
     for (const entry of tree.entries) {
+      if (entry.type === "tree") {
+        const index = trees.indexOf(entry.tree);
+        if (index < 0) {
+          fail(`tree ${quote(id)} needs subtree ${quote(entry.tree)}, which is not included`);
+        }
+        neededTrees[index] = 1;
+        below.push(index);
+        continue;
+      }
       if (entry.type !== "file") continue;
       const index = blobs.indexOf(entry.blob);
       if (index < 0) {
@@ -284,8 +356,11 @@ async function readMembers(
       }
       neededBlobs[index] = 1;
     }
+    if (below.length > 0) subtrees.set(t, below);
+    direct[t] = tree.entries.length - below.length;
     visitor.tree?.(id, tree, bytes);
   }
+  checkHierarchy(trees.count, versions, empty, subtrees, direct, (t) => trees.hexAt(t));
   for (let b = 0; b < blobs.count; b++) {
     const id = blobs.hexAt(b);
     const member = next(`blobs/${id}`);

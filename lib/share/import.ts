@@ -15,11 +15,10 @@
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, quote, UntrustedError } from "../errors.ts";
+import { IntegrityError, UntrustedError } from "../errors.ts";
 import { assertResolved } from "../store/operations.ts";
 import { beginChange, endChange } from "../snapshot/oplog.ts";
 import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
-import { treeId } from "../store/tree.ts";
 import {
   ensureBranch,
   getBranch,
@@ -301,11 +300,9 @@ async function importFrom(
         }
         if (insertSnapshot(store, envelope, true)) imported.push(envelope.id);
       },
-      tree(id, tree) {
-        if (treeId(tree) !== id) {
-          throw new IntegrityError(`Tree ${quote(id)} does not match its hash`);
-        }
-        store.putTree(tree);
+      tree(id, _tree, bytes) {
+        // The reader checked the bytes against the id and validated them.
+        store.putTreeBytes(id, bytes);
       },
       blobStart(id, size) {
         if (store.hasObject(id)) return null;
@@ -352,6 +349,12 @@ async function importFrom(
       await verifyStream(readerFromStart(fd), trust, visitor);
       if (position !== ids.length || !hasSnapshot(store, primary.id)) {
         throw new IntegrityError(`The file changed between verifying and importing it`);
+      }
+      if (report.withWorkspace) {
+        // Each root's whole hierarchy obeys the manifest rules (paths, totals)
+        // before anything commits.
+        const roots = new Set(report.envelopes.flatMap((e) => e.body.workspace?.tree ?? []));
+        for (const root of roots) store.getTree(root);
       }
     } catch (error) {
       const p = state.pending;

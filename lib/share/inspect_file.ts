@@ -19,6 +19,9 @@ import { diffTrees, type TreeDiff } from "../snapshot/diff.ts";
 import type { Envelope } from "../snapshot/envelope.ts";
 import type { TrustPolicy } from "../snapshot/verify.ts";
 import type { TreeManifest } from "../store/tree.ts";
+import type { DirTree } from "../store/dir_tree.ts";
+import { expandDirTree } from "../store/tree_object.ts";
+import { NotFoundError, quote } from "../errors.ts";
 import { type AnyFileReport, type FileSource, verifyAnyFile } from "./verify_file.ts";
 
 /** Largest file content kept for `--patch`, in bytes. */
@@ -95,11 +98,27 @@ export async function inspectFile(
   trust: TrustPolicy,
   options: { keepContent?: boolean } = {},
 ): Promise<Inspection> {
+  // Tree objects of either version as the reader verified them; `trees` holds each snapshot's
+  // workspace expanded to its flat manifest.
+  const objects = new Map<string, TreeManifest | DirTree>();
   const trees = new Map<string, TreeManifest>();
+  const flat = (id: string): TreeManifest | undefined => {
+    const known = trees.get(id);
+    if (known !== undefined) return known;
+    const object = objects.get(id);
+    if (object === undefined) return undefined;
+    const tree = object.version === 1 ? object : expandDirTree(id, object, (sub) => {
+      const child = objects.get(sub);
+      if (child === undefined) throw new NotFoundError(`The file has no tree ${quote(sub)}`);
+      return child;
+    });
+    trees.set(id, tree);
+    return tree;
+  };
   const blobs = new Map<string, Uint8Array>();
   let kept = 0;
   const report = await verifyAnyFile(source, trust, {
-    tree: (id, tree) => void trees.set(id, tree),
+    tree: (id, tree) => void objects.set(id, tree),
     blobStart: (id, size) => {
       if (!options.keepContent || size > MAX_PATCH_BLOB_BYTES) return null;
       if (kept + size > MAX_PATCH_TOTAL_BYTES) return null;
@@ -119,10 +138,10 @@ export async function inspectFile(
     for (const envelope of report.report.envelopes) {
       const tree = envelope.body.workspace === null
         ? undefined
-        : trees.get(envelope.body.workspace.tree);
+        : flat(envelope.body.workspace.tree);
       const before = previous?.body.workspace == null
         ? undefined
-        : trees.get(previous.body.workspace.tree);
+        : flat(previous.body.workspace.tree);
       steps.push({
         envelope,
         context: contextChanges(previous?.body.context ?? null, envelope.body.context),

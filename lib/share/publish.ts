@@ -28,7 +28,7 @@ import { isSafeRelativePath } from "../fs/path.ts";
 import { isInsideReservedPath, isReservedName } from "../fs/reserved.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import type { Store } from "../store/store.ts";
-import { treeBytes } from "../store/tree.ts";
+import { reachableObjects } from "../store/reach.ts";
 import type { Envelope } from "../snapshot/envelope.ts";
 import { readEnvelope } from "../snapshot/timeline.ts";
 import { type BundleManifest, writeBundle } from "./bundle.ts";
@@ -107,14 +107,12 @@ export function writePublished(
   const trees = new Map<string, Uint8Array>();
   const blobs = new Map<string, number>();
   if (plan.withWorkspace) {
-    for (const envelope of plan.envelopes) {
-      const ref = envelope.body.workspace;
-      if (ref === null || trees.has(ref.tree)) continue;
-      const tree = store.getTree(ref.tree);
-      trees.set(ref.tree, treeBytes(tree));
-      for (const entry of tree.entries) {
-        if (entry.type === "file") blobs.set(entry.blob, entry.size);
-      }
+    const roots = plan.envelopes.flatMap((e) =>
+      e.body.workspace === null ? [] : [e.body.workspace.tree]
+    );
+    for (const object of reachableObjects(store, roots)) {
+      if (object.kind === "tree") trees.set(object.id, object.bytes);
+      else blobs.set(object.id, object.size);
     }
   }
   return writeBundle(

@@ -376,7 +376,7 @@ export async function createSnapshot(
         plan: { created, tree: capture?.treeId ?? null },
       });
     };
-    const secrets = (capture?.tree.skipped ?? []).filter((s) =>
+    const secrets = (capture?.skipped ?? []).filter((s) =>
       s.reason === "secret" || s.reason === "secret_content"
     );
     if (!options.allowUnchanged && !options.detached && branch.head !== null) {

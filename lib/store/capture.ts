@@ -55,11 +55,11 @@ import {
   compareSkipped,
   type SkippedEntry,
   type TreeEntry,
-  treeId as treeIdOf,
   type TreeManifest,
   validateTree,
 } from "./tree.ts";
 import { writeAllSync } from "../fs/fd.ts";
+import { splitManifest } from "./dir_tree.ts";
 
 /** Counters describing one capture. */
 export interface CaptureStats {
@@ -79,10 +79,12 @@ export interface CaptureStats {
 
 /** What {@linkcode captureWorkspace} returns. */
 export interface CaptureResult {
-  /** The id of the stored manifest. */
+  /** The id of the stored root tree (a version 2 directory tree). */
   treeId: string;
-  /** The manifest. */
+  /** The flat manifest (an incremental capture builds it when first read). */
   tree: TreeManifest;
+  /** What the capture left out: the manifest's `skipped`, without building the manifest. */
+  skipped: SkippedEntry[];
   /** Counters. */
   stats: CaptureStats;
 }
@@ -432,8 +434,9 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   stats.skipped = skipped.length;
   // Validate what we built exactly as we would validate a manifest from disk.
   const tree = validateTree({ version: 1, entries, skipped });
-  const treeId = persist ? store.putTree(tree) : treeIdOf(tree);
-  return { treeId, tree, stats };
+  entries.length = 0; // the validated copy is the one kept: let the walk's go
+  const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
+  return { treeId, tree, skipped: tree.skipped, stats };
 }
 
 type ReadOutcome = { blob: string; size: number; stat: StatInfo } | { reason: string };

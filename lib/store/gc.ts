@@ -25,6 +25,7 @@ import { parseJson } from "../encoding/canonical_json.ts";
 import { ConflictError, CtxsnapError, IntegrityError, quote, StoreTrustError } from "../errors.ts";
 import { SafeWriter } from "../fs/safe_write.ts";
 import { readBaseline } from "./baseline.ts";
+import { reachableObjects } from "./reach.ts";
 import { finishOperation, startOperation } from "./operations.ts";
 import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
@@ -91,11 +92,14 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     const roots = rootTrees(store);
     const liveBlobs = new Set<string>();
     const liveTrees = new Set<string>();
+    const seen = new Set<string>();
     for (const id of roots) {
       if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
-      let tree;
       try {
-        tree = store.getTree(id);
+        for (const object of reachableObjects(store, [id], { seen })) {
+          if (object.kind === "tree") liveTrees.add(object.id);
+          else liveBlobs.add(object.id);
+        }
       } catch (error) {
         if (error instanceof CtxsnapError) {
           throw new IntegrityError(
@@ -108,8 +112,6 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
         }
         throw error;
       }
-      liveTrees.add(id);
-      for (const entry of tree.entries) if (entry.type === "file") liveBlobs.add(entry.blob);
     }
     const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
     let keptTrees = 0;

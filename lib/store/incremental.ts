@@ -39,7 +39,6 @@
  * @module
  */
 import * as fs from "node:fs";
-import { sha256Hex } from "../crypto/hash.ts";
 import { type DirtySet, WorkspaceWatcher } from "../fs/fs_events.ts";
 import { IGNORE_FILE_NAMES, type IgnoreStack } from "../fs/ignore.ts";
 import { type WalkItem, walkWorkspace } from "../fs/walk.ts";
@@ -55,12 +54,19 @@ import {
 } from "./capture.ts";
 import type { Store } from "./store.ts";
 import {
+  compareSkipped,
   type SkippedEntry,
-  treeBytes,
   type TreeEntry,
   type TreeManifest,
   validateTree,
 } from "./tree.ts";
+import {
+  type DirEntry,
+  dirObject,
+  type DirSkipped,
+  entryNameProblem,
+  splitManifest,
+} from "./dir_tree.ts";
 
 /** How an {@linkcode IncrementalCapture} has been working. */
 export interface IncrementalStatus {
@@ -106,22 +112,6 @@ const REMOTE_FILESYSTEMS: ReadonlySet<number> = new Set([
   0x0bd00bd0, // Lustre
 ]);
 
-/** The canonical JSON of one manifest entry (what `canonicalize` writes for it). */
-function entryFragment(entry: TreeEntry): string {
-  if (entry.type === "file") {
-    return `{"blob":${JSON.stringify(entry.blob)},"mode":${entry.mode},"path":${
-      JSON.stringify(entry.path)
-    },"size":${entry.size},"type":"file"}`;
-  }
-  return `{"path":${JSON.stringify(entry.path)},"target":${
-    JSON.stringify(entry.target)
-  },"type":"symlink"}`;
-}
-
-function skippedFragment(record: SkippedEntry): string {
-  return `{"path":${JSON.stringify(record.path)},"reason":${JSON.stringify(record.reason)}}`;
-}
-
 function parentOf(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "" : path.slice(0, slash);
@@ -150,7 +140,14 @@ export class IncrementalCapture {
   /** Sorted paths that hold an entry, skipped records or a directory (not the root). */
   private keys: string[] = [];
   private readonly entries = new Map<string, TreeEntry>();
-  private readonly fragments = new Map<string, string>();
+  /** The keys each directory's tree holds, by the directory's path (`""` the root). */
+  private readonly children = new Map<string, Set<string>>();
+  /** The stored tree of each directory, null for one that holds nothing (not recorded). */
+  private readonly dirIds = new Map<string, string | null>();
+  /** Directories whose tree must be built again (every ancestor of one is in it too). */
+  private readonly dirtyDirs = new Set<string>();
+  /** Bumped whenever the model changes: a result's flat manifest is built from this model. */
+  private generation = 0;
   private readonly skips = new Map<string, string[]>();
   private readonly dirs = new Map<string, DirNode>();
   private readonly multiLinked = new Set<string>();
@@ -166,7 +163,7 @@ export class IncrementalCapture {
   private gcMark: number | null = null;
   private built = false;
   private changed = true;
-  private last: { treeId: string; tree: TreeManifest } | null = null;
+  private last: { treeId: string } | null = null;
   private watcher: WorkspaceWatcher | null;
   private walkReason: string | null = null;
   private readonly counters = {
@@ -292,9 +289,12 @@ export class IncrementalCapture {
     const watcher = this.watcher!;
     this.counters.full_walks += 1;
     this.counters.last_changed = null;
+    this.generation += 1;
     this.keys = [];
     this.entries.clear();
-    this.fragments.clear();
+    this.children.clear();
+    this.dirIds.clear();
+    this.dirtyDirs.clear();
     this.skips.clear();
     this.dirs.clear();
     this.multiLinked.clear();
@@ -325,6 +325,8 @@ export class IncrementalCapture {
     items.pruneCache();
     keys.sort();
     this.keys = keys.filter((key, i) => i === 0 || keys[i - 1] !== key);
+    for (const key of this.keys) this.link(key);
+    this.markDirty("");
     watcher.prune((rel) => this.dirs.has(rel));
     this.plan = plan;
     this.gcMark = gcMark;
@@ -385,6 +387,7 @@ export class IncrementalCapture {
       }
     }
     if ("reason" in result) {
+      this.markDirty(this.homeOf(path));
       const reasons = this.skips.get(path);
       if (reasons === undefined) {
         this.skips.set(path, [result.reason]);
@@ -397,7 +400,7 @@ export class IncrementalCapture {
       return isNew;
     }
     this.entries.set(path, result);
-    this.fragments.delete(path);
+    this.markDirty(this.homeOf(path));
     if (result.type === "file") {
       this.totals.files += 1;
       this.totals.bytes += result.size;
@@ -470,7 +473,6 @@ export class IncrementalCapture {
     const entry = this.entries.get(key);
     if (entry !== undefined) {
       this.entries.delete(key);
-      this.fragments.delete(key);
       this.multiLinked.delete(key);
       if (entry.type === "file") {
         this.totals.files -= 1;
@@ -484,16 +486,69 @@ export class IncrementalCapture {
       this.skips.delete(key);
       this.totals.skipped -= reasons.length;
     }
+    this.unlink(key);
     return this.dirs.delete(key);
   }
 
   private insertKey(key: string): void {
     const at = lowerBound(this.keys, key);
     if (this.keys[at] !== key) this.keys.splice(at, 0, key);
+    this.link(key);
+  }
+
+  /** Records `key` in its directory's tree (and that directory in its parent's, up to the root). */
+  private link(key: string): void {
+    for (let child = key;;) {
+      const home = this.homeOf(child);
+      let set = this.children.get(home);
+      if (set === undefined) this.children.set(home, set = new Set());
+      if (set.has(child)) return;
+      set.add(child);
+      this.markDirty(home);
+      if (home === "") return;
+      child = home;
+    }
+  }
+
+  /** Removes `key` from its directory's tree. */
+  private unlink(key: string): void {
+    const home = this.homeOf(key);
+    if (this.children.get(home)?.delete(key)) this.markDirty(home);
+    this.children.delete(key);
+    this.dirIds.delete(key);
+    this.dirtyDirs.delete(key);
+  }
+
+  /** Parents found able (or not) to be directories of a tree, by path. */
+  private readonly nameable = new Map<string, boolean>();
+
+  /**
+   * The directory whose tree records `key`: its parent, unless a segment of
+   * the parent cannot be an entry name (then the root, under the whole path),
+   * as `splitManifest` places skipped records.
+   */
+  private homeOf(key: string): string {
+    const parent = parentOf(key);
+    if (parent === "" || this.dirs.has(parent)) return parent;
+    let ok = this.nameable.get(parent);
+    if (ok === undefined) {
+      ok = parent.split("/").every((s) => entryNameProblem(s) === null);
+      this.nameable.set(parent, ok);
+    }
+    return ok ? parent : "";
+  }
+
+  /** Marks directory `dir` and its ancestors for building again. */
+  private markDirty(dir: string): void {
+    for (let at = dir; !this.dirtyDirs.has(at); at = parentOf(at)) {
+      this.dirtyDirs.add(at);
+      if (at === "") return;
+    }
   }
 
   /** Re-examines what `dirty` names; returns how many paths were re-examined. */
   private apply(dirty: DirtySet, plan: CapturePlan, items: ItemCapture): number {
+    this.generation += 1;
     const paths = new Set(dirty.paths);
     for (const path of paths) this.noticeLinks(plan, path);
     for (const path of this.multiLinked) paths.add(path);
@@ -609,48 +664,97 @@ export class IncrementalCapture {
       hashed,
       reused: this.totals.files - hashed,
     };
-    if (!this.changed && this.last !== null) return { ...this.last, stats };
+    if (!this.changed && this.last !== null) return this.resultOf(this.last.treeId, stats);
+    const treeId = this.writeDirs();
+    if (validated) {
+      // After a full walk: the trees built directory by directory must be
+      // the ones a full capture's split of the validated manifest gives.
+      const tree = validateTree(this.flatTree());
+      if (splitManifest(tree).rootId !== treeId) {
+        throw new Error("Incremental directory trees differ from the canonical split");
+      }
+    }
+    this.last = { treeId };
+    this.changed = false;
+    return this.resultOf(treeId, stats);
+  }
+
+  /**
+   * Builds and stores the tree of every dirty directory, deepest first, and
+   * returns the root's id. Unchanged directories keep their trees: a
+   * one-file change writes the trees on its path only.
+   */
+  private writeDirs(): string {
+    const depth = (dir: string): number => dir === "" ? -1 : dir.split("/").length;
+    const order = [...this.dirtyDirs].sort((a, b) => depth(b) - depth(a));
+    for (const dir of order) {
+      const entries: DirEntry[] = [];
+      const skipped: DirSkipped[] = [];
+      for (const key of this.children.get(dir) ?? []) {
+        const name = parentOf(key) === dir ? baseOf(key) : key;
+        const entry = this.entries.get(key);
+        if (entry !== undefined) {
+          entries.push(
+            entry.type === "file"
+              ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
+              : { name, type: "symlink", target: entry.target },
+          );
+        }
+        for (const reason of this.skips.get(key) ?? []) skipped.push({ name, reason });
+        const sub = this.dirIds.get(key);
+        if (sub !== undefined && sub !== null) entries.push({ name, type: "tree", tree: sub });
+      }
+      if (dir !== "" && entries.length === 0 && skipped.length === 0) {
+        this.dirIds.set(dir, null);
+        continue;
+      }
+      const object = dirObject(entries, skipped);
+      if (!this.store.hasObject(object.id)) {
+        // Stored uncompressed now, compressed while idle (see takeUnpacked).
+        this.store.putTreeBytes(object.id, object.bytes, { pack: false });
+        this.unpacked.push(object.id);
+      }
+      this.dirIds.set(dir, object.id);
+    }
+    this.dirtyDirs.clear();
+    return this.dirIds.get("")!;
+  }
+
+  /** The flat manifest of the model as it is now. */
+  private flatTree(): TreeManifest {
     const entries: TreeEntry[] = [];
     const skipped: SkippedEntry[] = [];
-    const entryParts: string[] = [];
-    const skippedParts: string[] = [];
     for (const key of this.keys) {
       const entry = this.entries.get(key);
-      if (entry !== undefined) {
-        entries.push(entry);
-        let fragment = this.fragments.get(key);
-        if (fragment === undefined) {
-          fragment = entryFragment(entry);
-          this.fragments.set(key, fragment);
-        }
-        entryParts.push(fragment);
-      }
-      const reasons = this.skips.get(key);
-      if (reasons !== undefined) {
-        for (const reason of reasons) {
-          const record = { path: key, reason };
-          skipped.push(record);
-          skippedParts.push(skippedFragment(record));
-        }
-      }
+      if (entry !== undefined) entries.push(entry);
+      for (const reason of this.skips.get(key) ?? []) skipped.push({ path: key, reason });
     }
-    const tree: TreeManifest = validated
-      ? validateTree({ version: 1, entries, skipped })
-      : { version: 1, entries, skipped };
-    const bytes = new TextEncoder().encode(
-      `{"entries":[${entryParts.join(",")}],"skipped":[${skippedParts.join(",")}],"version":1}`,
-    );
-    if (validated && !sameBytes(bytes, treeBytes(tree))) {
-      // The serializer above must agree with the canonical one.
-      throw new Error("Incremental manifest bytes differ from the canonical serialization");
+    return { version: 1, entries, skipped };
+  }
+
+  /** A result whose flat manifest is built when first read, from the model as it is now. */
+  private resultOf(treeId: string, stats: CaptureStats): CaptureResult {
+    const generation = this.generation;
+    let flat: TreeManifest | undefined;
+    const flatTree = () => this.flatTree();
+    const current = () => this.generation === generation;
+    const skipped: SkippedEntry[] = [];
+    for (const [path, reasons] of this.skips) {
+      for (const reason of reasons) skipped.push({ path, reason });
     }
-    const treeId = sha256Hex(bytes);
-    // Stored uncompressed now, compressed while idle (see takeUnpacked).
-    this.store.putTreeBytes(treeId, bytes, { pack: false });
-    this.unpacked.push(treeId);
-    this.last = { treeId, tree };
-    this.changed = false;
-    return { treeId, tree, stats };
+    skipped.sort(compareSkipped);
+    return {
+      treeId,
+      stats,
+      skipped,
+      get tree(): TreeManifest {
+        if (flat === undefined) {
+          if (!current()) throw new Error("The capture's model has changed since this result");
+          flat = flatTree();
+        }
+        return flat;
+      },
+    };
   }
 }
 
@@ -661,12 +765,6 @@ type DirStats = ReturnType<typeof lstat>;
 function checkRecord(result: TreeEntry | SkippedEntry): void {
   if ("reason" in result) validateTree({ version: 1, entries: [], skipped: [result] });
   else validateTree({ version: 1, entries: [result], skipped: [] });
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /** A partial walk that could not list its start directory (it vanished meanwhile). */

@@ -22,7 +22,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as NodeZlib from "node:zlib";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { parseCanonical } from "../encoding/canonical_json.ts";
 import {
   BusyError,
   ConflictError,
@@ -45,7 +44,9 @@ export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
-import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
+import type { TreeManifest } from "./tree.ts";
+import { type DirTree, splitManifest } from "./dir_tree.ts";
+import { expandDirTree, MAX_TREE_BYTES, parseTreeObject } from "./tree_object.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
@@ -811,12 +812,13 @@ export class Store {
     }
   }
 
-  /** Stores a validated manifest and returns its id. */
+  /**
+   * Stores a validated flat manifest as directory trees (tree version 2,
+   * `dir_tree.ts`) and returns the root tree's id. Directories already
+   * stored are not written again.
+   */
   putTree(tree: TreeManifest): string {
-    const bytes = treeBytes(tree);
-    const id = sha256Hex(bytes);
-    this.putTreeBytes(id, bytes);
-    return id;
+    return splitManifest(tree, (object) => this.putTreeBytes(object.id, object.bytes)).rootId;
   }
 
   /**
@@ -849,9 +851,20 @@ export class Store {
     return true;
   }
 
-  /** Reads, re-hashes, strictly parses and validates a manifest. */
-  getTree(id: string): TreeManifest {
+  /**
+   * Tree objects read so far by {@linkcode Store.getTreeObject} (and so by
+   * {@linkcode Store.getTree}): what a diff that skips equal subtrees keeps small.
+   */
+  treeReads = 0;
+
+  /**
+   * Reads, re-hashes, strictly parses and validates one tree object: a flat
+   * manifest (version 1, written before directory trees) or one directory
+   * (version 2). Subtrees a directory names are not read.
+   */
+  getTreeObject(id: string): { bytes: Uint8Array; tree: TreeManifest | DirTree } {
     const row = this.objectRow(id, "tree");
+    this.treeReads += 1;
     if (row.size > MAX_TREE_BYTES) {
       throw new IntegrityError(`Tree ${quote(id)} is too large`);
     }
@@ -862,7 +875,17 @@ export class Store {
     if (sha256Hex(bytes) !== id) {
       throw new IntegrityError(`Tree ${quote(id)} is corrupt: its bytes do not hash to its id`);
     }
-    return validateTree(parseCanonical(bytes, { maxBytes: MAX_TREE_BYTES }));
+    return { bytes, tree: parseTreeObject(bytes) };
+  }
+
+  /**
+   * The flat manifest of tree `id`, verified: a version 1 manifest as it is,
+   * a version 2 root expanded through its subtrees ({@linkcode expandDirTree}).
+   */
+  getTree(id: string): TreeManifest {
+    const { tree } = this.getTreeObject(id);
+    if (tree.version === 1) return tree;
+    return expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
   }
 }
 

@@ -112,7 +112,7 @@ export function validateTree(value: unknown): TreeManifest {
   onlyKeys(top, ["version", "entries", "skipped"], "manifest");
   if (top.version !== TREE_VERSION) {
     throw new IntegrityError(`Unsupported tree manifest version ${quote(top.version)}`, {
-      hint: "this ctxsnap reads tree version 1; upgrade ctxsnap",
+      hint: "this ctxsnap reads tree versions 1 and 2; upgrade ctxsnap",
     });
   }
   if (!Array.isArray(top.entries)) fail("entries is not an array");

@@ -41,6 +41,8 @@ import { CtxsnapError, IntegrityError, NotFoundError, quote, UsageError } from "
 import { isHex } from "../encoding/hex.ts";
 import type { Store } from "../store/store.ts";
 import type { TreeEntry, TreeManifest } from "../store/tree.ts";
+import type { DirTree } from "../store/dir_tree.ts";
+import { expandDirTree } from "../store/tree_object.ts";
 import type {
   GitAnchor,
   SnapshotBody,
@@ -536,10 +538,24 @@ async function buildFromStore(
 
 /** A verified file's content held in memory: trees, and blobs up to the limits. */
 class HeldContent implements ContentSource {
-  readonly trees = new Map<string, TreeManifest>();
+  /** Tree objects of either version, verified by the bundle reader. */
+  readonly trees = new Map<string, TreeManifest | DirTree>();
   readonly blobs = new Map<string, Uint8Array>();
+  readonly #expanded = new Map<string, TreeManifest | null>();
   tree(id: string): TreeManifest | null {
-    return this.trees.get(id) ?? null;
+    const object = this.trees.get(id);
+    if (object === undefined) return null;
+    if (object.version === 1) return object;
+    let flat = this.#expanded.get(id);
+    if (flat === undefined) {
+      flat = expandDirTree(id, object, (sub) => {
+        const child = this.trees.get(sub);
+        if (child === undefined) throw new NotFoundError(`The file has no tree ${quote(sub)}`);
+        return child;
+      });
+      this.#expanded.set(id, flat);
+    }
+    return flat;
   }
   blob(id: string): Uint8Array | null {
     return this.blobs.get(id) ?? null;

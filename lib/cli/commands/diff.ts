@@ -9,7 +9,7 @@ import { captureWorkspace } from "../../store/capture.ts";
 import type { Store } from "../../store/store.ts";
 import type { TreeManifest } from "../../store/tree.ts";
 import type { SnapshotContext } from "../../snapshot/body.ts";
-import { diffTrees } from "../../snapshot/diff.ts";
+import { diffStoredTrees, diffTrees, type StoredTreeDiff } from "../../snapshot/diff.ts";
 import { readSessionState, sessionChange } from "../../snapshot/session_state.ts";
 import { hunkHeader } from "../../snapshot/text_diff.ts";
 import { readEnvelope, selection } from "../../snapshot/timeline.ts";
@@ -22,12 +22,9 @@ const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 async function sideOf(
   store: Store,
   id: string,
-): Promise<{ tree: TreeManifest; context: SnapshotContext }> {
+): Promise<{ tree: string | null; context: SnapshotContext }> {
   const body = (await readEnvelope(store, id)).body; // id and signature checked
-  return {
-    tree: body.workspace === null ? EMPTY : store.getTree(body.workspace.tree),
-    context: body.context,
-  };
+  return { tree: body.workspace?.tree ?? null, context: body.context };
 }
 
 /** What a file change is when it has no line counts. */
@@ -119,14 +116,26 @@ export const diff: Command = {
         const idA = revision(ctx, store, a ?? "HEAD", { session });
         const idB = b === undefined ? null : revision(ctx, store, b, { session });
         const left = await sideOf(store, idA);
-        const right = idB === null
-          ? {
-            tree: captureWorkspace(store, { persist: false }).tree,
-            context: readSessionState(store, selection(store, session).session),
-          }
-          : await sideOf(store, idB);
-        const files = diffTrees(left.tree, right.tree, { bIsDisk: idB === null });
-        const sessionDiff = sessionChange(left.context, right.context);
+        let trees: StoredTreeDiff;
+        let rightContext: SnapshotContext;
+        if (idB === null) {
+          // Against the workspace: the disk is captured whole, so compare whole.
+          const disk = captureWorkspace(store, { persist: false }).tree;
+          const before = left.tree === null ? EMPTY : store.getTree(left.tree);
+          trees = {
+            diff: diffTrees(before, disk, { bIsDisk: true }),
+            left: before,
+            right: disk,
+          };
+          rightContext = readSessionState(store, selection(store, session).session);
+        } else {
+          // Two snapshots: equal subtrees are skipped, never read.
+          const right = await sideOf(store, idB);
+          trees = diffStoredTrees(store, left.tree, right.tree);
+          rightContext = right.context;
+        }
+        const files = trees.diff;
+        const sessionDiff = sessionChange(left.context, rightContext);
         const stat = flag(parsed, "stat");
         const patch = flag(parsed, "patch");
         if (stat && patch) throw new UsageError("--stat and --patch cannot be combined");
@@ -135,10 +144,10 @@ export const diff: Command = {
           const { fileChanges, workspaceContent } = await import("../../view/patch.ts");
           const { storeContent } = await import("../../view/model.ts");
           details = fileChanges(
-            left.tree,
-            right.tree,
+            trees.left,
+            trees.right,
             storeContent(store),
-            idB === null ? workspaceContent(store, right.tree) : storeContent(store),
+            idB === null ? workspaceContent(store, trees.right) : storeContent(store),
             { bIsDisk: idB === null },
           );
           if (stat) { for (const change of details) change.hunks = []; }
