@@ -159,7 +159,10 @@ Deno.test("hook: a store locked by another process (as gc holds it while collect
       const ran = await spawn(ws, [...ctxsnapArgv(), "hook", "claude-code"], event(ws), {
         CTXSNAP_BUSY_TIMEOUT_MS: "200",
       });
-      const line = assertOneLine(ran, "locked store");
+      // One note that it is trying again (for six busy timeouts), then the one line of the error.
+      const [note, ...rest] = ran.stderr.split("\n");
+      assertEquals(note, "ctxsnap: the store is busy; trying again for up to 2 s", ran.stderr);
+      const line = assertOneLine({ ...ran, stderr: rest.join("\n") }, "locked store");
       assert(/busy/i.test(line), line);
     } finally {
       await locker.stdin.close();

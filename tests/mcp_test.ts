@@ -39,7 +39,8 @@ Deno.test("mcp: agent_prompts lists an agent session's prompts, and prompt:N nam
       const shown = await call(client, "show", { id: "prompt:1" });
       assertEquals(shown.id, listed.prompts[0].snapshot);
       const diff = await call(client, "diff", { from: "prompt:1:sess-mcp", to: "prompt:2" });
-      assertEquals(diff.changed, ["a.txt"]);
+      assertEquals(diff.counts.changed, 1);
+      assertEquals(diff.changes.map((c: Any) => c.path), ["a.txt"]);
       // Bounded: 21 long prompts listed at the largest limit stay under 10,000 characters.
       for (let i = 3; i <= 21; i++) {
         await ws.run(["hook", "claude-code", "--record-prompts"], {

@@ -13,6 +13,7 @@ import * as path from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
 import { BusyError, IntegrityError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../store/store.ts";
 import type { CreateResult } from "../snapshot/create.ts";
 import type { CheckpointOptions } from "../watch/service.ts";
 import type { CheckpointArgs } from "../watch/protocol.ts";
@@ -127,27 +128,37 @@ async function checkWatchAnswer(
 /**
  * How long an agent hook keeps trying a busy store, in all: a checkpoint
  * given up is an agent's turn lost, and a harness waits longer for a hook
- * (Claude Code: 60 s) than the busy timeout (5 s).
+ * (Claude Code: 60 s) than the busy timeout. Six busy timeouts: 30 s by
+ * default (`CTXSNAP_BUSY_TIMEOUT_MS` 5000).
  */
-export const HOOK_BUSY_BUDGET_MS = 30_000;
+export function hookBusyBudgetMs(): number {
+  const raw = Number(getEnv("CTXSNAP_BUSY_TIMEOUT_MS") ?? "");
+  const timeout = Number.isSafeInteger(raw) && raw >= 0 ? raw : DEFAULT_BUSY_TIMEOUT_MS;
+  return 6 * timeout;
+}
 
 /**
  * Runs `fn` again while it fails because the store is busy (nothing was
- * written: the write transaction never began), saying so on stderr each
- * time, until `budgetMs` has passed; then the last `BusyError` (exit 6).
+ * written: the write transaction never began), until `budgetMs` has passed;
+ * then the last `BusyError` (exit 6). The first retry says so on stderr, once
+ * (a hook's stderr is one line of news, not a log).
  */
 export async function retryWhileBusy<T>(
   ctx: CommandContext,
   fn: () => Promise<T>,
-  budgetMs: number = HOOK_BUSY_BUDGET_MS,
+  budgetMs: number = hookBusyBudgetMs(),
 ): Promise<T> {
   const deadline = Date.now() + budgetMs;
-  for (let attempt = 2;; attempt++) {
+  for (let attempt = 1;; attempt++) {
     try {
       return await fn();
     } catch (error) {
       if (!(error instanceof BusyError) || Date.now() >= deadline) throw error;
-      ctx.out.note(`the store is busy; trying again (attempt ${attempt})`);
+      if (attempt === 1) {
+        ctx.out.note(
+          `the store is busy; trying again for up to ${Math.ceil(budgetMs / 1000)} s`,
+        );
+      }
     }
   }
 }
