@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,release,timeline
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,gc,release,timeline
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1074,6 +1074,44 @@ if (want("agent")) {
       version_ms: r.version,
       empty_deno_ms: r.empty_deno,
     },
+  });
+}
+
+if (want("gc")) {
+  // Issue 25, "disk comes back": a workspace whose files churn leaves
+  // forgotten snapshots' objects in index.db; `du` of the store before and
+  // after `forget --keep-last 1 && gc`.
+  console.log("gc: disk comes back (du of the store before and after forget + gc)");
+  const ws = `${root}/gc-ws`;
+  await copyTree(tree, ws);
+  await ctxsnap(["init"], ws);
+  await ctxsnap(["create", "-m", "first"], ws);
+  const churn = QUICK ? 5 : 20;
+  const files = (await sh(`cd '${ws}' && find . -name '*.py' -type f | head -300`)).stdout.trim()
+    .split("\n").map((f) => `${ws}/${f.slice(2)}`);
+  for (let round = 0; round < churn; round++) {
+    for (const file of files) {
+      await Deno.writeTextFile(file, `# churn ${round} ${file}\n`, { append: true });
+    }
+    await ctxsnap(["create", "-m", `churn ${round}`], ws);
+  }
+  const store = `${ws}/.ctxsnap`;
+  const index = async () => (await Deno.stat(`${store}/index.db`)).size;
+  const before = { du: await du(store), index: await index() };
+  await ctxsnap(["forget", "--keep-last", "1"], ws);
+  const afterForget = { du: await du(store), index: await index() };
+  const gc = JSON.parse((await ctxsnap(["gc", "--json"], ws)).stdout);
+  const after = { du: await du(store), index: await index() };
+  const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  console.log(
+    `  ${churn} checkpoints each changing ${files.length} files; forget --keep-last 1 && gc:\n` +
+      `    du .ctxsnap: ${mib(before.du)} before, ${mib(afterForget.du)} after forget, ` +
+      `${mib(after.du)} after gc (index.db ${mib(before.index)} → ${mib(after.index)}; ` +
+      `gc freed ${gc.blobs} blobs, ${gc.trees} trees, ${gc.index.free_pages_before} index pages, ` +
+      `mode ${gc.index.mode})\n`,
+  );
+  Object.assign(results, {
+    gc_disk: { before, after_forget: afterForget, after, gc },
   });
 }
 

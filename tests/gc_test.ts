@@ -341,3 +341,86 @@ Deno.test("a process capturing while another forgets and collects never leaves a
     );
   });
 });
+
+// ---------------------------------------------------------------------------
+// disk comes back: gc returns the index's free pages
+
+function indexPragma(ws: TempWorkspace, name: string): number {
+  const db = new DatabaseSync(join(ws.path, ".ctxsnap", "index.db"), { readOnly: true });
+  try {
+    const row = db.prepare(`PRAGMA ${name}`).get() as Record<string, number>;
+    return Number(Object.values(row)[0]);
+  } finally {
+    db.close();
+  }
+}
+
+async function indexSize(ws: TempWorkspace): Promise<number> {
+  return (await Deno.stat(join(ws.path, ".ctxsnap", "index.db"))).size;
+}
+
+/** Writes `count` incompressible inline-sized files under `churn/`, salted by `round`. */
+async function writeChurn(ws: TempWorkspace, round: number, count = 20): Promise<void> {
+  await Deno.mkdir(join(ws.path, "churn"), { recursive: true });
+  for (let j = 0; j < count; j++) {
+    await Deno.writeFile(join(ws.path, `churn/f${j}.bin`), bigBytes(100_000, round * 1000 + j));
+  }
+}
+
+Deno.test("gc after forget hands the freed index pages back: index.db shrinks and verify passes", async () => {
+  await withStore(async (ws) => {
+    assertEquals(indexPragma(ws, "auto_vacuum"), 2, "a new store uses incremental vacuum");
+    await writeChurn(ws, 1);
+    await create(ws, "one");
+    await writeChurn(ws, 2);
+    const kept = await create(ws, "two");
+    const before = await indexSize(ws);
+    await runJson(ws, ["forget", "--keep-last", "1"]);
+    const result = await runJson(ws, ["gc"]);
+    assertEquals(result.blobs, 20, "the first round's blobs go");
+    assertEquals(result.index.mode, "incremental");
+    assert(result.index.free_pages_before > 400, `free pages ${result.index.free_pages_before}`);
+    assertEquals(result.index.free_pages_after, 0);
+    const after = await indexSize(ws);
+    assert(
+      after < before - 1_500_000,
+      `index.db ${before} → ${after} bytes: about 2 MB of blobs were freed`,
+    );
+    assertEquals(indexPragma(ws, "freelist_count"), 0);
+    await verifyAll(ws, "after gc returned pages");
+    const dest = join(ws.root, "out");
+    expectCode(await ws.run(["materialize", kept, dest]), 0, "materialize the kept snapshot");
+    assertEquals(await Deno.readFile(join(dest, "churn/f7.bin")), bigBytes(100_000, 2007));
+  });
+});
+
+Deno.test("gc switches a store made without auto_vacuum to incremental vacuum once and shrinks it", async () => {
+  await withStore(async (ws) => {
+    await writeChurn(ws, 1);
+    await create(ws, "one");
+    await writeChurn(ws, 2);
+    await create(ws, "two");
+    // The index as earlier releases made it: auto_vacuum NONE.
+    const db = new DatabaseSync(join(ws.path, ".ctxsnap", "index.db"));
+    db.exec("PRAGMA auto_vacuum = NONE");
+    db.exec("VACUUM");
+    db.close();
+    assertEquals(indexPragma(ws, "auto_vacuum"), 0);
+    await runJson(ws, ["forget", "--keep-last", "1"]);
+    const before = await indexSize(ws);
+    const first = await runJson(ws, ["gc"]);
+    assertEquals(first.index.mode, "full", "the first gc switches the mode with VACUUM");
+    assertEquals(indexPragma(ws, "auto_vacuum"), 2);
+    const after = await indexSize(ws);
+    assert(after < before - 1_500_000, `index.db ${before} → ${after} bytes`);
+    await verifyAll(ws, "after the switch");
+    // From then on gc returns pages in steps.
+    await writeChurn(ws, 3);
+    await create(ws, "three");
+    await runJson(ws, ["forget", "--keep-last", "1"]);
+    const second = await runJson(ws, ["gc"]);
+    assertEquals(second.index.mode, "incremental");
+    assertEquals(second.index.free_pages_after, 0);
+    await verifyAll(ws, "after an incremental gc");
+  });
+});

@@ -8,6 +8,7 @@
  * row). It fails closed: a reachable tree that cannot be read stops it with
  * nothing deleted. Object files are unlinked in a second transaction from a
  * `gc_pending` list, so a crash at any instant leaves no row without its file.
+ * Last, the index's free pages go back to the filesystem (`vacuum.ts`).
  *
  * @example
  * ```ts
@@ -28,6 +29,7 @@ import { readBaseline } from "./baseline.ts";
 import { finishOperation, startOperation } from "./operations.ts";
 import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
+import { returnFreePages, type VacuumResult } from "./vacuum.ts";
 
 /** What {@linkcode collectGarbage} removed (or, dry, would remove). */
 export interface GcResult {
@@ -45,6 +47,8 @@ export interface GcResult {
   dry_run: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
+  /** The index pages handed back to the filesystem (null for a dry run). */
+  index: VacuumResult | null;
 }
 
 function rootTrees(store: Store): Set<string> {
@@ -130,6 +134,7 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       strays: 0,
       dry_run: dryRun,
       operation: null,
+      index: null,
     };
     if (dryRun) return out;
     const op = startOperation(store, {
@@ -148,7 +153,10 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     out.operation = op.id;
     return out;
   });
-  if (!dryRun) result.strays = sweepFiles(store);
+  if (!dryRun) {
+    result.strays = sweepFiles(store);
+    result.index = returnFreePages(store);
+  }
   return result;
 }
 

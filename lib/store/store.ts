@@ -147,6 +147,9 @@ export class Store {
     const db = Store.connect(storeDir, false);
     try {
       checkSchema(db, Store.userVersion(db), storeDir);
+      // Only before the first table exists can the mode be set without a VACUUM.
+      const empty = db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+      if (Number(empty.n) === 0) db.exec("PRAGMA auto_vacuum = INCREMENTAL");
       Store.prepareWriter(db);
       Store.migrate(db);
       const relative = path.relative(storeDir, root);
