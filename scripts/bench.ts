@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,gc,release,timeline
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,gc,retention,release,timeline
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1113,6 +1113,87 @@ if (want("gc")) {
   Object.assign(results, {
     gc_disk: { before, after_forget: afterForget, after, gc },
   });
+}
+
+if (want("retention")) {
+  // Issue 25, retention: a long agent run through `ctxsnap mcp` (checkpoints
+  // with a source, each after a one-file edit) under the default policy; the
+  // snapshot count and `du` of the store every tenth of the run.
+  const total = QUICK ? 200 : 1000;
+  console.log(`retention: a ${total}-checkpoint agent run under the default policy`);
+  const ws = `${root}/retention-ws`;
+  await generateTree(ws, 2000);
+  await ctxsnap(["init"], ws);
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "mcp"],
+    cwd: ws,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = server.stdin.getWriter();
+  const reader = server.stdout.getReader();
+  let buffered = "";
+  let nextId = 1;
+  const rpc = async (method: string, params: unknown) => {
+    const id = nextId++;
+    await writer.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
+    );
+    for (;;) {
+      const newline = buffered.indexOf("\n");
+      if (newline >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        return JSON.parse(line);
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error("ctxsnap mcp exited");
+      buffered += new TextDecoder().decode(value);
+    }
+  };
+  await rpc("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  });
+  await writer.write(
+    new TextEncoder().encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+  );
+  const samples: { checkpoints: number; snapshots: number; du: number; ms: number }[] = [];
+  const started = performance.now();
+  for (let i = 1; i <= total; i++) {
+    const file = `${ws}/d${i % 20}/f${(i % 20) * 100 + (i % 100)}.txt`;
+    await Deno.writeTextFile(file, `edit ${i}\n`, { append: true });
+    const reply = await rpc("tools/call", {
+      name: "checkpoint",
+      arguments: { reason: `turn ${i}`, source: `bench:turn-${i}` },
+    });
+    if (reply.result?.isError !== undefined || reply.error) {
+      throw new Error(`checkpoint failed: ${JSON.stringify(reply).slice(0, 500)}`);
+    }
+    if (i % (total / 10) === 0) {
+      const listed = JSON.parse((await ctxsnap(["list", "--all", "--json"], ws)).stdout);
+      samples.push({
+        checkpoints: i,
+        snapshots: listed.snapshots.length,
+        du: await du(`${ws}/.ctxsnap`),
+        ms: performance.now() - started,
+      });
+    }
+  }
+  await writer.close();
+  await server.status;
+  for (const s of samples) {
+    console.log(
+      `  after ${String(s.checkpoints).padStart(5)} checkpoints: ${
+        String(s.snapshots).padStart(4)
+      } snapshots kept, du .ctxsnap ${(s.du / 1048576).toFixed(1)} MiB (${fmt(s.ms)} so far)`,
+    );
+  }
+  console.log("");
+  Object.assign(results, { retention: samples });
 }
 
 if (want("release")) {

@@ -59,17 +59,26 @@ export async function checkpoint(
   if (handed !== null) {
     return { result: await fromWatch(handed.result), storeDir, via: "watch" };
   }
-  const [{ identity, openStore }, { createSnapshot }, { withAgentEvent }] = await Promise.all([
+  const [
+    { identity, openStore },
+    { createSnapshot },
+    { withAgentEvent },
+    { readRetention, retainAfterCheckpoint },
+  ] = await Promise.all([
     import("./command.ts"),
     import("../snapshot/create.ts"),
     import("../snapshot/agent.ts"),
+    import("../snapshot/retention.ts"),
   ]);
   const signer = await identity();
   const store = openStore(ctx);
   try {
     const { agent, ...rest } = request;
     const options = agent === undefined ? rest : withAgentEvent(store, rest, agent);
+    // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
+    const policy = readRetention(store.dir);
     const result = await createSnapshot(store, signer, options);
+    if (result.created) retainAfterCheckpoint(store, policy);
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();
