@@ -115,6 +115,19 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       liveTrees.add(id);
       for (const entry of tree.entries) if (entry.type === "file") liveBlobs.add(entry.blob);
     }
+    // A chunked blob keeps its chunks (FORMAT.md 8.6).
+    for (const blob of [...liveBlobs]) {
+      let chunks: string[] | null;
+      try {
+        chunks = store.blobChunks(blob);
+      } catch (error) {
+        throw new IntegrityError(
+          `gc stopped with nothing deleted: blob ${quote(blob)} has a malformed chunk list`,
+          { cause: error, hint: "run `ctxsnap verify --all` to find the damage" },
+        );
+      }
+      for (const chunk of chunks ?? []) liveBlobs.add(chunk);
+    }
     const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
     let keptTrees = 0;
     let keptBlobs = 0;
@@ -129,7 +142,8 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     const out: GcResult = {
       trees: doomed.filter((o) => o.kind === "tree").length,
       blobs: doomed.filter((o) => o.kind === "blob").length,
-      bytes: doomed.reduce((sum, o) => sum + o.size, 0),
+      // A chunked blob's bytes are its chunks' (counted with them).
+      bytes: doomed.reduce((sum, o) => sum + (o.encoding === "chunks" ? 0 : o.size), 0),
       kept: { trees: keptTrees, blobs: keptBlobs },
       strays: 0,
       dry_run: dryRun,

@@ -35,7 +35,6 @@ import {
 } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv } from "../runtime.ts";
 import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 
@@ -44,6 +43,7 @@ import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
+import { Chunker } from "./fastcdc.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
@@ -424,10 +424,11 @@ export class Store {
     const id = knownId ?? sha256Hex(data);
     if (data.byteLength > INLINE_BLOB_MAX) {
       if (this.hasObject(id)) return id;
-      const file = this.objectPath(id);
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      writeFileAtomic(file, data, { mode: 0o400 });
-      this.insertObject(id, "blob", data.byteLength, "file", null);
+      const chunks: string[] = [];
+      const chunker = new Chunker((chunk) => chunks.push(this.putBlob(chunk.slice())));
+      chunker.push(data);
+      chunker.finish();
+      this.putChunkedBlob(id, data.byteLength, chunks);
     } else {
       this.insertObject(id, "blob", data.byteLength, "raw", data);
     }
@@ -436,19 +437,41 @@ export class Store {
 
   /**
    * Adopts a fully written, fsynced temp file (see {@linkcode Store.tempPath})
-   * as the blob `id` of `size` bytes. The caller has hashed it while writing.
+   * as the blob `id` of `size` bytes: its content-defined chunks (FORMAT.md
+   * 8.6) are stored as inline blobs, re-hashed on the way, and the file is
+   * removed. The caller has hashed it while writing; a file that no longer
+   * hashes to `id` is refused. Memory stays bounded whatever the size.
    */
   adoptBlobFile(tempFile: string, id: string, size: number): void {
-    if (this.hasObject(id)) {
+    try {
+      if (this.hasObject(id)) return;
+      const chunks: string[] = [];
+      const hasher = createSha256();
+      let total = 0;
+      const chunker = new Chunker((chunk) => chunks.push(this.putBlob(chunk.slice())));
+      const fd = fs.openSync(tempFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      try {
+        const buffer = new Uint8Array(1024 * 1024);
+        for (;;) {
+          const n = fs.readSync(fd, buffer, 0, buffer.byteLength, null);
+          if (n === 0) break;
+          total += n;
+          hasher.update(buffer.subarray(0, n));
+          chunker.push(buffer.subarray(0, n));
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      chunker.finish();
+      if (total !== size || hasher.digestHex() !== id) {
+        throw new IntegrityError(
+          `The temp file for blob ${quote(id)} changed before it was stored`,
+        );
+      }
+      this.putChunkedBlob(id, size, chunks);
+    } finally {
       fs.rmSync(tempFile, { force: true });
-      return;
     }
-    const file = this.objectPath(id);
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    fs.chmodSync(tempFile, 0o400);
-    fs.renameSync(tempFile, file);
-    fsyncDir(path.dirname(file));
-    this.insertObject(id, "blob", size, "file", null);
   }
 
   /**
@@ -486,7 +509,7 @@ export class Store {
     id: string,
     kind: "blob" | "tree",
     size: number,
-    encoding: "raw" | "deflate" | "file",
+    encoding: "raw" | "deflate" | "file" | "chunks",
     data: Uint8Array | null,
   ): void {
     this.stmt(
@@ -538,14 +561,48 @@ export class Store {
    * a caller must not commit what it wrote until this returns.
    */
   streamBlob(id: string, onChunk: (chunk: Uint8Array) => void): number {
+    let total = 0;
+    for (const piece of this.blobPieces(id)) {
+      total += piece.byteLength;
+      onChunk(piece);
+    }
+    return total;
+  }
+
+  /**
+   * A blob's bytes as a sequence of pieces (each valid until the next is
+   * taken); after the last piece the hash and size are checked and a
+   * mismatch throws {@linkcode IntegrityError}, so a caller must not commit
+   * what it wrote until the iteration ends. A chunked blob (encoding
+   * `chunks`) yields its chunks in order, each verified as a blob itself.
+   */
+  *blobPieces(id: string, asChunk = false): Generator<Uint8Array, void, undefined> {
     const row = this.objectRow(id, "blob");
+    const corrupt = () =>
+      new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    if (row.encoding === "chunks") {
+      if (asChunk) {
+        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);
+      }
+      const chunks = this.chunksOf(id, row.data);
+      const hasher = createSha256();
+      let total = 0;
+      for (const chunk of chunks) {
+        for (const piece of this.blobPieces(chunk, true)) {
+          total += piece.byteLength;
+          if (total > row.size) throw corrupt();
+          hasher.update(piece);
+          yield piece;
+        }
+      }
+      if (total !== row.size || hasher.digestHex() !== id) throw corrupt();
+      return;
+    }
     if (row.encoding !== "file") {
       const data = this.inlineBytes(id, row);
-      if (data.byteLength !== row.size || sha256Hex(data) !== id) {
-        throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
-      }
-      onChunk(data);
-      return data.byteLength;
+      if (data.byteLength !== row.size || sha256Hex(data) !== id) throw corrupt();
+      yield data;
+      return;
     }
     const hasher = createSha256();
     let total = 0;
@@ -564,15 +621,54 @@ export class Store {
         if (total > row.size) break;
         const chunk = buffer.subarray(0, n);
         hasher.update(chunk);
-        onChunk(chunk);
+        yield chunk;
       }
     } finally {
       fs.closeSync(fd);
     }
-    if (total !== row.size || hasher.digestHex() !== id) {
-      throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    if (total !== row.size || hasher.digestHex() !== id) throw corrupt();
+  }
+
+  /** Parses a chunked blob's list of chunk ids (32 bytes each), refusing a malformed one. */
+  private chunksOf(id: string, data: Uint8Array | null): string[] {
+    if (data === null || data.byteLength === 0 || data.byteLength % 32 !== 0) {
+      throw new IntegrityError(`Blob ${quote(id)} is corrupt: its chunk list is malformed`);
     }
-    return total;
+    const ids: string[] = [];
+    for (let at = 0; at < data.byteLength; at += 32) {
+      let hex = "";
+      for (const byte of data.subarray(at, at + 32)) hex += byte.toString(16).padStart(2, "0");
+      ids.push(hex);
+    }
+    return ids;
+  }
+
+  /**
+   * The chunk ids of a chunked blob, unverified (gc keeps them with the
+   * blob); null for a blob stored whole or absent.
+   */
+  blobChunks(id: string): string[] | null {
+    const row = this.stmt("SELECT encoding, data FROM objects WHERE id = ? AND kind = 'blob'")
+      .get(id) as { encoding: string; data: Uint8Array | null } | undefined;
+    if (row === undefined || row.encoding !== "chunks") return null;
+    return this.chunksOf(id, row.data);
+  }
+
+  /**
+   * Records the blob `id` of `size` bytes as the concatenation of the stored
+   * blobs `chunks` (docs/FORMAT.md 8.6). The caller hashed the whole content
+   * while chunking it; every chunk must already be stored. Storing existing
+   * content is a no-op.
+   */
+  putChunkedBlob(id: string, size: number, chunks: readonly string[]): void {
+    const list = new Uint8Array(chunks.length * 32);
+    chunks.forEach((chunk, i) => {
+      if (!isHex(chunk, 64) || !this.hasObject(chunk)) {
+        throw new IntegrityError(`Chunk ${quote(chunk)} of blob ${quote(id)} is not stored`);
+      }
+      for (let j = 0; j < 32; j++) list[i * 32 + j] = parseInt(chunk.slice(2 * j, 2 * j + 2), 16);
+    });
+    this.insertRow(id, "blob", size, "chunks", list);
   }
 
   /**
