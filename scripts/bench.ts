@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,gc,retention,release,timeline
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,gc,retention,chunks,release,timeline
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -587,6 +587,34 @@ if (want("large") && (await have("/usr/bin/time"))) {
   ) {
     await Deno.remove(p, { recursive: true }).catch(() => {});
   }
+}
+
+if (want("chunks")) {
+  // Issue 25, content-defined chunks: one byte changed in the middle of a
+  // 120 MB file, and what the second checkpoint adds to the store.
+  console.log("chunks: one byte changed in a 120 MB file");
+  const ws = `${root}/chunks-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  await sh(`head -c 120000000 /dev/urandom > '${ws}/big.bin'`);
+  await ctxsnap(["init"], ws);
+  const first = await ctxsnap(["create", "-m", "first"], ws);
+  const before = await du(`${ws}/.ctxsnap`);
+  await sh(
+    `printf 'x' | dd of='${ws}/big.bin' bs=1 seek=60000000 conv=notrunc status=none`,
+  );
+  const second = await ctxsnap(["create", "-m", "one byte"], ws);
+  const after = await du(`${ws}/.ctxsnap`);
+  console.log(
+    `  du .ctxsnap: ${(before / 1048576).toFixed(1)} MiB after the first capture (${
+      fmt(first.ms)
+    }), ` +
+      `${(after / 1048576).toFixed(1)} MiB after the one-byte change (${fmt(second.ms)}): ` +
+      `+${((after - before) / 1048576).toFixed(2)} MiB (target ≤ 2 MiB)\n`,
+  );
+  Object.assign(results, {
+    chunks: { before, after, first_ms: first.ms, second_ms: second.ms },
+  });
+  await Deno.remove(ws, { recursive: true }).catch(() => {});
 }
 
 if (want("size") && hasRestic) {
