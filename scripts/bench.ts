@@ -551,7 +551,7 @@ if (want("large") && (await have("/usr/bin/time"))) {
   ]);
   const listed =
     JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0];
-  if (listed.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
+  if (listed.workspace?.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
   const id = listed.id;
   const verify = await ctxsnapRss(["--store", store, "verify", "--all"]);
   const publish = await ctxsnapRss([
