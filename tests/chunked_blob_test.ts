@@ -164,3 +164,22 @@ Deno.test("a file-backed blob written by an earlier release still reads and veri
     assertEquals(store.blobChunks(id), null);
   });
 });
+
+Deno.test("a malformed chunk list of a reachable blob stops gc with nothing deleted", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeFile(join(ws.path, "big.bin"), noise(2_000_000, 10));
+    await runJson(ws, ["create", "-m", "big"]);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "changed\n");
+    await runJson(ws, ["create", "-m", "small change"]);
+    await runJson(ws, ["forget", "--keep-last", "1"]);
+    const chunked = [...rows(ws)].find(([, r]) => r.encoding === "chunks")![0];
+    const db = new DatabaseSync(join(ws.path, ".ctxsnap", "index.db"));
+    db.prepare("UPDATE objects SET data = ? WHERE id = ?").run(new Uint8Array(33), chunked);
+    db.close();
+    const before = rows(ws).size;
+    const gc = await ws.run(["gc"]);
+    expectCode(gc, 1, "gc with a malformed chunk list");
+    assert(gc.stderr.includes("malformed chunk list"), gc.stderr);
+    assertEquals(rows(ws).size, before, "gc deleted something");
+  });
+});

@@ -88,46 +88,59 @@ function rootTrees(store: Store): Set<string> {
   return roots;
 }
 
+/**
+ * Every object the trees `roots` reach: the trees themselves, their blobs,
+ * and the chunks of chunked blobs (FORMAT.md 8.6). The one place that knows
+ * what a tree reaches; fails closed on a tree or chunk list it cannot read.
+ */
+export function reachableObjects(
+  store: Store,
+  roots: Iterable<string>,
+): { trees: Set<string>; blobs: Set<string> } {
+  const liveBlobs = new Set<string>();
+  const liveTrees = new Set<string>();
+  for (const id of roots) {
+    if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
+    let tree;
+    try {
+      tree = store.getTree(id);
+    } catch (error) {
+      if (error instanceof CtxsnapError) {
+        throw new IntegrityError(
+          `gc stopped with nothing deleted: tree ${quote(id)} cannot be read`,
+          {
+            cause: error,
+            hint: "run `ctxsnap verify --all` to find the damage",
+          },
+        );
+      }
+      throw error;
+    }
+    liveTrees.add(id);
+    for (const entry of tree.entries) if (entry.type === "file") liveBlobs.add(entry.blob);
+  }
+  // A chunked blob keeps its chunks (FORMAT.md 8.6).
+  for (const blob of [...liveBlobs]) {
+    let chunks: string[] | null;
+    try {
+      chunks = store.blobChunks(blob);
+    } catch (error) {
+      throw new IntegrityError(
+        `gc stopped with nothing deleted: blob ${quote(blob)} has a malformed chunk list`,
+        { cause: error, hint: "run `ctxsnap verify --all` to find the damage" },
+      );
+    }
+    for (const chunk of chunks ?? []) liveBlobs.add(chunk);
+  }
+  return { trees: liveTrees, blobs: liveBlobs };
+}
+
 /** Removes unreachable objects; with `dryRun` only counts them. */
 export function collectGarbage(store: Store, options: { dryRun?: boolean } = {}): GcResult {
   const dryRun = options.dryRun ?? false;
   const result = store.transaction("gc", () => {
     const roots = rootTrees(store);
-    const liveBlobs = new Set<string>();
-    const liveTrees = new Set<string>();
-    for (const id of roots) {
-      if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
-      let tree;
-      try {
-        tree = store.getTree(id);
-      } catch (error) {
-        if (error instanceof CtxsnapError) {
-          throw new IntegrityError(
-            `gc stopped with nothing deleted: tree ${quote(id)} cannot be read`,
-            {
-              cause: error,
-              hint: "run `ctxsnap verify --all` to find the damage",
-            },
-          );
-        }
-        throw error;
-      }
-      liveTrees.add(id);
-      for (const entry of tree.entries) if (entry.type === "file") liveBlobs.add(entry.blob);
-    }
-    // A chunked blob keeps its chunks (FORMAT.md 8.6).
-    for (const blob of [...liveBlobs]) {
-      let chunks: string[] | null;
-      try {
-        chunks = store.blobChunks(blob);
-      } catch (error) {
-        throw new IntegrityError(
-          `gc stopped with nothing deleted: blob ${quote(blob)} has a malformed chunk list`,
-          { cause: error, hint: "run `ctxsnap verify --all` to find the damage" },
-        );
-      }
-      for (const chunk of chunks ?? []) liveBlobs.add(chunk);
-    }
+    const { trees: liveTrees, blobs: liveBlobs } = reachableObjects(store, roots);
     const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
     let keptTrees = 0;
     let keptBlobs = 0;
