@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { IntegrityError } from "../lib/errors.ts";
 import { Store } from "../lib/store/store.ts";
+import { MIGRATIONS } from "../lib/store/schema.ts";
+import { createHash } from "node:crypto";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
 
@@ -153,7 +155,6 @@ Deno.test("a malformed chunk list is refused by every blob reader", async () => 
 Deno.test("a file-backed blob written by an earlier release still reads and verifies", async () => {
   await withLib(async (store) => {
     const data = noise(1_500_000, 9);
-    const { createHash } = await import("node:crypto");
     const id = createHash("sha256").update(data).digest("hex");
     await Deno.mkdir(join(store.dir, "objects", id.slice(0, 2)), { recursive: true });
     await Deno.writeFile(store.objectPath(id), data, { mode: 0o400 });
@@ -182,4 +183,43 @@ Deno.test("a malformed chunk list of a reachable blob stops gc with nothing dele
     assert(gc.stderr.includes("malformed chunk list"), gc.stderr);
     assertEquals(rows(ws).size, before, "gc deleted something");
   });
+});
+
+Deno.test("a schema-4 store with a file-backed blob migrates to chunked blobs and still reads the old one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-chunks-migrate-" });
+  try {
+    const storeDir = join(dir, ".ctxsnap");
+    await Deno.mkdir(join(storeDir, "objects"), { recursive: true, mode: 0o700 });
+    await Deno.mkdir(join(storeDir, "tmp"), { mode: 0o700 });
+    const old = new DatabaseSync(join(storeDir, "index.db"));
+    for (const migration of MIGRATIONS.slice(0, 4)) old.exec(migration);
+    old.exec("PRAGMA user_version = 4");
+    const insert = old.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+    insert.run("workspace_root", "..");
+    insert.run("format", "ctxsnap-store/1");
+    const data = noise(1_500_000, 11);
+    const id = createHash("sha256").update(data).digest("hex");
+    await Deno.mkdir(join(storeDir, "objects", id.slice(0, 2)), { mode: 0o700 });
+    await Deno.writeFile(join(storeDir, "objects", id.slice(0, 2), id), data, { mode: 0o400 });
+    old.prepare(
+      "INSERT INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, 'blob', ?, 'file', NULL, 0)",
+    ).run(id, data.byteLength);
+    old.close();
+    await Deno.chmod(join(storeDir, "index.db"), 0o600);
+
+    const store = Store.open(storeDir);
+    try {
+      const version = store.db.prepare("PRAGMA user_version").get() as { user_version: number };
+      assertEquals(version.user_version, 5);
+      assertEquals(store.readBlob(id), data);
+      const fresh = noise(1_500_000, 12);
+      const freshId = store.transaction("test", () => store.putBlob(fresh));
+      assert(store.blobChunks(freshId) !== null, "a new large blob is chunked");
+      assertEquals(store.readBlob(freshId), fresh);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
