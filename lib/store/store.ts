@@ -42,6 +42,7 @@ export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
 import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
+import { noteTransient } from "./_reclaim.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 import { Chunker } from "./fastcdc.ts";
 
@@ -526,6 +527,7 @@ export class Store {
     if (row.encoding === "raw") return data;
     try {
       const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
+      noteTransient(out.byteLength);
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     } catch (error) {
       throw new IntegrityError(
@@ -549,6 +551,7 @@ export class Store {
       | { kind: string; size: number; encoding: string; data: Uint8Array | null }
       | undefined;
     if (row === undefined) throw new NotFoundError(`The store has no ${kind} ${quote(id)}`);
+    noteTransient(row.data?.byteLength ?? 0);
     if (row.kind !== kind) {
       throw new IntegrityError(`Object ${quote(id)} is a ${row.kind}, not a ${kind}`);
     }
@@ -685,6 +688,7 @@ export class Store {
       | { kind: string; size: number; encoding: string; data: Uint8Array | null }
       | undefined;
     if (row === undefined || row.kind !== "blob" || row.data === null) return null;
+    noteTransient(row.data.byteLength);
     if (row.encoding !== "raw" && row.encoding !== "deflate") return null;
     return { encoding: row.encoding, size: row.size, data: row.data };
   }
