@@ -12,6 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { IntegrityError } from "../lib/errors.ts";
 import { Store } from "../lib/store/store.ts";
 import { MIGRATIONS } from "../lib/store/schema.ts";
+import { verifyAll } from "../lib/snapshot/verify.ts";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
@@ -222,4 +223,34 @@ Deno.test("a schema-4 store with a file-backed blob migrates to chunked blobs an
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("checkBlob() still checks the whole file when every chunk is marked verified", async () => {
+  await withLib((store) => {
+    const a = store.putBlob(noise(100_000, 6));
+    const b = store.putBlob(noise(100_000, 7));
+    const liar = "b".repeat(64);
+    store.transaction("test", () => store.putChunkedBlob(liar, 200_000, [b, a]));
+    const verified = new Map([[a, true], [b, true]]);
+    assertEquals(store.checkBlob(liar, verified), false);
+  });
+});
+
+Deno.test("verifyAll() reports a chunk whose stored bytes were edited, and the chunked blob using it", async () => {
+  await withLib(async (store) => {
+    const id = store.putBlob(noise(3_000_000, 9));
+    const chunks = store.blobChunks(id)!;
+    assert(chunks.length > 2, "several chunks");
+    const victim = chunks[1]!;
+    const db = store.db;
+    const row = db.prepare("SELECT size FROM objects WHERE id = ?").get(victim) as {
+      size: number;
+    };
+    const edited = noise(row.size, 10);
+    db.prepare("UPDATE objects SET encoding = 'raw', data = ? WHERE id = ?").run(edited, victim);
+    const report = await verifyAll(store, { isTrusted: () => false, nameOf: () => null });
+    assertEquals(report.objects.corrupt.includes(victim), true, "the chunk");
+    assertEquals(report.objects.corrupt.includes(id), true, "the whole file");
+    assertEquals(report.objects.corrupt.length, 2);
+  });
 });

@@ -178,12 +178,19 @@ export async function verifyAll(
   const problems: string[] = [];
   const corrupt: string[] = [];
   const seenBlobs = new Map<string, boolean>();
-  const objects = store.listObjects();
+  const listed = store.listObjects();
+  // Chunked blobs last, so each reuses its chunks' verdicts instead of
+  // re-hashing them (its own whole-file hash is still checked).
+  const chunkedIds = store.chunkedBlobIds();
+  const objects = [
+    ...listed.filter((object) => !chunkedIds.has(object.id)),
+    ...listed.filter((object) => chunkedIds.has(object.id)),
+  ];
   let done = 0;
   for (const object of objects) {
     let ok: boolean;
     if (object.kind === "blob") {
-      ok = store.checkBlob(object.id);
+      ok = store.checkBlob(object.id, seenBlobs);
       seenBlobs.set(object.id, ok);
     } else {
       try {
