@@ -254,3 +254,19 @@ Deno.test("verifyAll() reports a chunk whose stored bytes were edited, and the c
     assertEquals(report.objects.corrupt.length, 2);
   });
 });
+
+Deno.test("putBlob() keeps a large blob raw when its leading sample does not compress, and deflates one that does", async () => {
+  await withLib((store) => {
+    const mixed = new Uint8Array(128 * 1024);
+    mixed.set(noise(8 * 1024, 11));
+    const raw = store.putBlob(mixed);
+    const text = store.putBlob(new TextEncoder().encode("checkpoint ".repeat(12_000)));
+    const encoding = (id: string) =>
+      (store.db.prepare("SELECT encoding FROM objects WHERE id = ?").get(id) as {
+        encoding: string;
+      }).encoding;
+    assertEquals(encoding(raw), "raw");
+    assertEquals(encoding(text), "deflate");
+    assertEquals(store.readBlob(raw), mixed);
+  });
+});

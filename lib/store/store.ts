@@ -41,7 +41,13 @@ import { inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
-import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
+import {
+  COMPRESS_MIN_BYTES,
+  DEFLATE_OPTIONS,
+  packPays,
+  sampleCompresses,
+  TREE_DEFLATE_OPTIONS,
+} from "./_pack.ts";
 import { noteTransient } from "./_reclaim.ts";
 import { MAX_TREE_BYTES, treeBytes, type TreeManifest, validateTree } from "./tree.ts";
 import { Chunker } from "./fastcdc.ts";
@@ -501,8 +507,12 @@ export class Store {
   ): void {
     let stored = data;
     let how: "raw" | "deflate" | "file" = encoding;
-    if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
-      const options = kind === "tree" ? TREE_DEFLATE_OPTIONS : DEFLATE_OPTIONS;
+    const options = kind === "tree" ? TREE_DEFLATE_OPTIONS : DEFLATE_OPTIONS;
+    if (
+      data !== null && data.byteLength >= COMPRESS_MIN_BYTES &&
+      (kind === "tree" ||
+        sampleCompresses(data, (sample) => zlib().deflateRawSync(sample, options)))
+    ) {
       const packed = zlib().deflateRawSync(data, options);
       if (packPays(data.byteLength, packed.byteLength)) {
         stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
