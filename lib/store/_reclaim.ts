@@ -6,7 +6,7 @@
  * collect them until its own heap fills, which a loop over 2 GiB of 256 KiB
  * chunks never makes happen (measured: a 2 GiB chunked blob read back peaked
  * at 500-700 MiB RSS). {@linkcode noteTransient} counts those bytes and,
- * every {@linkcode RECLAIM_EVERY_BYTES}, asks V8 for a collection, so memory
+ * every {@linkcode RECLAIM_EVERY_BYTES} (16 MiB), asks V8 for a collection, so memory
  * stays bounded by that step whatever the blob's size. Where the collector
  * cannot be reached the call is a no-op and only memory use differs.
  *
@@ -23,7 +23,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 
 /** Bytes of transient buffers read between two collections. */
-export const RECLAIM_EVERY_BYTES = 64 * 1024 * 1024;
+export const RECLAIM_EVERY_BYTES = 16 * 1024 * 1024;
 
 let pending = 0;
 let collect: (() => void) | null | undefined;
