@@ -533,6 +533,7 @@ export class Store {
     this.stmt(
       "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).run(id, kind, size, encoding, data, Date.now());
+    noteTransient(data?.byteLength ?? 0);
   }
 
   /** The bytes of an inline object (raw or inflated), bounded by its recorded size. */
