@@ -242,6 +242,7 @@ export { forgetImpact, forgetSnapshots, planForget } from "./lib/snapshot/forget
 export type { ForgetResult, ForgetSelector, Unundoable } from "./lib/snapshot/forget.ts";
 export { collectGarbage } from "./lib/store/gc.ts";
 export type { GcResult } from "./lib/store/gc.ts";
+export type { VacuumResult } from "./lib/store/vacuum.ts";
 
 // ---------------------------------------------------------------------------
 // Diffs: of trees, of files (with line diffs), of session states.

@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,release,timeline,soak,trees
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,gc,retention,chunks,release,timeline,soak,trees
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -551,7 +551,7 @@ if (want("large") && (await have("/usr/bin/time"))) {
   ]);
   const listed =
     JSON.parse((await ctxsnap(["--store", store, "list", "--json"])).stdout).snapshots[0];
-  if (listed.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
+  if (listed.workspace?.files !== 1) throw new Error(`the ${gib} GiB file was not captured`);
   const id = listed.id;
   const verify = await ctxsnapRss(["--store", store, "verify", "--all"]);
   const publish = await ctxsnapRss([
@@ -587,6 +587,34 @@ if (want("large") && (await have("/usr/bin/time"))) {
   ) {
     await Deno.remove(p, { recursive: true }).catch(() => {});
   }
+}
+
+if (want("chunks")) {
+  // Issue 25, content-defined chunks: one byte changed in the middle of a
+  // 120 MB file, and what the second checkpoint adds to the store.
+  console.log("chunks: one byte changed in a 120 MB file");
+  const ws = `${root}/chunks-ws`;
+  await Deno.mkdir(ws, { recursive: true });
+  await sh(`head -c 120000000 /dev/urandom > '${ws}/big.bin'`);
+  await ctxsnap(["init"], ws);
+  const first = await ctxsnap(["create", "-m", "first"], ws);
+  const before = await du(`${ws}/.ctxsnap`);
+  await sh(
+    `printf 'x' | dd of='${ws}/big.bin' bs=1 seek=60000000 conv=notrunc status=none`,
+  );
+  const second = await ctxsnap(["create", "-m", "one byte"], ws);
+  const after = await du(`${ws}/.ctxsnap`);
+  console.log(
+    `  du .ctxsnap: ${(before / 1048576).toFixed(1)} MiB after the first capture (${
+      fmt(first.ms)
+    }), ` +
+      `${(after / 1048576).toFixed(1)} MiB after the one-byte change (${fmt(second.ms)}): ` +
+      `+${((after - before) / 1048576).toFixed(2)} MiB (target ≤ 2 MiB)\n`,
+  );
+  Object.assign(results, {
+    chunks: { before, after, first_ms: first.ms, second_ms: second.ms },
+  });
+  await Deno.remove(ws, { recursive: true }).catch(() => {});
 }
 
 if (want("size") && hasRestic) {
@@ -1152,6 +1180,125 @@ if (want("agent_sessions")) {
   await watch.status;
   console.log(`  (${count} events per session after a warm-up; ${treeFiles} files)\n`);
   Object.assign(results, { agent_sessions: { no_watch: noWatch, watch: withWatch } });
+}
+
+if (want("gc")) {
+  // Issue 25, "disk comes back": a workspace whose files churn leaves
+  // forgotten snapshots' objects in index.db; `du` of the store before and
+  // after `forget --keep-last 1 && gc`.
+  console.log("gc: disk comes back (du of the store before and after forget + gc)");
+  const ws = `${root}/gc-ws`;
+  await copyTree(tree, ws);
+  await ctxsnap(["init"], ws);
+  await ctxsnap(["create", "-m", "first"], ws);
+  const churn = QUICK ? 5 : 20;
+  const files = (await sh(`cd '${ws}' && find . -name '*.py' -type f | head -300`)).stdout.trim()
+    .split("\n").map((f) => `${ws}/${f.slice(2)}`);
+  for (let round = 0; round < churn; round++) {
+    for (const file of files) {
+      await Deno.writeTextFile(file, `# churn ${round} ${file}\n`, { append: true });
+    }
+    await ctxsnap(["create", "-m", `churn ${round}`], ws);
+  }
+  const store = `${ws}/.ctxsnap`;
+  const index = async () => (await Deno.stat(`${store}/index.db`)).size;
+  const before = { du: await du(store), index: await index() };
+  await ctxsnap(["forget", "--keep-last", "1"], ws);
+  const afterForget = { du: await du(store), index: await index() };
+  const gc = JSON.parse((await ctxsnap(["gc", "--json"], ws)).stdout);
+  const after = { du: await du(store), index: await index() };
+  const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  console.log(
+    `  ${churn} checkpoints each changing ${files.length} files; forget --keep-last 1 && gc:\n` +
+      `    du .ctxsnap: ${mib(before.du)} before, ${mib(afterForget.du)} after forget, ` +
+      `${mib(after.du)} after gc (index.db ${mib(before.index)} → ${mib(after.index)}; ` +
+      `gc freed ${gc.blobs} blobs, ${gc.trees} trees, ${gc.index.free_pages_before} index pages, ` +
+      `mode ${gc.index.mode})\n`,
+  );
+  Object.assign(results, {
+    gc_disk: { before, after_forget: afterForget, after, gc },
+  });
+}
+
+if (want("retention")) {
+  // Issue 25, retention: a long agent run through `ctxsnap mcp` (checkpoints
+  // with a source, each after a one-file edit) under the default policy; the
+  // snapshot count and `du` of the store every tenth of the run.
+  const total = QUICK ? 200 : 1000;
+  console.log(`retention: a ${total}-checkpoint agent run under the default policy`);
+  const ws = `${root}/retention-ws`;
+  await generateTree(ws, 2000);
+  await ctxsnap(["init"], ws);
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, "mcp"],
+    cwd: ws,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = server.stdin.getWriter();
+  const reader = server.stdout.getReader();
+  let buffered = "";
+  let nextId = 1;
+  const rpc = async (method: string, params: unknown) => {
+    const id = nextId++;
+    await writer.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
+    );
+    for (;;) {
+      const newline = buffered.indexOf("\n");
+      if (newline >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        return JSON.parse(line);
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error("ctxsnap mcp exited");
+      buffered += new TextDecoder().decode(value);
+    }
+  };
+  await rpc("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  });
+  await writer.write(
+    new TextEncoder().encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+  );
+  const samples: { checkpoints: number; snapshots: number; du: number; ms: number }[] = [];
+  const started = performance.now();
+  for (let i = 1; i <= total; i++) {
+    const file = `${ws}/d${i % 20}/f${(i % 20) * 100 + (i % 100)}.txt`;
+    await Deno.writeTextFile(file, `edit ${i}\n`, { append: true });
+    const reply = await rpc("tools/call", {
+      name: "checkpoint",
+      arguments: { reason: `turn ${i}`, source: `bench:turn-${i}` },
+    });
+    if (reply.result?.isError !== undefined || reply.error) {
+      throw new Error(`checkpoint failed: ${JSON.stringify(reply).slice(0, 500)}`);
+    }
+    if (i % (total / 10) === 0) {
+      const listed = JSON.parse((await ctxsnap(["list", "--all", "--json"], ws)).stdout);
+      samples.push({
+        checkpoints: i,
+        snapshots: listed.snapshots.length,
+        du: await du(`${ws}/.ctxsnap`),
+        ms: performance.now() - started,
+      });
+    }
+  }
+  await writer.close();
+  await server.status;
+  for (const s of samples) {
+    console.log(
+      `  after ${String(s.checkpoints).padStart(5)} checkpoints: ${
+        String(s.snapshots).padStart(4)
+      } snapshots kept, du .ctxsnap ${(s.du / 1048576).toFixed(1)} MiB (${fmt(s.ms)} so far)`,
+    );
+  }
+  console.log("");
+  Object.assign(results, { retention: samples });
 }
 
 if (want("release")) {

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
 import type { CliResult, TempWorkspace } from "./_cli.ts";
-import { tempWorkspace } from "./_cli.ts";
+import { expectCode as expectExit, tempWorkspace, withStore } from "./_cli.ts";
 
 function iterations(): number {
   const raw = Number(Deno.env.get("CTXSNAP_RACE_ITERATIONS") ?? "15");
@@ -292,4 +292,73 @@ Deno.test({
     }
     assert(flips >= 2 * repeats, `${flips} flips over ${repeats} runs`);
   },
+});
+
+// ---------------------------------------------------------------------------
+// gc returning index pages beside a concurrent create
+
+/** Deterministic incompressible bytes. */
+function noise(size: number, salt: number): Uint8Array {
+  const data = new Uint8Array(size);
+  let x = salt * 2654435761 >>> 0;
+  for (let i = 0; i < size; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    data[i] = x >>> 24;
+  }
+  return data;
+}
+
+async function writeChurn(ws: TempWorkspace, round: number, count: number): Promise<void> {
+  await Deno.mkdir(join(ws.path, "churn"), { recursive: true });
+  for (let j = 0; j < count; j++) {
+    await Deno.writeFile(join(ws.path, `churn/f${j}.bin`), noise(100_000, round * 1000 + j));
+  }
+}
+
+Deno.test("gc returning pages while another process creates: every create succeeds and every snapshot it reported verifies", async () => {
+  await withStore(async (ws) => {
+    const env = { CTXSNAP_BUSY_TIMEOUT_MS: "60000" };
+    await writeChurn(ws, 0, 20);
+    const seed = await ws.run(["create", "--json", "-m", "seed"]);
+    expectExit(seed, 0, "seed");
+    const reported = [seed.json().id as string];
+    let creating = true;
+    const creator = async () => {
+      try {
+        for (let round = 1; round <= 5; round++) {
+          await writeChurn(ws, round, 20);
+          const result = await ws.run(["create", "--json", "-m", `round ${round}`], {
+            env,
+            mode: "subprocess",
+          });
+          expectExit(result, 0, `create round ${round} beside gc`);
+          reported.push(result.json().id);
+        }
+      } finally {
+        creating = false;
+      }
+    };
+    const returned: number[] = [];
+    const cleaner = async () => {
+      while (creating) {
+        for (const cmd of [["forget", "--keep-last", "1"], ["gc"]]) {
+          const result = await ws.run([...cmd, "--json"], { env, mode: "subprocess" });
+          expectExit(result, 0, cmd.join(" "));
+          if (cmd[0] === "gc") returned.push(result.json().index.free_pages_before);
+        }
+      }
+    };
+    await Promise.all([creator(), cleaner()]);
+    assertEquals(reported.length, 6, "every create reported a snapshot");
+    assert(returned.length > 0, "gc ran");
+    const final = await ws.run(["gc", "--json"]);
+    expectExit(final, 0, "final gc");
+    assertEquals(final.json().index.free_pages_after, 0);
+    expectExit(await ws.run(["verify", "--all"]), 0, "verify --all after gc raced creates");
+    const newest = reported.at(-1)!;
+    expectExit(await ws.run(["verify", newest]), 0, "verify the newest");
+    const dest = join(ws.root, "out");
+    expectExit(await ws.run(["materialize", newest, dest]), 0, "materialize the newest");
+    assertEquals(await Deno.readFile(join(dest, "churn/f3.bin")), noise(100_000, 5003));
+  });
 });

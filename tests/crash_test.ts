@@ -371,6 +371,64 @@ Deno.test("kill -9 at random points of create leaves a store that verify --all p
   }
 });
 
+Deno.test("kill -9 at random points of a chunked capture of a 24 MiB file leaves a store that verify --all passes, and the next capture stores the file whole", async () => {
+  const seed = seedFromEnv();
+  const rounds = Math.max(2, Math.ceil(iterations() / 2));
+  console.log(`kill -9 during a chunked capture: CTXSNAP_TEST_SEED=${seed}, ${rounds} iterations`);
+  const rand = prng(seed);
+  const ws = await tempWorkspace({});
+  try {
+    expectCode(await ws.run(["init"]), 0, "init");
+    const noise = (round: number) => {
+      const out = new Uint8Array(24 * 1024 * 1024);
+      let x = (round + 1) * 2654435761 >>> 0;
+      for (let i = 0; i < out.length; i++) {
+        x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+        out[i] = x >>> 24;
+      }
+      return out;
+    };
+    await Deno.writeFile(join(ws.path, "large.bin"), noise(-1));
+    const full = await timed(async () => {
+      await runJson(ws, ["create", "-m", "first"]);
+    });
+    const outcomes: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const bytes = noise(round);
+      await Deno.writeFile(join(ws.path, "large.bin"), bytes);
+      const before = await snapshotIds(ws);
+      const delay = Math.floor(rand() * full * 1.3);
+      const { killed, code } = await runAndKill(ws, ["create", "-m", `round ${round}`], delay);
+      if (!killed) expectCode({ code, stdout: "", stderr: "", json: () => null }, 0, "create");
+      const after = await snapshotIds(ws);
+      const added = after.filter((id) => !before.includes(id));
+      outcomes.push(`${delay}ms:${killed ? "killed" : "finished"}+${added.length}`);
+      assertEquals(before.filter((id) => !after.includes(id)), [], "an earlier snapshot is gone");
+      assert(added.length <= 1, `${added.length} snapshots appeared`);
+      expectCode(await ws.run(["verify", "--all"]), 0, `verify --all after round ${round}`);
+      const next = await runJson(ws, ["create", "-m", `after round ${round}`, "--allow-unchanged"]);
+      const dest = join(ws.root, `out-${round}`);
+      expectCode(await ws.run(["materialize", next.id, dest]), 0, "materialize the next capture");
+      assert(
+        bytesEqual(await Deno.readFile(join(dest, "large.bin")), bytes),
+        `round ${round}: the large file does not come back byte for byte`,
+      );
+      await Deno.remove(dest, { recursive: true });
+    }
+    console.log(`outcomes: ${outcomes.join(", ")}`);
+    expectCode(await ws.run(["gc"]), 0, "gc after the crashes");
+    expectCode(await ws.run(["verify", "--all"]), 0, "verify --all after gc");
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * 3 MiB of new compressible inline content for `round`, so that a capture
  * compresses on the worker (lib/store/zlib_pool.ts) and a kill can land then.
@@ -641,11 +699,11 @@ Deno.test("kill -9 at random points of import of a large bundle leaves it fully 
     assertEquals((await snapshotIds(bob)).filter((id) => ids.includes(id)), ids);
     const fileBlobs = await withStore(bob, (store) =>
       Promise.resolve(
-        (store.stmt("SELECT count(*) AS n FROM objects WHERE encoding = 'file'").get() as {
+        (store.stmt("SELECT count(*) AS n FROM objects WHERE encoding = 'chunks'").get() as {
           n: number;
         }).n,
       ));
-    assert(fileBlobs >= 4, `only ${fileBlobs} file-backed blobs were imported`);
+    assert(fileBlobs >= 4, `only ${fileBlobs} chunked blobs were imported`);
 
     const outcomes: string[] = [];
     for (let round = 0; round < rounds; round++) {
@@ -886,7 +944,7 @@ Deno.test("kill -9 at random points of gc keeps every retained snapshot material
     const fileBacked = () =>
       withStore(ws, (store) =>
         Promise.resolve(
-          (store.stmt("SELECT count(*) AS n FROM objects WHERE encoding = 'file'").get() as {
+          (store.stmt("SELECT count(*) AS n FROM objects WHERE encoding = 'chunks'").get() as {
             n: number;
           }).n,
         ));
@@ -895,7 +953,7 @@ Deno.test("kill -9 at random points of gc keeps every retained snapshot material
     const freed = big - await fileBacked();
     assert(
       freed >= GC_GARBAGE_SNAPSHOTS * GC_BIG_PER_SNAPSHOT,
-      `gc freed only ${freed} file-backed blobs`,
+      `gc freed only ${freed} chunked blobs`,
     );
     assertEquals(await objectFileProblems(ws), [], "object files after an uninterrupted gc");
 

@@ -1291,3 +1291,29 @@ Deno.test("a trusted signer's ref whose history holds an unpinned signer's snaps
     await mallory.close();
   }
 });
+
+Deno.test("a chunked blob over the multipart threshold is pushed in parts and pulled back byte for byte", async () => {
+  const random = prng(29);
+  const big = new Uint8Array(17 * 1024 * 1024).map(() => Math.floor(random() * 256));
+  const alice = await machine({ ...FILES, "data/huge.bin": big });
+  const bob = await machine({});
+  try {
+    const head = await snap(alice, "huge");
+    const row = alice.store.db.prepare("SELECT encoding FROM objects WHERE id = ?").get(
+      sha256Hex(big),
+    ) as { encoding: string };
+    assertEquals(row.encoding, "chunks", "the large file is stored as chunks");
+    await withRemote(async (remote) => {
+      const pushed = await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+      assert(pushed.bytesSent > big.length, `sent ${pushed.bytesSent} bytes`);
+      await pull(bob.store, remote, trusting(bob, alice), "origin");
+      await assertVerifies(bob.store, trusting(bob, alice));
+      const out = join(bob.root, "out");
+      materialize(bob.store, (await readEnvelope(bob.store, head)).body.workspace!.tree, out);
+      assertEquals(await Deno.readFile(join(out, "data/huge.bin")), big);
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});

@@ -27,6 +27,7 @@ import { SafeWriter } from "../lib/fs/safe_write.ts";
 import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import {
   CanonicalJsonError,
@@ -247,7 +248,13 @@ Deno.test("Store.readBlob detects a flipped byte of a file-backed blob", async (
   await withStore(async (store) => {
     const data = new Uint8Array(INLINE_BLOB_MAX + 10);
     for (let i = 0; i < data.length; i++) data[i] = i % 251;
-    const id = store.putBlob(data);
+    // Stores written before chunking (FORMAT.md 8.6) keep large blobs as files.
+    const id = createHash("sha256").update(data).digest("hex");
+    await Deno.mkdir(join(store.dir, "objects", id.slice(0, 2)), { recursive: true });
+    await Deno.writeFile(store.objectPath(id), data, { mode: 0o400 });
+    store.db.prepare(
+      "INSERT INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, 'blob', ?, 'file', NULL, 0)",
+    ).run(id, data.byteLength);
     const row = store.db.prepare("SELECT encoding, data FROM objects WHERE id = ?").get(id) as {
       encoding: string;
       data: Uint8Array | null;

@@ -62,18 +62,27 @@ export async function checkpoint(
     await checkWatchAnswer(storeDir, config, result);
     return { result, storeDir, via: "watch" };
   }
-  const [{ identity, openStore }, { createSnapshot }, { recordAgentEvent }] = await Promise.all([
+  const [
+    { identity, openStore },
+    { createSnapshot },
+    { recordAgentEvent },
+    { readRetention, retainAfterCheckpoint },
+  ] = await Promise.all([
     import("./command.ts"),
     import("../snapshot/create.ts"),
     import("../snapshot/agent.ts"),
+    import("../snapshot/retention.ts"),
   ]);
   const signer = await identity();
   const store = openStore(ctx);
   try {
     const { agent, ...rest } = request;
+    // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
+    const policy = readRetention(store.dir);
     const result = agent === undefined
       ? await createSnapshot(store, signer, rest)
       : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));
+    if (result.created) retainAfterCheckpoint(store, policy);
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();

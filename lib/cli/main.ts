@@ -120,7 +120,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "gc",
-    summary: "remove trees and blobs that no retained snapshot references",
+    summary: "remove trees and blobs that no retained snapshot references; return the disk",
     load: async () => (await import("./commands/gc.ts")).gc,
   },
   {

@@ -44,7 +44,6 @@
  * ```
  * @module
  */
-import * as fs from "node:fs";
 import type * as NodeZlib from "node:zlib";
 import { BusyError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
@@ -239,25 +238,18 @@ function encodedObject(store: Store, object: NeededObject): Uint8Array {
   return encodeObject(store.readBlob(object.id), 1);
 }
 
-/** Uploads a large file-backed blob in parts, hashing as it reads; aborts if it does not verify. */
+/**
+ * Uploads a large blob (a legacy object file or a chunked blob) in parts,
+ * hashing as it reads; aborts if it does not verify.
+ */
 async function uploadLargeBlob(
   store: Store,
   backend: Backend,
   object: NeededObject,
 ): Promise<void> {
   const upload = await backend.startMultipart(objectKey(object.id));
-  let fd: number | null = null;
+  const pieces = store.blobPieces(object.id);
   try {
-    try {
-      fd = fs.openSync(
-        store.objectPath(object.id),
-        fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW,
-      );
-    } catch (error) {
-      throw new IntegrityError(`Blob ${quote(object.id)} is missing its object file`, {
-        cause: error,
-      });
-    }
     const hasher = createSha256();
     const partSize = Math.max(PART_SIZE, backend.minPartSize);
     let part = 1;
@@ -265,17 +257,22 @@ async function uploadLargeBlob(
     let buffer = new Uint8Array(partSize);
     buffer[0] = OBJECT_RAW;
     let filled = 1;
-    for (;;) {
-      const n = fs.readSync(fd, buffer, filled, buffer.byteLength - filled, null);
-      if (n === 0) break;
-      hasher.update(buffer.subarray(filled, filled + n));
-      filled += n;
-      total += n;
+    // The store checks the whole blob's hash before its last piece is done.
+    for (let next = pieces.next(); !next.done; next = pieces.next()) {
+      let piece = next.value;
+      hasher.update(piece);
+      total += piece.byteLength;
       if (total > object.size) break;
-      if (filled === buffer.byteLength) {
-        await upload.putPart(part++, buffer);
-        buffer = new Uint8Array(partSize);
-        filled = 0;
+      while (piece.byteLength > 0) {
+        const take = Math.min(piece.byteLength, buffer.byteLength - filled);
+        buffer.set(piece.subarray(0, take), filled);
+        filled += take;
+        piece = piece.subarray(take);
+        if (filled === buffer.byteLength) {
+          await upload.putPart(part++, buffer);
+          buffer = new Uint8Array(partSize);
+          filled = 0;
+        }
       }
     }
     // Checked before the last part goes up, so a corrupt blob never completes.
@@ -290,7 +287,7 @@ async function uploadLargeBlob(
     await upload.abort().catch(() => {});
     throw error;
   } finally {
-    if (fd !== null) fs.closeSync(fd);
+    pieces.return();
   }
 }
 

@@ -15,7 +15,8 @@
  * its journal files and `objects/`): the transient `tmp/` and `run/` entries
  * are cleared (`run/` is kept while a watch process of this user answers on
  * it); an allow list (`allow-secrets`, which re-includes secrets in
- * captures) and `published/` files are refused unless the user keeps them
+ * captures), a retention policy (`retention`, which decides what the store
+ * forgets) and `published/` files are refused unless the user keeps them
  * explicitly (`keep`), and the allow list's paths are shown either way.
  * Unless `dryRun`, it clears the stat cache (it describes files on another
  * machine, and capture trusts its hits), clears `tmp/` and `run/`, and
@@ -79,7 +80,7 @@ export interface ExtraFile {
 }
 
 /** Store entries adoption may keep when the user names them (`init --adopt --keep NAME`). */
-export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published"];
+export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published", "retention"];
 
 /** Lists the non-core files of the store in `dir` and what adoption does with each. */
 function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): ExtraFile[] {
@@ -103,6 +104,10 @@ function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): 
   }
   for (const entry of list("published")) {
     out.push({ path: `published/${entry}`, action: keep.has("published") ? "kept" : "refused" });
+  }
+  // A retention policy decides what the store forgets: another's is never taken silently.
+  if (fs.existsSync(path.join(dir, "retention"))) {
+    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

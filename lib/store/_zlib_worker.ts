@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import { DEFLATE_OPTIONS, packPays } from "./_pack.ts";
+import { DEFLATE_OPTIONS, packPays, sampleCompresses } from "./_pack.ts";
 import {
   DONE,
   FULL,
@@ -62,9 +62,13 @@ scope.onmessage = (event: MessageEvent<Setup>) => {
       // Private copies: zlib and the hash are not given memory another thread may write.
       const input = view.slice();
       if (op === OP_DEFLATE) {
-        const packed = deflateRawSync(input, DEFLATE_OPTIONS);
-        outcome = packPays(length, packed.byteLength) ? packed.byteLength : KEEP_RAW;
-        if (outcome !== KEEP_RAW) view.set(packed);
+        const packed = sampleCompresses(input, (sample) => deflateRawSync(sample, DEFLATE_OPTIONS))
+          ? deflateRawSync(input, DEFLATE_OPTIONS)
+          : null;
+        outcome = packed !== null && packPays(length, packed.byteLength)
+          ? packed.byteLength
+          : KEEP_RAW;
+        if (packed !== null && outcome !== KEEP_RAW) view.set(packed);
       } else if (op === OP_INFLATE || op === OP_HASH) {
         const plain = op === OP_HASH
           ? input

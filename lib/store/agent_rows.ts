@@ -291,3 +291,12 @@ export function agentTurnByPromptId(
   ).get(agentSession, promptId) as AgentTurnRow | undefined;
   return row ?? null;
 }
+
+/** The snapshots agent events created (`created = 1`): the agent's own checkpoints. */
+export function agentCreatedSnapshots(store: Store): Set<string> {
+  if (!hasAgentTables(store)) return new Set();
+  const rows = store.stmt(
+    "SELECT DISTINCT snapshot FROM agent_events WHERE created = 1",
+  ).all() as unknown as { snapshot: string }[];
+  return new Set(rows.map((row) => row.snapshot));
+}

@@ -8,6 +8,7 @@
  * row). It fails closed: a reachable tree that cannot be read stops it with
  * nothing deleted. Object files are unlinked in a second transaction from a
  * `gc_pending` list, so a crash at any instant leaves no row without its file.
+ * Last, the index's free pages go back to the filesystem (`vacuum.ts`).
  *
  * @example
  * ```ts
@@ -29,6 +30,7 @@ import { reachableObjects } from "./reach.ts";
 import { finishOperation, startOperation } from "./operations.ts";
 import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
+import { returnFreePages, type VacuumResult } from "./vacuum.ts";
 
 /** What {@linkcode collectGarbage} removed (or, dry, would remove). */
 export interface GcResult {
@@ -46,6 +48,8 @@ export interface GcResult {
   dry_run: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
+  /** The index pages handed back to the filesystem (null for a dry run). */
+  index: VacuumResult | null;
 }
 
 function rootTrees(store: Store): Set<string> {
@@ -85,34 +89,58 @@ function rootTrees(store: Store): Set<string> {
   return roots;
 }
 
+/**
+ * Every object gc must keep for the trees `roots`: each tree of their
+ * hierarchy, their blobs ({@linkcode reachableObjects}, the one place that
+ * knows what a tree reaches), and the chunks of chunked blobs (FORMAT.md
+ * 8.6). Fails closed on a tree or chunk list it cannot read.
+ */
+export function liveObjects(
+  store: Store,
+  roots: Iterable<string>,
+): { trees: Set<string>; blobs: Set<string> } {
+  const liveBlobs = new Set<string>();
+  const liveTrees = new Set<string>();
+  const seen = new Set<string>();
+  for (const id of roots) {
+    if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
+    try {
+      for (const object of reachableObjects(store, [id], { seen })) {
+        if (object.kind === "tree") liveTrees.add(object.id);
+        else liveBlobs.add(object.id);
+      }
+    } catch (error) {
+      if (error instanceof CtxsnapError) {
+        throw new IntegrityError(
+          `gc stopped with nothing deleted: tree ${quote(id)} cannot be read`,
+          { cause: error, hint: "run `ctxsnap verify --all` to find the damage" },
+        );
+      }
+      throw error;
+    }
+  }
+  // A chunked blob keeps its chunks (FORMAT.md 8.6).
+  for (const blob of [...liveBlobs]) {
+    let chunks: string[] | null;
+    try {
+      chunks = store.blobChunks(blob);
+    } catch (error) {
+      throw new IntegrityError(
+        `gc stopped with nothing deleted: blob ${quote(blob)} has a malformed chunk list`,
+        { cause: error, hint: "run `ctxsnap verify --all` to find the damage" },
+      );
+    }
+    for (const chunk of chunks ?? []) liveBlobs.add(chunk);
+  }
+  return { trees: liveTrees, blobs: liveBlobs };
+}
+
 /** Removes unreachable objects; with `dryRun` only counts them. */
 export function collectGarbage(store: Store, options: { dryRun?: boolean } = {}): GcResult {
   const dryRun = options.dryRun ?? false;
   const result = store.transaction("gc", () => {
     const roots = rootTrees(store);
-    const liveBlobs = new Set<string>();
-    const liveTrees = new Set<string>();
-    const seen = new Set<string>();
-    for (const id of roots) {
-      if (!store.hasObject(id)) continue; // an envelope-only import: nothing to keep
-      try {
-        for (const object of reachableObjects(store, [id], { seen })) {
-          if (object.kind === "tree") liveTrees.add(object.id);
-          else liveBlobs.add(object.id);
-        }
-      } catch (error) {
-        if (error instanceof CtxsnapError) {
-          throw new IntegrityError(
-            `gc stopped with nothing deleted: tree ${quote(id)} cannot be read`,
-            {
-              cause: error,
-              hint: "run `ctxsnap verify --all` to find the damage",
-            },
-          );
-        }
-        throw error;
-      }
-    }
+    const { trees: liveTrees, blobs: liveBlobs } = liveObjects(store, roots);
     const doomed: { id: string; kind: string; size: number; encoding: string }[] = [];
     let keptTrees = 0;
     let keptBlobs = 0;
@@ -127,11 +155,13 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     const out: GcResult = {
       trees: doomed.filter((o) => o.kind === "tree").length,
       blobs: doomed.filter((o) => o.kind === "blob").length,
-      bytes: doomed.reduce((sum, o) => sum + o.size, 0),
+      // A chunked blob's bytes are its chunks' (counted with them).
+      bytes: doomed.reduce((sum, o) => sum + (o.encoding === "chunks" ? 0 : o.size), 0),
       kept: { trees: keptTrees, blobs: keptBlobs },
       strays: 0,
       dry_run: dryRun,
       operation: null,
+      index: null,
     };
     if (dryRun) return out;
     const op = startOperation(store, {
@@ -150,7 +180,10 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     out.operation = op.id;
     return out;
   });
-  if (!dryRun) result.strays = sweepFiles(store);
+  if (!dryRun) {
+    result.strays = sweepFiles(store);
+    result.index = returnFreePages(store);
+  }
   return result;
 }
 

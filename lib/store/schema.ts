@@ -241,6 +241,23 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX agent_events_by_snapshot ON agent_events (snapshot);
   `,
+  `
+  -- 6: chunked blobs (docs/FORMAT.md 8.2, 8.6). encoding 'chunks': data holds
+  -- the 32-byte SHA-256 ids of the blob's content-defined chunks, in order;
+  -- each chunk is itself a blob row. The table is rebuilt to widen the CHECK.
+  CREATE TABLE objects_v6 (
+    id         TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 64),
+    kind       TEXT NOT NULL CHECK (kind IN ('blob', 'tree')),
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    encoding   TEXT NOT NULL CHECK (encoding IN ('raw', 'deflate', 'file', 'chunks')),
+    data       BLOB,
+    created_at INTEGER NOT NULL
+  );
+  INSERT INTO objects_v6 (id, kind, size, encoding, data, created_at)
+    SELECT id, kind, size, encoding, data, created_at FROM objects;
+  DROP TABLE objects;
+  ALTER TABLE objects_v6 RENAME TO objects;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -236,3 +236,27 @@ export function listSnapshotRows(store: Store, filter: RowFilter = {}): Snapshot
      ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as SnapshotRow[];
 }
+
+/** What the retention policy reads of one snapshot row. */
+export interface RetentionRow {
+  /** Insertion order. */
+  seq: number;
+  /** Snapshot id. */
+  id: string;
+  /** Parent id or null. */
+  parent: string | null;
+  /** Body's created_at (RFC 3339). */
+  created_at: string;
+  /** Source kind, or null for a snapshot made without an idempotency source. */
+  source_kind: string | null;
+  /** Whether it arrived by import or pull. */
+  imported: number;
+}
+
+/** Every snapshot row's retention columns, keyed by id. */
+export function retentionRows(store: Store): Map<string, RetentionRow> {
+  const rows = store.stmt(
+    "SELECT seq, id, parent, created_at, source_kind, imported FROM snapshots",
+  ).all() as unknown as RetentionRow[];
+  return new Map(rows.map((row) => [row.id, { ...row }]));
+}

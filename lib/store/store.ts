@@ -35,7 +35,6 @@ import {
 } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { fsyncDir, writeFileAtomic } from "../fs/atomic.ts";
 import { builtin, getEnv, mayWrite } from "../runtime.ts";
 import { beginRead, endRead, inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { countWait } from "./waits.ts";
@@ -43,10 +42,18 @@ import { countWait } from "./waits.ts";
 export { mapSqliteError };
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { checkRegistered, checkSchema, checkStorePaths } from "./trust.ts";
-import { COMPRESS_MIN_BYTES, DEFLATE_OPTIONS, packPays, TREE_DEFLATE_OPTIONS } from "./_pack.ts";
+import {
+  COMPRESS_MIN_BYTES,
+  DEFLATE_OPTIONS,
+  packPays,
+  sampleCompresses,
+  TREE_DEFLATE_OPTIONS,
+} from "./_pack.ts";
+import { noteTransient } from "./_reclaim.ts";
 import type { TreeManifest } from "./tree.ts";
 import { type DirTree, splitManifest } from "./dir_tree.ts";
 import { expandDirTree, MAX_TREE_BYTES, parseTreeObject } from "./tree_object.ts";
+import { Chunker } from "./fastcdc.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
@@ -169,6 +176,9 @@ export class Store {
     const db = Store.connect(storeDir, false);
     try {
       checkSchema(db, Store.userVersion(db), storeDir);
+      // Only before the first table exists can the mode be set without a VACUUM.
+      const empty = db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+      if (Number(empty.n) === 0) db.exec("PRAGMA auto_vacuum = INCREMENTAL");
       Store.prepareWriter(db);
       Store.migrate(db);
       const relative = path.relative(storeDir, root);
@@ -601,6 +611,13 @@ export class Store {
     }[];
   }
 
+  /** The ids of the blobs stored as chunks (encoding `chunks`), unverified. */
+  chunkedBlobIds(): Set<string> {
+    const rows = this.stmt("SELECT id FROM objects WHERE kind = 'blob' AND encoding = 'chunks'")
+      .all() as { id: string }[];
+    return new Set(rows.map((row) => row.id));
+  }
+
   /** Path of the file holding a large blob. */
   objectPath(id: string): string {
     return path.join(this.dir, "objects", id.slice(0, 2), id);
@@ -618,10 +635,11 @@ export class Store {
     const id = knownId ?? sha256Hex(data);
     if (data.byteLength > INLINE_BLOB_MAX) {
       if (this.hasObject(id)) return id;
-      const file = this.objectPath(id);
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      writeFileAtomic(file, data, { mode: 0o400 });
-      this.insertObject(id, "blob", data.byteLength, "file", null);
+      const chunks: string[] = [];
+      const chunker = new Chunker((chunk) => chunks.push(this.putBlob(chunk.slice())));
+      chunker.push(data);
+      chunker.finish();
+      this.putChunkedBlob(id, data.byteLength, chunks);
     } else {
       this.insertObject(id, "blob", data.byteLength, "raw", data);
     }
@@ -630,19 +648,41 @@ export class Store {
 
   /**
    * Adopts a fully written, fsynced temp file (see {@linkcode Store.tempPath})
-   * as the blob `id` of `size` bytes. The caller has hashed it while writing.
+   * as the blob `id` of `size` bytes: its content-defined chunks (FORMAT.md
+   * 8.6) are stored as inline blobs, re-hashed on the way, and the file is
+   * removed. The caller has hashed it while writing; a file that no longer
+   * hashes to `id` is refused. Memory stays bounded whatever the size.
    */
   adoptBlobFile(tempFile: string, id: string, size: number): void {
-    if (this.hasObject(id)) {
+    try {
+      if (this.hasObject(id)) return;
+      const chunks: string[] = [];
+      const hasher = createSha256();
+      let total = 0;
+      const chunker = new Chunker((chunk) => chunks.push(this.putBlob(chunk.slice())));
+      const fd = fs.openSync(tempFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      try {
+        const buffer = new Uint8Array(1024 * 1024);
+        for (;;) {
+          const n = fs.readSync(fd, buffer, 0, buffer.byteLength, null);
+          if (n === 0) break;
+          total += n;
+          hasher.update(buffer.subarray(0, n));
+          chunker.push(buffer.subarray(0, n));
+        }
+      } finally {
+        fs.closeSync(fd);
+      }
+      chunker.finish();
+      if (total !== size || hasher.digestHex() !== id) {
+        throw new IntegrityError(
+          `The temp file for blob ${quote(id)} changed before it was stored`,
+        );
+      }
+      this.putChunkedBlob(id, size, chunks);
+    } finally {
       fs.rmSync(tempFile, { force: true });
-      return;
     }
-    const file = this.objectPath(id);
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    fs.chmodSync(tempFile, 0o400);
-    fs.renameSync(tempFile, file);
-    fsyncDir(path.dirname(file));
-    this.insertObject(id, "blob", size, "file", null);
   }
 
   /**
@@ -664,8 +704,12 @@ export class Store {
   ): void {
     let stored = data;
     let how: "raw" | "deflate" | "file" = encoding;
-    if (data !== null && data.byteLength >= COMPRESS_MIN_BYTES) {
-      const options = kind === "tree" ? TREE_DEFLATE_OPTIONS : DEFLATE_OPTIONS;
+    const options = kind === "tree" ? TREE_DEFLATE_OPTIONS : DEFLATE_OPTIONS;
+    if (
+      data !== null && data.byteLength >= COMPRESS_MIN_BYTES &&
+      (kind === "tree" ||
+        sampleCompresses(data, (sample) => zlib().deflateRawSync(sample, options)))
+    ) {
       const packed = zlib().deflateRawSync(data, options);
       if (packPays(data.byteLength, packed.byteLength)) {
         stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
@@ -680,12 +724,13 @@ export class Store {
     id: string,
     kind: "blob" | "tree",
     size: number,
-    encoding: "raw" | "deflate" | "file",
+    encoding: "raw" | "deflate" | "file" | "chunks",
     data: Uint8Array | null,
   ): void {
     this.stmt(
       "INSERT OR IGNORE INTO objects (id, kind, size, encoding, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).run(id, kind, size, encoding, data, Date.now());
+    noteTransient(data?.byteLength ?? 0);
   }
 
   /** The bytes of an inline object (raw or inflated), bounded by its recorded size. */
@@ -697,6 +742,7 @@ export class Store {
     if (row.encoding === "raw") return data;
     try {
       const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });
+      noteTransient(out.byteLength);
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     } catch (error) {
       throw new IntegrityError(
@@ -720,6 +766,7 @@ export class Store {
       | { kind: string; size: number; encoding: string; data: Uint8Array | null }
       | undefined;
     if (row === undefined) throw new NotFoundError(`The store has no ${kind} ${quote(id)}`);
+    noteTransient(row.data?.byteLength ?? 0);
     if (row.kind !== kind) {
       throw new IntegrityError(`Object ${quote(id)} is a ${row.kind}, not a ${kind}`);
     }
@@ -732,14 +779,55 @@ export class Store {
    * a caller must not commit what it wrote until this returns.
    */
   streamBlob(id: string, onChunk: (chunk: Uint8Array) => void): number {
+    let total = 0;
+    for (const piece of this.blobPieces(id)) {
+      total += piece.byteLength;
+      onChunk(piece);
+    }
+    return total;
+  }
+
+  /**
+   * A blob's bytes as a sequence of pieces (each valid until the next is
+   * taken); after the last piece the hash and size are checked and a
+   * mismatch throws {@linkcode IntegrityError}, so a caller must not commit
+   * what it wrote until the iteration ends. A chunked blob (encoding
+   * `chunks`) yields its chunks in order, each verified as a blob itself.
+   */
+  *blobPieces(
+    id: string,
+    asChunk = false,
+    verified?: ReadonlyMap<string, boolean>,
+  ): Generator<Uint8Array, void, undefined> {
     const row = this.objectRow(id, "blob");
+    const corrupt = () =>
+      new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    if (row.encoding === "chunks") {
+      if (asChunk) {
+        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);
+      }
+      const chunks = this.chunksOf(id, row.data);
+      const hasher = createSha256();
+      let total = 0;
+      for (const chunk of chunks) {
+        const pieces = verified?.get(chunk) === true
+          ? this.#chunkBytes(chunk)
+          : this.blobPieces(chunk, true);
+        for (const piece of pieces) {
+          total += piece.byteLength;
+          if (total > row.size) throw corrupt();
+          hasher.update(piece);
+          yield piece;
+        }
+      }
+      if (total !== row.size || hasher.digestHex() !== id) throw corrupt();
+      return;
+    }
     if (row.encoding !== "file") {
       const data = this.inlineBytes(id, row);
-      if (data.byteLength !== row.size || sha256Hex(data) !== id) {
-        throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
-      }
-      onChunk(data);
-      return data.byteLength;
+      if (data.byteLength !== row.size || sha256Hex(data) !== id) throw corrupt();
+      yield data;
+      return;
     }
     const hasher = createSha256();
     let total = 0;
@@ -758,15 +846,67 @@ export class Store {
         if (total > row.size) break;
         const chunk = buffer.subarray(0, n);
         hasher.update(chunk);
-        onChunk(chunk);
+        yield chunk;
       }
     } finally {
       fs.closeSync(fd);
     }
-    if (total !== row.size || hasher.digestHex() !== id) {
-      throw new IntegrityError(`Blob ${quote(id)} is corrupt: its bytes do not hash to its id`);
+    if (total !== row.size || hasher.digestHex() !== id) throw corrupt();
+  }
+
+  /**
+   * The bytes of a chunk this process has just verified (see
+   * {@linkcode Store.checkBlob}), not re-hashed: the whole blob's hash,
+   * checked by the caller, still covers them.
+   */
+  *#chunkBytes(id: string): Generator<Uint8Array, void, undefined> {
+    const row = this.objectRow(id, "blob");
+    if (row.encoding !== "raw" && row.encoding !== "deflate") {
+      throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is not stored inline`);
     }
-    return total;
+    yield this.inlineBytes(id, row);
+  }
+
+  /** Parses a chunked blob's list of chunk ids (32 bytes each), refusing a malformed one. */
+  private chunksOf(id: string, data: Uint8Array | null): string[] {
+    if (data === null || data.byteLength === 0 || data.byteLength % 32 !== 0) {
+      throw new IntegrityError(`Blob ${quote(id)} is corrupt: its chunk list is malformed`);
+    }
+    const ids: string[] = [];
+    for (let at = 0; at < data.byteLength; at += 32) {
+      let hex = "";
+      for (const byte of data.subarray(at, at + 32)) hex += byte.toString(16).padStart(2, "0");
+      ids.push(hex);
+    }
+    return ids;
+  }
+
+  /**
+   * The chunk ids of a chunked blob, unverified (gc keeps them with the
+   * blob); null for a blob stored whole or absent.
+   */
+  blobChunks(id: string): string[] | null {
+    const row = this.stmt("SELECT encoding, data FROM objects WHERE id = ? AND kind = 'blob'")
+      .get(id) as { encoding: string; data: Uint8Array | null } | undefined;
+    if (row === undefined || row.encoding !== "chunks") return null;
+    return this.chunksOf(id, row.data);
+  }
+
+  /**
+   * Records the blob `id` of `size` bytes as the concatenation of the stored
+   * blobs `chunks` (docs/FORMAT.md 8.6). The caller hashed the whole content
+   * while chunking it; every chunk must already be stored. Storing existing
+   * content is a no-op.
+   */
+  putChunkedBlob(id: string, size: number, chunks: readonly string[]): void {
+    const list = new Uint8Array(chunks.length * 32);
+    chunks.forEach((chunk, i) => {
+      if (!isHex(chunk, 64) || !this.hasObject(chunk)) {
+        throw new IntegrityError(`Chunk ${quote(chunk)} of blob ${quote(id)} is not stored`);
+      }
+      for (let j = 0; j < 32; j++) list[i * 32 + j] = parseInt(chunk.slice(2 * j, 2 * j + 2), 16);
+    });
+    this.insertRow(id, "blob", size, "chunks", list);
   }
 
   /**
@@ -783,6 +923,7 @@ export class Store {
       | { kind: string; size: number; encoding: string; data: Uint8Array | null }
       | undefined;
     if (row === undefined || row.kind !== "blob" || row.data === null) return null;
+    noteTransient(row.data.byteLength);
     if (row.encoding !== "raw" && row.encoding !== "deflate") return null;
     return { encoding: row.encoding, size: row.size, data: row.data };
   }
@@ -801,10 +942,16 @@ export class Store {
     return out;
   }
 
-  /** Re-reads a blob and returns whether it is present and hashes to its id. */
-  checkBlob(id: string): boolean {
+  /**
+   * Re-reads a blob and returns whether it is present and hashes to its id.
+   * A chunked blob's chunks are each checked too, except those `verified`
+   * maps to true: chunks this same pass already re-hashed (so `verify --all`
+   * hashes each chunk once for itself and once as part of the whole file).
+   * The whole blob's hash and size are always checked.
+   */
+  checkBlob(id: string, verified?: ReadonlyMap<string, boolean>): boolean {
     try {
-      this.streamBlob(id, () => {});
+      for (const _ of this.blobPieces(id, false, verified)) { /* hashed by blobPieces */ }
       return true;
     } catch (error) {
       if (error instanceof CtxsnapError) return false;

@@ -31,6 +31,7 @@ import { IncrementalCapture, type IncrementalStatus } from "../store/incremental
 import type { Store } from "../store/store.ts";
 import { type CreateOptions, type CreateResult, createSnapshot } from "../snapshot/create.ts";
 import { type AgentEvent, recordAgentEvent } from "../snapshot/agent.ts";
+import { readRetention, retainAfterCheckpoint } from "../snapshot/retention.ts";
 
 /** Options of a {@linkcode WatchService}. */
 export interface WatchServiceOptions {
@@ -125,6 +126,8 @@ export class WatchService {
       let captured = false;
       const { agent, ...rest } = options;
       try {
+        // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
+        const policy = readRetention(this.store.dir);
         const make = (opts: CreateOptions) =>
           createSnapshot(this.store, this.signer, {
             ...opts,
@@ -141,6 +144,8 @@ export class WatchService {
           ? await make(rest)
           : await recordAgentEvent(this.store, rest, agent, make);
         this.served += 1;
+        // The engine notices a gc this runs and walks the workspace again.
+        if (result.created) retainAfterCheckpoint(this.store, policy);
         return result;
       } catch (error) {
         // Blobs of a capture whose transaction did not commit are gone.

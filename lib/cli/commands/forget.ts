@@ -5,6 +5,7 @@
 import { UsageError } from "../../errors.ts";
 import { forgetImpact, forgetSnapshots, planForget } from "../../snapshot/forget.ts";
 import { selection } from "../../snapshot/timeline.ts";
+import { planRetention, readRetention } from "../../snapshot/retention.ts";
 import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 
@@ -13,10 +14,11 @@ export const forget: Command = {
   name: "forget",
   summary: "remove snapshots (objects are freed by gc)",
   usage:
-    "forget ID... [--dry-run]\nforget --branch B [--dry-run]\nforget --keep-last N [--dry-run]",
+    "forget ID... [--dry-run]\nforget --branch B [--dry-run]\nforget --keep-last N [--dry-run]\nforget --policy [--dry-run]",
   examples: [
     "ctxsnap forget --keep-last 20 --dry-run",
     "ctxsnap forget --branch experiment && ctxsnap gc",
+    "ctxsnap forget --policy --dry-run",
   ],
   options: {
     branch: { type: "string", arg: "B", help: "forget every snapshot of branch B and the branch" },
@@ -25,6 +27,10 @@ export const forget: Command = {
       arg: "N",
       help: "keep the newest N snapshots of the current branch",
     },
+    policy: {
+      type: "boolean",
+      help: "apply the store's retention policy (<store>/retention) to every branch",
+    },
     "dry-run": { type: "boolean", help: "list what would be forgotten" },
     session: { type: "string", arg: "S", help: "session (default: current)" },
   },
@@ -32,16 +38,28 @@ export const forget: Command = {
   run(ctx, parsed) {
     const branch = str(parsed, "branch");
     const keepLast = intOption(parsed, "keep-last", 0, 1_000_000_000);
-    const modes =
-      [parsed.positionals.length > 0, branch !== undefined, keepLast !== undefined].filter(Boolean)
-        .length;
+    const policy = flag(parsed, "policy");
+    const modes = [
+      parsed.positionals.length > 0,
+      branch !== undefined,
+      keepLast !== undefined,
+      policy,
+    ].filter(Boolean).length;
     if (modes !== 1) {
-      throw new UsageError("forget takes IDs, or --branch B, or --keep-last N (exactly one)");
+      throw new UsageError(
+        "forget takes IDs, or --branch B, or --keep-last N, or --policy (exactly one)",
+      );
     }
     const store = openStore(ctx);
     try {
+      if (policy && str(parsed, "session") !== undefined) {
+        throw new UsageError("forget --policy applies to every session; drop --session");
+      }
+      const plan = policy ? planRetention(store, readRetention(store.dir)) : null;
       const session = selection(store, str(parsed, "session")).session;
-      const ids = parsed.positionals.length > 0
+      const ids = plan !== null
+        ? plan.drop
+        : parsed.positionals.length > 0
         ? parsed.positionals.map((p) => revision(ctx, store, p, { session }))
         : planForget(store, {
           session,
@@ -56,13 +74,32 @@ export const forget: Command = {
       if (flag(parsed, "dry-run")) {
         const unundoable = forgetImpact(store, ids, deleted);
         ctx.out.result(
-          { dry_run: true, forget: ids, branch: branch ?? null, unundoable },
+          {
+            dry_run: true,
+            forget: ids,
+            branch: branch ?? null,
+            unundoable,
+            ...(plan !== null ? { kept: plan.kept } : {}),
+          },
           () =>
             ids.length === 0 ? "Nothing to forget." : [
               ...ids.map((id) => `would forget ${short(id)}`),
-              `${ids.length} snapshot(s)`,
+              `${ids.length} snapshot(s)` + (plan === null
+                ? ""
+                : `; keeping ${
+                  Object.entries(plan.kept).filter(([, n]) => n > 0).map(([why, n]) =>
+                    `${n} (${why})`
+                  ).join(", ")
+                }`),
               ...(unundoable.length > 0 ? [`and then ${cutText(unundoable)}`] : []),
             ].join("\n"),
+        );
+        return Promise.resolve(0);
+      }
+      if (ids.length === 0 && plan !== null) {
+        ctx.out.result(
+          { operation: null, forgotten: [], branches: [], unundoable: [] },
+          () => "Nothing to forget: the retention policy keeps every snapshot.",
         );
         return Promise.resolve(0);
       }

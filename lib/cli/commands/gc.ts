@@ -8,7 +8,7 @@ import { type Command, flag, openStore } from "../command.ts";
 /** The `gc` command. */
 export const gc: Command = {
   name: "gc",
-  summary: "remove trees and blobs that no retained snapshot references",
+  summary: "remove trees and blobs that no retained snapshot references; return the disk",
   usage: "gc [--dry-run]",
   examples: ["ctxsnap gc --dry-run", "ctxsnap gc --json"],
   options: { "dry-run": { type: "boolean", help: "count what would be freed" } },
@@ -23,7 +23,12 @@ export const gc: Command = {
           `${
             result.dry_run ? "Would remove" : "Removed"
           } ${result.trees} trees and ${result.blobs} blobs, ${result.bytes} bytes; ` +
-          `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.`,
+          `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.` +
+          (result.index === null
+            ? ""
+            : `\nIndex: ${result.index.index_bytes_before} → ${result.index.index_bytes_after} bytes (${result.index.free_pages_before} free pages returned${
+              result.index.mode === "full" ? ", switched to incremental vacuum" : ""
+            }).`),
       );
       return Promise.resolve(0);
     } finally {
