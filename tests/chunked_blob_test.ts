@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { IntegrityError } from "../lib/errors.ts";
 import { Store } from "../lib/store/store.ts";
-import { MIGRATIONS } from "../lib/store/schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
 import { verifyAll } from "../lib/snapshot/verify.ts";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
@@ -211,7 +211,7 @@ Deno.test("a schema-4 store with a file-backed blob migrates to chunked blobs an
     const store = Store.open(storeDir);
     try {
       const version = store.db.prepare("PRAGMA user_version").get() as { user_version: number };
-      assertEquals(version.user_version, 5);
+      assertEquals(version.user_version, SCHEMA_VERSION);
       assertEquals(store.readBlob(id), data);
       const fresh = noise(1_500_000, 12);
       const freshId = store.transaction("test", () => store.putBlob(fresh));

@@ -76,7 +76,7 @@ Deno.test("verifyAll() does not report a branch at a missing snapshot when a che
 
 Deno.test("verifyAll() does not report as missing the objects a concurrent gc removed, rows and files", async () => {
   await twoConnections(async (reader, writer, trust) => {
-    // Two unreferenced file-backed blobs and one inline blob: gc's to remove.
+    // Three unreferenced chunked blobs and one inline blob: gc's to remove (the chunks too).
     const big = (fill: number) => new Uint8Array(INLINE_BLOB_MAX + 1).fill(fill);
     const doomed = [writer.putBlob(big(1)), writer.putBlob(big(2)), writer.putBlob(big(3))];
     writer.putBlob(new TextEncoder().encode("unreferenced inline"));
@@ -85,7 +85,7 @@ Deno.test("verifyAll() does not report as missing the objects a concurrent gc re
       // After the first object, a gc commits and unlinks the files.
       if (done === 1) collected = collectGarbage(writer).blobs;
     });
-    assertEquals(collected, 4);
+    assert(collected >= 4, `gc collected ${collected} objects`);
     for (const id of doomed) assert(writer.objectGone(id), `blob ${id} was collected`);
     assertEquals(report.problems, []);
     assertEquals(report.objects.corrupt, []);
@@ -93,7 +93,7 @@ Deno.test("verifyAll() does not report as missing the objects a concurrent gc re
   });
 });
 
-Deno.test("verifyAll() still reports a referenced blob file deleted behind the store's back", async () => {
+Deno.test("verifyAll() still reports a referenced blob's chunk deleted behind the store's back", async () => {
   await twoConnections(async (reader, writer, trust, dir) => {
     await Deno.writeFile(`${dir}/big.bin`, new Uint8Array(INLINE_BLOB_MAX + 7).fill(9));
     await createSnapshot(writer, await loadOrCreateIdentity(await Deno.makeTempDir()), {
@@ -102,10 +102,16 @@ Deno.test("verifyAll() still reports a referenced blob file deleted behind the s
     const id = writer.listObjects().find((o) =>
       o.kind === "blob" && writer.objectSize(o.id) === INLINE_BLOB_MAX + 7
     )!.id;
-    await Deno.chmod(writer.objectPath(id), 0o600);
-    await Deno.remove(writer.objectPath(id));
+    const chunk = writer.blobChunks(id)![0]!;
+    // Damage: another program deletes the chunk's row (no gc, no operation).
+    const raw = new DatabaseSync(join(dir, ".ctxsnap", "index.db"));
+    try {
+      raw.prepare("DELETE FROM objects WHERE id = ?").run(chunk);
+    } finally {
+      raw.close();
+    }
     const report = await verifyAll(reader, trust);
-    assert(report.objects.corrupt.includes(id), "the deleted file is reported");
+    assert(report.objects.corrupt.includes(id), "the blob missing a chunk is reported");
     assert(
       report.snapshots.some((s) =>
         !s.valid

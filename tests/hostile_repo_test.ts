@@ -1793,3 +1793,23 @@ Deno.test("store folder: init --adopt lists every non-core file, clears tmp/ and
     expectCode(await ws.run(["list"], { cwd: copy }), 0, "adopted");
   });
 });
+
+Deno.test("store folder: init --adopt refuses another store's retention policy unless kept (it decides what the store forgets)", async () => {
+  await withStore(async (ws) => {
+    expectCode(await ws.run(["create", "-m", "mine"]), 0, "create");
+    const copy = join(ws.root, "copy");
+    await new Deno.Command("cp", { args: ["-a", ws.path, copy] }).output();
+    fs.writeFileSync(join(copy, ".ctxsnap", "retention"), "keep-last 1\n", { mode: 0o600 });
+    const dry = await ws.run(["init", "--adopt", "--dry-run", "--json"], { cwd: copy });
+    expectCode(dry, 0, "adopt --dry-run");
+    assertEquals(dry.json().extra_files, [{ path: "retention", action: "refused" }]);
+    const refused = await ws.run(["init", "--adopt"], { cwd: copy });
+    assertEquals(refused.code, 1, refused.stderr);
+    assert(refused.stderr.includes("--keep retention"), refused.stderr);
+    expectCode(await ws.run(["list"], { cwd: copy }), 1, "not adopted");
+    const kept = await ws.run(["init", "--adopt", "--keep", "retention", "--json"], { cwd: copy });
+    expectCode(kept, 0, "adopt, keeping the policy");
+    assertEquals(kept.json().extra_files, [{ path: "retention", action: "kept" }]);
+    expectCode(await ws.run(["list"], { cwd: copy }), 0, "adopted");
+  });
+});

@@ -1042,7 +1042,7 @@ Deno.test("a schema-4 store opened read-only (never migrated) simply has no agen
     try {
       assertEquals(hasAgentTables(writer), true);
       const version = writer.db.prepare("PRAGMA user_version").get() as { user_version: number };
-      assertEquals(version.user_version, 5);
+      assertEquals(version.user_version, SCHEMA_VERSION);
     } finally {
       writer.close();
     }
