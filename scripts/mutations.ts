@@ -552,8 +552,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "mcp-restore-never-forced",
     file: "lib/cli/mcp/tools.ts",
-    find: 'run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),',
-    replace: 'run: (ctx, args) => command(ctx, ["restore", "--force", "--", args.id as string]),',
+    find: '["restore", ...moveFlags(args), "--", ids.id!],',
+    replace: '["restore", "--force", ...moveFlags(args), "--", ids.id!],',
     tests: [t("mcp_test.ts", "mcp: restore never overwrites an edit")],
   },
   {
@@ -675,8 +675,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-git-dirty",
     file: "lib/restore/restore.ts",
-    find: "    if (status.length > 0) {\n      throw new ConflictError(",
-    replace: "    if (false) {\n      throw new ConflictError(",
+    find: "    if (state.blocking > 0) {\n      refuseOrNote(",
+    replace: "    if (false) {\n      refuseOrNote(",
     tests: [
       t(
         "restore_test.ts",
