@@ -1159,11 +1159,12 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("hostile_repo_test.ts", "store folder: capture's time stamp is a new file")],
   },
   {
-    id: "publish-published-dir-nofollow",
-    file: "lib/fs/safe_write.ts",
+    id: "publish-below-rooted-at-root",
+    file: "lib/share/publish.ts",
     find:
-      "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) |\n  fs.constants.O_NOFOLLOW;",
-    replace: "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0);",
+      "  const writer = new SafeWriter(root);\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(rel, 0o644,",
+    replace:
+      "  const writer = new SafeWriter(path.join(root, ...parts.slice(0, -1)));\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(parts.at(-1)!, 0o644,",
     tests: [t("hostile_repo_test.ts", "store folder: publish's default published/ is written")],
   },
   {
@@ -1183,19 +1184,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "idempotency-imported-out-of-index",
     file: "lib/snapshot/timeline.ts",
-    find: "source_kind: imported ? null : b.source?.kind ?? null,",
-    replace: "source_kind: b.source?.kind ?? null,",
-    tests: [
-      t("share_test.ts", "an imported snapshot never answers the user's own create --source"),
-      t("remote_test.ts", "a pulled snapshot never answers the user's own create --source"),
-    ],
-  },
-  {
-    id: "idempotency-lookup-scoped",
-    file: "lib/store/snapshot_rows.ts",
     find:
-      "AND source_id = ? AND key_id = ? AND imported = 0`,\n  ).get(session, kind, sourceId, keyId)",
-    replace: "AND source_id = ?`,\n  ).get(session, kind, sourceId)",
+      "source_kind: imported ? null : b.source?.kind ?? null,\n    source_id: imported ? null : b.source?.id ?? null,",
+    replace: "source_kind: b.source?.kind ?? null,\n    source_id: b.source?.id ?? null,",
     tests: [
       t("share_test.ts", "an imported snapshot never answers the user's own create --source"),
       t("remote_test.ts", "a pulled snapshot never answers the user's own create --source"),
@@ -1310,6 +1301,11 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/_overwrite.ts",
     find: "  if (found === kind) return;",
     replace: "  return;",
-    tests: [t("received_file_test.ts", "timeline --html refuses to replace its own input")],
+    tests: [
+      t(
+        "received_file_test.ts",
+        "/timeline --html over a published file|publish --out refuses to replace a file of another kind/",
+      ),
+    ],
   },
 ];
