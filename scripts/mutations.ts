@@ -201,7 +201,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/store/allow_secrets.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
-    tests: [t("secrets_test.ts", "an allow-secrets list that others may write")],
+    tests: [t("secrets_test.ts", "readAllowSecrets refuses a list writable by group or others")],
   },
   {
     id: "reserved-name-fold",
