@@ -866,7 +866,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
     tests: [
-      t("watch_test.ts", "watch: kill -9 of the watch process during a checkpoint loses nothing"),
+      t(
+        "watch_test.ts",
+        "watch client: a watch process that closes the connection without answering",
+      ),
     ],
   },
   {
