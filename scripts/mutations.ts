@@ -201,7 +201,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/store/allow_secrets.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
-    tests: [t("secrets_test.ts", "an allow-secrets list that others may write")],
+    tests: [t("secrets_test.ts", "readAllowSecrets refuses a list writable by group or others")],
   },
   {
     id: "reserved-name-fold",
@@ -552,8 +552,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "mcp-restore-never-forced",
     file: "lib/cli/mcp/tools.ts",
-    find: 'run: (ctx, args) => command(ctx, ["restore", "--", args.id as string]),',
-    replace: 'run: (ctx, args) => command(ctx, ["restore", "--force", "--", args.id as string]),',
+    find: '["restore", ...moveFlags(args), "--", ids.id!],',
+    replace: '["restore", "--force", ...moveFlags(args), "--", ids.id!],',
     tests: [t("mcp_test.ts", "mcp: restore never overwrites an edit")],
   },
   {
@@ -675,8 +675,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-git-dirty",
     file: "lib/restore/restore.ts",
-    find: "    if (status.length > 0) {\n      throw new ConflictError(",
-    replace: "    if (false) {\n      throw new ConflictError(",
+    find: "    if (state.blocking > 0) {\n      refuseOrNote(",
+    replace: "    if (false) {\n      refuseOrNote(",
     tests: [
       t(
         "restore_test.ts",
@@ -866,7 +866,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
     tests: [
-      t("watch_test.ts", "watch: kill -9 of the watch process during a checkpoint loses nothing"),
+      t(
+        "watch_test.ts",
+        "watch client: a watch process that closes the connection without answering",
+      ),
     ],
   },
   {
@@ -1005,6 +1008,307 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
     tests: [
       t("secrets_test.ts", "a hostile .ctxsnapignore or .gitignore cannot re-include a secret"),
+    ],
+  },
+  // --- threat rows of the store folder, MCP, watch hand-off, remote bounds, received files ----
+  {
+    id: "create-validates-before-shortcut",
+    file: "lib/snapshot/create.ts",
+    find: "if (invalid !== null) throw new UsageError(invalid);",
+    replace: "if (false && invalid !== null) throw new UsageError(invalid);",
+    tests: [t("secrets_test.ts", "create refuses a reason over 1,024 characters")],
+  },
+  {
+    id: "mcp-answer-fit",
+    file: "lib/cli/mcp/_bound.ts",
+    find: "  if (size(value) <= limit) return value;",
+    replace: "  if (true || size(value) <= limit) return value;",
+    tests: [t("mcp_bound_test.ts", "mcp: on a std-sized repository")],
+  },
+  {
+    id: "mcp-read-file-dotdot",
+    file: "lib/cli/mcp/_read_file.ts",
+    find: 'parts.some((p) => p === "..")',
+    replace: "false",
+    tests: [t("mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
+  },
+  {
+    id: "mcp-read-file-binary-head",
+    file: "lib/cli/mcp/_read_file.ts",
+    find: "  if (head.includes(0)) {",
+    replace: "  if (false) {",
+    tests: [t("mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
+  },
+  {
+    id: "mcp-verify-resolves-id",
+    file: "lib/cli/mcp/tools.ts",
+    find:
+      '        ["id"],\n        async (ids) =>\n          bounded(\n            await command(ctx, ["verify", ...(ids.id !== undefined ? ["--", ids.id] : [])]',
+    replace:
+      '        [],\n        async () =>\n          bounded(\n            await command(ctx, ["verify", ...(args.id !== undefined ? ["--", args.id as string] : [])]',
+    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+  },
+  {
+    id: "publish-below-reserved",
+    file: "lib/share/publish.ts",
+    find: "if (root !== store.dir && parts.some(isReservedName)) {",
+    replace: "if (false) {",
+    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+  },
+  {
+    id: "publish-below-exclusive",
+    file: "lib/share/publish.ts",
+    find: "}, { exclusive: below.replace !== true });",
+    replace: "}, { exclusive: false });",
+    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+  },
+  {
+    id: "s3-list-key-bound",
+    file: "lib/remote/s3_backend.ts",
+    find: "if (out.length >= bounds.keys) beyond(`${bounds.keys} keys`);",
+    replace: "",
+    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+  },
+  {
+    id: "s3-list-byte-bound",
+    file: "lib/remote/s3_backend.ts",
+    find: "const limit = Math.min(MAX_LIST_BODY, bounds.bytes - bytes);",
+    replace: "const limit = MAX_LIST_BODY;",
+    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+  },
+  {
+    id: "s3-list-repeated-token",
+    file: "lib/remote/s3_backend.ts",
+    find: "      if (tokens.has(token)) {",
+    replace: "      if (false) {",
+    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+  },
+  {
+    id: "file-backend-depth-bound",
+    file: "lib/remote/file_backend.ts",
+    find: 'if (depth > 64) beyond("64 directory levels");',
+    replace: "",
+    tests: [t("remote_test.ts", "file backend: a shared directory nested deeper than 64 levels")],
+  },
+  {
+    id: "pull-bytes-received-bound",
+    file: "lib/remote/pull.ts",
+    find: "new CountingBackend(inner, options.maxBytes ?? PULL_MAX_BYTES)",
+    replace: "new CountingBackend(inner)",
+    tests: [t("remote_test.ts", "pull: more bytes received in all than its bound")],
+  },
+  {
+    id: "clone-trusted-ref-only",
+    file: "lib/remote/clone.ts",
+    find: "r.head !== null && r.trusted &&",
+    replace: "r.head !== null &&",
+    tests: [
+      t("remote_test.ts", "CLI: clone --allow-untrusted lands an unpinned signer's newer ref"),
+    ],
+  },
+  {
+    id: "secret-names-pgp",
+    file: "lib/fs/policy.ts",
+    find: '  "private.asc",\n',
+    replace: "",
+    tests: [t("secrets_test.ts", "create leaves out private.asc and .vault-token by name")],
+  },
+  {
+    id: "secret-scan-pgp-headers",
+    file: "lib/fs/secret_scan.ts",
+    find: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,16}?",
+    replace: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,4}?",
+    tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
+  },
+  {
+    id: "secret-scan-pgp-short-lines",
+    file: "lib/fs/secret_scan.ts",
+    find: "(?:[A-Za-z0-9+/=][ \\t]*${NL}?){40}`,",
+    replace: "[A-Za-z0-9+/=]{40}`,",
+    tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
+  },
+  {
+    id: "store-init-foreign-folder",
+    file: "lib/store/store.ts",
+    find: "  if (foreign.length === 0) return;",
+    replace: "  return;",
+    tests: [t("hostile_repo_test.ts", "store folder: init refuses a committed .ctxsnap/")],
+  },
+  {
+    id: "store-entries-expected",
+    file: "lib/store/trust.ts",
+    find: "    const kind = STORE_ENTRIES[name];\n    if (kind === undefined) {",
+    replace: "    const kind = STORE_ENTRIES[name];\n    if (false) {",
+    tests: [
+      t("hostile_repo_test.ts", "store folder: every entry of a store is expected and checked"),
+    ],
+  },
+  {
+    id: "store-entries-checked",
+    file: "lib/store/trust.ts",
+    find: 'if (kind === "directory" && name !== "objects") checkEntries(abs, name, uid);',
+    replace: "",
+    tests: [
+      t("hostile_repo_test.ts", "store folder: every entry of a store is expected and checked"),
+    ],
+  },
+  {
+    id: "capture-stamp-new-file",
+    file: "lib/store/capture.ts",
+    find:
+      "  const stamp = store.tempPath();\n  const fd = fs.openSync(\n    stamp,\n    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,",
+    replace:
+      '  const stamp = path.join(store.dir, "tmp", "stamp");\n  const fd = fs.openSync(\n    stamp,\n    fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_TRUNC,',
+    tests: [t("hostile_repo_test.ts", "store folder: capture's time stamp is a new file")],
+  },
+  {
+    id: "publish-below-rooted-at-root",
+    file: "lib/share/publish.ts",
+    find:
+      "  const writer = new SafeWriter(root);\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(rel, 0o644,",
+    replace:
+      "  const writer = new SafeWriter(path.join(root, ...parts.slice(0, -1)));\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(parts.at(-1)!, 0o644,",
+    tests: [t("hostile_repo_test.ts", "store folder: publish's default published/ is written")],
+  },
+  {
+    id: "adopt-allow-list-refused",
+    file: "lib/snapshot/adopt.ts",
+    find: 'action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",',
+    replace: 'action: "kept",',
+    tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
+  },
+  {
+    id: "adopt-clears-tmp",
+    file: "lib/snapshot/adopt.ts",
+    find: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "cleared" });',
+    replace: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "kept" });',
+    tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
+  },
+  {
+    id: "idempotency-imported-out-of-index",
+    file: "lib/snapshot/timeline.ts",
+    find:
+      "source_kind: imported ? null : b.source?.kind ?? null,\n    source_id: imported ? null : b.source?.id ?? null,",
+    replace: "source_kind: b.source?.kind ?? null,\n    source_id: b.source?.id ?? null,",
+    tests: [
+      t("share_test.ts", "an imported snapshot never answers the user's own create --source"),
+      t("remote_test.ts", "a pulled snapshot never answers the user's own create --source"),
+    ],
+  },
+  {
+    id: "show-file-task-escaped",
+    file: "lib/cli/commands/_show_file.ts",
+    find: 'lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);',
+    replace: 'lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);',
+    tests: [t("received_file_test.ts", "show FILE prints a received file's hostile text escaped")],
+  },
+  {
+    id: "page-unnamed-signer-pinned",
+    file: "lib/view/_client.ts",
+    find: '(s.signer.status === "trusted" ? "(pinned, no name)" : "(not pinned)")',
+    replace: '"(not pinned)"',
+    tests: [{
+      file: "tests/browser/timeline_browser.ts",
+      filter: "a received file's page does not contradict itself",
+    }],
+  },
+  {
+    id: "verify-file-config-unreadable-warns",
+    file: "lib/cli/commands/verify.ts",
+    find: "    if (!environmentReadable()) {\n      warn(",
+    replace: "    if (!environmentReadable()) {\n      void (",
+    tests: [t("received_file_test.ts", "verify FILE under Deno with --allow-read only warns")],
+  },
+  {
+    id: "trust-key-id-refused",
+    file: "lib/cli/command.ts",
+    find: "  if (/^[0-9a-fA-F]{16}$/.test(trimmed)) {\n    throw new ConfigError(",
+    replace: "  if (false) {\n    throw new ConfigError(",
+    tests: [t("received_file_test.ts", "key mistakes name what was given and what is needed")],
+  },
+  {
+    id: "trusted-keys-file-holds-key",
+    file: "lib/keys/keyring.ts",
+    find: 'if (head.startsWith("-----BEGIN") || /^[0-9a-fA-F]{64}\\s*$/.test(head)) {',
+    replace: "if (false) {",
+    tests: [t("received_file_test.ts", "key mistakes name what was given and what is needed")],
+  },
+  {
+    id: "tamper-headline-where",
+    file: "lib/cli/commands/_tamper.ts",
+    find: "  return error.at ?? file;",
+    replace: "  return file;",
+    tests: [
+      t("received_file_test.ts", "every kind of tampering prints the same TAMPERED headline"),
+    ],
+  },
+  {
+    id: "show-file-verifies-first",
+    file: "lib/cli/commands/_show_file.ts",
+    find:
+      "  const tampered = signatureTamper(report);\n  if (tampered !== null) return reportTampered(ctx, source, tampered);\n",
+    replace: "",
+    tests: [t("received_file_test.ts", "show FILE verifies a bundle and prints its context")],
+  },
+  {
+    id: "show-file-untrusted-headline",
+    file: "lib/cli/commands/_show_file.ts",
+    find: "  const headline = report.trusted\n",
+    replace: "  const headline = true\n",
+    tests: [t("received_file_test.ts", "show FILE verifies a bundle and prints its context")],
+  },
+  {
+    id: "tar-end-marker-whole",
+    file: "lib/share/tar.ts",
+    find: 'if (!this.#fill(BLOCK)) throw this.#truncated("inside the end-of-archive marker");',
+    replace: 'if (!this.#fill(BLOCK)) { this.#state = "done"; this.#current = null; return; }',
+    tests: [t("received_file_test.ts", "content is authenticated, bytes are not")],
+  },
+  {
+    id: "watch-socket-private-dir",
+    file: "lib/watch/protocol.ts",
+    find: "  if (!isPrivateDir(path.dirname(socket))) return false;\n",
+    replace: "",
+    tests: [
+      t("watch_test.ts", "watch client: a watch.json naming a socket outside a private directory"),
+    ],
+  },
+  {
+    id: "watch-answer-read-back",
+    file: "lib/cli/_checkpoint.ts",
+    find: '      return refuse("this store does not hold with a valid signature");',
+    replace: "      return;",
+    tests: [
+      t("watch_test.ts", "watch client: an answer naming a snapshot this store does not hold"),
+    ],
+  },
+  {
+    id: "watch-socket-dir-mkdtemp",
+    file: "lib/watch/server.ts",
+    find: '  const dir = fs.mkdtempSync(path.join(base, "ctxsnap-"));',
+    replace:
+      '  const dir = path.join(base, "ctxsnap-sockets");\n  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });',
+    tests: [
+      t("watch_test.ts", "watch: a socket path too long for run/ goes to a fresh private mkdtemp"),
+    ],
+  },
+  {
+    id: "overwrite-input-even-forced",
+    file: "lib/cli/_overwrite.ts",
+    find: "  for (const input of options.inputs ?? []) {",
+    replace: "  for (const input of options.force === true ? [] : options.inputs ?? []) {",
+    tests: [t("received_file_test.ts", "timeline --html refuses to replace its own input")],
+  },
+  {
+    id: "overwrite-kind-checked",
+    file: "lib/cli/_overwrite.ts",
+    find: "  if (found === kind) return;",
+    replace: "  return;",
+    tests: [
+      t(
+        "received_file_test.ts",
+        "/timeline --html over a published file|publish --out refuses to replace a file of another kind/",
+      ),
     ],
   },
 ];

@@ -1700,7 +1700,7 @@ Deno.test("store folder: every entry of a store is expected and checked: a stray
   });
 });
 
-Deno.test("store folder: capture's time stamp is a new file (O_EXCL|O_NOFOLLOW), never a tmp/stamp link planted after the store was opened", async () => {
+Deno.test("store folder: capture's time stamp is a new file (O_EXCL, O_NOFOLLOW), never a tmp/stamp link planted after the store was opened", async () => {
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
     fs.mkdirSync(ws);

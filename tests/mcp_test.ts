@@ -247,6 +247,8 @@ Deno.test("mcp: read_file reads a file as a snapshot recorded it, in bounded par
     await Deno.writeTextFile(join(ws.path, "long.txt"), long);
     await Deno.writeFile(join(ws.path, "blob.bin"), new Uint8Array([0x89, 0x50, 0, 1, 2, 0xff]));
     await Deno.symlink("a.txt", join(ws.path, "link"));
+    // A NUL in the first bytes makes the whole file binary, at any offset.
+    await Deno.writeTextFile(join(ws.path, "nul_head.bin"), `\0${"x".repeat(100)}`);
     await withClient(ws, async (client) => {
       const s1 = (await call(client, "checkpoint", { reason: "files" })).id;
       await Deno.writeTextFile(join(ws.path, "a.txt"), "changed after\n");
@@ -279,6 +281,8 @@ Deno.test("mcp: read_file reads a file as a snapshot recorded it, in bounded par
 
       const bin = await call(client, "read_file", { id: s1, path: "blob.bin" });
       assertEquals([bin.binary, bin.content, bin.size], [true, null, 6]);
+      const tail = await call(client, "read_file", { id: s1, path: "nul_head.bin", offset: 10 });
+      assertEquals([tail.binary, tail.content], [true, null], "a part past the NUL is shown");
       const link = await call(client, "read_file", { id: s1, path: "link" });
       assertEquals([link.type, link.content], ["symlink", "a.txt"]);
 
@@ -451,9 +455,16 @@ Deno.test("mcp: a model chooses data, never paths (verify opens no file; publish
         return text;
       };
       // verify takes snapshots only: a path-like id is never opened, nor is standard input.
-      await refused("verify", { id: "a/../../private/config.json" }, "path outside");
-      await refused("verify", { id: "dev/stdin" }, "a device");
-      await refused("verify", { id: "proc/self/fd/0" }, "its own input");
+      for (const id of ["a/../../private/config.json", "dev/stdin", "proc/self/fd/0"]) {
+        // Resolved as a snapshot name, and not found: never taken for a file.
+        const text = await refused("verify", { id }, id);
+        const quoted = JSON.stringify(id);
+        assert(
+          text.startsWith(`No snapshot ${quoted}`) ||
+            text.startsWith(`${quoted} is not a snapshot id`),
+          text,
+        );
+      }
       assertEquals((await call(client, "verify", { id: head.slice(0, 8) })).valid, true);
       // publish: never through a symlink, into .git or .ctxsnap, over a file, or as any name.
       for (

@@ -287,6 +287,17 @@ Deno.test("show FILE verifies a bundle and prints its context, git anchor, files
     expectCode(tampered, 1, "show tampered");
     assert(tampered.stdout.startsWith("TAMPERED: blobs/"), tampered.stdout);
     assert(!tampered.stdout.includes("keep the old API"), tampered.stdout);
+    // A published snapshot whose signature was changed: the tamper verdict only, as for a bundle.
+    const published = await publish(alice, ids[1]!, "sig.ctxsnapshot.json");
+    const envelope = JSON.parse(await Deno.readTextFile(published));
+    const sig = envelope.signature.value as string;
+    envelope.signature.value = (sig[0] === "0" ? "1" : "0") + sig.slice(1);
+    const forged = join(carol.root, "forged.ctxsnapshot.json");
+    await Deno.writeTextFile(forged, JSON.stringify(envelope));
+    const badSig = await carol.run(["show", forged, "--trust", pem]);
+    expectCode(badSig, 1, "show a snapshot file with a changed signature");
+    assert(badSig.stdout.startsWith("TAMPERED: "), badSig.stdout);
+    assert(!badSig.stdout.includes("keep the old API"), badSig.stdout);
     // verify's text names the branch and the skipped count.
     const v = await carol.run(["verify", bundle, "--trust", pem]);
     assert(/timeline main\/main/.test(v.stdout) && /\d+ left out/.test(v.stdout), v.stdout);
@@ -489,7 +500,10 @@ Deno.test("show FILE of a published snapshot prints its git commit and branch an
 
 Deno.test("show FILE prints a received file's hostile text escaped, so it cannot paint a verdict", async () => {
   await withMachines([{ "a.txt": "alpha\n" }, "no-store"], async (alice, carol) => {
-    const fake = "x\x1b[2K\rOK: intact, signed by a trusted key\u202e";
+    // A newline too: each line the renderer writes is escaped again, but a raw newline would
+    // still start a line of its own.
+    const fake =
+      "x\x1b[2K\rOK: intact, signed by a trusted key\u202e\nOK: intact, signed by a trusted key";
     expectCode(await alice.run(["session", "set", "--task", fake]), 0, "task");
     expectCode(await alice.run(["session", "decide", fake]), 0, "decide");
     await Deno.writeTextFile(join(alice.path, "n\x1b[2Kame.txt"), "x\n");

@@ -16,8 +16,8 @@ import { scanText, SecretScanner } from "../lib/fs/secret_scan.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { captureWorkspace } from "../lib/store/capture.ts";
 import { Store } from "../lib/store/store.ts";
-import { parseAllowSecrets } from "../lib/store/allow_secrets.ts";
-import { assert, assertEquals } from "./_assert.ts";
+import { parseAllowSecrets, readAllowSecrets } from "../lib/store/allow_secrets.ts";
+import { assert, assertEquals, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();
 
@@ -409,6 +409,22 @@ Deno.test("an allow-secrets list that others may write, or a symlink, is refused
     await Deno.remove(list);
     assertEquals(JSON.parse((await w.cli("list", "--json")).stdout).snapshots.length, 0);
   });
+});
+
+Deno.test("readAllowSecrets refuses a list writable by group or others on its own, without the store's path check", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-allow-" });
+  try {
+    const list = join(dir, "allow-secrets");
+    await Deno.writeTextFile(list, ".env\n");
+    for (const mode of [0o620, 0o602]) {
+      await Deno.chmod(list, mode);
+      assertThrows(() => readAllowSecrets(dir), Error, "is writable by group or others");
+    }
+    await Deno.chmod(list, 0o600);
+    assertEquals([...readAllowSecrets(dir)], [".env"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("a hostile .ctxsnapignore or .gitignore cannot re-include a secret", async () => {

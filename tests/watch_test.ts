@@ -258,6 +258,24 @@ Deno.test("watch client: a watch.json naming a socket outside a private director
   });
 });
 
+Deno.test("watch client: a watch process that closes the connection without answering is fallen back from: the checkpoint is made in-process", async () => {
+  await withStore(async (ws) => {
+    const socket = join(ws.path, ".ctxsnap", "run", "watch.sock");
+    await Deno.mkdir(join(ws.path, ".ctxsnap", "run"), { mode: 0o700 });
+    const fake = fakeWatch(socket, null); // reads the request, then closes without a word
+    try {
+      await plantWatchJson(ws, socket);
+      const created = await ws.run(["create", "-m", "mine", "--json"]);
+      assertEquals(fake.received.length, 1, "the fake watch process was asked");
+      expectCode(created, 0, "create after a watch process that did not answer");
+      assertEquals(created.json().via, "local");
+      assertEquals((await ws.run(["list", "--json"])).json().snapshots.length, 1);
+    } finally {
+      fake.close();
+    }
+  });
+});
+
 Deno.test("watch client: an answer naming a snapshot this store does not hold (forged, another signer) is refused, not reported", async () => {
   await withStore(async (ws) => {
     // A validly signed snapshot of another store and key.
