@@ -1050,3 +1050,42 @@ Deno.test("a schema-4 store opened read-only (never migrated) simply has no agen
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("migration 7 clears the idempotency key an older ctxsnap left on imported rows, so the user's own create --source records", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const storeDir = `${dir}/.ctxsnap`;
+    await Deno.mkdir(storeDir);
+    await Deno.writeTextFile(`${dir}/a.txt`, "mine\n");
+    const old = new DatabaseSync(`${storeDir}/index.db`);
+    for (const migration of MIGRATIONS.slice(0, 4)) old.exec(migration);
+    old.exec("PRAGMA user_version = 4");
+    const insert = old.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+    insert.run("workspace_root", "..");
+    insert.run("format", "ctxsnap-store/1");
+    // What an older import left: someone else's snapshot holding the key "turn:7" of session main.
+    old.prepare(
+      `INSERT INTO snapshots (id, session, branch, parent, created_at, tree, source_kind, source_id,
+         key_id, imported, envelope)
+       VALUES (?, 'main', 'main', NULL, '2026-01-01T00:00:00.000Z', NULL, 'turn', '7', ?, 1, ?)`,
+    ).run("f".repeat(64), "0123456789abcdef", new Uint8Array([0x7b, 0x7d]));
+    old.close();
+    const store = Store.open(storeDir);
+    try {
+      const row = store.db.prepare(
+        "SELECT source_kind, source_id FROM snapshots WHERE id = ?",
+      ).get("f".repeat(64));
+      assertEquals({ ...row }, { source_kind: null, source_id: null });
+      const made = await createSnapshot(store, await makeSigner(), {
+        reason: "mine",
+        source: { kind: "turn", id: "7" },
+      });
+      assertEquals(made.created, true, "the imported row answered the user's own source");
+      assertEquals(store.db.prepare("PRAGMA user_version").get(), { user_version: SCHEMA_VERSION });
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

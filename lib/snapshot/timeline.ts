@@ -36,7 +36,6 @@ import { insertSessionIfMissing, sessionCurrentBranch } from "../store/session_r
 import {
   hasSnapshot,
   insertSnapshotRow,
-  releaseImportedSource,
   snapshotEnvelopeBytes,
   snapshotIdHoldingSource,
   snapshotIdsWithPrefix,
@@ -135,9 +134,6 @@ export function moveHead(
 /** Inserts a snapshot row (idempotent on id). Returns false if it was already present. */
 export function insertSnapshot(store: Store, envelope: Envelope, imported = false): boolean {
   const b = envelope.body;
-  if (!imported && b.source !== null) {
-    releaseImportedSource(store, b.session, b.source.kind, b.source.id);
-  }
   const inserted = insertSnapshotRow(store, {
     id: envelope.id,
     session: b.session,

@@ -258,6 +258,20 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE objects;
   ALTER TABLE objects_v6 RENAME TO objects;
   `,
+  `
+  -- 7: imported and pulled rows never hold the idempotency key (docs/FORMAT.md
+  -- 8.2: create --source answers only with the store's own snapshots). Rows an
+  -- older ctxsnap imported with one are cleared here, the only UPDATE a
+  -- snapshot row ever sees: the trigger that forbids updates is dropped and
+  -- made again, unchanged, in the same transaction.
+  DROP TRIGGER snapshots_are_immutable;
+  UPDATE snapshots SET source_kind = NULL, source_id = NULL
+    WHERE imported = 1 AND source_kind IS NOT NULL;
+  CREATE TRIGGER snapshots_are_immutable BEFORE UPDATE ON snapshots
+  BEGIN
+    SELECT RAISE(ABORT, 'snapshot rows are immutable');
+  END;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

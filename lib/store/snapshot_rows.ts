@@ -155,23 +155,6 @@ export function snapshotIdHoldingSource(
   return row?.id ?? null;
 }
 
-/**
- * Releases the source index key of `session` held by an imported snapshot
- * (stores written before imported rows stopped holding it): its signed body
- * keeps the source; only the index columns are cleared.
- */
-export function releaseImportedSource(
-  store: Store,
-  session: string,
-  kind: string,
-  sourceId: string,
-): void {
-  store.stmt(
-    `UPDATE snapshots SET source_kind = NULL, source_id = NULL
-     WHERE session = ? AND source_kind = ? AND source_id = ? AND imported = 1`,
-  ).run(session, kind, sourceId);
-}
-
 /** Full ids starting with `prefix` (lowercase hex), in id order, at most `limit`. */
 export function snapshotIdsWithPrefix(store: Store, prefix: string, limit: number): string[] {
   return (store.stmt(
