@@ -1454,12 +1454,6 @@ Deno.test({
         `#!/bin/sh\nd=$(mktemp -d '${runs}/run.XXXXXX')\nprintf '%s\\0' "$@" > "$d/argv"\nenv -0 > "$d/env"\nexec '${real}' "$@"\n`,
         { mode: 0o755 },
       );
-      const saved = new Map<string, string | undefined>();
-      const setEnv = (name: string, value: string) => {
-        if (!saved.has(name)) saved.set(name, Deno.env.get(name));
-        Deno.env.set(name, value);
-      };
-      setEnv("PATH", `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`);
       // Variables that would point git at another repository, config or program never reach
       // it (ctxsnap's own values replace the others).
       const HOSTILE_ENV: Record<string, string> = {
@@ -1469,27 +1463,48 @@ Deno.test({
         GIT_EXTERNAL_DIFF: "false",
         GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='false'",
       };
-      for (const [name, value] of Object.entries(HOSTILE_ENV)) setEnv(name, value);
-      setEnv("GIT_ALLOW_PROTOCOL", "file:ext");
-      setEnv("GIT_CEILING_DIRECTORIES", "/nowhere");
-      const store = Store.init(join(ws, ".ctxsnap"), ws);
-      try {
-        const signer = await makeSigner();
-        const first = await createSnapshot(store, signer, { reason: "one" });
-        fs.writeFileSync(join(ws, "a.txt"), "two\n");
-        for (const name of Object.keys(HOSTILE_ENV)) Deno.env.delete(name); // the test's own git
-        git(ws, "-c", "filter.evil.clean=", "-c", "filter.lfs.smudge=", "commit", "-qam", "two");
-        for (const [name, value] of Object.entries(HOSTILE_ENV)) Deno.env.set(name, value);
-        await createSnapshot(store, signer, { reason: "two" });
-        const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-        await restoreSnapshot(store, signer, first.id, { git: true });
-      } finally {
-        store.close();
-        for (const [name, value] of saved) {
-          if (value === undefined) Deno.env.delete(name);
-          else Deno.env.set(name, value);
-        }
-      }
+      // The scenario runs in a child process: the wrapper on PATH and the hostile variables must
+      // not reach the other test modules this runner executes at the same time in its process.
+      const lib = (p: string) => JSON.stringify(new URL(`../lib/${p}`, import.meta.url).href);
+      const script = join(root, "scenario.ts");
+      fs.writeFileSync(
+        script,
+        `import { Store } from ${lib("store/store.ts")};
+import { createSnapshot } from ${lib("snapshot/create.ts")};
+import { restoreSnapshot } from ${lib("restore/restore.ts")};
+import { generateSeed, keyIdOf, publicKeyFromSeed } from ${lib("crypto/ed25519.ts")};
+import { toHex } from ${lib("encoding/hex.ts")};
+const ws = ${JSON.stringify(ws)};
+const seed = generateSeed();
+const publicKey = await publicKeyFromSeed(seed);
+const signer = { seed, publicKey, publicKeyHex: toHex(publicKey), keyId: keyIdOf(publicKey) };
+const store = Store.init(ws + "/.ctxsnap", ws);
+const first = await createSnapshot(store, signer, { reason: "one" });
+Deno.writeTextFileSync(ws + "/a.txt", "two\\n");
+// The scenario's own commit, with the real git and a clean environment.
+const commit = new Deno.Command(${JSON.stringify(real)}, {
+  args: ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "-c", "filter.evil.clean=",
+    "-c", "filter.lfs.smudge=", "commit", "-qam", "two"],
+  cwd: ws, clearEnv: true, env: { PATH: "/usr/bin:/bin", HOME: ${JSON.stringify(root)} },
+}).outputSync();
+if (!commit.success) throw new Error(new TextDecoder().decode(commit.stderr));
+await createSnapshot(store, signer, { reason: "two" });
+await restoreSnapshot(store, signer, first.id, { git: true });
+store.close();
+`,
+      );
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--no-lock", script],
+        env: {
+          ...HOSTILE_ENV,
+          PATH: `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+          GIT_ALLOW_PROTOCOL: "file:ext",
+          GIT_CEILING_DIRECTORIES: "/nowhere",
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).outputSync();
+      assert(child.success, new TextDecoder().decode(child.stderr));
       const recorded = fs.readdirSync(runs).map((name) => {
         const argv = fs.readFileSync(join(runs, name, "argv"), "utf8").split("\0").slice(0, -1);
         const env = new Map(
