@@ -142,6 +142,25 @@ for (const [name, vector] of vectors<InvalidVector>("invalid")) {
   });
 }
 
+Deno.test("Store.getTree() refuses an expansion bomb while counting, before expanding it", async () => {
+  const vector = vectors<InvalidVector>("invalid").find(([name]) => name === "expansion-bomb")![1];
+  await withStore((store) => {
+    store.transaction("t", () => {
+      for (const object of vector.objects) {
+        const bytes = encoder.encode(object.data);
+        store.putTreeBytes(sha256Hex(bytes), bytes);
+      }
+    });
+    // The counting pass names the root; a refusal only after expanding (the flat manifest's
+    // own limit) would name the manifest instead, having built 4 million entries first.
+    assertThrows(
+      () => store.getTree(vector.root),
+      CtxsnapError,
+      `Invalid tree ${JSON.stringify(vector.root)}: more than 2000000 entries`,
+    );
+  });
+});
+
 Deno.test("a capture stores one tree per directory and an unchanged directory is the same object", async () => {
   await withStore(async (store, dir) => {
     await writeTreeOfDirs(dir, 2, 3); // root, 3 dirs, 9 below them: 13 directories
