@@ -1600,4 +1600,11 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    ids[name] = found.ok ? found.id : args[name] as string;",
     tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
   },
+  {
+    id: "agent-tool-key-kind",
+    file: "lib/snapshot/agent.ts",
+    find: "    return `${event.event}:${event.tool_use_id}`;",
+    replace: "    return `tool:${event.tool_use_id}`;",
+    tests: [t("hook_test.ts", "hook: PreToolUse and PostToolUse of one tool call are two events")],
+  },
 ];
