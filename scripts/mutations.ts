@@ -986,7 +986,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
     replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
-    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+    tests: [t("hook_test.ts", "hook: prompt text only with --record-prompts")],
   },
   {
     id: "store-inflate-bound",
@@ -1346,7 +1346,13 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/snapshot/agent.ts",
     find: "        if (lookup() !== null) throw new DuplicateDelivery();\n",
     replace: "",
-    tests: [t("agent_sessions_test.ts", "property: three agent sessions hooked from concurrent")],
+    tests: [
+      t(
+        "agent_sessions_test.ts",
+        "recordAgentEvent() re-checks the event key inside the write transaction",
+      ),
+      t("agent_sessions_test.ts", "property: three agent sessions hooked from concurrent"),
+    ],
   },
   {
     id: "hook-error-one-line",
@@ -1606,5 +1612,16 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    return `${event.event}:${event.tool_use_id}`;",
     replace: "    return `tool:${event.tool_use_id}`;",
     tests: [t("hook_test.ts", "hook: PreToolUse and PostToolUse of one tool call are two events")],
+  },
+  {
+    id: "agent-numbering-in-transaction",
+    file: "lib/snapshot/agent.ts",
+    find:
+      "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
+    replace:
+      "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
+    tests: [
+      t("agent_sessions_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
+    ],
   },
 ];
