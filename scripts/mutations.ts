@@ -465,18 +465,19 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "hook-prompt-in-key",
     file: "lib/snapshot/agent.ts",
-    find: 'key = `${prompt}.${event.prompt_id === null ? "" : `${event.prompt_id}.`}${short}`;',
-    replace: 'key = `${event.prompt_id === null ? "" : `${event.prompt_id}.`}${short}`;',
+    find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
+    replace:
+      '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.prompt_id ?? ""}`;\n}',
     tests: [t("hook_test.ts", "a byte-identical Stop after prompt 2")],
   },
   {
     id: "hook-tool-use-id-key",
     file: "lib/snapshot/agent.ts",
-    find:
-      "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = event.tool_use_id;",
-    replace:
-      "if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {\n    key = `${prompt}.${short}`;",
-    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+    find: "    return `${event.event}:${event.tool_use_id}`;",
+    replace: '    return `${event.event}:${event.prompt_id ?? ""}`;',
+    tests: [
+      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+    ],
   },
   {
     id: "bundle-manifest-streamed",
@@ -519,8 +520,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "hook-lenient-exit",
     file: "lib/cli/main.ts",
-    find: "return lenient !== undefined && !rest.includes(lenient) ? 0 : status;",
-    replace: "return status;",
+    find: "      out.errorLine(await typed(error), `ctxsnap ${name}`);\n      return 0;",
+    replace: "      out.errorLine(await typed(error), `ctxsnap ${name}`);\n      return 1;",
     tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
   },
   {
@@ -985,7 +986,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
     replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
-    tests: [t("hook_test.ts", "one checkpoint per event keyed on the agent session")],
+    tests: [t("hook_test.ts", "hook: prompt text only with --record-prompts")],
   },
   {
     id: "store-inflate-bound",
@@ -1309,6 +1310,318 @@ export const MUTATIONS: readonly Mutation[] = [
         "received_file_test.ts",
         "/timeline --html over a published file|publish --out refuses to replace a file of another kind/",
       ),
+    ],
+  },
+  // --- agent sessions, directory trees, chunks, retention, show/MCP names ---------------------
+  {
+    id: "agent-body-source-null",
+    file: "lib/snapshot/agent.ts",
+    find: "      source: null,\n      reason: reasonOf(event),",
+    replace:
+      '      source: { kind: event.harness, id: `${sessionId}.${event.event}.${event.tool_use_id ?? event.prompt_id ?? "-"}` },\n      reason: reasonOf(event),',
+    tests: [
+      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+    ],
+  },
+  {
+    id: "agent-body-meta-ids-only",
+    file: "lib/snapshot/agent.ts",
+    find: "      metadata: { ...(options.metadata ?? {}), agent: agentMeta },",
+    replace:
+      "      metadata: {\n        ...(options.metadata ?? {}),\n        agent: { ...agentMeta, tool_use_id: event.tool_use_id, prompt_id: event.prompt_id },\n      },",
+    tests: [
+      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+    ],
+  },
+  {
+    id: "agent-equal-bytes-retry",
+    file: "lib/snapshot/agent.ts",
+    find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
+    replace:
+      '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.tool ?? ""}:${event.detail ?? ""}:${event.prompt_id ?? ""}`;\n}',
+    tests: [t("agent_sessions_test.ts", "property: agent events from interleaved sessions")],
+  },
+  {
+    id: "agent-duplicate-in-transaction",
+    file: "lib/snapshot/agent.ts",
+    find: "        if (lookup() !== null) throw new DuplicateDelivery();\n",
+    replace: "",
+    tests: [
+      t(
+        "agent_sessions_test.ts",
+        "recordAgentEvent() re-checks the event key inside the write transaction",
+      ),
+      t("agent_sessions_test.ts", "property: three agent sessions hooked from concurrent"),
+    ],
+  },
+  {
+    id: "hook-error-one-line",
+    file: "lib/cli/main.ts",
+    find:
+      "      out.errorLine(await typed(error), `ctxsnap ${name}`);\n      return 0;\n    }\n    return out.error(await typed(error));",
+    replace:
+      "      out.error(await typed(error));\n      return 0;\n    }\n    return out.error(await typed(error));",
+    tests: [
+      t("hook_resilience_test.ts", "hook: a full disk (writes refused) exits 0 with one line"),
+    ],
+  },
+  {
+    id: "restore-not-captured-listed",
+    file: "lib/restore/restore.ts",
+    find: '    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
+    replace: "    result.not_captured = [];",
+    tests: [
+      t(
+        "hook_test.ts",
+        "restore names every path that existed at the target but was never captured",
+      ),
+    ],
+  },
+  {
+    id: "restore-not-captured-printed",
+    file: "lib/cli/commands/restore.ts",
+    find: "    lines.push(...notCapturedLines(result.not_captured));\n",
+    replace: "",
+    tests: [
+      t(
+        "hook_test.ts",
+        "restore names every path that existed at the target but was never captured",
+      ),
+    ],
+  },
+  {
+    id: "bundle-subtree-included",
+    file: "lib/share/bundle.ts",
+    find:
+      "        if (index < 0) {\n          fail(`tree ${quote(id)} needs subtree ${quote(entry.tree)}, which is not included`);\n        }\n        neededTrees[index] = 1;",
+    replace: "        if (index >= 0) neededTrees[index] = 1;",
+    tests: [
+      t(
+        "dir_tree_test.ts",
+        "readBundle() refuses a directory tree whose subtree the bundle does not include",
+      ),
+    ],
+  },
+  {
+    id: "bundle-subtree-version-2",
+    file: "lib/share/bundle.ts",
+    find: "      if (versions[sub] !== 2) {",
+    replace: "      if (false) {",
+    tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree whose subtree is a flat")],
+  },
+  {
+    id: "bundle-subtree-not-empty",
+    file: "lib/share/bundle.ts",
+    find: "      if (empty[sub] === 1) fail(",
+    replace: "      if (false) fail(",
+    tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree naming an empty subtree")],
+  },
+  {
+    id: "bundle-tree-depth",
+    file: "lib/share/bundle.ts",
+    find:
+      "    if (depth > MAX_TREE_DEPTH) {\n      throw new IntegrityError(\n        `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n      );\n    }\n    if (height[t]! >= 0) {\n      if (depth + height[t]! > MAX_TREE_DEPTH) {\n        throw new IntegrityError(\n          `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n        );\n      }\n      return height[t]!;\n    }\n",
+    replace: "    if (height[t]! >= 0) return height[t]!;\n",
+    tests: [t("dir_tree_test.ts", "readBundle() refuses directory trees nested deeper than 256")],
+  },
+  {
+    id: "bundle-tree-expansion",
+    file: "lib/share/bundle.ts",
+    find: "      total += expanded[sub]!;",
+    replace: "      total += 1;",
+    tests: [
+      t("dir_tree_test.ts", "readBundle() refuses a few directory trees that expand to more than"),
+    ],
+  },
+  {
+    id: "tree-depth-bound",
+    file: "lib/store/dir_tree.ts",
+    find: "export const MAX_TREE_DEPTH = 256;",
+    replace: "export const MAX_TREE_DEPTH = 4096;",
+    tests: [t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (depth-bomb)")],
+  },
+  {
+    id: "tree-expansion-counted-first",
+    file: "lib/store/tree_object.ts",
+    find: "      entries += sub.entries;",
+    replace: "      entries += 1;",
+    tests: [t("dir_tree_test.ts", "Store.getTree() refuses an expansion bomb while counting")],
+  },
+  {
+    id: "tree-entry-unique",
+    file: "lib/store/dir_tree.ts",
+    find: "    if (names.has(name)) fail(",
+    replace: "    if (false) fail(",
+    tests: [
+      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (duplicate-name)"),
+    ],
+  },
+  {
+    id: "tree-entry-dot-segment",
+    file: "lib/store/dir_tree.ts",
+    find: '  if (name === "." || name === "..") return "is a dot segment";',
+    replace: "",
+    tests: [
+      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (name-dotdot)"),
+    ],
+  },
+  {
+    id: "tree-entry-slash",
+    file: "lib/store/dir_tree.ts",
+    find: '  if (name.includes("/")) return "contains a slash";',
+    replace: "",
+    tests: [
+      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (name-with-slash)"),
+    ],
+  },
+  {
+    id: "tree-entry-reserved-folded",
+    file: "lib/store/dir_tree.ts",
+    find: '  if (isReservedName(name)) return "is a reserved name (.git or .ctxsnap)";',
+    replace: "",
+    tests: [
+      t(
+        "dir_tree_test.ts",
+        "validateDirTree() refuses an entry name that folds to .git or .ctxsnap",
+      ),
+    ],
+  },
+  {
+    id: "tree-subtree-version-2",
+    file: "lib/store/tree_object.ts",
+    find: "        if (object.version !== 2) {",
+    replace: "        if (false) {",
+    tests: [
+      t(
+        "dir_tree_test.ts",
+        "Store.getTree() refuses a hostile directory tree (subtree-is-flat-manifest)",
+      ),
+    ],
+  },
+  {
+    id: "tree-subtree-not-empty",
+    file: "lib/store/tree_object.ts",
+    find: "        if (object.entries.length === 0 && object.skipped.length === 0) {",
+    replace: "        if (false) {",
+    tests: [
+      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (empty-subtree)"),
+    ],
+  },
+  {
+    id: "pull-subtree-hash",
+    file: "lib/remote/pull.ts",
+    find:
+      "      if (sha256Hex(bytes) !== id) {\n        throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);",
+    replace:
+      "      if (false) {\n        throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);",
+    tests: [
+      t(
+        "remote_test.ts",
+        "pull refuses a remote directory tree whose subtree is withheld or swapped",
+      ),
+    ],
+  },
+  {
+    id: "pull-subtrees-fetched",
+    file: "lib/remote/pull.ts",
+    find: "          for (const sub of treeInfo.get(id)!.subtrees) {",
+    replace: "          for (const sub of [] as string[]) {",
+    tests: [
+      t(
+        "remote_test.ts",
+        "pull refuses a remote directory tree whose subtree is withheld or swapped",
+      ),
+    ],
+  },
+  {
+    id: "chunk-not-chunked",
+    file: "lib/store/store.ts",
+    find:
+      "      if (asChunk) {\n        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);",
+    replace:
+      "      if (false) {\n        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);",
+    tests: [
+      t("chunked_blob_test.ts", "a chunk list that names a chunked blob is refused as corrupt"),
+    ],
+  },
+  {
+    id: "chunk-list-whole-ids",
+    file: "lib/store/store.ts",
+    find: "    if (data === null || data.byteLength === 0 || data.byteLength % 32 !== 0) {",
+    replace: "    if (data === null || data.byteLength === 0) {",
+    tests: [t("chunked_blob_test.ts", "a malformed chunk list is refused by every blob reader")],
+  },
+  {
+    id: "retention-mode-checked",
+    file: "lib/store/retention_file.ts",
+    find: "  if (uid !== null && (stat.mode & 0o022) !== 0) {",
+    replace: "  if (uid !== null && (stat.mode & 0o002) !== 0) {",
+    tests: [
+      t("retention_test.ts", "readRetention refuses a policy file writable by group or others"),
+    ],
+  },
+  {
+    id: "retention-no-follow",
+    file: "lib/store/retention_file.ts",
+    find: "  if (!stat.isFile()) refuse(",
+    replace: "  if (!stat.isFile() && !stat.isSymbolicLink()) refuse(",
+    tests: [t("retention_test.ts", "readRetention refuses a policy file that is a symbolic link")],
+  },
+  {
+    id: "retention-read-before-checkpoint",
+    file: "lib/cli/_checkpoint.ts",
+    find:
+      "    const policy = readRetention(store.dir);\n    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n",
+    replace:
+      "    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n    const policy = readRetention(store.dir);\n",
+    tests: [
+      t("retention_test.ts", "a policy file that cannot be used stops a checkpoint with exit 7"),
+    ],
+  },
+  {
+    id: "adopt-retention-refused",
+    file: "lib/snapshot/adopt.ts",
+    find:
+      '    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });',
+    replace: '    out.push({ path: "retention", action: "kept" });',
+    tests: [
+      t(
+        "hostile_repo_test.ts",
+        "store folder: init --adopt refuses another store's retention policy",
+      ),
+    ],
+  },
+  {
+    id: "show-bare-name-revision",
+    file: "lib/cli/commands/show.ts",
+    find:
+      "        (/^\\.|[/\\\\]/.test(given) && looksLikeFile(given) && fs.existsSync(userPath(given))))",
+    replace: "        (looksLikeFile(given) && fs.existsSync(userPath(given))))",
+    tests: [t("received_file_test.ts", "show HEAD and show BRANCH name snapshots even where")],
+  },
+  {
+    id: "mcp-resolve-in-store",
+    file: "lib/cli/mcp/tools.ts",
+    find: "    if (!found.ok) return found;\n    ids[name] = found.id;",
+    replace: "    ids[name] = found.ok ? found.id : args[name] as string;",
+    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+  },
+  {
+    id: "agent-tool-key-kind",
+    file: "lib/snapshot/agent.ts",
+    find: "    return `${event.event}:${event.tool_use_id}`;",
+    replace: "    return `tool:${event.tool_use_id}`;",
+    tests: [t("hook_test.ts", "hook: PreToolUse and PostToolUse of one tool call are two events")],
+  },
+  {
+    id: "agent-numbering-in-transaction",
+    file: "lib/snapshot/agent.ts",
+    find:
+      "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
+    replace:
+      "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
+    tests: [
+      t("agent_sessions_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],
   },
 ];

@@ -228,6 +228,81 @@ Deno.test("property: agent events from interleaved sessions are numbered and att
   );
 });
 
+Deno.test("recordAgentEvent() re-checks the event key inside the write transaction: a delivery that lands after the first look is taken for a redelivery, recorded once", async () => {
+  const signer = await makeSigner();
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-agent-race-" });
+  const store = Store.init(join(dir, ".ctxsnap"), dir);
+  try {
+    await Deno.writeTextFile(join(dir, "a.txt"), "a\n");
+    const event = parseClaudeCodeEvent(
+      new TextEncoder().encode(JSON.stringify({
+        session_id: "sess-race",
+        cwd: dir,
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_use_id: "toolu_race",
+      })),
+      { recordPrompts: false },
+    );
+    const create = (o: Parameters<typeof createSnapshot>[2]) => createSnapshot(store, signer, o);
+    // The other delivery lands between this one's first look and its write transaction.
+    let other: Awaited<ReturnType<typeof recordAgentEvent>> | null = null;
+    const result = await recordAgentEvent(store, {}, event, async (o) => {
+      if (other === null) {
+        await Deno.writeTextFile(join(dir, "a.txt"), "b\n");
+        other = await recordAgentEvent(store, {}, event, create);
+      }
+      return create(o);
+    });
+    assertEquals([other!.agent.duplicate, result.agent.duplicate], [false, true]);
+    assertEquals(result.id, other!.id, "the first delivery's snapshot");
+    const rows = store.db.prepare("SELECT count(*) AS n FROM agent_events").get() as { n: number };
+    assertEquals(rows.n, 1, "the event is recorded once");
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("recordAgentEvent() numbers events inside the write transaction: another event of the session that lands after the first look comes before this one", async () => {
+  const signer = await makeSigner();
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-agent-race-" });
+  const store = Store.init(join(dir, ".ctxsnap"), dir);
+  try {
+    const parse = (payload: Record<string, unknown>) =>
+      parseClaudeCodeEvent(
+        new TextEncoder().encode(JSON.stringify({ session_id: "sess-race", cwd: dir, ...payload })),
+        { recordPrompts: false },
+      );
+    const create = (o: Parameters<typeof createSnapshot>[2]) => createSnapshot(store, signer, o);
+    await recordAgentEvent(store, {}, parse({ hook_event_name: "UserPromptSubmit" }), create);
+    // Parallel tool calls: the second's hook lands between the first's look and its transaction.
+    let other: Awaited<ReturnType<typeof recordAgentEvent>> | null = null;
+    const tool = (id: string) =>
+      parse({ hook_event_name: "PostToolUse", tool_name: "Bash", tool_use_id: id });
+    const first = await recordAgentEvent(store, {}, tool("toolu_one"), async (o) => {
+      if (other === null) {
+        await Deno.writeTextFile(join(dir, "b.txt"), "b\n");
+        other = await recordAgentEvent(store, {}, tool("toolu_two"), create);
+      }
+      await Deno.writeTextFile(join(dir, "c.txt"), "c\n");
+      return create(o);
+    });
+    assertEquals([other!.agent.duplicate, first.agent.duplicate], [false, false]);
+    const rows = store.db.prepare(
+      "SELECT position, tool_use_id FROM agent_events ORDER BY position",
+    ).all() as { position: number; tool_use_id: string | null }[];
+    assertEquals(rows.map((r) => [r.position, r.tool_use_id]), [
+      [1, null],
+      [2, "toolu_two"],
+      [3, "toolu_one"],
+    ]);
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("property: three agent sessions hooked from concurrent processes keep their own prompt numbers, redeliveries and edits", async () => {
   const runs = RUNS > 0 ? Math.max(1, Math.floor(RUNS / 10)) : 1;
   const scripts = fc.sample(

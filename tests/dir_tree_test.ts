@@ -13,7 +13,7 @@ import { readBundle, writeBundle } from "../lib/share/bundle.ts";
 import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { Store } from "../lib/store/store.ts";
 import { CtxsnapError } from "../lib/errors.ts";
-import { splitManifest } from "../lib/store/dir_tree.ts";
+import { splitManifest, validateDirTree } from "../lib/store/dir_tree.ts";
 import { parseTreeObject } from "../lib/store/tree_object.ts";
 import { treeBytes, treeId, type TreeManifest, validateTree } from "../lib/store/tree.ts";
 import { reachableObjects } from "../lib/store/reach.ts";
@@ -141,6 +141,45 @@ for (const [name, vector] of vectors<InvalidVector>("invalid")) {
     });
   });
 }
+
+Deno.test("validateDirTree() refuses an entry name that folds to .git or .ctxsnap", () => {
+  // Pinned here, not only through Store.getTree(): the expanded flat manifest is checked for
+  // reserved paths again, which would hide this layer's check.
+  for (const name of [".git", ".GIT", ".git.", "GIT~1", ".ctxsnap", ".ctx\u017fnap"]) {
+    for (
+      const entry of [{ name, type: "tree", tree: "a".repeat(64) }, {
+        name,
+        type: "symlink",
+        target: "x",
+      }]
+    ) {
+      assertThrows(
+        () => validateDirTree({ version: 2, entries: [entry], skipped: [] }),
+        CtxsnapError,
+        "reserved",
+      );
+    }
+  }
+});
+
+Deno.test("Store.getTree() refuses an expansion bomb while counting, before expanding it", async () => {
+  const vector = vectors<InvalidVector>("invalid").find(([name]) => name === "expansion-bomb")![1];
+  await withStore((store) => {
+    store.transaction("t", () => {
+      for (const object of vector.objects) {
+        const bytes = encoder.encode(object.data);
+        store.putTreeBytes(sha256Hex(bytes), bytes);
+      }
+    });
+    // The counting pass names the root; a refusal only after expanding (the flat manifest's
+    // own limit) would name the manifest instead, having built 4 million entries first.
+    assertThrows(
+      () => store.getTree(vector.root),
+      CtxsnapError,
+      `Invalid tree ${JSON.stringify(vector.root)}: more than 2000000 entries`,
+    );
+  });
+});
 
 Deno.test("a capture stores one tree per directory and an unchanged directory is the same object", async () => {
   await withStore(async (store, dir) => {

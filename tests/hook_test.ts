@@ -462,3 +462,22 @@ Deno.test("hook: a byte-identical Stop after prompt 2 checkpoints prompt 2's end
     assertEquals([again.id, again.created, again.duplicate], [head, false, false]);
   });
 });
+
+Deno.test("hook: PreToolUse and PostToolUse of one tool call are two events, the edit between them checkpointed, never a redelivery", async () => {
+  await withStore(async (ws) => {
+    expectCode(await hook(ws, await payload("user_prompt_submit_1", ws.path)), 0, "prompt");
+    const post = JSON.parse(await payload("post_tool_use_write", ws.path));
+    const { tool_response: _, ...pre } = { ...post, hook_event_name: "PreToolUse" };
+    const before = await hook(ws, JSON.stringify(pre), ["--json"]);
+    expectCode(before, 0, "PreToolUse");
+    // The tool runs: the file it writes must be in the PostToolUse checkpoint.
+    await Deno.writeTextFile(join(ws.path, "src/main.ts"), "console.log('delta');\n");
+    const after = await hook(ws, JSON.stringify(post), ["--json"]);
+    expectCode(after, 0, "PostToolUse");
+    assertEquals([after.json().duplicate, after.json().created], [false, true]);
+    assert(after.json().id !== before.json().id, "PostToolUse has its own snapshot");
+    // Each is still recognised on redelivery, as itself.
+    const again = await hook(ws, JSON.stringify(pre), ["--json"]);
+    assertEquals([again.json().id, again.json().duplicate], [before.json().id, true]);
+  });
+});

@@ -115,8 +115,11 @@ Deno.test("readRetention refuses a policy file writable by group or others", asy
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(join(dir, "retention"), "keep-last 1\n");
-    await Deno.chmod(join(dir, "retention"), 0o666);
-    assertThrows(() => readRetention(dir), ConfigError, "writable by group or others");
+    // Each of group-writable and other-writable alone is refused.
+    for (const mode of [0o620, 0o602, 0o666]) {
+      await Deno.chmod(join(dir, "retention"), mode);
+      assertThrows(() => readRetention(dir), ConfigError, "writable by group or others");
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
