@@ -1430,7 +1430,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await withTempDir(async (root) => {
+    await withTempDir((root) => {
       const ws = join(root, "ws");
       const bin = join(root, "bin");
       const runs = join(root, "runs");
