@@ -198,7 +198,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "allow-secrets-writable",
-    file: "lib/store/allow_secrets.ts",
+    file: "lib/store/_policy_file.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
     tests: [t("secrets_test.ts", "readAllowSecrets refuses a list writable by group or others")],
@@ -1553,7 +1553,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "retention-mode-checked",
-    file: "lib/store/retention_file.ts",
+    file: "lib/store/_policy_file.ts",
     find: "  if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "  if (uid !== null && (stat.mode & 0o002) !== 0) {",
     tests: [
@@ -1562,7 +1562,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "retention-no-follow",
-    file: "lib/store/retention_file.ts",
+    file: "lib/store/_policy_file.ts",
     find: "  if (!stat.isFile()) refuse(",
     replace: "  if (!stat.isFile() && !stat.isSymbolicLink()) refuse(",
     tests: [t("retention_test.ts", "readRetention refuses a policy file that is a symbolic link")],

@@ -22,11 +22,8 @@
  * ```
  * @module
  */
-import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { ConfigError, errnoOf, quote } from "../errors.ts";
-import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
+import { readPolicyFile } from "./_policy_file.ts";
 
 /** The allow list's file name inside the store directory. */
 export const ALLOW_SECRETS_FILE = "allow-secrets";
@@ -57,45 +54,10 @@ export function parseAllowSecrets(text: string): Set<string> {
  * others, is not UTF-8, or cannot be read.
  */
 export function readAllowSecrets(storeDir: string): Set<string> {
-  const path = allowSecretsPath(storeDir);
-  let stat: Stats;
-  try {
-    stat = lstatSync(path);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return new Set();
-    throw new ConfigError(`Cannot read the allow list ${quote(path)}`, { cause: error });
-  }
-  const refuse = (problem: string, hint?: string): never => {
-    throw new ConfigError(`The allow list ${quote(path)} ${problem}`, hint ? { hint } : {});
-  };
-  if (!stat.isFile()) refuse("is not a regular file", "replace it with a regular file");
-  const uid = typeof process.getuid === "function" ? process.getuid() : null;
-  if (uid !== null && stat.uid !== uid && stat.uid !== 0) {
-    refuse(`is owned by another user (uid ${stat.uid})`, "check who wrote it, then remove it");
-  }
-  if (uid !== null && (stat.mode & 0o022) !== 0) {
-    refuse("is writable by group or others", `chmod go-w ${path}`);
-  }
-  if (stat.size > MAX_ALLOW_SECRETS_BYTES) {
-    refuse(`is larger than ${MAX_ALLOW_SECRETS_BYTES} bytes`);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = readRegularNoFollow(path, statInfoOf(stat), { maxBytes: MAX_ALLOW_SECRETS_BYTES })
-      .data!;
-  } catch (error) {
-    throw new ConfigError(
-      `Cannot read the allow list ${quote(path)}: ${(error as Error).message}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return refuse("is not UTF-8 text");
-  }
-  return parseAllowSecrets(text);
+  const text = readPolicyFile(
+    allowSecretsPath(storeDir),
+    "the allow list",
+    MAX_ALLOW_SECRETS_BYTES,
+  );
+  return text === null ? new Set() : parseAllowSecrets(text);
 }

@@ -23,11 +23,9 @@
  * ```
  * @module
  */
-import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
-import { ConfigError, errnoOf, quote } from "../errors.ts";
-import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
+import { ConfigError, quote } from "../errors.ts";
+import { readPolicyFile } from "./_policy_file.ts";
 
 /** The policy file's name inside the store directory. */
 export const RETENTION_FILE = "retention";
@@ -101,40 +99,10 @@ export function parseRetention(text: string): RetentionPolicy {
  * others, is not UTF-8, cannot be read, or does not parse.
  */
 export function readRetention(storeDir: string): RetentionPolicy {
-  const path = join(storeDir, RETENTION_FILE);
-  let stat: Stats;
-  try {
-    stat = lstatSync(path);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return { ...DEFAULT_RETENTION };
-    throw new ConfigError(`Cannot read the retention policy ${quote(path)}`, { cause: error });
-  }
-  const refuse = (problem: string, hint?: string): never => {
-    throw new ConfigError(`The retention policy ${quote(path)} ${problem}`, hint ? { hint } : {});
-  };
-  if (!stat.isFile()) refuse("is not a regular file", "replace it with a regular file");
-  const uid = typeof process.getuid === "function" ? process.getuid() : null;
-  if (uid !== null && stat.uid !== uid && stat.uid !== 0) {
-    refuse(`is owned by another user (uid ${stat.uid})`, "check who wrote it, then remove it");
-  }
-  if (uid !== null && (stat.mode & 0o022) !== 0) {
-    refuse("is writable by group or others", `chmod go-w ${path}`);
-  }
-  if (stat.size > MAX_RETENTION_BYTES) refuse(`is larger than ${MAX_RETENTION_BYTES} bytes`);
-  let bytes: Uint8Array;
-  try {
-    bytes = readRegularNoFollow(path, statInfoOf(stat), { maxBytes: MAX_RETENTION_BYTES }).data!;
-  } catch (error) {
-    throw new ConfigError(
-      `Cannot read the retention policy ${quote(path)}: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return refuse("is not UTF-8 text");
-  }
-  return parseRetention(text);
+  const text = readPolicyFile(
+    join(storeDir, RETENTION_FILE),
+    "the retention policy",
+    MAX_RETENTION_BYTES,
+  );
+  return text === null ? { ...DEFAULT_RETENTION } : parseRetention(text);
 }
