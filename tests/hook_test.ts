@@ -481,3 +481,44 @@ Deno.test("hook: PreToolUse and PostToolUse of one tool call are two events, the
     assertEquals([again.json().id, again.json().duplicate], [before.json().id, true]);
   });
 });
+
+Deno.test("hook: prompt:N alone names the latest agent session that has prompts; an event without session_id is refused in one line and records nothing; a forgotten prompt state says so", async () => {
+  await withStore(async (ws) => {
+    const send = async (name: string, session = SESSION) => {
+      const text = (await payload(name, ws.path)).replaceAll(SESSION, session);
+      const result = await hook(ws, text, ["--json"]);
+      expectCode(result, 0, name);
+      return result.json();
+    };
+    await send("session_start");
+    const first = await send("user_prompt_submit_1");
+    // Another agent session only starts: it has no prompt, so prompt:1 still names the first.
+    await send("session_start", "cccccccc-0000-4000-8000-000000000000");
+    const shown = await ws.run(["show", "prompt:1", "--json"]);
+    expectCode(shown, 0, "show prompt:1");
+    assertEquals(shown.json().id, first.id);
+    // No session_id: one line on stderr, exit 0, nothing recorded, no session "-".
+    const bare = await hook(ws, JSON.stringify({ hook_event_name: "Stop", cwd: ws.path }));
+    expectCode(bare, 0, "an event without session_id");
+    assertOneLine(bare.stderr, "an event without session_id");
+    assert(bare.stderr.includes("has no session_id"), bare.stderr);
+    const prompts = await ws.run(["list", "--prompts", "--json"]);
+    assertEquals(prompts.json().agent_session.session_id, SESSION);
+    // The state before prompt 1 forgotten: show, list --agent-session --prompt and list --prompts
+    // all say so.
+    await Deno.writeTextFile(join(ws.path, "later.txt"), "later\n");
+    expectCode(await ws.run(["create", "-m", "later"]), 0, "create");
+    const forget = await ws.run(["forget", first.id]);
+    expectCode(forget, 0, "forget prompt 1's snapshot");
+    const gone = await ws.run(["show", "prompt:1"]);
+    expectCode(gone, 4, "show of a forgotten prompt state");
+    assert(gone.stderr.includes("was forgotten"), gone.stderr);
+    expectCode(
+      await ws.run(["list", "--agent-session", SESSION, "--prompt", "1"]),
+      4,
+      "list --prompt of a forgotten state",
+    );
+    const listed = (await ws.run(["list", "--prompts", "--json"])).json();
+    assertEquals(listed.prompts[0].forgotten, true);
+  });
+});

@@ -33,6 +33,7 @@ import { parseJson } from "../encoding/canonical_json.ts";
 import { NotFoundError, quote, UsageError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import type { SkippedEntry } from "../store/tree.ts";
+import { getSnapshotRow } from "../store/snapshot_rows.ts";
 import {
   agentEventByKey,
   type AgentEventRow,
@@ -376,7 +377,14 @@ export async function recordAgentEvent(
   event: AgentEvent,
   create: (options: CreateOptions) => Promise<CreateResult>,
 ): Promise<AgentResult> {
-  const sessionId = event.session_id ?? "-";
+  if (event.session_id === null) {
+    // Without the agent's session nothing can be numbered or named: never a session "-" that
+    // would then stand for the latest one.
+    throw new UsageError(`The ${quote(event.event)} event has no session_id: nothing recorded`, {
+      hint: "a harness's hook events carry the agent session's id (Claude Code: session_id)",
+    });
+  }
+  const sessionId = event.session_id;
   const key = idKey(event);
   const lookup = (): AgentEventRow | null => {
     if (key === null) return null;
@@ -497,7 +505,9 @@ export interface AgentPrompts {
 
 /**
  * The agent session `spec` names (its id, or a unique prefix of at least 4
- * characters), or the one with the newest event when `spec` is null.
+ * characters), or when `spec` is null the latest: the one with the newest
+ * event among those that have prompts (a session that only started has none
+ * to name), else the one with the newest event.
  *
  * @throws {NotFoundError} When there is none. @throws {UsageError} When a prefix is ambiguous.
  */
@@ -563,7 +573,15 @@ export function snapshotBeforePrompt(store: Store, spec: string | null, prompt: 
       `Agent session ${quote(session.session_id)} has no prompt ${prompt}: it has ${
         session.prompts === 1 ? "1 prompt" : `${session.prompts} prompts`
       }`,
-      { hint: "list them with `ctxsnap list --agent-session ID`" },
+      { hint: `list them with \`ctxsnap list --prompts --agent-session ${session.session_id}\`` },
+    );
+  }
+  if (getSnapshotRow(store, turn.snapshot) === null) {
+    throw new NotFoundError(
+      `Prompt ${prompt} of agent session ${quote(session.session_id)} named snapshot ${
+        quote(turn.snapshot.slice(0, 12))
+      }, which was forgotten (by \`forget\` or the retention policy)`,
+      { hint: "`ctxsnap list --prompts` marks the prompts whose state is still kept" },
     );
   }
   return turn.snapshot;

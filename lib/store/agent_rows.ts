@@ -171,7 +171,8 @@ export function agentSessionsByPrefix(
 export function listAgentSessions(store: Store, limit: number): AgentSessionRow[] {
   if (!hasAgentTables(store)) return [];
   return store.stmt(
-    `SELECT ${SESSION_COLUMNS} FROM agent_sessions ORDER BY last_event_at DESC, seq DESC LIMIT ?`,
+    `SELECT ${SESSION_COLUMNS} FROM agent_sessions
+     ORDER BY prompts > 0 DESC, last_event_at DESC, seq DESC LIMIT ?`,
   ).all(limit) as unknown as AgentSessionRow[];
 }
 

@@ -53,7 +53,8 @@ const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_
 
 function bad(what: string, hint?: string): never {
   throw new ConfigError(`The retention policy ${what}`, {
-    hint: hint ?? "see `ctxsnap help forget` for the format of <store>/retention",
+    hint: hint ??
+      "lines of `keep-last N`, `keep-within D` (D: 30s, 90m, 12h or 7d) and `auto on|off` (docs/FORMAT.md §8.5, docs/CLI.md Retention)",
   });
 }
 

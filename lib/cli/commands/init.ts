@@ -31,7 +31,7 @@ export const init: Command = {
   name: "init",
   summary: "create a store for this workspace, or adopt one you did not create here",
   usage:
-    "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published]...]",
+    "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published|retention]...]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",

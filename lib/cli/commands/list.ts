@@ -12,6 +12,7 @@ import {
 } from "../../snapshot/timeline.ts";
 import type { Envelope } from "../../snapshot/envelope.ts";
 import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
+import { getSnapshotRow } from "../../store/snapshot_rows.ts";
 import type { Store } from "../../store/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
@@ -160,6 +161,8 @@ export const list: Command = {
               revision: `prompt:${t.prompt}:${s.session_id}`,
               prompt_id: t.prompt_id,
               snapshot: t.snapshot,
+              // The state before it is gone when its snapshot was forgotten (forget, retention).
+              forgotten: getSnapshotRow(store, t.snapshot) === null,
               at: new Date(t.at).toISOString(),
               text: t.text === null || t.text.length <= 200 ? t.text : `${t.text.slice(0, 200)}…`,
             })),
@@ -171,7 +174,7 @@ export const list: Command = {
                 s.end_reason === null ? "" : `, ended (${esc(s.end_reason)})`
               }`,
               ...doc.prompts.map((t) =>
-                `  prompt:${t.prompt}  ${short(t.snapshot)}  ${
+                `  prompt:${t.prompt}  ${t.forgotten ? "(forgotten)" : short(t.snapshot)}  ${
                   t.at.replace("T", " ").slice(0, 19)
                 }${t.text === null ? "" : `  ${esc(t.text)}`}`
               ),
@@ -179,6 +182,7 @@ export const list: Command = {
           return 0;
         }
         let rows: (SnapshotSummary & { agent?: unknown })[];
+        let forgotten = 0;
         let on: Record<string, string[]> | null = null;
         let emptyHint: string | null = null;
         if (agentSession !== undefined) {
@@ -212,7 +216,12 @@ export const list: Command = {
               prompt_id: agentPrompt(store, found, prompt)?.prompt_id ?? null,
               text: agentPrompt(store, found, prompt)?.text ?? null,
             })]
-            : agentSessionEvents(store, found, limit ?? 1_000_000).reverse().map((row) =>
+            : agentSessionEvents(store, found, limit ?? 1_000_000).reverse().filter((row) => {
+              // An event whose snapshot was forgotten (forget, retention) has no state to show.
+              const kept = getSnapshotRow(store, row.snapshot) !== null;
+              if (!kept) forgotten++;
+              return kept;
+            }).map((row) =>
               describe(row.snapshot, {
                 session_id: found.session_id,
                 event: row.kind,
@@ -225,6 +234,12 @@ export const list: Command = {
               })
             );
           rows = limit === undefined ? agentItems : agentItems.slice(0, limit);
+          if (forgotten > 0) {
+            ctx.out.note(
+              `${forgotten} event(s) of this agent session name snapshots that were forgotten ` +
+                "(by `forget` or the retention policy); they are not listed",
+            );
+          }
         } else {
           const all = flag(parsed, "all");
           const sel = selection(store, str(parsed, "session"), str(parsed, "branch"));
