@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { assert, assertEquals } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
-import { allPages, type Any, call, callError, callRaw, serverCommand, withClient } from "./_mcp.ts";
+import { type Any, call, callError, callRaw, serverCommand, withClient } from "./_mcp.ts";
 
 /** The bound on every answer, in characters. */
 const BOUND = 10_000;
@@ -182,62 +182,6 @@ Deno.test("mcp: the SDK client checkpoints, lists, shows, diffs, edits the sessi
     });
     // The store verifies from the command line too.
     expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
-  });
-});
-
-Deno.test("mcp: on a tree of 3,000 files every answer stays under 10,000 characters, and next_page gives every path a restore, an undo and a diff change", async () => {
-  // The long suite (mcp_bound_test.ts) does the same on a std-like tree with every tool.
-  await withStore(async (ws) => {
-    const files = Array.from({ length: 3000 }, (_, i) => `pkg_${i % 40}/module_file_${i}.ts`);
-    for (let d = 0; d < 40; d++) await Deno.mkdir(join(ws.path, `pkg_${d}`));
-    for (const f of files) await Deno.writeTextFile(join(ws.path, f), `export const v = 1;\n`);
-    await withClient(ws, async (client) => {
-      const bounded = async (name: string, args: Record<string, unknown>) => {
-        const raw = await callRaw(client, name, args);
-        const text = String(raw.content[0].text);
-        assert(text.length <= BOUND, `${name} answered ${text.length} characters`);
-        assert(raw.isError !== true, `${name} failed: ${text}`);
-        return raw.structuredContent;
-      };
-      const s1 = (await bounded("checkpoint", { reason: "before" })).id;
-      const edited = files.filter((_, i) => i % 10 === 1); // 300 files
-      for (const f of edited) await Deno.writeTextFile(join(ws.path, f), `export const v = 2;\n`);
-      const s2 = (await bounded("checkpoint", { reason: "after" })).id;
-
-      const preview = await bounded("restore_preview", { id: s1 });
-      assertEquals(preview.counts.writes, 300);
-      assertEquals(preview.counts.unchanged, 2703, "2,700 files and the three of every workspace");
-      assert(!("unchanged" in preview), "unchanged paths are only counted");
-      assert(preview.next_cursor !== null, "the changes are paged");
-      const planned = await allPages(client, preview, "changes");
-      assertEquals(planned.map((c: Any) => c.path).sort(), [...edited].sort());
-      assert(planned.every((c: Any) => c.action === "replace"));
-
-      const diff = await bounded("diff", { from: s1, to: s2 });
-      assertEquals(diff.counts, { added: 0, changed: 300, removed: 0 });
-      assertEquals((await allPages(client, diff, "changes")).length, 300);
-
-      const restored = await bounded("restore", { id: s1, confirm: true });
-      assertEquals(restored.counts.writes, 300);
-      assertEquals((await allPages(client, restored, "changes")).length, 300);
-      assertEquals(await Deno.readTextFile(join(ws.path, edited[7]!)), "export const v = 1;\n");
-
-      // undo reverts the restore, bounded and paged.
-      const undone = await bounded("undo", {});
-      assertEquals([undone.direction, undone.reverts.kind], ["undo", "restore"]);
-      assertEquals((await allPages(client, undone, "changes")).length, 300);
-      assertEquals(await Deno.readTextFile(join(ws.path, edited[7]!)), "export const v = 2;\n");
-      // redo: in the long suite (mcp_bound_test.ts).
-
-      for (
-        const [name, args] of [
-          ["list", { all: true, limit: 1000 }],
-          ["show", { id: s2 }],
-          ["verify", { all: true }],
-          ["diff", { from: s2 }],
-        ] as const
-      ) await bounded(name, args);
-    });
   });
 });
 

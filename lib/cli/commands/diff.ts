@@ -97,6 +97,7 @@ export const diff: Command = {
     "ctxsnap diff HEAD              # the head against the workspace as it is now",
     "ctxsnap diff 3f2a9c 81bd04 --json",
     "ctxsnap diff HEAD~1 HEAD       # what the last snapshot changed, session included",
+    "ctxsnap diff prompt:2 prompt:3 # what the agent did at prompt 2",
     "ctxsnap diff HEAD --stat       # lines added and removed per file",
     "ctxsnap diff HEAD~1 --patch    # unified text diffs (binary files marked)",
   ],

@@ -308,6 +308,7 @@ export const restore: Command = {
   examples: [
     "ctxsnap restore 3f2a --dry-run          # what would change",
     "ctxsnap restore HEAD~1                  # files and session, one snapshot back",
+    "ctxsnap restore prompt:3:3f6c --dry-run # before prompt 3 of agent session 3f6c…",
     "ctxsnap restore 3f2a --session          # only merge the session state",
     "ctxsnap restore 3f2a --workspace --session=replace   # files, and rewind the session exactly",
     "ctxsnap restore main --before 2026-11-30T10:00      # main as it was at 10:00 UTC",

@@ -77,6 +77,7 @@ export const show: Command = {
     "ctxsnap show                   # the head of the current branch",
     "ctxsnap show 3f2a9c",
     "ctxsnap show HEAD~2",
+    "ctxsnap show prompt:3          # the state before prompt 3 of the latest agent session",
     "ctxsnap show main@{2026-11-30T10:00}",
     "ctxsnap show 3f2a9c --json | jq .envelope.body.context",
     "ctxsnap show 3f2a9c --skipped   # what the capture left out, and why",
