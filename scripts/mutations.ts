@@ -1198,9 +1198,10 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "show-file-task-escaped",
-    file: "lib/cli/commands/_show_file.ts",
-    find: 'lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);',
-    replace: 'lines.push(`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`);',
+    file: "lib/cli/commands/_leanctx.ts",
+    find:
+      'const lines = [`task       ${escapeText(c.task || "-")}`, `progress   ${c.progress_pct}%`];',
+    replace: 'const lines = [`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`];',
     tests: [t("received_file_test.ts", "show FILE prints a received file's hostile text escaped")],
   },
   {

@@ -120,6 +120,27 @@ function ppm(value: number): string {
   return `${formatF64(value / 1_000_000).replace(/\.0$/, "")} (${value} ppm)`;
 }
 
+/** The human line of a ctxsnap body's git anchor (`show ID`, `show FILE`). */
+export function gitLine(b: SnapshotBody): string {
+  return b.git
+    ? `git        ${escapeText(b.git.commit ?? "(no commit)")} ${
+      escapeText(b.git.branch ?? "(detached)")
+    }${b.git.dirty ? " dirty" : " clean"}`
+    : "git        not a git work tree";
+}
+
+/** The human lines of a ctxsnap body's context and slices (`show ID`, `show FILE`). */
+export function contextLines(b: SnapshotBody): string[] {
+  const c = b.context;
+  const lines = [`task       ${escapeText(c.task || "-")}`, `progress   ${c.progress_pct}%`];
+  listSection(lines, "decisions", c.decisions);
+  listSection(lines, "files touched", c.files_touched);
+  listSection(lines, "findings", c.findings);
+  listSection(lines, "knowledge", c.knowledge);
+  lines.push(...sliceLines(b));
+  return lines;
+}
+
 /** The human lines of a ctxsnap body's slices (none when it has none). */
 export function sliceLines(b: SnapshotBody): string[] {
   const lines: string[] = [];

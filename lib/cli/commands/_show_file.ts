@@ -12,7 +12,13 @@ import { diffText, formatUnified } from "../../snapshot/text_diff.ts";
 import type { TreeEntry, TreeManifest } from "../../store/tree.ts";
 import { type CommandContext, flag, list, type Parsed, short, str, userPath } from "../command.ts";
 import { esc } from "../output.ts";
-import { checkText, leanCtxContentLines, leanVerdictError, sliceLines } from "./_leanctx.ts";
+import {
+  checkText,
+  contextLines,
+  gitLine,
+  leanCtxContentLines,
+  leanVerdictError,
+} from "./_leanctx.ts";
 import {
   fileDocument,
   fileTrust,
@@ -177,27 +183,12 @@ export async function showFile(
           `signer     ${esc(who.keyId)}${who.signer ? ` (${esc(who.signer)})` : ""}${
             who.trusted ? "" : "  untrusted"
           }`,
-          b.git
-            ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
-              esc(b.git.branch ?? "(detached)")
-            }${b.git.dirty ? " dirty" : " clean"}`
-            : "git        not a git work tree",
+          gitLine(b),
           b.workspace
             ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} left out`
             : "workspace  not captured",
         ];
-        const c = b.context;
-        lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
-        const section = (title: string, items: string[]) => {
-          if (items.length === 0) return;
-          lines.push(`${title}:`);
-          for (const item of items) lines.push(`  - ${esc(item)}`);
-        };
-        section("decisions", c.decisions);
-        section("findings", c.findings);
-        section("knowledge", c.knowledge);
-        section("files touched", c.files_touched);
-        lines.push(...sliceLines(b));
+        lines.push(...contextLines(b));
         if (tree !== undefined) {
           lines.push(`files (${tree.entries.length}):`);
           for (const e of tree.entries) {

@@ -17,7 +17,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
-import { leanCtxContentLines, leanCtxJson, sliceLines } from "./_leanctx.ts";
+import { contextLines, gitLine, leanCtxContentLines, leanCtxJson } from "./_leanctx.ts";
 import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
 import * as fs from "node:fs";
@@ -168,13 +168,7 @@ export const show: Command = {
             }`,
           ];
           if (b.source) lines.push(`source     ${esc(b.source.kind)}:${esc(b.source.id)}`);
-          lines.push(
-            b.git
-              ? `git        ${esc(b.git.commit ?? "(no commit)")} ${
-                esc(b.git.branch ?? "(detached)")
-              }${b.git.dirty ? " dirty" : " clean"}`
-              : "git        not a git work tree",
-          );
+          lines.push(gitLine(b));
           lines.push(
             b.workspace
               ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} skipped  (tree ${
@@ -182,19 +176,8 @@ export const show: Command = {
               })`
               : "workspace  not captured",
           );
-          const c = b.context;
-          lines.push(`task       ${esc(c.task || "-")}`, `progress   ${c.progress_pct}%`);
-          const section = (title: string, items: string[]) => {
-            if (items.length === 0) return;
-            lines.push(`${title}:`);
-            for (const item of items) lines.push(`  - ${esc(item)}`);
-          };
-          section("decisions", c.decisions);
-          section("files touched", c.files_touched);
-          section("findings", c.findings);
-          section("knowledge", c.knowledge);
-          lines.push(...sliceLines(b));
-          const ext = Object.keys(c.extensions);
+          lines.push(...contextLines(b));
+          const ext = Object.keys(b.context.extensions);
           if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
           const meta = Object.keys(b.facets.metadata);
           if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
