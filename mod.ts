@@ -133,8 +133,8 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { Store, type StoreOpenOptions } from "./lib/store/store.ts";
-import { registerStore } from "./lib/store/trust.ts";
+import { Store, type StoreOpenOptions } from "./lib/repository/store.ts";
+import { registerStore } from "./lib/repository/trust.ts";
 
 // ---------------------------------------------------------------------------
 // Errors: every class, the exit-status table, and the mapping to it.
@@ -160,39 +160,39 @@ export {
   UsageError,
 } from "./lib/errors.ts";
 export type { CtxsnapErrorOptions, ErrorCode, IoErrorOptions } from "./lib/errors.ts";
-export { MoveConflictError } from "./lib/restore/policy.ts";
-export type { Conflict, ConflictReason } from "./lib/restore/policy.ts";
-export { RestoreConflictError } from "./lib/restore/restore.ts";
-export { BundleFormatError } from "./lib/share/tar.ts";
-export { IgnoreFileError } from "./lib/fs/ignore.ts";
-export { FileChangedError, UnreadableError } from "./lib/fs/safe_read.ts";
+export { MoveConflictError } from "./lib/workspace/overwrite.ts";
+export type { Conflict, ConflictReason } from "./lib/workspace/overwrite.ts";
+export { RestoreConflictError } from "./lib/workspace/move/restore.ts";
+export { BundleFormatError } from "./lib/format/tar.ts";
+export { IgnoreFileError } from "./lib/workspace/io/ignore.ts";
+export { FileChangedError, UnreadableError } from "./lib/workspace/io/safe_read.ts";
 export { TransientError } from "./lib/remote/backend.ts";
 
 // ---------------------------------------------------------------------------
 // Stores: open, create, find, adopt ({@linkcode openStore} and
 // {@linkcode initStore} are defined at the end of this module).
 
-export { Store } from "./lib/store/store.ts";
-export type { StoreOpenOptions } from "./lib/store/store.ts";
-export { locateStore } from "./lib/store/locate.ts";
-export type { LocateOptions } from "./lib/store/locate.ts";
-export { isRegistered } from "./lib/store/trust.ts";
-export { adoptStore } from "./lib/snapshot/adopt.ts";
-export type { Adoption, ExtraFile } from "./lib/snapshot/adopt.ts";
+export { Store } from "./lib/repository/store.ts";
+export type { StoreOpenOptions } from "./lib/repository/store.ts";
+export { locateStore } from "./lib/repository/locate.ts";
+export type { LocateOptions } from "./lib/repository/locate.ts";
+export { isRegistered } from "./lib/repository/trust.ts";
+export { adoptStore } from "./lib/history/adopt.ts";
+export type { Adoption, ExtraFile } from "./lib/history/adopt.ts";
 export { VERSION } from "./lib/version.ts";
 
 // ---------------------------------------------------------------------------
 // Snapshots: capture, create, list, show, and what they contain.
 
-export { captureWorkspace } from "./lib/store/capture.ts";
-export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/store/capture.ts";
-export { createSnapshot, validateContextInput } from "./lib/snapshot/create.ts";
-export type { ContextInput, CreateOptions, CreateResult } from "./lib/snapshot/create.ts";
-export type { AgentOutcome } from "./lib/snapshot/agent.ts";
-export { listSnapshots, summarize } from "./lib/snapshot/summary.ts";
-export type { ListFilter, SnapshotSummary } from "./lib/snapshot/summary.ts";
-export { readEnvelope } from "./lib/snapshot/timeline.ts";
-export type { Envelope, EnvelopeSignature, Signer } from "./lib/snapshot/envelope.ts";
+export { captureWorkspace } from "./lib/workspace/capture.ts";
+export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/workspace/capture.ts";
+export { createSnapshot, validateContextInput } from "./lib/history/create.ts";
+export type { ContextInput, CreateOptions, CreateResult } from "./lib/history/create.ts";
+export type { AgentOutcome } from "./lib/history/agent.ts";
+export { listSnapshots, summarize } from "./lib/history/summary.ts";
+export type { ListFilter, SnapshotSummary } from "./lib/history/summary.ts";
+export { readEnvelope } from "./lib/history/timeline.ts";
+export type { Envelope, EnvelopeSignature, Signer } from "./lib/format/envelope.ts";
 export type {
   GitAnchor,
   SnapshotBody,
@@ -201,7 +201,7 @@ export type {
   SnapshotFacets,
   SnapshotSchema,
   WorkspaceRef,
-} from "./lib/snapshot/body.ts";
+} from "./lib/format/body.ts";
 export type {
   LedgerItem,
   LedgerSlice,
@@ -209,14 +209,14 @@ export type {
   LineageSlice,
   RoiSlice,
   Slices,
-} from "./lib/snapshot/slices.ts";
+} from "./lib/format/slices.ts";
 export type {
   FileEntry,
   SkippedEntry,
   SymlinkEntry,
   TreeEntry,
   TreeManifest,
-} from "./lib/store/tree.ts";
+} from "./lib/format/tree.ts";
 export type {
   DirEntry,
   DirFileEntry,
@@ -224,37 +224,37 @@ export type {
   DirSubtreeEntry,
   DirSymlinkEntry,
   DirTree,
-} from "./lib/store/dir_tree.ts";
-export { reachableObjects } from "./lib/store/reach.ts";
-export type { ReachedObject, ReachOptions } from "./lib/store/reach.ts";
+} from "./lib/format/dir_tree.ts";
+export { reachableObjects } from "./lib/repository/reach.ts";
+export type { ReachedObject, ReachOptions } from "./lib/repository/reach.ts";
 
 // ---------------------------------------------------------------------------
 // Names, branches and the operations log.
 
-export { parseRevision, resolveRevision } from "./lib/snapshot/names.ts";
-export type { ResolveOptions, Revision, RevisionStep } from "./lib/snapshot/names.ts";
-export { currentSelection, listBranches, resolveSnapshotId } from "./lib/snapshot/timeline.ts";
-export type { BranchRow } from "./lib/snapshot/timeline.ts";
-export { forkBranch } from "./lib/snapshot/branch.ts";
-export { listOperations } from "./lib/store/operations.ts";
-export type { Operation, OperationKind, OperationStatus } from "./lib/store/operations.ts";
-export { forgetImpact, forgetSnapshots, planForget } from "./lib/snapshot/forget.ts";
-export type { ForgetResult, ForgetSelector, Unundoable } from "./lib/snapshot/forget.ts";
-export { collectGarbage } from "./lib/store/gc.ts";
-export type { GcResult } from "./lib/store/gc.ts";
-export type { VacuumResult } from "./lib/store/vacuum.ts";
+export { parseRevision, resolveRevision } from "./lib/history/names.ts";
+export type { ResolveOptions, Revision, RevisionStep } from "./lib/history/names.ts";
+export { currentSelection, listBranches, resolveSnapshotId } from "./lib/history/timeline.ts";
+export type { BranchRow } from "./lib/history/timeline.ts";
+export { forkBranch } from "./lib/history/branch.ts";
+export { listOperations } from "./lib/repository/operations.ts";
+export type { Operation, OperationKind, OperationStatus } from "./lib/repository/operations.ts";
+export { forgetImpact, forgetSnapshots, planForget } from "./lib/history/forget.ts";
+export type { ForgetResult, ForgetSelector, Unundoable } from "./lib/history/forget.ts";
+export { collectGarbage } from "./lib/repository/gc.ts";
+export type { GcResult } from "./lib/repository/gc.ts";
+export type { VacuumResult } from "./lib/repository/vacuum.ts";
 
 // ---------------------------------------------------------------------------
 // Diffs: of trees, of files (with line diffs), of session states.
 
-export { diffStoredTrees, diffTrees } from "./lib/snapshot/diff.ts";
-export type { DiffOptions, StoredTreeDiff, TreeDiff } from "./lib/snapshot/diff.ts";
+export { diffStoredTrees, diffTrees } from "./lib/repository/diff.ts";
+export type { DiffOptions, StoredTreeDiff, TreeDiff } from "./lib/repository/diff.ts";
 export { fileChanges, PATCH_LIMITS, workspaceContent } from "./lib/view/patch.ts";
 export type { FileChange } from "./lib/view/patch.ts";
 export { storeContent } from "./lib/view/model.ts";
 export type { ContentSource, FileDiff, ViewLimits } from "./lib/view/model.ts";
-export { diffText, formatUnified } from "./lib/snapshot/text_diff.ts";
-export type { Hunk, TextDiff, TextDiffOptions } from "./lib/snapshot/text_diff.ts";
+export { diffText, formatUnified } from "./lib/history/text_diff.ts";
+export type { Hunk, TextDiff, TextDiffOptions } from "./lib/history/text_diff.ts";
 
 // ---------------------------------------------------------------------------
 // Sessions: read the live state, edit or replace it (undoably), switch.
@@ -264,13 +264,13 @@ export {
   readSessionState,
   sessionChange,
   switchSession,
-} from "./lib/snapshot/session_state.ts";
-export type { ListChange, SessionChange } from "./lib/snapshot/session_state.ts";
+} from "./lib/history/session_state.ts";
+export type { ListChange, SessionChange } from "./lib/history/session_state.ts";
 
 // ---------------------------------------------------------------------------
 // Restore: plan (dry run) and apply, switch, undo and redo, recover.
 
-export { restoreSnapshot } from "./lib/restore/restore.ts";
+export { restoreSnapshot } from "./lib/workspace/move/restore.ts";
 export type {
   GitPosition,
   Refusal,
@@ -279,23 +279,23 @@ export type {
   RestoreResult,
   SessionMode,
   SessionPlan,
-} from "./lib/restore/restore.ts";
-export type { MovePlan, PlannedWrite } from "./lib/restore/plan.ts";
-export { switchTo } from "./lib/restore/switch.ts";
-export type { SwitchOptions, SwitchResult } from "./lib/restore/switch.ts";
-export { nextRedo, nextUndo, redo, undo } from "./lib/restore/undo.ts";
-export type { RevertedOperation, RevertOptions, RevertResult } from "./lib/restore/undo.ts";
-export { recover } from "./lib/restore/recover.ts";
-export type { RecoverOptions, RecoverResult } from "./lib/restore/recover.ts";
-export { materialize } from "./lib/restore/materialize.ts";
-export type { MaterializeResult } from "./lib/restore/materialize.ts";
-export { readBaseline } from "./lib/store/baseline.ts";
+} from "./lib/workspace/move/restore.ts";
+export type { MovePlan, PlannedWrite } from "./lib/workspace/plan.ts";
+export { switchTo } from "./lib/workspace/move/switch.ts";
+export type { SwitchOptions, SwitchResult } from "./lib/workspace/move/switch.ts";
+export { nextRedo, nextUndo, redo, undo } from "./lib/workspace/move/undo.ts";
+export type { RevertedOperation, RevertOptions, RevertResult } from "./lib/workspace/move/undo.ts";
+export { recover } from "./lib/workspace/move/recover.ts";
+export type { RecoverOptions, RecoverResult } from "./lib/workspace/move/recover.ts";
+export { materialize } from "./lib/workspace/move/materialize.ts";
+export type { MaterializeResult } from "./lib/workspace/move/materialize.ts";
+export { readBaseline } from "./lib/repository/baseline.ts";
 
 // ---------------------------------------------------------------------------
 // Verification of a store's snapshots.
 
-export { verifyAll, verifySnapshot } from "./lib/snapshot/verify.ts";
-export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/snapshot/verify.ts";
+export { verifyAll, verifySnapshot } from "./lib/history/verify.ts";
+export type { SnapshotReport, StoreReport, TrustPolicy } from "./lib/history/verify.ts";
 
 // ---------------------------------------------------------------------------
 // Files: publish, verify offline (no store), import.
@@ -309,7 +309,7 @@ export type {
   FileSnapshotReport,
   FileSource,
 } from "./lib/share/verify_file.ts";
-export type { BundleVisitor } from "./lib/share/bundle.ts";
+export type { BundleVisitor } from "./lib/format/bundle.ts";
 export { contextChanges, inspectFile } from "./lib/share/inspect_file.ts";
 export type { ContextChanges, InspectedStep, Inspection } from "./lib/share/inspect_file.ts";
 export { importAnyFile, importFile } from "./lib/share/import.ts";
@@ -412,9 +412,9 @@ export {
 } from "./lib/encoding/canonical_json.ts";
 export type { CanonicalOptions, JsonValue, ParseOptions } from "./lib/encoding/canonical_json.ts";
 export { blake3Hex, sha256Hex } from "./lib/crypto/hash.ts";
-export { checkEnvelope, parseEnvelope, snapshotId } from "./lib/snapshot/envelope.ts";
-export type { EnvelopeCheck } from "./lib/snapshot/envelope.ts";
-export { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V2 } from "./lib/snapshot/body.ts";
+export { checkEnvelope, parseEnvelope, snapshotId } from "./lib/format/envelope.ts";
+export type { EnvelopeCheck } from "./lib/format/envelope.ts";
+export { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V2 } from "./lib/format/body.ts";
 
 // ---------------------------------------------------------------------------
 // Opening and creating stores.

@@ -16,11 +16,11 @@
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { isSecretPath } from "../lib/fs/policy.ts";
-import { SecretScanner } from "../lib/fs/secret_scan.ts";
-import { TarWriter } from "../lib/share/tar.ts";
-import { Store } from "../lib/store/store.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
+import { isSecretPath } from "../lib/workspace/io/capture_policy.ts";
+import { SecretScanner } from "../lib/workspace/io/secret_scan.ts";
+import { TarWriter } from "../lib/format/tar.ts";
+import { Store } from "../lib/repository/store.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
 import process from "node:process";
 
 const args = parseArgs({
@@ -1428,11 +1428,11 @@ if (want("release")) {
 if (want("timeline")) {
   const total = QUICK ? 200 : 1000;
   console.log(`timeline page of ${total} snapshots (branches, forks, restores; 40 text files)`);
-  const { Store } = await import("../lib/store/store.ts");
-  const { createSnapshot } = await import("../lib/snapshot/create.ts");
-  const { forkBranch } = await import("../lib/snapshot/branch.ts");
-  const { switchTo } = await import("../lib/restore/switch.ts");
-  const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+  const { Store } = await import("../lib/repository/store.ts");
+  const { createSnapshot } = await import("../lib/history/create.ts");
+  const { forkBranch } = await import("../lib/history/branch.ts");
+  const { switchTo } = await import("../lib/workspace/move/switch.ts");
+  const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
   const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   const ws = `${root}/timeline-ws`;
   await Deno.mkdir(ws, { recursive: true });
@@ -1815,8 +1815,8 @@ if (want("trees") && (await have("/usr/bin/time"))) {
     () => ctxsnap(["--store", store, "create", "-m", "again"]),
   );
   // In process: the incremental capture of a watch, and the diff.
-  const { IncrementalCapture } = await import("../lib/store/incremental.ts");
-  const { diffStoredTrees } = await import("../lib/snapshot/diff.ts");
+  const { IncrementalCapture } = await import("../lib/workspace/incremental.ts");
+  const { diffStoredTrees } = await import("../lib/repository/diff.ts");
   const opened = Store.open(`${store}`);
   const incremental = new IncrementalCapture(opened);
   const engine = incremental as unknown as { writeDirs: () => string };

@@ -3,11 +3,13 @@
  * Checks the layering rules of `docs/DESIGN.md` (§8, "Layers") over `lib/`,
  * so that they stay true without anyone having to remember them:
  *
- * 1. A module imports only modules of its own folder or of a lower layer
+ * 1. A module imports only modules of its own layer folder or of a lower layer
+ *    (a layer folder may hold another: `lib/workspace/io/` is a layer of its
+ *    own below `lib/workspace/`, and a file belongs to the innermost one)
  *    (the layer table is read from docs/DESIGN.md itself, so the document and
  *    the check cannot disagree).
  * 2. A `_`-prefixed file is private to its folder.
- * 3. SQL is written only in `lib/store`.
+ * 3. SQL is written only in `lib/repository`.
  * 4. Only `lib/cli` prints or exits (`lib/runtime.ts` holds the raw calls it
  *    uses; nothing else imports `exit` from it).
  * 5. Doc examples assert by throwing, never with `console.assert` (which only
@@ -80,11 +82,22 @@ async function* tsFiles(dir: string): AsyncGenerator<string> {
   }
 }
 
-/** The `lib/` folder a path under `root/lib` belongs to (`.` for files directly in lib/). */
-function folderOf(libDir: string, path: string): string {
+/**
+ * The layer folder a path under `root/lib` belongs to: the longest folder of the
+ * table that contains it (`lib/workspace/io/` before `lib/workspace/`), `.` for
+ * files directly in lib/, or its first folder when the table names none.
+ */
+function folderOf(libDir: string, path: string, folders: readonly string[]): string {
   const rel = relative(libDir, path);
   const parts = rel.split("/");
-  return parts.length === 1 ? "." : parts[0]!;
+  if (parts.length === 1) return ".";
+  const dir = parts.slice(0, -1).join("/");
+  let best: string | undefined;
+  for (const folder of folders) {
+    if (folder === "." || !(dir === folder || dir.startsWith(folder + "/"))) continue;
+    if (best === undefined || folder.length > best.length) best = folder;
+  }
+  return best ?? parts[0]!;
 }
 
 /**
@@ -101,7 +114,7 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
   files.sort();
   for (const file of files) {
     const shown = relative(root, file);
-    const folder = folderOf(libDir, file);
+    const folder = folderOf(libDir, file, [...rankOf.keys()]);
     const rank = rankOf.get(folder);
     if (rank === undefined) {
       violations.push(`${shown}: folder "lib/${folder}" is not in the layer table`);
@@ -123,7 +136,7 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
         violations.push(`${where}: imports "${specifier}" from outside lib/`);
         continue;
       }
-      const targetFolder = folderOf(libDir, target);
+      const targetFolder = folderOf(libDir, target, [...rankOf.keys()]);
       const base = target.split("/").at(-1)!;
       if (targetFolder !== folder && base.startsWith("_")) {
         violations.push(`${where}: imports "${specifier}", private to lib/${targetFolder}`);
@@ -141,9 +154,9 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
         violations.push(`${where}: only lib/cli exits`);
       }
     }
-    if (folder !== "store") {
+    if (folder !== "repository") {
       for (const match of source.matchAll(new RegExp(SQL, "g"))) {
-        violations.push(`${shown}:${lineAt(match.index!)}: SQL outside lib/store`);
+        violations.push(`${shown}:${lineAt(match.index!)}: SQL outside lib/repository`);
       }
     }
     if (folder !== "cli" && shown !== "lib/runtime.ts") {

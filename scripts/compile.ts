@@ -69,13 +69,13 @@ async function buildWithDeno(output: string, timeoutMs: number | undefined): Pro
     // --allow-all, not a narrower set: the commands read and write anywhere the
     // user points them (workspace, --store, config dir, bundles, `-`), read env
     // vars, and run `git`; and under Deno, node:fs honours O_NOFOLLOW (which
-    // lib/fs/safe_read.ts and safe_write.ts rely on to refuse symlink swaps)
+    // lib/workspace/io/safe_read.ts and safe_write.ts rely on to refuse symlink swaps)
     // only when all permissions are granted. Narrower flags would either break
     // those guarantees or have to be so broad as to mean the same thing.
     "--allow-all",
     // Started through a computed URL, so deno compile cannot find it by itself.
     "--include",
-    "lib/store/_zlib_worker.ts",
+    "lib/repository/_zlib_worker.ts",
     "--output",
     output,
     "cli.ts",

@@ -55,14 +55,14 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- bundle and tar -----------------------------------------------------------------------
   {
     id: "tar-member-size-limit",
-    file: "lib/share/tar.ts",
+    file: "lib/format/tar.ts",
     find: "if (header.size > this.#maxMemberBytes) {",
     replace: "if (false && header.size > this.#maxMemberBytes) {",
     tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
   },
   {
     id: "tar-duplicate-member",
-    file: "lib/share/tar.ts",
+    file: "lib/format/tar.ts",
     find: "if (this.#names.has(header.name)) {",
     replace: "if (false) {",
     tests: [t("share_test.ts", "bundles crafted with ../x")],
@@ -94,7 +94,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "envelope-key-id-binding",
-    file: "lib/snapshot/envelope.ts",
+    file: "lib/format/envelope.ts",
     find:
       'if (typeof sig.key_id !== "string" || sig.key_id !== keyIdOf(fromHex(sig.public_key, 32))) {',
     replace: 'if (typeof sig.key_id !== "string") {',
@@ -102,14 +102,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "envelope-unknown-field",
-    file: "lib/snapshot/envelope.ts",
+    file: "lib/format/envelope.ts",
     find: 'if (!["id", "body", "signature"].includes(key)) fail(`unknown field ${quote(key)}`);',
     replace: "",
     tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
   },
   {
     id: "envelope-alg",
-    file: "lib/snapshot/envelope.ts",
+    file: "lib/format/envelope.ts",
     find: 'if (sig.alg !== "ed25519") fail(',
     replace: 'if (sig.alg === "none") fail(',
     tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
@@ -175,7 +175,7 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- workspace capture and secrets ---------------------------------------------------------
   {
     id: "safe-read-same-inode",
-    file: "lib/fs/safe_read.ts",
+    file: "lib/workspace/io/safe_read.ts",
     find: "if (stat.ino !== expected.ino || stat.dev !== expected.dev) {",
     replace: "if (false) {",
     tests: [
@@ -184,35 +184,35 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "walk-secret-names",
-    file: "lib/fs/walk.ts",
+    file: "lib/workspace/io/walk.ts",
     find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
     replace: "} else if (false) {",
     tests: [t("secrets_test.ts", "create leaves secrets out by name and by content")],
   },
   {
     id: "secret-scan-pem",
-    file: "lib/fs/secret_scan.ts",
+    file: "lib/workspace/io/secret_scan.ts",
     find: 'if (PEM.test(text)) return "private key";',
     replace: "",
     tests: [t("secrets_test.ts", "SecretScanner recognises private keys")],
   },
   {
     id: "allow-secrets-writable",
-    file: "lib/store/_policy_file.ts",
+    file: "lib/repository/_policy_file.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
     tests: [t("secrets_test.ts", "readAllowSecrets refuses a list writable by group or others")],
   },
   {
     id: "reserved-name-fold",
-    file: "lib/fs/reserved.ts",
+    file: "lib/workspace/io/reserved.ts",
     find: "return FOLDED_RESERVED.some((long) => stem === long || isShortNameOf(stem, long));",
     replace: "return FOLDED_RESERVED.some((long) => stem === long);",
     tests: [t("hostile_repo_test.ts", "reserved names: validateTree refuses every spelling")],
   },
   {
     id: "tree-reserved-segment",
-    file: "lib/store/tree.ts",
+    file: "lib/format/tree.ts",
     find: 'if (entry.path.split("/").some(isReservedName)) {',
     replace: "if (isReservedName(entry.path)) {",
     tests: [t("store_test.ts", "validateTree refuses any entry inside a reserved name")],
@@ -221,35 +221,35 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- three-way planning and the conflict policy --------------------------------------------
   {
     id: "policy-changed-since-baseline",
-    file: "lib/restore/policy.ts",
+    file: "lib/workspace/overwrite.ts",
     find: 'if (entriesMatch(disk, base)) return { kind: "take", forced: false };',
     replace: 'return { kind: "take", forced: false };',
     tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
   },
   {
     id: "policy-preserve-local",
-    file: "lib/restore/policy.ts",
+    file: "lib/workspace/overwrite.ts",
     find: '      : { kind: "preserve" };',
     replace: '      : { kind: "take", forced: false };',
     tests: [t("move_test.ts", "restore: every base/disk/target combination")],
   },
   {
     id: "policy-force-only-when-asked",
-    file: "lib/restore/policy.ts",
+    file: "lib/workspace/overwrite.ts",
     find: 'if (overwrite !== "none") return { kind: "take", forced: true };',
     replace: 'return { kind: "take", forced: true };',
     tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
   },
   {
     id: "plan-keep-skipped",
-    file: "lib/restore/plan.ts",
+    file: "lib/workspace/plan.ts",
     find: "for (const record of input.disk.skipped) keep(record.path);",
     replace: "",
     tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
   },
   {
     id: "plan-parent-stays",
-    file: "lib/restore/plan.ts",
+    file: "lib/workspace/plan.ts",
     find: 'if (reason === null && staysBelow.has(write.path)) reason = "directory_in_the_way";',
     replace: "",
     tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
@@ -258,7 +258,7 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- restore writes and stored plans -------------------------------------------------------
   {
     id: "safe-write-dir-nofollow",
-    file: "lib/fs/safe_write.ts",
+    file: "lib/workspace/io/safe_write.ts",
     find:
       "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) |\n  fs.constants.O_NOFOLLOW;",
     replace: "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0);",
@@ -266,21 +266,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "safe-write-location-recheck",
-    file: "lib/fs/safe_write.ts",
+    file: "lib/workspace/io/safe_write.ts",
     find: "if (actual !== expected) throw replaced(forPath);",
     replace: "",
     tests: [t("fs_test.ts", "SafeWriter refuses to write through a parent directory replaced")],
   },
   {
     id: "restore-mode-bits",
-    file: "lib/fs/mode.ts",
+    file: "lib/workspace/io/mode.ts",
     find: "return recorded & 0o775;",
     replace: "return recorded & 0o7777;",
     tests: [t("hostile_repo_test.ts", "modes: restored and materialized files honour the umask")],
   },
   {
     id: "stored-plan-reserved-segment",
-    file: "lib/restore/_stored_plan.ts",
+    file: "lib/workspace/move/_stored_plan.ts",
     find: 'if (item.split("/").some(isReservedName)) {',
     replace: "if (isReservedName(item)) {",
     tests: [
@@ -289,14 +289,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "stored-plan-against-trees",
-    file: "lib/restore/_stored_plan.ts",
+    file: "lib/workspace/move/_stored_plan.ts",
     find: "if (!pre.has(rel)) fail(`it deletes ${quote(rel)}, which the workspace did not hold`);",
     replace: "",
     tests: [t("hostile_repo_test.ts", "recover: a crafted plan naming .git internals")],
   },
   {
     id: "store-location-refused",
-    file: "lib/restore/_paths.ts",
+    file: "lib/workspace/restore_paths.ts",
     find: "if (isInsideReservedPath(rel, location)) {",
     replace: "if (false) {",
     tests: [t("hostile_repo_test.ts", "custom store: restore and materialize refuse a tree")],
@@ -305,35 +305,35 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- git ----------------------------------------------------------------------------------
   {
     id: "git-fsmonitor",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  "core.fsmonitor=false",\n',
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-hooks-path",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  "core.hooksPath=/dev/null",\n',
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-filter-overrides",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: "return spawnGit(cwd, [...SAFE_ARGS, ...filters, ...args], env);",
     replace: "return spawnGit(cwd, [...SAFE_ARGS, ...args], env);",
     tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-work-tree-pinned",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: "  env.GIT_WORK_TREE = top;\n",
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: core.worktree in .git/config")],
   },
   {
     id: "git-timeout",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: "      timeout: gitTimeoutMs(),\n",
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: a .git/config that makes git block")],
@@ -341,21 +341,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "git-allow-protocol",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  env.GIT_ALLOW_PROTOCOL = "";\n',
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: a repository's protocol.<name>.allow")],
   },
   {
     id: "git-submodule-recurse",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  "submodule.recurse=false",\n',
     replace: "",
     tests: [t("hostile_repo_test.ts", "git: submodule.recurse in .git/config")],
   },
   {
     id: "git-env-dropped",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: "const unset = inheritedDropped(env);",
     replace: "const unset: string[] = [];",
     tests: [
@@ -364,7 +364,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "git-optional-locks",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  env.GIT_OPTIONAL_LOCKS = "0";\n',
     replace: "",
     tests: [t("cli_test.ts", "create records the git anchor and leaves .git/index byte-identical")],
@@ -373,14 +373,14 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- store ----------------------------------------------------------------------------------
   {
     id: "store-path-writable",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: "if ((stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
     tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
   },
   {
     id: "store-schema-exact",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: "if (extra.length === 0 && missing.length === 0) return;",
     replace: "return;",
     tests: [t("hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
@@ -443,28 +443,28 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- watch, hook and MCP -------------------------------------------------------------------
   {
     id: "watch-token",
-    file: "lib/watch/server.ts",
+    file: "lib/integrations/watch/server.ts",
     find: "if (!sameToken(request.token, this.info.token)) {",
     replace: "if (false) {",
     tests: [t("watch_test.ts", "watch: requests without its token")],
   },
   {
     id: "watch-config-dir",
-    file: "lib/watch/server.ts",
+    file: "lib/integrations/watch/server.ts",
     find: "if (request.config_dir !== null && request.config_dir !== configDir()) {",
     replace: "if (false) {",
     tests: [t("watch_test.ts", "watch: create and the hook hand their checkpoints to it")],
   },
   {
     id: "watch-info-private",
-    file: "lib/watch/protocol.ts",
+    file: "lib/integrations/watch/protocol.ts",
     find: "if (uid !== null && (stat.uid !== uid || (stat.mode & 0o077) !== 0)) return null;",
     replace: "",
     tests: [t("watch_test.ts", "watch: files that are not private to the user are not trusted")],
   },
   {
     id: "hook-prompt-in-key",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
     replace:
       '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.prompt_id ?? ""}`;\n}',
@@ -472,7 +472,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "hook-tool-use-id-key",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "    return `${event.event}:${event.tool_use_id}`;",
     replace: '    return `${event.event}:${event.prompt_id ?? ""}`;',
     tests: [
@@ -481,7 +481,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "bundle-manifest-streamed",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find:
       "  if (size > DIAGNOSE_BYTES) {\n    reader.stream((chunk) => scanner.push(chunk));\n    return scanner.finish();\n  }\n",
     replace:
@@ -490,7 +490,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "manifest-scanner-sorted",
-    file: "lib/share/_manifest.ts",
+    file: "lib/format/_manifest.ts",
     find:
       "    if (this.count > 0 && compare(id, 0, this.#bytes, (this.count - 1) * 32) <= 0) return false;\n",
     replace: "",
@@ -498,21 +498,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "bundle-blob-hash",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "    if (hasher.digestHex() !== id) {",
     replace: "    if (false) {",
     tests: [t("bundle_sweep_test.ts", "every single-byte change anywhere in a bundle")],
   },
   {
     id: "git-safe-directory-left",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '  "submodule.recurse=false",\n];',
     replace: '  "submodule.recurse=false",\n  "safe.directory=*",\n];',
     tests: [t("hostile_repo_test.ts", "git: a repository owned by another user")],
   },
   {
     id: "hook-id-form",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;",
     replace: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;",
     tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
@@ -526,7 +526,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "hook-no-store-found",
-    file: "lib/store/locate.ts",
+    file: "lib/repository/locate.ts",
     find:
       "  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
     replace:
@@ -535,7 +535,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "store-registered",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: "  if (!registered) {",
     replace: "  if (false) {",
     tests: [
@@ -654,7 +654,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-reserved-names",
-    file: "lib/store/tree.ts",
+    file: "lib/format/tree.ts",
     find: 'if (entry.path.split("/").some(isReservedName)) {',
     replace: "if (false) {",
     tests: [t("remote_test.ts", "a trusted signer's tree that writes into .git")],
@@ -668,14 +668,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "restore-changed-while-planned",
-    file: "lib/restore/move.ts",
+    file: "lib/workspace/move/move.ts",
     find: "      if (moved.length > 0) {",
     replace: "      if (false) {",
     tests: [t("restore_test.ts", "a file saved between planning and applying a restore")],
   },
   {
     id: "restore-git-dirty",
-    file: "lib/restore/restore.ts",
+    file: "lib/workspace/move/restore.ts",
     find: "    if (state.blocking > 0) {\n      refuseOrNote(",
     replace: "    if (false) {\n      refuseOrNote(",
     tests: [
@@ -687,49 +687,49 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "recover-foreign-changes",
-    file: "lib/restore/recover.ts",
+    file: "lib/workspace/move/recover.ts",
     find: "  if (foreign.length > 0 && !options.force) {",
     replace: "  if (false) {",
     tests: [t("hostile_repo_test.ts", "recover: a secret a crafted pre-restore tree lists")],
   },
   {
     id: "recover-git-back-as-ref",
-    file: "lib/snapshot/git.ts",
+    file: "lib/integrations/git/git.ts",
     find: '    return runGit(cwd, ["switch", "--quiet", "--no-guess", "--end-of-options", ref]);',
     replace: '    return runGit(cwd, ["checkout", "--quiet", ref]);',
     tests: [t("hostile_repo_test.ts", "recover --abort: a stored git_back naming a tracked file")],
   },
   {
     id: "recover-stray-temps",
-    file: "lib/restore/recover.ts",
+    file: "lib/workspace/move/recover.ts",
     find: "    writer.removeStrayTemps([...plan.writes, ...plan.deletes]);\n",
     replace: "",
     tests: [t("hostile_repo_test.ts", "recover: every state a killed restore leaves")],
   },
   {
     id: "undo-record-tree-id",
-    file: "lib/store/undo_log.ts",
+    file: "lib/repository/undo_log.ts",
     find: '  if (typeof value === "string" && isHex(value, 64)) return value;',
     replace: '  if (typeof value === "string") return value;',
     tests: [t("oplog_test.ts", "undo refuses a tampered undo record")],
   },
   {
     id: "undo-changed-since",
-    file: "lib/restore/undo.ts",
+    file: "lib/workspace/move/undo.ts",
     find: "  if (moved.length > 0) {\n    throw new ConflictError(\n      `Cannot ${direction}",
     replace: "  if (false) {\n    throw new ConflictError(\n      `Cannot ${direction}",
     tests: [t("oplog_test.ts", "undo refuses (exit 5) when what it would put back was changed")],
   },
   {
     id: "secret-scan-carry",
-    file: "lib/fs/secret_scan.ts",
+    file: "lib/workspace/io/secret_scan.ts",
     find: "    this.#carry = text.length > CARRY ? text.slice(text.length - CARRY) : text;",
     replace: '    this.#carry = "";',
     tests: [t("secrets_test.ts", "SecretScanner finds a secret split across two chunks")],
   },
   {
     id: "stat-cache-rules",
-    file: "lib/store/capture.ts",
+    file: "lib/workspace/capture.ts",
     find: '    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;',
     replace: "    this.rulesMatch = true;",
     tests: [
@@ -741,7 +741,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "secret-scan-in-word",
-    file: "lib/fs/secret_scan.ts",
+    file: "lib/workspace/io/secret_scan.ts",
     find: "    if (inWord(text, m.index)) continue;\n",
     replace: "",
     tests: [
@@ -750,14 +750,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "store-path-symlink",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: "  if (stat.isSymbolicLink()) {\n    throw new StoreTrustError(`The store path",
     replace: "  if (false) {\n    throw new StoreTrustError(`The store path",
     tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
   },
   {
     id: "store-init-checked",
-    file: "lib/store/store.ts",
+    file: "lib/repository/store.ts",
     find: "    checkStorePaths(storeDir, { requireIndex: false });\n",
     replace: "",
     tests: [
@@ -769,7 +769,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "adopt-verifies",
-    file: "lib/snapshot/adopt.ts",
+    file: "lib/history/adopt.ts",
     find: "    if (problems.length > 0) {\n      throw new IntegrityError(",
     replace: "    if (false) {\n      throw new IntegrityError(",
     tests: [t("hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify")],
@@ -785,7 +785,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "stored-envelope-verified",
-    file: "lib/snapshot/timeline.ts",
+    file: "lib/history/timeline.ts",
     find: "  if (!check.idMatches) {\n    throw new IntegrityError(\n      `Stored snapshot",
     replace: "  if (false) {\n    throw new IntegrityError(\n      `Stored snapshot",
     tests: [
@@ -862,7 +862,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "watch-no-answer-fallback",
-    file: "lib/watch/client.ts",
+    file: "lib/integrations/watch/client.ts",
     find: "  if (line === null) return null;\n  let response: unknown;",
     replace:
       '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
@@ -875,7 +875,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "watch-request-size",
-    file: "lib/watch/server.ts",
+    file: "lib/integrations/watch/server.ts",
     find: "      if (size > MAX_REQUEST_BYTES) {",
     replace: "      if (false) {",
     tests: [t("watch_test.ts", "watch: requests without its token")],
@@ -883,21 +883,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "incremental-events-marked",
-    file: "lib/fs/fs_events.ts",
+    file: "lib/workspace/io/fs_events.ts",
     find: '      this.mark(dir === "" ? name : `${dir}/${name}`);\n',
     replace: "",
     tests: [t("incremental_test.ts", "property: the incremental tree equals a full capture")],
   },
   {
     id: "walk-special-files",
-    file: "lib/fs/walk.ts",
+    file: "lib/workspace/io/walk.ts",
     find: "} else if (stats.isFile()) {",
     replace: "} else if (!stats.isDirectory()) {",
     tests: [t("fs_test.ts", "a FIFO is reported as special_file")],
   },
   {
     id: "safe-read-torn",
-    file: "lib/fs/safe_read.ts",
+    file: "lib/workspace/io/safe_read.ts",
     find:
       "    total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||\n    after.ctimeMs !== before.ctimeMs || after.ino !== before.ino",
     replace: "    false",
@@ -905,7 +905,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "walk-ignore-fail-closed",
-    file: "lib/fs/walk.ts",
+    file: "lib/workspace/io/walk.ts",
     find:
       '            // Its ignore rules cannot be applied: leave the whole directory out.\n            yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };\n            continue;\n',
     replace: "            void error; // taken as absent\n",
@@ -913,7 +913,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "walk-store-excluded",
-    file: "lib/fs/walk.ts",
+    file: "lib/workspace/io/walk.ts",
     find:
       "        (skipDirectory !== null && stats.ino === skipDirectory.ino &&\n          stats.dev === skipDirectory.dev)",
     replace: "        false",
@@ -926,21 +926,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tar-member-name-allowed",
-    file: "lib/share/tar.ts",
+    file: "lib/format/tar.ts",
     find: "if (!this.#allowName(header.name)) {",
     replace: "if (false) {",
     tests: [t("tar_test.ts", "TarReader refuses a name the caller does not allow")],
   },
   {
     id: "bundle-manifest-cap",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "if (size > MAX_MANIFEST_BYTES) reader.readAll(MAX_MANIFEST_BYTES);",
     replace: "",
     tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
   },
   {
     id: "bundle-blob-size-vs-manifest",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "if (member.size !== size) {",
     replace: "if (false) {",
     tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
@@ -955,7 +955,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "safe-read-nofollow",
-    file: "lib/fs/safe_read.ts",
+    file: "lib/workspace/io/safe_read.ts",
     find:
       "fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);",
     replace: "fd = openSync(absPath, constants.O_RDONLY | constants.O_NONBLOCK);",
@@ -963,7 +963,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "plan-untracked-in-the-way",
-    file: "lib/restore/plan.ts",
+    file: "lib/workspace/plan.ts",
     find: 'if (kind === "other" || (kind === "directory" && stays.has(write.path))) {',
     replace: "if (false) {",
     tests: [t("move_test.ts", "planMove() with a disk probe")],
@@ -982,7 +982,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "hook-prompt-text-opt-in",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find:
       "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
     replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
@@ -990,7 +990,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "store-inflate-bound",
-    file: "lib/store/store.ts",
+    file: "lib/repository/store.ts",
     find: "const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });",
     replace: "const out = zlib().inflateRawSync(data);",
     tests: [t("store_test.ts", "Store.readBlob refuses compressed bytes that inflate past")],
@@ -1004,7 +1004,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "secret-names-despite-negation",
-    file: "lib/fs/walk.ts",
+    file: "lib/workspace/io/walk.ts",
     find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
     replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
     tests: [
@@ -1014,7 +1014,7 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- threat rows of the store folder, MCP, watch hand-off, remote bounds, received files ----
   {
     id: "create-validates-before-shortcut",
-    file: "lib/snapshot/create.ts",
+    file: "lib/history/create.ts",
     find: "if (invalid !== null) throw new UsageError(invalid);",
     replace: "if (false && invalid !== null) throw new UsageError(invalid);",
     tests: [t("secrets_test.ts", "create refuses a reason over 1,024 characters")],
@@ -1109,35 +1109,35 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "secret-names-pgp",
-    file: "lib/fs/policy.ts",
+    file: "lib/workspace/io/capture_policy.ts",
     find: '  "private.asc",\n',
     replace: "",
     tests: [t("secrets_test.ts", "create leaves out private.asc and .vault-token by name")],
   },
   {
     id: "secret-scan-pgp-headers",
-    file: "lib/fs/secret_scan.ts",
+    file: "lib/workspace/io/secret_scan.ts",
     find: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,16}?",
     replace: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,4}?",
     tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
   },
   {
     id: "secret-scan-pgp-short-lines",
-    file: "lib/fs/secret_scan.ts",
+    file: "lib/workspace/io/secret_scan.ts",
     find: "(?:[A-Za-z0-9+/=][ \\t]*${NL}?){40}`,",
     replace: "[A-Za-z0-9+/=]{40}`,",
     tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
   },
   {
     id: "store-init-foreign-folder",
-    file: "lib/store/store.ts",
+    file: "lib/repository/store.ts",
     find: "  if (foreign.length === 0) return;",
     replace: "  return;",
     tests: [t("hostile_repo_test.ts", "store folder: init refuses a committed .ctxsnap/")],
   },
   {
     id: "store-entries-expected",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: "    const kind = STORE_ENTRIES[name];\n    if (kind === undefined) {",
     replace: "    const kind = STORE_ENTRIES[name];\n    if (false) {",
     tests: [
@@ -1146,7 +1146,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "store-entries-checked",
-    file: "lib/store/trust.ts",
+    file: "lib/repository/trust.ts",
     find: 'if (kind === "directory" && name !== "objects") checkEntries(abs, name, uid);',
     replace: "",
     tests: [
@@ -1155,7 +1155,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "capture-stamp-new-file",
-    file: "lib/store/capture.ts",
+    file: "lib/workspace/capture.ts",
     find:
       "  const stamp = store.tempPath();\n  const fd = fs.openSync(\n    stamp,\n    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,",
     replace:
@@ -1173,21 +1173,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "adopt-allow-list-refused",
-    file: "lib/snapshot/adopt.ts",
+    file: "lib/history/adopt.ts",
     find: 'action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",',
     replace: 'action: "kept",',
     tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
   },
   {
     id: "adopt-clears-tmp",
-    file: "lib/snapshot/adopt.ts",
+    file: "lib/history/adopt.ts",
     find: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "cleared" });',
     replace: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "kept" });',
     tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
   },
   {
     id: "idempotency-imported-out-of-index",
-    file: "lib/snapshot/timeline.ts",
+    file: "lib/history/timeline.ts",
     find:
       "source_kind: imported ? null : b.source?.kind ?? null,\n    source_id: imported ? null : b.source?.id ?? null,",
     replace: "source_kind: b.source?.kind ?? null,\n    source_id: b.source?.id ?? null,",
@@ -1261,14 +1261,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tar-end-marker-whole",
-    file: "lib/share/tar.ts",
+    file: "lib/format/tar.ts",
     find: 'if (!this.#fill(BLOCK)) throw this.#truncated("inside the end-of-archive marker");',
     replace: 'if (!this.#fill(BLOCK)) { this.#state = "done"; this.#current = null; return; }',
     tests: [t("received_file_test.ts", "content is authenticated, bytes are not")],
   },
   {
     id: "watch-socket-private-dir",
-    file: "lib/watch/protocol.ts",
+    file: "lib/integrations/watch/protocol.ts",
     find: "  if (!isPrivateDir(path.dirname(socket))) return false;\n",
     replace: "",
     tests: [
@@ -1286,7 +1286,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "watch-socket-dir-mkdtemp",
-    file: "lib/watch/server.ts",
+    file: "lib/integrations/watch/server.ts",
     find: '  const dir = fs.mkdtempSync(path.join(base, "ctxsnap-"));',
     replace:
       '  const dir = path.join(base, "ctxsnap-sockets");\n  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });',
@@ -1316,7 +1316,7 @@ export const MUTATIONS: readonly Mutation[] = [
   // --- agent sessions, directory trees, chunks, retention, show/MCP names ---------------------
   {
     id: "agent-body-source-null",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "      source: null,\n      reason: reasonOf(event),",
     replace:
       '      source: { kind: event.harness, id: `${sessionId}.${event.event}.${event.tool_use_id ?? event.prompt_id ?? "-"}` },\n      reason: reasonOf(event),',
@@ -1326,7 +1326,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "agent-body-meta-ids-only",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "      metadata: { ...(options.metadata ?? {}), agent: agentMeta },",
     replace:
       "      metadata: {\n        ...(options.metadata ?? {}),\n        agent: { ...agentMeta, tool_use_id: event.tool_use_id, prompt_id: event.prompt_id },\n      },",
@@ -1336,7 +1336,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "agent-equal-bytes-retry",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
     replace:
       '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.tool ?? ""}:${event.detail ?? ""}:${event.prompt_id ?? ""}`;\n}',
@@ -1344,7 +1344,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "agent-duplicate-in-transaction",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "        if (lookup() !== null) throw new DuplicateDelivery();\n",
     replace: "",
     tests: [
@@ -1368,7 +1368,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "restore-not-captured-listed",
-    file: "lib/restore/restore.ts",
+    file: "lib/workspace/move/restore.ts",
     find: '    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
     replace: "    result.not_captured = [];",
     tests: [
@@ -1392,7 +1392,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "bundle-subtree-included",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find:
       "        if (index < 0) {\n          fail(`tree ${quote(id)} needs subtree ${quote(entry.tree)}, which is not included`);\n        }\n        neededTrees[index] = 1;",
     replace: "        if (index >= 0) neededTrees[index] = 1;",
@@ -1405,21 +1405,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "bundle-subtree-version-2",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "      if (versions[sub] !== 2) {",
     replace: "      if (false) {",
     tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree whose subtree is a flat")],
   },
   {
     id: "bundle-subtree-not-empty",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "      if (empty[sub] === 1) fail(",
     replace: "      if (false) fail(",
     tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree naming an empty subtree")],
   },
   {
     id: "bundle-tree-depth",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find:
       "    if (depth > MAX_TREE_DEPTH) {\n      throw new IntegrityError(\n        `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n      );\n    }\n    if (height[t]! >= 0) {\n      if (depth + height[t]! > MAX_TREE_DEPTH) {\n        throw new IntegrityError(\n          `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n        );\n      }\n      return height[t]!;\n    }\n",
     replace: "    if (height[t]! >= 0) return height[t]!;\n",
@@ -1427,7 +1427,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "bundle-tree-expansion",
-    file: "lib/share/bundle.ts",
+    file: "lib/format/bundle.ts",
     find: "      total += expanded[sub]!;",
     replace: "      total += 1;",
     tests: [
@@ -1436,21 +1436,21 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-depth-bound",
-    file: "lib/store/dir_tree.ts",
+    file: "lib/format/dir_tree.ts",
     find: "export const MAX_TREE_DEPTH = 256;",
     replace: "export const MAX_TREE_DEPTH = 4096;",
     tests: [t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (depth-bomb)")],
   },
   {
     id: "tree-expansion-counted-first",
-    file: "lib/store/tree_object.ts",
+    file: "lib/format/tree_object.ts",
     find: "      entries += sub.entries;",
     replace: "      entries += 1;",
     tests: [t("dir_tree_test.ts", "Store.getTree() refuses an expansion bomb while counting")],
   },
   {
     id: "tree-entry-unique",
-    file: "lib/store/dir_tree.ts",
+    file: "lib/format/dir_tree.ts",
     find: "    if (names.has(name)) fail(",
     replace: "    if (false) fail(",
     tests: [
@@ -1459,7 +1459,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-entry-dot-segment",
-    file: "lib/store/dir_tree.ts",
+    file: "lib/format/dir_tree.ts",
     find: '  if (name === "." || name === "..") return "is a dot segment";',
     replace: "",
     tests: [
@@ -1468,7 +1468,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-entry-slash",
-    file: "lib/store/dir_tree.ts",
+    file: "lib/format/dir_tree.ts",
     find: '  if (name.includes("/")) return "contains a slash";',
     replace: "",
     tests: [
@@ -1477,7 +1477,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-entry-reserved-folded",
-    file: "lib/store/dir_tree.ts",
+    file: "lib/format/dir_tree.ts",
     find: '  if (isReservedName(name)) return "is a reserved name (.git or .ctxsnap)";',
     replace: "",
     tests: [
@@ -1489,7 +1489,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-subtree-version-2",
-    file: "lib/store/tree_object.ts",
+    file: "lib/format/tree_object.ts",
     find: "        if (object.version !== 2) {",
     replace: "        if (false) {",
     tests: [
@@ -1501,7 +1501,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "tree-subtree-not-empty",
-    file: "lib/store/tree_object.ts",
+    file: "lib/format/tree_object.ts",
     find: "        if (object.entries.length === 0 && object.skipped.length === 0) {",
     replace: "        if (false) {",
     tests: [
@@ -1536,7 +1536,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "chunk-not-chunked",
-    file: "lib/store/store.ts",
+    file: "lib/repository/store.ts",
     find:
       "      if (asChunk) {\n        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);",
     replace:
@@ -1547,14 +1547,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "chunk-list-whole-ids",
-    file: "lib/store/store.ts",
+    file: "lib/repository/store.ts",
     find: "    if (data === null || data.byteLength === 0 || data.byteLength % 32 !== 0) {",
     replace: "    if (data === null || data.byteLength === 0) {",
     tests: [t("chunked_blob_test.ts", "a malformed chunk list is refused by every blob reader")],
   },
   {
     id: "retention-mode-checked",
-    file: "lib/store/_policy_file.ts",
+    file: "lib/repository/_policy_file.ts",
     find: "  if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "  if (uid !== null && (stat.mode & 0o002) !== 0) {",
     tests: [
@@ -1563,7 +1563,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "retention-no-follow",
-    file: "lib/store/_policy_file.ts",
+    file: "lib/repository/_policy_file.ts",
     find: "  if (!stat.isFile()) refuse(",
     replace: "  if (!stat.isFile() && !stat.isSymbolicLink()) refuse(",
     tests: [t("retention_test.ts", "readRetention refuses a policy file that is a symbolic link")],
@@ -1581,7 +1581,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "adopt-retention-refused",
-    file: "lib/snapshot/adopt.ts",
+    file: "lib/history/adopt.ts",
     find:
       '    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });',
     replace: '    out.push({ path: "retention", action: "kept" });',
@@ -1609,14 +1609,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "agent-tool-key-kind",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find: "    return `${event.event}:${event.tool_use_id}`;",
     replace: "    return `tool:${event.tool_use_id}`;",
     tests: [t("hook_test.ts", "hook: PreToolUse and PostToolUse of one tool call are two events")],
   },
   {
     id: "agent-numbering-in-transaction",
-    file: "lib/snapshot/agent.ts",
+    file: "lib/history/agent.ts",
     find:
       "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
     replace:

@@ -12,11 +12,11 @@ import * as fs from "node:fs";
 import { join } from "node:path";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { toHex } from "../lib/encoding/hex.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import type { Signer } from "../lib/snapshot/envelope.ts";
-import { Store } from "../lib/store/store.ts";
-import { recover } from "../lib/restore/recover.ts";
-import { restoreSnapshot } from "../lib/restore/restore.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import type { Signer } from "../lib/format/envelope.ts";
+import { Store } from "../lib/repository/store.ts";
+import { recover } from "../lib/workspace/move/recover.ts";
+import { restoreSnapshot } from "../lib/workspace/move/restore.ts";
 import { assert, assertEquals } from "./_assert.ts";
 
 /**

@@ -12,10 +12,10 @@ import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { CtxsnapError, exitCodeOf } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
-import { writeBundle } from "../lib/share/bundle.ts";
+import { writeBundle } from "../lib/format/bundle.ts";
 import { verifyStream } from "../lib/share/verify_file.ts";
-import type { Envelope } from "../lib/snapshot/envelope.ts";
-import type { TrustPolicy } from "../lib/snapshot/verify.ts";
+import type { Envelope } from "../lib/format/envelope.ts";
+import type { TrustPolicy } from "../lib/history/verify.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { cliCommand, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
 import { concatBytes } from "./_util.ts";

@@ -10,14 +10,14 @@
 import { dirname, join } from "node:path";
 import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
-import { restoreSnapshot } from "../lib/restore/restore.ts";
+import { restoreSnapshot } from "../lib/workspace/move/restore.ts";
 import { importFile } from "../lib/share/import.ts";
 import { publishToFile } from "../lib/share/publish.ts";
-import { forkBranch } from "../lib/snapshot/branch.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { Store } from "../lib/store/store.ts";
-import { switchTo } from "../lib/restore/switch.ts";
-import { registerStore } from "../lib/store/trust.ts";
+import { forkBranch } from "../lib/history/branch.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { Store } from "../lib/repository/store.ts";
+import { switchTo } from "../lib/workspace/move/switch.ts";
+import { registerStore } from "../lib/repository/trust.ts";
 
 /** Text that would run script if it ever became markup. */
 export const XSS = {

@@ -20,16 +20,16 @@ import { expectCode, withStore } from "./_cli.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { toHex } from "../lib/encoding/hex.ts";
-import { Store } from "../lib/store/store.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import type { Signer } from "../lib/snapshot/envelope.ts";
+import { Store } from "../lib/repository/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import type { Signer } from "../lib/format/envelope.ts";
 import {
   agentPrompts,
   parseClaudeCodeEvent,
   recordAgentEvent,
   snapshotBeforePrompt,
-} from "../lib/snapshot/agent.ts";
-import { resolveRevision } from "../lib/snapshot/names.ts";
+} from "../lib/history/agent.ts";
+import { resolveRevision } from "../lib/history/names.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;

@@ -9,9 +9,9 @@
  */
 import { join } from "node:path";
 import { canonicalBytes, parseCanonical } from "../lib/encoding/canonical_json.ts";
-import { BundleFormatError, TarWriter } from "../lib/share/tar.ts";
-import { ManifestScanner, type PackedManifest } from "../lib/share/_manifest.ts";
-import { validateManifest } from "../lib/share/bundle.ts";
+import { BundleFormatError, TarWriter } from "../lib/format/tar.ts";
+import { ManifestScanner, type PackedManifest } from "../lib/format/_manifest.ts";
+import { validateManifest } from "../lib/format/bundle.ts";
 import { CtxsnapError } from "../lib/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { tempWorkspace } from "./_cli.ts";

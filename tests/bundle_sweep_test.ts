@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { Envelope } from "../lib/snapshot/envelope.ts";
+import type { Envelope } from "../lib/format/envelope.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { expectCode } from "./_cli.ts";
 

@@ -10,9 +10,9 @@
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { IntegrityError } from "../lib/errors.ts";
-import { Store } from "../lib/store/store.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
-import { verifyAll } from "../lib/snapshot/verify.ts";
+import { Store } from "../lib/repository/store.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../lib/repository/schema.ts";
+import { verifyAll } from "../lib/history/verify.ts";
 import { createHash } from "node:crypto";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";

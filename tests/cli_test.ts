@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { fromHex, toHex } from "../lib/encoding/hex.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { Store } from "../lib/store/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
   expectCode,

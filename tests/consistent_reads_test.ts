@@ -11,15 +11,15 @@
  * @module
  */
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
-import { Store } from "../lib/store/store.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { verifyAll, verifyHooks } from "../lib/snapshot/verify.ts";
-import { collectGarbage } from "../lib/store/gc.ts";
-import { listBranches } from "../lib/snapshot/timeline.ts";
-import { snapshotIds } from "../lib/store/snapshot_rows.ts";
+import { Store } from "../lib/repository/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { verifyAll, verifyHooks } from "../lib/history/verify.ts";
+import { collectGarbage } from "../lib/repository/gc.ts";
+import { listBranches } from "../lib/history/timeline.ts";
+import { snapshotIds } from "../lib/repository/snapshot_rows.ts";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
-import { INLINE_BLOB_MAX } from "../lib/store/store.ts";
+import { INLINE_BLOB_MAX } from "../lib/repository/store.ts";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { cliCommand, realDenoDir, REPO, withStore } from "./_cli.ts";

@@ -18,10 +18,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import { publishToFile } from "../lib/share/publish.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
-import { Store } from "../lib/store/store.ts";
-import { registerStore } from "../lib/store/trust.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { forgetSnapshots, planForget } from "../lib/history/forget.ts";
+import { Store } from "../lib/repository/store.ts";
+import { registerStore } from "../lib/repository/trust.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import {
   cliCommand,
@@ -169,7 +169,7 @@ async function writeState(root: string, state: "A" | "B"): Promise<void> {
     await Deno.writeFile(join(root, name), data);
   }
   // 2 MiB of compressible text that differs, so a restore between the states
-  // inflates and hashes on the worker (lib/restore/_file_writes.ts).
+  // inflates and hashes on the worker (lib/workspace/file_writes.ts).
   for (let j = 0; j < 4; j++) {
     const lines = Array.from({ length: 20_000 }, (_, k) => `state ${state} file ${j} line ${k}\n`);
     await Deno.writeTextFile(join(root, `text${j}.log`), lines.join("").slice(0, 512 * 1024));
@@ -431,7 +431,7 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * 3 MiB of new compressible inline content for `round`, so that a capture
- * compresses on the worker (lib/store/zlib_pool.ts) and a kill can land then.
+ * compresses on the worker (lib/repository/zlib_pool.ts) and a kill can land then.
  */
 async function writeTextLogs(root: string, round: number): Promise<void> {
   for (let j = 0; j < 6; j++) {

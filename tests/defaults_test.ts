@@ -10,9 +10,9 @@
  */
 import { join } from "node:path";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { listSnapshots } from "../lib/snapshot/summary.ts";
-import { Store } from "../lib/store/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { listSnapshots } from "../lib/history/summary.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { expectCode, type TempWorkspace, tempWorkspace, withStore } from "./_cli.ts";
 import { exists } from "./_util.ts";

@@ -17,7 +17,7 @@ import {
   FASTCDC_MAX,
   FASTCDC_MIN,
   GEAR,
-} from "../lib/store/fastcdc.ts";
+} from "../lib/format/fastcdc.ts";
 import { assert, assertEquals } from "./_assert.ts";
 
 interface Case {

@@ -1,5 +1,5 @@
 /**
- * Tests of lib/fs: path rules, capture policy, ignore files, the no-follow
+ * Tests of lib/workspace/io: path rules, capture policy, ignore files, the no-follow
  * walk, safe reads and atomic writes, on real files in temporary directories.
  *
  * @module
@@ -7,26 +7,30 @@
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { ConflictError, CtxsnapError, NotFoundError, PathError } from "../lib/errors.ts";
-import { SafeWriter } from "../lib/fs/safe_write.ts";
+import { SafeWriter } from "../lib/workspace/io/safe_write.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { fsyncDir, TEMP_PREFIX, writeFileAtomic } from "../lib/fs/atomic.ts";
-import { IgnoreFileError, IgnoreStack } from "../lib/fs/ignore.ts";
+import { fsyncDir, TEMP_PREFIX, writeFileAtomic } from "../lib/workspace/io/atomic.ts";
+import { IgnoreFileError, IgnoreStack } from "../lib/workspace/io/ignore.ts";
 import {
   checkEntryPaths,
   comparePaths,
   isSafeRelativePath,
   normalizeRelativePath,
-} from "../lib/fs/path.ts";
-import { DEFAULT_EXCLUDED_DIRS, DEFAULT_MAX_FILE_BYTES, isSecretName } from "../lib/fs/policy.ts";
+} from "../lib/workspace/io/path.ts";
+import {
+  DEFAULT_EXCLUDED_DIRS,
+  DEFAULT_MAX_FILE_BYTES,
+  isSecretName,
+} from "../lib/workspace/io/capture_policy.ts";
 import {
   FileChangedError,
   readRegularNoFollow,
   statInfoOf,
   UnreadableError,
-} from "../lib/fs/safe_read.ts";
-import { type WalkItem, type WalkOptions, walkWorkspace } from "../lib/fs/walk.ts";
+} from "../lib/workspace/io/safe_read.ts";
+import { type WalkItem, type WalkOptions, walkWorkspace } from "../lib/workspace/io/walk.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
-import { foldName } from "../lib/fs/reserved.ts";
+import { foldName } from "../lib/workspace/io/reserved.ts";
 import { prng } from "./_util.ts";
 
 const encoder = new TextEncoder();
@@ -339,9 +343,11 @@ Deno.test("a FIFO is reported as special_file and never blocks a walk or a read"
     Deno.writeTextFileSync(
       script,
       `
-      import { walkWorkspace } from ${JSON.stringify(import.meta.resolve("../lib/fs/walk.ts"))};
+      import { walkWorkspace } from ${
+        JSON.stringify(import.meta.resolve("../lib/workspace/io/walk.ts"))
+      };
       import { readRegularNoFollow } from ${
-        JSON.stringify(import.meta.resolve("../lib/fs/safe_read.ts"))
+        JSON.stringify(import.meta.resolve("../lib/workspace/io/safe_read.ts"))
       };
       import { lstatSync } from "node:fs";
       const ws = ${JSON.stringify(ws)};

@@ -31,21 +31,21 @@ import {
   isSafeRelativePath,
   MAX_PATH_BYTES,
   normalizeRelativePath,
-} from "../lib/fs/path.ts";
+} from "../lib/workspace/io/path.ts";
 import {
   compareSkipped,
   MAX_NAME_LENGTH,
   treeBytes,
   type TreeManifest,
   validateTree,
-} from "../lib/store/tree.ts";
+} from "../lib/format/tree.ts";
 import {
   emptyContext,
   emptyCursors,
   emptyFacets,
   SNAPSHOT_SCHEMA,
   type SnapshotBody,
-} from "../lib/snapshot/body.ts";
+} from "../lib/format/body.ts";
 import {
   checkEnvelope,
   type Envelope,
@@ -53,15 +53,15 @@ import {
   signBody,
   type Signer,
   validateEnvelope,
-} from "../lib/snapshot/envelope.ts";
-import type { TrustPolicy } from "../lib/snapshot/verify.ts";
-import { type BundleSummary, readBundle } from "../lib/share/bundle.ts";
-import { TarWriter } from "../lib/share/tar.ts";
+} from "../lib/format/envelope.ts";
+import type { TrustPolicy } from "../lib/history/verify.ts";
+import { type BundleSummary, readBundle } from "../lib/format/bundle.ts";
+import { TarWriter } from "../lib/format/tar.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { planPublish, publishedSnapshotText, writePublished } from "../lib/share/publish.ts";
 import { verifyStream } from "../lib/share/verify_file.ts";
-import { Store } from "../lib/store/store.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
+import { Store } from "../lib/repository/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
 import { assert, assertEquals, AssertionError } from "./_assert.ts";
 import { concatBytes } from "./_util.ts";
 
@@ -678,7 +678,7 @@ Deno.test("fuzz json: very deep and very wide hostile nesting is refused without
 // 2. Path normalization
 // ===========================================================================
 
-/** Reference model of the path rules in docs/DESIGN.md §2, written independently of lib/fs/path.ts. */
+/** Reference model of the path rules in docs/DESIGN.md §2, written independently of lib/workspace/io/path.ts. */
 function modelSafePath(value: string): boolean {
   if (value.length === 0) return false;
   if (!value.isWellFormed()) return false;

@@ -12,13 +12,13 @@ import { canonicalBytes } from "../lib/encoding/canonical_json.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../lib/crypto/ed25519.ts";
 import { toHex } from "../lib/encoding/hex.ts";
-import { walkWorkspace } from "../lib/fs/walk.ts";
+import { walkWorkspace } from "../lib/workspace/io/walk.ts";
 import { umask } from "../lib/runtime.ts";
-import { validateTree } from "../lib/store/tree.ts";
-import { Store } from "../lib/store/store.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { type Envelope, signBody, type Signer } from "../lib/snapshot/envelope.ts";
-import { writeBundle } from "../lib/share/bundle.ts";
+import { validateTree } from "../lib/format/tree.ts";
+import { Store } from "../lib/repository/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { type Envelope, signBody, type Signer } from "../lib/format/envelope.ts";
+import { writeBundle } from "../lib/format/bundle.ts";
 import { concatBytes, editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, withStore } from "./_cli.ts";
 import { restoreSwapRace } from "./_restore_race.ts";
@@ -215,8 +215,8 @@ Deno.test("custom store: restore and materialize refuse a tree that writes into 
       const planted = await createSnapshot(store, signer, { reason: "planted" });
       fs.rmSync(join(ws, "MyStore."), { recursive: true });
       await createSnapshot(store, signer, { reason: "clean" });
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-      const { materialize } = await import("../lib/restore/materialize.ts");
+      const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
+      const { materialize } = await import("../lib/workspace/move/materialize.ts");
       const error = await restoreSnapshot(store, signer, planted.id).then(
         () => null,
         (e) => e,
@@ -244,9 +244,9 @@ Deno.test("custom store: restore and materialize refuse a tree that writes into 
  * child process: the umask is process-wide, and test modules share one.
  */
 const UMASK_CHILD = `
-import { Store } from "${new URL("../lib/store/store.ts", import.meta.url)}";
-import { restoreSnapshot } from "${new URL("../lib/restore/restore.ts", import.meta.url)}";
-import { materialize } from "${new URL("../lib/restore/materialize.ts", import.meta.url)}";
+import { Store } from "${new URL("../lib/repository/store.ts", import.meta.url)}";
+import { restoreSnapshot } from "${new URL("../lib/workspace/move/restore.ts", import.meta.url)}";
+import { materialize } from "${new URL("../lib/workspace/move/materialize.ts", import.meta.url)}";
 import { loadIdentity } from "${new URL("../lib/keys/identity.ts", import.meta.url)}";
 const [storeDir, config, first, tree, dest, restoreMask, materializeMask] = Deno.args;
 const store = Store.open(storeDir);
@@ -417,7 +417,7 @@ Deno.test("git: create and restore --git never run the repository's fsmonitor, h
       git(ws, ...DISARMED, "commit", "-qam", "two");
       fs.writeFileSync(join(ws, "a.txt"), "two\n"); // a racily clean entry: git re-reads (and cleans) it
       await createSnapshot(store, signer, { reason: "two" });
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
       const result = await restoreSnapshot(store, signer, first.id, { git: true });
       assertEquals(result.git_commit, first.envelope.body.git?.commit);
       assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
@@ -461,7 +461,7 @@ Deno.test("git: core.worktree in .git/config cannot point a restore --git at ano
       fs.writeFileSync(join(outside, ".gitignore"), ".ctxsnap/\n");
       fs.writeFileSync(join(outside, "a.txt"), "two\n");
       git(ws, "config", "core.worktree", outside);
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
       await restoreSnapshot(store, signer, first.id, { git: true });
       assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
       assertEquals(fs.readFileSync(join(outside, "a.txt"), "utf8"), "two\n");
@@ -480,7 +480,7 @@ Deno.test("git: a repository owned by another user is refused by git's own safe.
     fs.writeFileSync(join(ws, "a.txt"), "one\n");
     git(ws, "add", "-A");
     git(ws, "commit", "-qm", "one");
-    const { gitAnchor } = await import("../lib/snapshot/git.ts");
+    const { gitAnchor } = await import("../lib/integrations/git/git.ts");
     assert(gitAnchor(ws) !== null, "own repository has an anchor");
     if (Deno.uid() !== 0) return; // only root can give the repository away
     const other = 4242;
@@ -556,8 +556,8 @@ Deno.test("races: a parent directory swapped for a symlink between two changes o
         fs.writeFileSync(join(ws, "dir", "sub", name), `B ${name}\n`);
       }
       await createSnapshot(store, signer, { reason: "B" });
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-      const { recover } = await import("../lib/restore/recover.ts");
+      const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
+      const { recover } = await import("../lib/workspace/move/recover.ts");
       let swapped = false;
       const error = await restoreSnapshot(store, signer, a.id, {
         onProgress: () => {
@@ -595,7 +595,7 @@ Deno.test("races: without /proc descriptors, each change re-checks the whole par
     fs.mkdirSync(outside);
     fs.writeFileSync(join(outside, "gone.txt"), "SENTINEL\n");
     fs.writeFileSync(join(ws, "dir", "sub", "gone.txt"), "mine\n");
-    const { SafeWriter } = await import("../lib/fs/safe_write.ts");
+    const { SafeWriter } = await import("../lib/workspace/io/safe_write.ts");
     const writer = new SafeWriter(ws, { descriptors: false });
     try {
       const bytes = new TextEncoder().encode("one\n");
@@ -675,8 +675,8 @@ async function interrupted(
   target: Spec,
   craft: (plan: Record<string, unknown>) => void = () => {},
 ): Promise<{ store: Store; signer: Signer; op: string }> {
-  const { planMove } = await import("../lib/restore/plan.ts");
-  const { startOperation } = await import("../lib/store/operations.ts");
+  const { planMove } = await import("../lib/workspace/plan.ts");
+  const { startOperation } = await import("../lib/repository/operations.ts");
   writeSpec(ws, target);
   const store = Store.init(join(ws, ".ctxsnap"), ws);
   const signer = await makeSigner();
@@ -782,7 +782,7 @@ const KILLED_STATES: { name: string; pre: Spec; target: Spec; done: (ws: string)
 ];
 
 Deno.test("recover: every state a killed restore leaves can be ended by recover and by recover --abort", async () => {
-  const { recover } = await import("../lib/restore/recover.ts");
+  const { recover } = await import("../lib/workspace/move/recover.ts");
   for (const state of KILLED_STATES) {
     for (const abort of [false, true]) {
       await withTempDir(async (ws) => {
@@ -804,7 +804,7 @@ Deno.test("recover: every state a killed restore leaves can be ended by recover 
 });
 
 Deno.test("recover: a crafted plan naming .git internals, a path its trees do not hold or an option as git_back is refused, and --discard ends it touching nothing", async () => {
-  const { recover } = await import("../lib/restore/recover.ts");
+  const { recover } = await import("../lib/workspace/move/recover.ts");
   const crafts: [string, (plan: Record<string, unknown>) => void][] = [
     ["deletes .git/config", (plan) => (plan.deletes as string[]).push(".git/config")],
     ["deletes .GIT./hooks", (plan) => (plan.deletes as string[]).push(".GIT./hooks")],
@@ -845,9 +845,9 @@ Deno.test("recover: a crafted plan naming .git internals, a path its trees do no
 });
 
 Deno.test("recover: a crafted switch, undo or redo plan (a .git path, a path its trees do not hold, a bad branch or reverts, an unknown or missing field) is refused, and --discard ends it touching nothing", async () => {
-  const { recover } = await import("../lib/restore/recover.ts");
-  const { startOperation } = await import("../lib/store/operations.ts");
-  const { captureView } = await import("../lib/snapshot/oplog.ts");
+  const { recover } = await import("../lib/workspace/move/recover.ts");
+  const { startOperation } = await import("../lib/repository/operations.ts");
+  const { captureView } = await import("../lib/history/oplog.ts");
   type Plan = Record<string, unknown> & { writes: string[]; deletes: string[] };
   const crafts: [string, string, (plan: Plan) => void][] = [
     ["switch", "none (the control: it finishes)", () => {}],
@@ -925,7 +925,7 @@ Deno.test("recover: a crafted switch, undo or redo plan (a .git path, a path its
 });
 
 Deno.test("recover: a secret a crafted pre-restore tree lists with other content is a conflict, never deleted or overwritten", async () => {
-  const { recover } = await import("../lib/restore/recover.ts");
+  const { recover } = await import("../lib/workspace/move/recover.ts");
   await withTempDir(async (ws) => {
     // The crafted pre tree holds an `.env` entry; the real one holds something else.
     const fake = new TextEncoder().encode("FAKE=1\n");
@@ -945,7 +945,7 @@ Deno.test("recover: a secret a crafted pre-restore tree lists with other content
         skipped: [],
       });
       const preId = s.putTree(preTree);
-      const { startOperation } = await import("../lib/store/operations.ts");
+      const { startOperation } = await import("../lib/repository/operations.ts");
       s.transaction("restore", () =>
         startOperation(s, {
           kind: "restore",
@@ -978,7 +978,7 @@ Deno.test("recover: a secret a crafted pre-restore tree lists with other content
 });
 
 Deno.test("recover --abort: a stored git_back naming a tracked file is switched to as a ref, never checked out as a path (the edit stays)", async () => {
-  const { recover } = await import("../lib/restore/recover.ts");
+  const { recover } = await import("../lib/workspace/move/recover.ts");
   await withTempDir(async (ws) => {
     git(ws, "init", "-q");
     fs.writeFileSync(join(ws, ".gitignore"), ".ctxsnap/\n");
@@ -1028,9 +1028,9 @@ async function tamperEnvelope(
 }
 
 Deno.test("envelopes: restore, switch, materialize, diff, show and publish refuse an envelope edited in the store, acting on nothing", async () => {
-  const { restoreSnapshot } = await import("../lib/restore/restore.ts");
-  const { switchTo } = await import("../lib/restore/switch.ts");
-  const { forkBranch } = await import("../lib/snapshot/branch.ts");
+  const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
+  const { switchTo } = await import("../lib/workspace/move/switch.ts");
+  const { forkBranch } = await import("../lib/history/branch.ts");
   const { planPublish } = await import("../lib/share/publish.ts");
   const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
   await withStore(async (ws) => {
@@ -1132,8 +1132,8 @@ Deno.test("store trust: a store committed into a repository is refused in a clon
 
 Deno.test("store trust: a moved or copied store must be adopted again, while the original keeps working", async () => {
   const { Keyring } = await import("../lib/keys/keyring.ts");
-  const { adoptStore } = await import("../lib/snapshot/adopt.ts");
-  const { registerStore } = await import("../lib/store/trust.ts");
+  const { adoptStore } = await import("../lib/history/adopt.ts");
+  const { registerStore } = await import("../lib/repository/trust.ts");
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
     const config = join(root, "config");
@@ -1274,7 +1274,7 @@ Deno.test("store trust: a schema with an extra trigger, view, table or index, or
 });
 
 Deno.test("gc: tmp/ or objects/xx swapped for a symlink after the store was opened stops the sweep, and nothing outside is deleted", async () => {
-  const { collectGarbage } = await import("../lib/store/gc.ts");
+  const { collectGarbage } = await import("../lib/repository/gc.ts");
   for (const victim of ["tmp", "objects/ab"]) {
     await withTempDir((root) => {
       const ws = join(root, "ws");
@@ -1319,8 +1319,8 @@ Deno.test("store trust: init never creates a store through a planted .ctxsnap sy
 
 Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache of one it adopts", async () => {
   const { Keyring } = await import("../lib/keys/keyring.ts");
-  const { adoptStore } = await import("../lib/snapshot/adopt.ts");
-  const { isRegistered } = await import("../lib/store/trust.ts");
+  const { adoptStore } = await import("../lib/history/adopt.ts");
+  const { isRegistered } = await import("../lib/repository/trust.ts");
   await withTempDir(async (root) => {
     const ws = join(root, "ws");
     const config = join(root, "config");
@@ -1385,7 +1385,7 @@ Deno.test("git: a .git/config that makes git block (include.path naming a FIFO) 
 // each layer of a layered defence, on its own
 
 Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path, not only the first", async () => {
-  const { validateStoredPlan } = await import("../lib/restore/_stored_plan.ts");
+  const { validateStoredPlan } = await import("../lib/workspace/move/_stored_plan.ts");
   const plan = (writes: string[], deletes: string[]) => ({
     id: "op-0123456789abcdef",
     kind: "restore",
@@ -1417,7 +1417,7 @@ Deno.test("validateStoredPlan() refuses a reserved name in any segment of a path
   }
 });
 
-/** The `-c` overrides every git run carries, in order (lib/snapshot/git.ts, SECURITY.md). */
+/** The `-c` overrides every git run carries, in order (lib/integrations/git/git.ts, SECURITY.md). */
 const EXPECTED_GIT_OVERRIDES = [
   "core.fsmonitor=false",
   "core.hooksPath=/dev/null",
@@ -1469,9 +1469,9 @@ Deno.test({
       const script = join(root, "scenario.ts");
       fs.writeFileSync(
         script,
-        `import { Store } from ${lib("store/store.ts")};
-import { createSnapshot } from ${lib("snapshot/create.ts")};
-import { restoreSnapshot } from ${lib("restore/restore.ts")};
+        `import { Store } from ${lib("repository/store.ts")};
+import { createSnapshot } from ${lib("history/create.ts")};
+import { restoreSnapshot } from ${lib("workspace/move/restore.ts")};
 import { generateSeed, keyIdOf, publicKeyFromSeed } from ${lib("crypto/ed25519.ts")};
 import { toHex } from ${lib("encoding/hex.ts")};
 const ws = ${JSON.stringify(ws)};
@@ -1581,7 +1581,7 @@ Deno.test("git: a repository's protocol.<name>.allow cannot re-enable a transpor
     // Outside ctxsnap, the planted config lets git reach the other repository...
     git(ws, "-c", "protocol.allow=never", "ls-remote", `file://${src}`);
     // ...while a ctxsnap git run refuses every transport.
-    const { runGit } = await import("../lib/snapshot/git.ts");
+    const { runGit } = await import("../lib/integrations/git/git.ts");
     const run = runGit(ws, ["ls-remote", `file://${src}`]);
     assert(run.status !== 0, `ls-remote succeeded: ${run.stdout}`);
     assert(/not allowed/.test(run.stderr), run.stderr);
@@ -1614,7 +1614,7 @@ Deno.test("git: submodule.recurse in .git/config cannot make restore --git check
       git(ws, "commit", "-qam", "two");
       await createSnapshot(store, signer, { reason: "two" });
       git(ws, "config", "submodule.recurse", "true");
-      const { restoreSnapshot } = await import("../lib/restore/restore.ts");
+      const { restoreSnapshot } = await import("../lib/workspace/move/restore.ts");
       await restoreSnapshot(store, signer, first.id, { git: true });
       // HEAD moved; the submodule's own checkout did not (recursing, git would have moved it).
       assertEquals(git(ws, "rev-parse", "HEAD"), first.envelope.body.git?.commit);

@@ -19,10 +19,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "./_assert.ts";
 import { cliCommand, type CliResult, type TempWorkspace, tempWorkspace } from "./_cli.ts";
-import { Store } from "../lib/store/store.ts";
-import { expandDirTree, parseTreeObject } from "../lib/store/tree_object.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
-import type { TreeManifest } from "../lib/store/tree.ts";
+import { Store } from "../lib/repository/store.ts";
+import { expandDirTree, parseTreeObject } from "../lib/format/tree_object.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
+import type { TreeManifest } from "../lib/format/tree.ts";
 import { readObjectBytes } from "./_objects.ts";
 
 // ---------------------------------------------------------------------------

@@ -11,10 +11,10 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { IGNORE_FILE_NAMES } from "../lib/fs/ignore.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
-import { IncrementalCapture } from "../lib/store/incremental.ts";
-import { Store } from "../lib/store/store.ts";
+import { IGNORE_FILE_NAMES } from "../lib/workspace/io/ignore.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
+import { IncrementalCapture } from "../lib/workspace/incremental.ts";
+import { Store } from "../lib/repository/store.ts";
 import { openInotify } from "../lib/runtime.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { prng, seedFromEnv } from "./_util.ts";

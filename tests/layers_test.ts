@@ -15,10 +15,11 @@ const TABLE = `# Design
 | ---- | ------------------------ | --------- |
 | 0    | \`lib/errors.ts\`          | errors    |
 | 1    | \`lib/encoding/\`          | bytes     |
-| 2    | \`lib/fs/\`                | files     |
-| 3    | \`lib/store/\`             | the store |
-| 4    | \`lib/view/\`, \`lib/remote/\` | peers     |
-| 5    | \`lib/cli/\`               | commands  |
+| 2    | \`lib/workspace/io/\`      | files     |
+| 3    | \`lib/repository/\`        | the store |
+| 4    | \`lib/workspace/\`         | capture   |
+| 5    | \`lib/view/\`, \`lib/remote/\` | peers     |
+| 6    | \`lib/cli/\`               | commands  |
 
 After the table.
 `;
@@ -39,31 +40,39 @@ Deno.test("readLayerTable() reads ranks and folders from the design document's t
     assertEquals(await readLayerTable(join(root, "docs/DESIGN.md")), [
       { rank: 0, folders: ["."] },
       { rank: 1, folders: ["encoding"] },
-      { rank: 2, folders: ["fs"] },
-      { rank: 3, folders: ["store"] },
-      { rank: 4, folders: ["view", "remote"] },
-      { rank: 5, folders: ["cli"] },
+      { rank: 2, folders: ["workspace/io"] },
+      { rank: 3, folders: ["repository"] },
+      { rank: 4, folders: ["workspace"] },
+      { rank: 5, folders: ["view", "remote"] },
+      { rank: 6, folders: ["cli"] },
     ]);
   } finally {
     await Deno.remove(root, { recursive: true });
   }
 });
 
-Deno.test("checkLayers() reports upward, peer and private imports, SQL outside the store, printing outside the CLI", async () => {
+Deno.test("checkLayers() reports upward, peer and private imports, SQL outside the repository, printing outside the CLI, and knows a layer folder inside another", async () => {
   const root = await plant({
     "docs/DESIGN.md": TABLE,
     "lib/errors.ts": "export class E extends Error {}\n",
     "lib/encoding/hex.ts": 'import { E } from "../errors.ts";\nexport const x = E;\n',
-    "lib/fs/_errno.ts": "export const errno = 1;\n",
-    "lib/fs/walk.ts": [
+    "lib/workspace/io/_errno.ts": "export const errno = 1;\n",
+    "lib/workspace/io/walk.ts": [
       'import { errno } from "./_errno.ts";', // own folder's private file: fine
-      'import { open } from "../store/store.ts";', // upward
-      "export const w = errno + open;",
+      'import { open } from "../../repository/store.ts";', // upward
+      'import { c } from "../capture.ts";', // up into the enclosing folder's layer
+      "export const w = errno + open + c;",
       "",
     ].join("\n"),
-    "lib/store/store.ts": [
-      'import { errno } from "../fs/_errno.ts";', // another folder's private file
+    "lib/repository/store.ts": [
+      'import { errno } from "../workspace/io/_errno.ts";', // another layer's private file
       'export const open = errno; const q = "SELECT id FROM snapshots";',
+      "",
+    ].join("\n"),
+    "lib/workspace/capture.ts": [
+      'import { w } from "./io/walk.ts";', // down into the inner layer: fine
+      'import { open } from "../repository/store.ts";', // down: fine
+      "export const c = w + open;",
       "",
     ].join("\n"),
     "lib/view/page.ts": [
@@ -81,15 +90,16 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
   try {
     const violations = await checkLayers(root, await readLayerTable(join(root, "docs/DESIGN.md")));
     assertEquals(violations, [
-      'lib/fs/walk.ts:2: lib/fs (layer 2) imports "../store/store.ts" (lib/store, layer 3)',
-      'lib/remote/pull.ts:1: lib/remote (layer 4) imports "../cli/main.ts" (lib/cli, layer 5)',
-      'lib/remote/pull.ts:2: lib/remote (layer 4) imports "../cli/side.ts" (lib/cli, layer 5)',
-      'lib/store/store.ts:1: imports "../fs/_errno.ts", private to lib/fs',
+      'lib/remote/pull.ts:1: lib/remote (layer 5) imports "../cli/main.ts" (lib/cli, layer 6)',
+      'lib/remote/pull.ts:2: lib/remote (layer 5) imports "../cli/side.ts" (lib/cli, layer 6)',
+      'lib/repository/store.ts:1: imports "../workspace/io/_errno.ts", private to lib/workspace/io',
       'lib/stray/x.ts: folder "lib/stray" is not in the layer table',
       "lib/view/page.ts:2: console.assert only prints; throw in examples",
-      'lib/view/page.ts:1: lib/view (layer 4) imports "../remote/pull.ts" (lib/remote, layer 4)',
-      "lib/view/page.ts:3: SQL outside lib/store",
+      'lib/view/page.ts:1: lib/view (layer 5) imports "../remote/pull.ts" (lib/remote, layer 5)',
+      "lib/view/page.ts:3: SQL outside lib/repository",
       "lib/view/page.ts:4: prints or exits outside lib/cli",
+      'lib/workspace/io/walk.ts:2: lib/workspace/io (layer 2) imports "../../repository/store.ts" (lib/repository, layer 3)',
+      'lib/workspace/io/walk.ts:3: lib/workspace/io (layer 2) imports "../capture.ts" (lib/workspace, layer 4)',
     ]);
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -44,9 +44,9 @@ import {
   SNAPSHOT_SCHEMA_V2,
   type SnapshotBody,
   validateBody,
-} from "../lib/snapshot/body.ts";
-import { signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
-import type { Signer } from "../lib/snapshot/envelope.ts";
+} from "../lib/format/body.ts";
+import { signingMessage, snapshotId } from "../lib/format/envelope.ts";
+import type { Signer } from "../lib/format/envelope.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { editBehindCtxsnap, exists } from "./_util.ts";
 import { expectCode, tempWorkspace } from "./_cli.ts";

@@ -18,15 +18,15 @@ import { join } from "node:path";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import type { Identity } from "../lib/keys/identity.ts";
 import { ConflictError } from "../lib/errors.ts";
-import { restoreSnapshot } from "../lib/restore/restore.ts";
-import { switchTo } from "../lib/restore/switch.ts";
-import { forkBranch } from "../lib/snapshot/branch.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { diffTrees } from "../lib/snapshot/diff.ts";
-import { readEnvelope } from "../lib/snapshot/timeline.ts";
-import { readBaseline } from "../lib/store/baseline.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
-import { Store } from "../lib/store/store.ts";
+import { restoreSnapshot } from "../lib/workspace/move/restore.ts";
+import { switchTo } from "../lib/workspace/move/switch.ts";
+import { forkBranch } from "../lib/history/branch.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { diffTrees } from "../lib/repository/diff.ts";
+import { readEnvelope } from "../lib/history/timeline.ts";
+import { readBaseline } from "../lib/repository/baseline.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { exists } from "./_util.ts";
 
@@ -58,7 +58,7 @@ type Outcome = { conflict: true } | { conflict: false; final: Map<"self" | "x", 
 
 /**
  * The rules of docs/CLI.md "restore", leaf by leaf, written independently of
- * `lib/restore/policy.ts`: disk = target: keep; target = base: keep the
+ * `lib/workspace/overwrite.ts`: disk = target: keep; target = base: keep the
  * disk (unless forced and the base tracks it); disk = base: take the target;
  * else a conflict (unless forced). A final state with both `p` and `p/x` is
  * a structural conflict, refused even when forced.
@@ -561,7 +561,7 @@ Deno.test("an empty directory where the target puts a file is a structural confl
 // planMove() on its own (no disk probe): the capture's skipped records
 
 Deno.test("planMove() keeps a path the capture skipped: a write above or below it is a structural conflict without a disk probe", async () => {
-  const { planMove } = await import("../lib/restore/plan.ts");
+  const { planMove } = await import("../lib/workspace/plan.ts");
   const file = (path: string) => ({
     path,
     type: "file" as const,
@@ -594,7 +594,7 @@ Deno.test("planMove() keeps a path the capture skipped: a write above or below i
 });
 
 Deno.test("planMove() with a disk probe: something unrecorded at a path the target creates is in the way, never overwritten", async () => {
-  const { planMove } = await import("../lib/restore/plan.ts");
+  const { planMove } = await import("../lib/workspace/plan.ts");
   const file = (path: string) => ({
     path,
     type: "file" as const,

@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { parseRevision, parseTime } from "../lib/snapshot/names.ts";
+import { parseRevision, parseTime } from "../lib/history/names.ts";
 import { UsageError } from "../lib/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";

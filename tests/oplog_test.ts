@@ -13,20 +13,20 @@ import { join } from "node:path";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
 import type { Identity } from "../lib/keys/identity.ts";
 import { ConflictError, IntegrityError, NotFoundError } from "../lib/errors.ts";
-import { restoreSnapshot } from "../lib/restore/restore.ts";
-import { switchTo } from "../lib/restore/switch.ts";
-import { nextRedo, nextUndo, redo, undo } from "../lib/restore/undo.ts";
-import { forkBranch } from "../lib/snapshot/branch.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { forgetImpact, forgetSnapshots, planForget } from "../lib/snapshot/forget.ts";
-import { editSession, readSessionState, switchSession } from "../lib/snapshot/session_state.ts";
-import { currentSelection, listBranches } from "../lib/snapshot/timeline.ts";
+import { restoreSnapshot } from "../lib/workspace/move/restore.ts";
+import { switchTo } from "../lib/workspace/move/switch.ts";
+import { nextRedo, nextUndo, redo, undo } from "../lib/workspace/move/undo.ts";
+import { forkBranch } from "../lib/history/branch.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { forgetImpact, forgetSnapshots, planForget } from "../lib/history/forget.ts";
+import { editSession, readSessionState, switchSession } from "../lib/history/session_state.ts";
+import { currentSelection, listBranches } from "../lib/history/timeline.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { importFile } from "../lib/share/import.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
-import { readBaseline } from "../lib/store/baseline.ts";
-import { collectGarbage } from "../lib/store/gc.ts";
-import { Store } from "../lib/store/store.ts";
+import { readBaseline } from "../lib/repository/baseline.ts";
+import { collectGarbage } from "../lib/repository/gc.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { expectCode, withStore } from "./_cli.ts";
 
@@ -196,7 +196,7 @@ Deno.test("undo of a restore keeps edits made since to other paths, and a path e
     assertEquals(await Deno.readTextFile(join(ws, "a.txt")), "a2\n");
     assert(forced.saved !== null, "no snapshot saved the overwritten edit");
     const saved = store.getTree(
-      (await (await import("../lib/snapshot/timeline.ts")).readEnvelope(store, forced.saved)).body
+      (await (await import("../lib/history/timeline.ts")).readEnvelope(store, forced.saved)).body
         .workspace!.tree,
     );
     const blob = saved.entries.find((e) => e.path === "a.txt");
@@ -361,9 +361,9 @@ Deno.test("log --json lists creates, session edits and undos with ISO 8601 times
 Deno.test("recover finishes an interrupted switch (current branch, baseline, undo record) or aborts it back to the content before", async () => {
   for (const abort of [false, true]) {
     await withLib(async ({ ws, store, me }) => {
-      const { planPhase, recordPhase, applyPhase } = await import("../lib/restore/move.ts");
-      const { entryMap } = await import("../lib/snapshot/diff.ts");
-      const { recover } = await import("../lib/restore/recover.ts");
+      const { planPhase, recordPhase, applyPhase } = await import("../lib/workspace/move/move.ts");
+      const { entryMap } = await import("../lib/repository/diff.ts");
+      const { recover } = await import("../lib/workspace/move/recover.ts");
       await Deno.writeTextFile(join(ws, "a.txt"), "main\n");
       const base = await createSnapshot(store, me, {});
       forkBranch(store, base.id, "exp");
@@ -410,9 +410,9 @@ Deno.test("recover finishes an interrupted switch (current branch, baseline, und
 
 Deno.test("recover finishes a restore left applying by an older ctxsnap (a plan without view, sessions or baseline); a malformed plan is refused (exit 1) and only --discard ends it", async () => {
   await withLib(async ({ ws, store, me }) => {
-    const { startOperation } = await import("../lib/store/operations.ts");
-    const { recover } = await import("../lib/restore/recover.ts");
-    const { captureWorkspace } = await import("../lib/store/capture.ts");
+    const { startOperation } = await import("../lib/repository/operations.ts");
+    const { recover } = await import("../lib/workspace/move/recover.ts");
+    const { captureWorkspace } = await import("../lib/workspace/capture.ts");
     await Deno.writeTextFile(join(ws, "a.txt"), "one\n");
     const first = await createSnapshot(store, me, {});
     await Deno.writeTextFile(join(ws, "a.txt"), "two\n");

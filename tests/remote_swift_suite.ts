@@ -25,7 +25,7 @@ import { FileBackend } from "../lib/remote/file_backend.ts";
 import { objectKey } from "../lib/remote/layout.ts";
 import { pull } from "../lib/remote/pull.ts";
 import { push } from "../lib/remote/push.ts";
-import { readEnvelope } from "../lib/snapshot/timeline.ts";
+import { readEnvelope } from "../lib/history/timeline.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { expectCode, REPO, tempWorkspace } from "./_cli.ts";
 import { backendConformance } from "./_backend_conformance.ts";

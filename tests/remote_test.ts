@@ -24,12 +24,12 @@ import {
   NotFoundError,
   UsageError,
 } from "../lib/errors.ts";
-import { treeBytes } from "../lib/store/tree.ts";
-import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/snapshot/body.ts";
-import { envelopeBytes, signBody } from "../lib/snapshot/envelope.ts";
-import { getBranch, listBranches, readEnvelope } from "../lib/snapshot/timeline.ts";
-import { verifySnapshot } from "../lib/snapshot/verify.ts";
-import { materialize } from "../lib/restore/materialize.ts";
+import { treeBytes } from "../lib/format/tree.ts";
+import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../lib/format/body.ts";
+import { envelopeBytes, signBody } from "../lib/format/envelope.ts";
+import { getBranch, listBranches, readEnvelope } from "../lib/history/timeline.ts";
+import { verifySnapshot } from "../lib/history/verify.ts";
+import { materialize } from "../lib/workspace/move/materialize.ts";
 import { EMPTY_SHA256, signRequest } from "../lib/remote/sigv4.ts";
 import { FileBackend } from "../lib/remote/file_backend.ts";
 import { S3Backend } from "../lib/remote/s3_backend.ts";
@@ -47,7 +47,7 @@ import {
   parseRefRecord,
   signRefRecord,
   validateRefRecord,
-} from "../lib/remote/ref_record.ts";
+} from "../lib/format/ref_record.ts";
 import {
   credentialsFromEnvironment,
   iniSection,
@@ -913,7 +913,7 @@ Deno.test("a pulled snapshot never answers the user's own create --source (idemp
   const bob = await machine({ "b.txt": "bob\n" });
   try {
     await withRemote(async (remote) => {
-      const { createSnapshot } = await import("../lib/snapshot/create.ts");
+      const { createSnapshot } = await import("../lib/history/create.ts");
       const a42 = await createSnapshot(alice.store, alice.me, {
         source: { kind: "cell", id: "42" },
       });
@@ -1037,7 +1037,7 @@ Deno.test("push sends only your own branches: quarantine branches and others' he
         UsageError,
         "quarantine",
       );
-      const { forkBranch } = await import("../lib/snapshot/branch.ts");
+      const { forkBranch } = await import("../lib/history/branch.ts");
       forkBranch(bob.store, head, "alices");
       await assertRejects(
         () =>
@@ -1270,7 +1270,7 @@ Deno.test("a trusted signer's ref whose history holds an unpinned signer's snaps
   const mallory = await machine({});
   try {
     await withRemote(async (remote) => {
-      const { createSnapshot } = await import("../lib/snapshot/create.ts");
+      const { createSnapshot } = await import("../lib/history/create.ts");
       // Mallory's snapshot sits in the middle of the chain of Alice's branch.
       await snap(alice, "one");
       await Deno.writeTextFile(join(alice.ws, "a.txt"), "by mallory\n");

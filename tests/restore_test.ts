@@ -13,10 +13,10 @@
  */
 import { join } from "node:path";
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
-import { restoreSnapshot } from "../lib/restore/restore.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { readEnvelope } from "../lib/snapshot/timeline.ts";
-import { Store } from "../lib/store/store.ts";
+import { restoreSnapshot } from "../lib/workspace/move/restore.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { readEnvelope } from "../lib/history/timeline.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { ConflictError } from "../lib/errors.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";

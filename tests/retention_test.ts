@@ -9,18 +9,22 @@
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
 import { type Identity, loadOrCreateIdentity } from "../lib/keys/identity.ts";
-import { undo } from "../lib/restore/undo.ts";
-import { forkBranch } from "../lib/snapshot/branch.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
+import { undo } from "../lib/workspace/move/undo.ts";
+import { forkBranch } from "../lib/history/branch.ts";
+import { createSnapshot } from "../lib/history/create.ts";
 import {
   applyRetention,
   planRetention,
   retainAfterCheckpoint,
   type RetentionPolicy,
-} from "../lib/snapshot/retention.ts";
-import { branchChain, currentSelection } from "../lib/snapshot/timeline.ts";
-import { DEFAULT_RETENTION, parseRetention, readRetention } from "../lib/store/retention_file.ts";
-import { Store } from "../lib/store/store.ts";
+} from "../lib/history/retention.ts";
+import { branchChain, currentSelection } from "../lib/history/timeline.ts";
+import {
+  DEFAULT_RETENTION,
+  parseRetention,
+  readRetention,
+} from "../lib/repository/retention_file.ts";
+import { Store } from "../lib/repository/store.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { expectCode, type TempWorkspace, withStore } from "./_cli.ts";
 

@@ -11,12 +11,12 @@
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { runMain } from "./_cli.ts";
-import { isSecretName, isSecretPath } from "../lib/fs/policy.ts";
-import { scanText, SecretScanner } from "../lib/fs/secret_scan.ts";
+import { isSecretName, isSecretPath } from "../lib/workspace/io/capture_policy.ts";
+import { scanText, SecretScanner } from "../lib/workspace/io/secret_scan.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
-import { Store } from "../lib/store/store.ts";
-import { parseAllowSecrets, readAllowSecrets } from "../lib/store/allow_secrets.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
+import { Store } from "../lib/repository/store.ts";
+import { parseAllowSecrets, readAllowSecrets } from "../lib/repository/allow_secrets.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();

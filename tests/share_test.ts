@@ -11,18 +11,18 @@
  * @module
  */
 import { loadOrCreateIdentity } from "../lib/keys/identity.ts";
-import { Store } from "../lib/store/store.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
+import { Store } from "../lib/repository/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
 import { publishToFile } from "../lib/share/publish.ts";
 import { importFile } from "../lib/share/import.ts";
 import { dirname, join, relative } from "node:path";
 import { sign } from "../lib/crypto/ed25519.ts";
-import { encodeHeader } from "../lib/share/_tar_header.ts";
-import { MAX_MEMBER_BYTES } from "../lib/share/tar.ts";
+import { encodeHeader } from "../lib/format/_tar_header.ts";
+import { MAX_MEMBER_BYTES } from "../lib/format/tar.ts";
 import { sha256Hex } from "../lib/crypto/hash.ts";
 import { IntegrityError } from "../lib/errors.ts";
 import { toHex } from "../lib/encoding/hex.ts";
-import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/snapshot/envelope.ts";
+import { type Envelope, signBody, signingMessage, snapshotId } from "../lib/format/envelope.ts";
 import { assert, assertEquals, assertRejects } from "./_assert.ts";
 import { cliCommand, expectCode, NEEDS_DENO_PERMISSIONS, type TempWorkspace } from "./_cli.ts";
 import { exists } from "./_util.ts";

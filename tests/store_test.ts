@@ -5,25 +5,25 @@
  *
  * @module
  */
-import { startOperation } from "../lib/store/operations.ts";
-import { updateSessionState } from "../lib/snapshot/session_state.ts";
-import { forkBranch } from "../lib/snapshot/branch.ts";
-import { switchTo } from "../lib/restore/switch.ts";
-import { forgetSnapshots } from "../lib/snapshot/forget.ts";
+import { startOperation } from "../lib/repository/operations.ts";
+import { updateSessionState } from "../lib/history/session_state.ts";
+import { forkBranch } from "../lib/history/branch.ts";
+import { switchTo } from "../lib/workspace/move/switch.ts";
+import { forgetSnapshots } from "../lib/history/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
 import { readObjectBytes, writeObjectBytes } from "./_objects.ts";
 import { prng } from "./_util.ts";
-import { type PoolOutcome, ZlibPool } from "../lib/store/zlib_pool.ts";
+import { type PoolOutcome, ZlibPool } from "../lib/repository/zlib_pool.ts";
 import {
   COMPRESS_MIN_BYTES,
   DEFLATE_OPTIONS,
   packPays,
   TREE_DEFLATE_OPTIONS,
-} from "../lib/store/_pack.ts";
-import { captureWorkspace } from "../lib/store/capture.ts";
-import { materialize } from "../lib/restore/materialize.ts";
-import { FileWrites, totalBytes } from "../lib/restore/_file_writes.ts";
-import { SafeWriter } from "../lib/fs/safe_write.ts";
+} from "../lib/repository/compression.ts";
+import { captureWorkspace } from "../lib/workspace/capture.ts";
+import { materialize } from "../lib/workspace/move/materialize.ts";
+import { FileWrites, totalBytes } from "../lib/workspace/file_writes.ts";
+import { SafeWriter } from "../lib/workspace/io/safe_write.ts";
 import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
@@ -48,7 +48,7 @@ import {
   SNAPSHOT_SCHEMA,
   type SnapshotBody,
   validateBody,
-} from "../lib/snapshot/body.ts";
+} from "../lib/format/body.ts";
 import {
   checkEnvelope,
   type Envelope,
@@ -56,11 +56,11 @@ import {
   signBody,
   type Signer,
   snapshotId,
-} from "../lib/snapshot/envelope.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { INLINE_BLOB_MAX, Store } from "../lib/store/store.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "../lib/store/schema.ts";
-import { type TreeManifest, validateTree } from "../lib/store/tree.ts";
+} from "../lib/format/envelope.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { INLINE_BLOB_MAX, Store } from "../lib/repository/store.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "../lib/repository/schema.ts";
+import { type TreeManifest, validateTree } from "../lib/format/tree.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "./_assert.ts";
 
 const encoder = new TextEncoder();
@@ -993,7 +993,9 @@ Deno.test("ZlibPool does not start a worker the process may not load (read permi
     const script = join(dir, "probe.ts");
     Deno.writeTextFileSync(
       script,
-      `import { ZlibPool } from ${JSON.stringify(import.meta.resolve("../lib/store/zlib_pool.ts"))};
+      `import { ZlibPool } from ${
+        JSON.stringify(import.meta.resolve("../lib/repository/zlib_pool.ts"))
+      };
       const pool = ZlibPool.start(() => {});
       console.log(pool === null ? "none" : "started");
       pool?.close();`,
@@ -1028,7 +1030,7 @@ Deno.test("a schema-4 store opened read-only (never migrated) simply has no agen
     insert.run("format", "ctxsnap-store/1");
     old.close();
     const { agentSessionsByPrefix, hasAgentTables, listAgentSessions } = await import(
-      "../lib/store/agent_rows.ts"
+      "../lib/repository/agent_rows.ts"
     );
     const reader = Store.open(storeDir, { readOnly: true });
     try {

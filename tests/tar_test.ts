@@ -1,5 +1,5 @@
 /**
- * Tests of lib/share/tar.ts: round trips, determinism, interoperability with
+ * Tests of lib/format/tar.ts: round trips, determinism, interoperability with
  * GNU tar in both directions (real `tar` subprocesses on real files), and
  * every refusal of the hardened reader.
  *
@@ -26,8 +26,8 @@ import {
   type TarMember,
   TarReader,
   TarWriter,
-} from "../lib/share/tar.ts";
-import { decodeHeader, encodeHeader } from "../lib/share/_tar_header.ts";
+} from "../lib/format/tar.ts";
+import { decodeHeader, encodeHeader } from "../lib/format/_tar_header.ts";
 import { IntegrityError } from "../lib/errors.ts";
 import { assert, assertEquals, assertThrows } from "./_assert.ts";
 import { concatBytes as concat, prng } from "./_util.ts";

@@ -19,7 +19,7 @@ import {
   NO_NEWLINE,
   splitLines,
   type TextDiff,
-} from "../lib/snapshot/text_diff.ts";
+} from "../lib/history/text_diff.ts";
 
 /** Length of the longest common subsequence (quadratic; for small inputs). */
 function lcsLength(a: readonly string[], b: readonly string[]): number {

@@ -16,8 +16,8 @@ import {
 } from "./_timeline_fixture.ts";
 import { IntegrityError, UsageError } from "../lib/errors.ts";
 import { Keyring } from "../lib/keys/keyring.ts";
-import { createSnapshot } from "../lib/snapshot/create.ts";
-import { Store } from "../lib/store/store.ts";
+import { createSnapshot } from "../lib/history/create.ts";
+import { Store } from "../lib/repository/store.ts";
 import { CLIENT_SCRIPT, PAGE_STYLE } from "../lib/view/_client.ts";
 import {
   contentSecurityPolicy,

@@ -279,8 +279,8 @@ Deno.test("watch client: a watch process that closes the connection without answ
 Deno.test("watch client: an answer naming a snapshot this store does not hold (forged, another signer) is refused, not reported", async () => {
   await withStore(async (ws) => {
     // A validly signed snapshot of another store and key.
-    const { Store } = await import("../lib/store/store.ts");
-    const { createSnapshot } = await import("../lib/snapshot/create.ts");
+    const { Store } = await import("../lib/repository/store.ts");
+    const { createSnapshot } = await import("../lib/history/create.ts");
     const { loadOrCreateIdentity } = await import("../lib/keys/identity.ts");
     const other = join(ws.root, "other");
     await Deno.mkdir(other);

@@ -4,7 +4,7 @@
  * filesystem events what changed), made here with a full walk otherwise.
  * The store, identity and capture modules are loaded only on that second
  * path, so a handed-off checkpoint starts little more than the client; the
- * store must be registered as this user's (`lib/store/trust.ts`) before
+ * store must be registered as this user's (`lib/repository/trust.ts`) before
  * its watch process is asked.
  *
  * @module
@@ -13,14 +13,14 @@ import * as path from "node:path";
 import { parseJson } from "../encoding/canonical_json.ts";
 import { BusyError, IntegrityError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
-import { DEFAULT_BUSY_TIMEOUT_MS } from "../store/store.ts";
-import type { CreateResult } from "../snapshot/create.ts";
-import type { CheckpointOptions } from "../watch/service.ts";
-import type { CheckpointArgs } from "../watch/protocol.ts";
-import { askWatch } from "../watch/client.ts";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../repository/store.ts";
+import type { CreateResult } from "../history/create.ts";
+import type { CheckpointOptions } from "../integrations/watch/service.ts";
+import type { CheckpointArgs } from "../integrations/watch/protocol.ts";
+import { askWatch } from "../integrations/watch/client.ts";
 import { configDir } from "../keys/config_dir.ts";
-import { locateStore } from "../store/locate.ts";
-import { checkRegistered } from "../store/trust.ts";
+import { locateStore } from "../repository/locate.ts";
+import { checkRegistered } from "../repository/trust.ts";
 import type { CommandContext } from "./command.ts";
 
 /** A checkpoint made, and where. */
@@ -69,9 +69,9 @@ export async function checkpoint(
     { readRetention, retainAfterCheckpoint },
   ] = await Promise.all([
     import("./command.ts"),
-    import("../snapshot/create.ts"),
-    import("../snapshot/agent.ts"),
-    import("../snapshot/retention.ts"),
+    import("../history/create.ts"),
+    import("../history/agent.ts"),
+    import("../history/retention.ts"),
   ]);
   const signer = await identity();
   const store = openStore(ctx);
@@ -101,9 +101,9 @@ async function checkWatchAnswer(
   result: CreateResult,
 ): Promise<void> {
   const [{ Store }, { readEnvelope }, { envelopeBytes }, { identity }] = await Promise.all([
-    import("../store/store.ts"),
-    import("../snapshot/timeline.ts"),
-    import("../snapshot/envelope.ts"),
+    import("../repository/store.ts"),
+    import("../history/timeline.ts"),
+    import("../format/envelope.ts"),
     import("./command.ts"),
   ]);
   const refuse = (why: string): never => {
@@ -196,7 +196,7 @@ function toArgs(request: CheckpointRequest): CheckpointArgs {
  * no signature code is loaded on this path.
  */
 async function fromWatch(result: Record<string, unknown>): Promise<CreateResult> {
-  const { validateBody } = await import("../snapshot/body.ts");
+  const { validateBody } = await import("../format/body.ts");
   // Re-parse with the strict parser: integers only, no duplicate keys.
   const value = parseJson(JSON.stringify(result)) as Record<string, unknown>;
   const envelope = value.envelope as Record<string, unknown> | null;

@@ -22,11 +22,11 @@ import {
 } from "../keys/identity.ts";
 import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "../keys/keyring.ts";
 import { parsePublicKey } from "../crypto/ed25519.ts";
-import { locateStore } from "../store/locate.ts";
-import { Store } from "../store/store.ts";
+import { locateStore } from "../repository/locate.ts";
+import { Store } from "../repository/store.ts";
 import { getEnv } from "../runtime.ts";
-import { resolveRevision } from "../snapshot/names.ts";
-import { leanCtxIdsWithPrefix } from "../store/leanctx_rows.ts";
+import { resolveRevision } from "../history/names.ts";
+import { leanCtxIdsWithPrefix } from "../repository/leanctx_rows.ts";
 
 export * from "./args.ts";
 import { type CommandContext, userPath } from "./args.ts";
@@ -35,7 +35,7 @@ import { type CommandContext, userPath } from "./args.ts";
  * Opens the store this invocation refers to. It must be this user's: created
  * by `init` or adopted with `init --adopt` on this machine (registered in the
  * config directory), with safe paths and ctxsnap's exact schema; see
- * `lib/store/trust.ts`. Nothing is read from or written to a store that
+ * `lib/repository/trust.ts`. Nothing is read from or written to a store that
  * fails, and nothing is repaired.
  */
 export function openStore(ctx: CommandContext, options: { readOnly?: boolean } = {}): Store {
@@ -163,7 +163,7 @@ async function ownIdentityIfPresent(): Promise<Identity | null> {
 }
 /**
  * Resolves a revision the user typed (an id prefix, `HEAD`, `@`, a branch,
- * with `~N` and `@{TIME}`; see `lib/snapshot/names.ts`), warning on stderr
+ * with `~N` and `@{TIME}`; see `lib/history/names.ts`), warning on stderr
  * when a name is both a branch and an id prefix. `session` is the session
  * whose HEAD and branches names mean (default current); `before` applies
  * `--before TIME`.

@@ -195,7 +195,7 @@ export const COMMANDS: readonly CommandEntry[] = [
 async function typed(error: unknown): Promise<unknown> {
   if (error instanceof CtxsnapError || !(error instanceof Error)) return error;
   if (!/database|SQLITE|locked|disk I\/O/i.test(error.message)) return error;
-  const { mapSqliteError } = await import("../store/store.ts");
+  const { mapSqliteError } = await import("../repository/store.ts");
   return mapSqliteError(error, "the command");
 }
 
@@ -281,7 +281,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   const out = new Output({ json, quiet, ...(write ? { write } : {}) });
   let loaded: Command | undefined;
   let failed = false;
-  let waits: typeof import("../store/waits.ts") | undefined;
+  let waits: typeof import("../repository/waits.ts") | undefined;
   try {
     if (globals.includes("--version") || name === "version") {
       const info = { version: VERSION, source: SOURCE, runtime: runtimeName(), formats: FORMATS };
@@ -321,7 +321,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
       return 0;
     }
     const store = typeof parsed.values.store === "string" ? parsed.values.store : undefined;
-    waits = await import("../store/waits.ts");
+    waits = await import("../repository/waits.ts");
     waits.resetStoreWaits();
     return await command.run({ out, store: store ?? undefined, cwd: workingDir() }, parsed);
   } catch (error) {

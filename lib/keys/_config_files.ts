@@ -1,5 +1,5 @@
 /**
- * Private file helpers of the crypto layer (which sits above lib/fs): the
+ * Private file helpers of the crypto layer (which sits above lib/workspace/io): the
  * durable directory fsync, and the checks that keep the verifier's own
  * configuration (the config directory, `identity.pem`, `trusted_keys.json`,
  * a `--trusted-keys` file, a `--trust` key file) from being another user's

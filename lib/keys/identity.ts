@@ -50,8 +50,8 @@ import {
   seedToPkcs8Pem,
 } from "../crypto/ed25519.ts";
 import { checkConfigDir, readConfigFile } from "./_config_files.ts";
-import { writeAllSync } from "../fs/fd.ts";
-import { fsyncDir } from "../fs/atomic.ts";
+import { writeAllSync } from "../workspace/io/fd.ts";
+import { fsyncDir } from "../workspace/io/atomic.ts";
 
 /** A loaded signing identity. `seed` is the private key: never print or export it. */
 export interface Identity {

@@ -38,7 +38,7 @@ import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { keyIdOf, parsePublicKey } from "../crypto/ed25519.ts";
 import type { Identity } from "./identity.ts";
 import { checkConfigDir, readConfigFile } from "./_config_files.ts";
-import { writeFileAtomic } from "../fs/atomic.ts";
+import { writeFileAtomic } from "../workspace/io/atomic.ts";
 
 /** One trusted public key. */
 export interface TrustedKey {

@@ -8,8 +8,8 @@
  * @module
  */
 import * as fs from "node:fs";
-import type { Store } from "../store/store.ts";
-import { writeAllSync } from "../fs/fd.ts";
+import type { Store } from "../repository/store.ts";
+import { writeAllSync } from "../workspace/io/fd.ts";
 
 /** Where staged bytes are. */
 export interface SpoolRange {

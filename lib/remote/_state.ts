@@ -11,7 +11,7 @@
 import { CtxsnapError } from "../errors.ts";
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
 import { isHex } from "../encoding/hex.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../repository/store.ts";
 import type { Backend, MultipartUpload, ObjectInfo } from "./backend.ts";
 
 /** The newest known record of one ref. */

@@ -33,10 +33,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ConflictError, quote } from "../errors.ts";
 import type { Identity } from "../keys/identity.ts";
-import { Store } from "../store/store.ts";
-import { registerStore } from "../store/trust.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import { type RestoreResult, restoreSnapshot } from "../restore/restore.ts";
+import { Store } from "../repository/store.ts";
+import { registerStore } from "../repository/trust.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import { type RestoreResult, restoreSnapshot } from "../workspace/move/restore.ts";
 import { addRemote, openBackend, type RemoteConfig } from "./remote_config.ts";
 import { pull, type PulledRef, type PullResult } from "./pull.ts";
 
@@ -60,7 +60,7 @@ export interface CloneOptions {
   onProgress?: (phase: string, done: number, total: number) => void;
   /**
    * The config directory to register the new store in (see
-   * `lib/store/trust.ts`), so this user's later commands accept it.
+   * `lib/repository/trust.ts`), so this user's later commands accept it.
    */
   registry?: string;
 }

@@ -33,8 +33,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { errnoOf, IntegrityError, quote, RemoteError } from "../errors.ts";
-import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
-import { descriptorPath } from "../fs/safe_read.ts";
+import { fsyncDir, TEMP_PREFIX } from "../workspace/io/atomic.ts";
+import { descriptorPath } from "../workspace/io/safe_read.ts";
 import {
   type Backend,
   checkKey,
@@ -43,7 +43,7 @@ import {
   type MultipartUpload,
   type ObjectInfo,
 } from "./backend.ts";
-import { writeAllSync } from "../fs/fd.ts";
+import { writeAllSync } from "../workspace/io/fd.ts";
 
 function randomHex(): string {
   return Array.from(

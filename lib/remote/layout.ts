@@ -40,7 +40,7 @@ import { canonicalBytes, parseCanonical } from "../encoding/canonical_json.ts";
 import { IntegrityError, quote } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { builtin } from "../runtime.ts";
-import { isValidName } from "../snapshot/body.ts";
+import { isValidName } from "../format/body.ts";
 
 /** The layout version tag, in `ctxsnap-remote.json`. */
 export const REMOTE_FORMAT = "ctxsnap.remote/v1";

@@ -39,28 +39,28 @@
 import * as fs from "node:fs";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { assertResolved } from "../store/operations.ts";
-import { setBranchHead } from "../store/branch_rows.ts";
-import { beginChange, endChange } from "../snapshot/oplog.ts";
-import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../store/store.ts";
-import { treeTotals } from "../store/tree.ts";
-import { MAX_TREE_DEPTH } from "../store/dir_tree.ts";
-import { MAX_TREE_BYTES, parseTreeObject } from "../store/tree_object.ts";
+import { assertResolved } from "../repository/operations.ts";
+import { setBranchHead } from "../repository/branch_rows.ts";
+import { beginChange, endChange } from "../history/oplog.ts";
+import { COMPRESS_MIN_BYTES, INLINE_BLOB_MAX, packPays, type Store } from "../repository/store.ts";
+import { treeTotals } from "../format/tree.ts";
+import { MAX_TREE_DEPTH } from "../format/dir_tree.ts";
+import { MAX_TREE_BYTES, parseTreeObject } from "../format/tree_object.ts";
 import {
   checkEnvelope,
   type Envelope,
   envelopeBytes,
   MAX_ENVELOPE_BYTES,
   parseEnvelope,
-} from "../snapshot/envelope.ts";
+} from "../format/envelope.ts";
 import {
   ensureBranch,
   getBranch,
   hasSnapshot,
   insertSnapshot,
   readEnvelope,
-} from "../snapshot/timeline.ts";
-import { type TrustPolicy, verifySnapshot } from "../snapshot/verify.ts";
+} from "../history/timeline.ts";
+import { type TrustPolicy, verifySnapshot } from "../history/verify.ts";
 import { quarantineBranch } from "../share/import.ts";
 import { type Backend, mapLimit } from "./backend.ts";
 import {
@@ -77,7 +77,12 @@ import {
   type RefKey,
   snapshotKey,
 } from "./layout.ts";
-import { checkRefRecord, MAX_REF_BYTES, parseRefRecord, type RefRecord } from "./ref_record.ts";
+import {
+  checkRefRecord,
+  MAX_REF_BYTES,
+  parseRefRecord,
+  type RefRecord,
+} from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
 import { Spool, type SpoolRange } from "./_spool.ts";
 

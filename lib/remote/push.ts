@@ -25,8 +25,8 @@
  *
  * @example
  * ```ts
- * import { Store } from "../store/store.ts";
- * import { createSnapshot } from "../snapshot/create.ts";
+ * import { Store } from "../repository/store.ts";
+ * import { createSnapshot } from "../history/create.ts";
  * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * import { FileBackend } from "./file_backend.ts";
  * import { push } from "./push.ts";
@@ -48,9 +48,9 @@ import type * as NodeZlib from "node:zlib";
 import { BusyError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
 import { builtin } from "../runtime.ts";
-import type { Store } from "../store/store.ts";
-import { reachableObjects } from "../store/reach.ts";
-import { type Envelope, envelopeBytes, type Signer } from "../snapshot/envelope.ts";
+import type { Store } from "../repository/store.ts";
+import { reachableObjects } from "../repository/reach.ts";
+import { type Envelope, envelopeBytes, type Signer } from "../format/envelope.ts";
 import {
   branchChain,
   currentSelection,
@@ -59,7 +59,7 @@ import {
   listBranches,
   readEnvelope,
   readEnvelopeUnverified,
-} from "../snapshot/timeline.ts";
+} from "../history/timeline.ts";
 import { type Backend, mapLimit } from "./backend.ts";
 import {
   checkMarker,
@@ -79,7 +79,12 @@ import {
   snapshotKey,
   withTag,
 } from "./layout.ts";
-import { checkRefRecord, MAX_REF_BYTES, parseRefRecord, signRefRecord } from "./ref_record.ts";
+import {
+  checkRefRecord,
+  MAX_REF_BYTES,
+  parseRefRecord,
+  signRefRecord,
+} from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
 
 /** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */

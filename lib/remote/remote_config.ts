@@ -34,7 +34,7 @@ import * as path from "node:path";
 import { canonicalize, parseJson } from "../encoding/canonical_json.ts";
 import { ConflictError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../repository/store.ts";
 import type { Backend } from "./backend.ts";
 import { FileBackend } from "./file_backend.ts";
 import { S3Backend } from "./s3_backend.ts";

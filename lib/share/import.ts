@@ -16,9 +16,9 @@
  */
 import * as fs from "node:fs";
 import { IntegrityError, UntrustedError } from "../errors.ts";
-import { assertResolved } from "../store/operations.ts";
-import { beginChange, endChange } from "../snapshot/oplog.ts";
-import { INLINE_BLOB_MAX, type Store } from "../store/store.ts";
+import { assertResolved } from "../repository/operations.ts";
+import { beginChange, endChange } from "../history/oplog.ts";
+import { INLINE_BLOB_MAX, type Store } from "../repository/store.ts";
 import {
   ensureBranch,
   getBranch,
@@ -26,11 +26,11 @@ import {
   insertSnapshot,
   isAncestor,
   moveHead,
-} from "../snapshot/timeline.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import type { BundleVisitor } from "./bundle.ts";
+} from "../history/timeline.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import type { BundleVisitor } from "../format/bundle.ts";
 import { fdWriter } from "./publish.ts";
-import { fdReader } from "./tar.ts";
+import { fdReader } from "../format/tar.ts";
 import { type FileReport, openSource, sniffKind, verifyStream } from "./verify_file.ts";
 import { looksLikeLeanCtx, MAX_LEANCTX_BYTES } from "./leanctx.ts";
 import { importLeanCtx, type LeanCtxImportResult } from "./leanctx_store.ts";

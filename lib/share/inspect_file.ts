@@ -14,13 +14,13 @@
  * ```
  * @module
  */
-import type { SnapshotContext } from "../snapshot/body.ts";
-import { diffTrees, type TreeDiff } from "../snapshot/diff.ts";
-import type { Envelope } from "../snapshot/envelope.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import type { TreeManifest } from "../store/tree.ts";
-import type { DirTree } from "../store/dir_tree.ts";
-import { expandDirTree } from "../store/tree_object.ts";
+import type { SnapshotContext } from "../format/body.ts";
+import { diffTrees, type TreeDiff } from "../repository/diff.ts";
+import type { Envelope } from "../format/envelope.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import type { TreeManifest } from "../format/tree.ts";
+import type { DirTree } from "../format/dir_tree.ts";
+import { expandDirTree } from "../format/tree_object.ts";
 import { NotFoundError, quote } from "../errors.ts";
 import { type AnyFileReport, type FileSource, verifyAnyFile } from "./verify_file.ts";
 

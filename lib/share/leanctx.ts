@@ -37,8 +37,8 @@ import { IntegrityError, quote } from "../errors.ts";
 import { fromHex, isHex, toHex } from "../encoding/hex.ts";
 import { blake3Hex, sha256Hex } from "../crypto/hash.ts";
 import { keyIdOf, sign, verify } from "../crypto/ed25519.ts";
-import type { Signer } from "../snapshot/envelope.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
+import type { Signer } from "../format/envelope.ts";
+import type { TrustPolicy } from "../history/verify.ts";
 import {
   compactJson,
   F64,

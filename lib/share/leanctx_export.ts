@@ -14,7 +14,7 @@
  * ```ts
  * import { leanCtxFromBody } from "./leanctx_export.ts";
  * import { leanCtxId } from "./leanctx.ts";
- * import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../snapshot/body.ts";
+ * import { emptyContext, emptyCursors, emptyFacets, SNAPSHOT_SCHEMA } from "../format/body.ts";
  * const lean = leanCtxFromBody({
  *   schema: SNAPSHOT_SCHEMA, created_at: "2026-01-01T00:00:00.000Z", parent: null,
  *   session: "main", branch: "main", reason: "", source: null,
@@ -28,11 +28,11 @@
  * @module
  */
 import { IntegrityError, quote } from "../errors.ts";
-import type { SnapshotBody } from "../snapshot/body.ts";
-import type { Signer } from "../snapshot/envelope.ts";
-import { ppmToRatio } from "../snapshot/slices.ts";
-import { readEnvelope } from "../snapshot/timeline.ts";
-import type { Store } from "../store/store.ts";
+import type { SnapshotBody } from "../format/body.ts";
+import type { Signer } from "../format/envelope.ts";
+import { ppmToRatio } from "../format/slices.ts";
+import { readEnvelope } from "../history/timeline.ts";
+import type { Store } from "../repository/store.ts";
 import { VERSION } from "../version.ts";
 import {
   leanCtxFileName,

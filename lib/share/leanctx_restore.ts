@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import { mergeLeanCtxSession } from "./leanctx_restore.ts";
- * import { emptyContext } from "../snapshot/body.ts";
+ * import { emptyContext } from "../format/body.ts";
  * const live = { ...emptyContext(), decisions: ["keep it"] };
  * const merge = mergeLeanCtxSession(live, {
  *   session_id: null, task: " ship it ", decisions: ["keep it", " new one ", ""],
@@ -27,22 +27,22 @@
  */
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, IntegrityError, quote, UsageError } from "../errors.ts";
-import { captureWorkspace } from "../store/capture.ts";
+import { captureWorkspace } from "../workspace/capture.ts";
 import {
   assertResolved,
   finishOperation,
   newOperationId,
   type Operation,
   startOperation,
-} from "../store/operations.ts";
-import type { Store } from "../store/store.ts";
-import { type SnapshotContext, validateContext } from "../snapshot/body.ts";
-import { createSnapshot } from "../snapshot/create.ts";
-import { beginChange, captureView, diffViews, type PendingChange } from "../snapshot/oplog.ts";
-import type { Signer } from "../snapshot/envelope.ts";
-import { gitStatus, readGitStatus, runGit } from "../snapshot/git.ts";
-import { readSessionState, updateSessionState } from "../snapshot/session_state.ts";
-import { getBranch, selection } from "../snapshot/timeline.ts";
+} from "../repository/operations.ts";
+import type { Store } from "../repository/store.ts";
+import { type SnapshotContext, validateContext } from "../format/body.ts";
+import { createSnapshot } from "../history/create.ts";
+import { beginChange, captureView, diffViews, type PendingChange } from "../history/oplog.ts";
+import type { Signer } from "../format/envelope.ts";
+import { gitStatus, readGitStatus, runGit } from "../integrations/git/git.ts";
+import { readSessionState, updateSessionState } from "../history/session_state.ts";
+import { getBranch, selection } from "../history/timeline.ts";
 import type { LeanCtxSession } from "./leanctx.ts";
 import { checkStoredLeanCtx } from "./leanctx_store.ts";
 

@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import { Store } from "../store/store.ts";
+ * import { Store } from "../repository/store.ts";
  * import { importLeanCtx, readLeanCtx } from "./leanctx_store.ts";
  * import { leanCtxFileText, newLeanCtxSnapshot, signLeanCtx } from "./leanctx.ts";
  * import { generateSeed, keyIdOf, publicKeyFromSeed } from "../crypto/ed25519.ts";
@@ -39,17 +39,17 @@
  */
 import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../errors.ts";
 import { parseRawDocument } from "./_leanctx_json.ts";
-import { assertResolved, finishOperation, startOperation } from "../store/operations.ts";
+import { assertResolved, finishOperation, startOperation } from "../repository/operations.ts";
 import {
   insertLeanCtxRow,
   leanCtxIdsWithPrefix,
   type LeanCtxRow,
   leanCtxRow,
   leanCtxRows,
-} from "../store/leanctx_rows.ts";
-import type { Store } from "../store/store.ts";
-import { currentSelection, resolveSnapshotId } from "../snapshot/timeline.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
+} from "../repository/leanctx_rows.ts";
+import type { Store } from "../repository/store.ts";
+import { currentSelection, resolveSnapshotId } from "../history/timeline.ts";
+import type { TrustPolicy } from "../history/verify.ts";
 import {
   checkLeanCtx,
   checkLeanCtxBytes,

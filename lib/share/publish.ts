@@ -6,8 +6,8 @@
  *
  * @example
  * ```ts
- * import { Store } from "../store/store.ts";
- * import { createSnapshot } from "../snapshot/create.ts";
+ * import { Store } from "../repository/store.ts";
+ * import { createSnapshot } from "../history/create.ts";
  * import { publishToFile } from "./publish.ts";
  * import { loadOrCreateIdentity } from "../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
@@ -23,16 +23,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CtxsnapError, IoError, NotFoundError, quote, reasonOf, UsageError } from "../errors.ts";
-import { fsyncDir, TEMP_PREFIX } from "../fs/atomic.ts";
-import { isSafeRelativePath } from "../fs/path.ts";
-import { isInsideReservedPath, isReservedName } from "../fs/reserved.ts";
-import { SafeWriter } from "../fs/safe_write.ts";
-import type { Store } from "../store/store.ts";
-import { reachableObjects } from "../store/reach.ts";
-import type { Envelope } from "../snapshot/envelope.ts";
-import { readEnvelope } from "../snapshot/timeline.ts";
-import { type BundleManifest, writeBundle } from "./bundle.ts";
-import { writeAllSync } from "../fs/fd.ts";
+import { fsyncDir, TEMP_PREFIX } from "../workspace/io/atomic.ts";
+import { isSafeRelativePath } from "../workspace/io/path.ts";
+import { isInsideReservedPath, isReservedName } from "../workspace/io/reserved.ts";
+import { SafeWriter } from "../workspace/io/safe_write.ts";
+import type { Store } from "../repository/store.ts";
+import { reachableObjects } from "../repository/reach.ts";
+import type { Envelope } from "../format/envelope.ts";
+import { readEnvelope } from "../history/timeline.ts";
+import { type BundleManifest, writeBundle } from "../format/bundle.ts";
+import { writeAllSync } from "../workspace/io/fd.ts";
 
 /** Options of {@linkcode planPublish}. */
 export interface PublishOptions {

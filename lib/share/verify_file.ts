@@ -19,9 +19,9 @@ import {
   type Envelope,
   MAX_ENVELOPE_BYTES,
   parseEnvelope,
-} from "../snapshot/envelope.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import { type BundleVisitor, readBundle } from "./bundle.ts";
+} from "../format/envelope.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import { type BundleVisitor, readBundle } from "../format/bundle.ts";
 import {
   checkLeanCtxBytes,
   type LeanCtxCheck,
@@ -29,7 +29,7 @@ import {
   leanCtxVerdict,
   looksLikeLeanCtx,
 } from "./leanctx.ts";
-import { fdReader } from "./tar.ts";
+import { fdReader } from "../format/tar.ts";
 
 /** A readable source: a path, or `-` for standard input. */
 export type FileSource = string;

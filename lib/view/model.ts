@@ -23,7 +23,7 @@
  *
  * @example
  * ```ts
- * import { Store } from "../store/store.ts";
+ * import { Store } from "../repository/store.ts";
  * import { timelineFromStore } from "./model.ts";
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
@@ -39,21 +39,21 @@ import * as path from "node:path";
 import type { JsonValue } from "../encoding/canonical_json.ts";
 import { CtxsnapError, IntegrityError, NotFoundError, quote, UsageError } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
-import type { Store } from "../store/store.ts";
-import type { TreeEntry, TreeManifest } from "../store/tree.ts";
-import type { DirTree } from "../store/dir_tree.ts";
-import { expandDirTree } from "../store/tree_object.ts";
+import type { Store } from "../repository/store.ts";
+import type { TreeEntry, TreeManifest } from "../format/tree.ts";
+import type { DirTree } from "../format/dir_tree.ts";
+import { expandDirTree } from "../format/tree_object.ts";
 import type {
   GitAnchor,
   SnapshotBody,
   SnapshotContext,
   SnapshotCursors,
   WorkspaceRef,
-} from "../snapshot/body.ts";
-import { SLICE_FIELDS } from "../snapshot/slices.ts";
-import { diffTrees, entryMap } from "../snapshot/diff.ts";
-import { checkEnvelope, type Envelope } from "../snapshot/envelope.ts";
-import { diffText, type Hunk } from "../snapshot/text_diff.ts";
+} from "../format/body.ts";
+import { SLICE_FIELDS } from "../format/slices.ts";
+import { diffTrees, entryMap } from "../repository/diff.ts";
+import { checkEnvelope, type Envelope } from "../format/envelope.ts";
+import { diffText, type Hunk } from "../history/text_diff.ts";
 import {
   branchChain,
   getSnapshotRow,
@@ -63,9 +63,9 @@ import {
   readEnvelopeUnverified,
   selection,
   type SnapshotRow,
-} from "../snapshot/timeline.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import { fdReader } from "../share/tar.ts";
+} from "../history/timeline.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import { fdReader } from "../format/tar.ts";
 import { openSource, verifyStream } from "../share/verify_file.ts";
 import { VERSION } from "../version.ts";
 

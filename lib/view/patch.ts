@@ -1,7 +1,7 @@
 /**
  * The files two trees differ in, each with its text diff: what
  * `ctxsnap diff --stat` and `diff --patch` show. The line diffs are the
- * Replay view's ({@linkcode fileDiff} over `lib/snapshot/text_diff.ts`), so
+ * Replay view's ({@linkcode fileDiff} over `lib/history/text_diff.ts`), so
  * the command line and the page compute them the same way; only the limits
  * differ (a patch is not cut into a page budget).
  *
@@ -30,11 +30,11 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { readRegularNoFollow, statInfoOf } from "../fs/safe_read.ts";
-import type { Store } from "../store/store.ts";
-import type { TreeEntry, TreeManifest } from "../store/tree.ts";
-import { diffTrees } from "../snapshot/diff.ts";
-import type { Hunk } from "../snapshot/text_diff.ts";
+import { readRegularNoFollow, statInfoOf } from "../workspace/io/safe_read.ts";
+import type { Store } from "../repository/store.ts";
+import type { TreeEntry, TreeManifest } from "../format/tree.ts";
+import { diffTrees } from "../repository/diff.ts";
+import type { Hunk } from "../history/text_diff.ts";
 import {
   type ContentSource,
   DEFAULT_LIMITS,

@@ -29,7 +29,7 @@
  *
  * @example
  * ```ts
- * import { Store } from "../store/store.ts";
+ * import { Store } from "../repository/store.ts";
  * import { serveTimeline } from "./serve.ts";
  * const dir = await Deno.makeTempDir();
  * Store.init(`${dir}/.ctxsnap`, dir).close();
@@ -50,10 +50,10 @@ import * as http from "node:http";
 import * as path from "node:path";
 import { CtxsnapError, exitCodeOf, IntegrityError, quote, UsageError } from "../errors.ts";
 import { isHex, toHex } from "../encoding/hex.ts";
-import { restoreSnapshot } from "../restore/restore.ts";
-import type { Signer } from "../snapshot/envelope.ts";
-import type { TrustPolicy } from "../snapshot/verify.ts";
-import { INDEX_FILE, type Store } from "../store/store.ts";
+import { restoreSnapshot } from "../workspace/move/restore.ts";
+import type { Signer } from "../format/envelope.ts";
+import type { TrustPolicy } from "../history/verify.ts";
+import { INDEX_FILE, type Store } from "../repository/store.ts";
 import { contentSecurityPolicy, renderPage } from "./html.ts";
 import {
   blobsOf,

@@ -7,9 +7,9 @@
  * @module
  */
 import { type CtxsnapError, escapeText, IntegrityError, UntrustedError } from "../../errors.ts";
-import type { SnapshotBody } from "../../snapshot/body.ts";
-import { tally } from "../../snapshot/slices.ts";
-import type { TrustPolicy } from "../../snapshot/verify.ts";
+import type { SnapshotBody } from "../../format/body.ts";
+import { tally } from "../../format/slices.ts";
+import type { TrustPolicy } from "../../history/verify.ts";
 import {
   formatF64,
   type LeanCtxCheck,

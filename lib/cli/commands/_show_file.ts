@@ -8,8 +8,8 @@
  */
 import { IntegrityError, UsageError } from "../../errors.ts";
 import type { Inspection } from "../../share/inspect_file.ts";
-import { diffText, formatUnified } from "../../snapshot/text_diff.ts";
-import type { TreeEntry, TreeManifest } from "../../store/tree.ts";
+import { diffText, formatUnified } from "../../history/text_diff.ts";
+import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
 import { type CommandContext, flag, list, type Parsed, short, str, userPath } from "../command.ts";
 import { esc } from "../output.ts";
 import {

@@ -3,9 +3,9 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import { forkBranch } from "../../snapshot/branch.ts";
-import { summarizeBranch } from "../../snapshot/summary.ts";
-import { listBranches, selection } from "../../snapshot/timeline.ts";
+import { forkBranch } from "../../history/branch.ts";
+import { summarizeBranch } from "../../history/summary.ts";
+import { listBranches, selection } from "../../history/timeline.ts";
 import { type Command, openStore, revision, short, str } from "../command.ts";
 import { runSwitch, SWITCH_OPTIONS } from "./switch.ts";
 import { esc } from "../output.ts";

@@ -6,8 +6,8 @@ import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
-import type { CreateResult } from "../../snapshot/create.ts";
-import { summaryOf } from "../../snapshot/summary_shape.ts";
+import type { CreateResult } from "../../history/create.ts";
+import { summaryOf } from "../../format/summary_shape.ts";
 import { esc } from "../output.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
@@ -104,7 +104,7 @@ export const create: Command = {
         }
         throw error;
       }
-      const { validateContextInput } = await import("../../snapshot/create.ts");
+      const { validateContextInput } = await import("../../history/create.ts");
       context = validateContextInput(value);
     }
     let source = null;
@@ -146,7 +146,7 @@ export const create: Command = {
     {
       const body = result.envelope.body;
       if (result.secrets.length > 0) {
-        const { allowSecretsPath } = await import("../../store/allow_secrets.ts");
+        const { allowSecretsPath } = await import("../../repository/allow_secrets.ts");
         const names = result.secrets.slice(0, 10).map((s) => s.path).join(", ");
         const more = result.secrets.length > 10 ? `, and ${result.secrets.length - 10} more` : "";
         ctx.out.note(`left out ${result.secrets.length} secret file(s): ${names}${more}`);

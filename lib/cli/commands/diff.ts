@@ -5,14 +5,14 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import { captureWorkspace } from "../../store/capture.ts";
-import type { Store } from "../../store/store.ts";
-import type { TreeManifest } from "../../store/tree.ts";
-import type { SnapshotContext } from "../../snapshot/body.ts";
-import { diffStoredTrees, diffTrees, type StoredTreeDiff } from "../../snapshot/diff.ts";
-import { readSessionState, sessionChange } from "../../snapshot/session_state.ts";
-import { hunkHeader } from "../../snapshot/text_diff.ts";
-import { readEnvelope, selection } from "../../snapshot/timeline.ts";
+import { captureWorkspace } from "../../workspace/capture.ts";
+import type { Store } from "../../repository/store.ts";
+import type { TreeManifest } from "../../format/tree.ts";
+import type { SnapshotContext } from "../../format/body.ts";
+import { diffStoredTrees, diffTrees, type StoredTreeDiff } from "../../repository/diff.ts";
+import { readSessionState, sessionChange } from "../../history/session_state.ts";
+import { hunkHeader } from "../../history/text_diff.ts";
+import { readEnvelope, selection } from "../../history/timeline.ts";
 import type { FileChange } from "../../view/patch.ts";
 import { type Command, flag, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";

@@ -3,9 +3,9 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import { forgetImpact, forgetSnapshots, planForget } from "../../snapshot/forget.ts";
-import { selection } from "../../snapshot/timeline.ts";
-import { planRetention, readRetention } from "../../snapshot/retention.ts";
+import { forgetImpact, forgetSnapshots, planForget } from "../../history/forget.ts";
+import { selection } from "../../history/timeline.ts";
+import { planRetention, readRetention } from "../../history/retention.ts";
 import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 

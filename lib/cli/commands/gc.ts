@@ -2,7 +2,7 @@
  * `ctxsnap gc`: free objects no retained snapshot references.
  * @module
  */
-import { collectGarbage } from "../../store/gc.ts";
+import { collectGarbage } from "../../repository/gc.ts";
 import { type Command, flag, openStore } from "../command.ts";
 
 /** The `gc` command. */

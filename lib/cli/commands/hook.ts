@@ -11,7 +11,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import type { SkippedEntry } from "../../store/tree.ts";
+import type { SkippedEntry } from "../../format/tree.ts";
 import { NoStoreError, quote, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
@@ -50,7 +50,7 @@ export const hook: Command = {
         hint: `ctxsnap hook ${HARNESSES.join("|")}`,
       });
     }
-    const { parseClaudeCodeEvent, MAX_EVENT_BYTES } = await import("../../snapshot/agent.ts");
+    const { parseClaudeCodeEvent, MAX_EVENT_BYTES } = await import("../../history/agent.ts");
     const event = parseClaudeCodeEvent(readInput("-", MAX_EVENT_BYTES), {
       recordPrompts: flag(parsed, "record-prompts"),
     });

@@ -3,7 +3,7 @@
  * @module
  */
 import { IntegrityError, UntrustedError, UsageError } from "../../errors.ts";
-import { currentSelection } from "../../snapshot/timeline.ts";
+import { currentSelection } from "../../history/timeline.ts";
 import {
   type Command,
   flag,

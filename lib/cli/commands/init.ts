@@ -7,10 +7,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ConflictError, NoStoreError, quote, StoreTrustError, UsageError } from "../../errors.ts";
 import { configDir } from "../../keys/identity.ts";
-import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../store/locate.ts";
-import { INDEX_FILE, Store } from "../../store/store.ts";
-import { checkStorePaths, isRegistered, registerStore } from "../../store/trust.ts";
-import { excludeStoreFromGit } from "../../snapshot/git_exclude.ts";
+import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../repository/locate.ts";
+import { INDEX_FILE, Store } from "../../repository/store.ts";
+import { checkStorePaths, isRegistered, registerStore } from "../../repository/trust.ts";
+import { excludeStoreFromGit } from "../../integrations/git/git_exclude.ts";
 import { type Command, flag, identity, list, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
 
@@ -88,9 +88,9 @@ export const init: Command = {
         });
       }
       const me = await identity();
-      const { adoptStore } = await import("../../snapshot/adopt.ts");
+      const { adoptStore } = await import("../../history/adopt.ts");
       // A watch process of this user serving the store keeps its run/ files.
-      const { askWatch } = await import("../../watch/client.ts");
+      const { askWatch } = await import("../../integrations/watch/client.ts");
       const runInUse = await askWatch(path.resolve(dir), "status", null, { timeoutMs: 10_000 })
         .then((answer) => answer !== null, () => false);
       const adoption = await adoptStore(dir, workspace, registry, await trustPolicy([]), {

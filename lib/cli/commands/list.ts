@@ -2,18 +2,18 @@
  * `ctxsnap list`: the timeline, newest first.
  * @module
  */
-import { parseTime } from "../../snapshot/names.ts";
-import { listSnapshots, type SnapshotSummary, summarize } from "../../snapshot/summary.ts";
+import { parseTime } from "../../history/names.ts";
+import { listSnapshots, type SnapshotSummary, summarize } from "../../history/summary.ts";
 import {
   branchChain,
   listBranches,
   readEnvelopeUnverified,
   selection,
-} from "../../snapshot/timeline.ts";
-import type { Envelope } from "../../snapshot/envelope.ts";
-import { type LeanCtxRow, leanCtxRows } from "../../store/leanctx_rows.ts";
-import { getSnapshotRow } from "../../store/snapshot_rows.ts";
-import type { Store } from "../../store/store.ts";
+} from "../../history/timeline.ts";
+import type { Envelope } from "../../format/envelope.ts";
+import { type LeanCtxRow, leanCtxRows } from "../../repository/leanctx_rows.ts";
+import { getSnapshotRow } from "../../repository/snapshot_rows.ts";
+import type { Store } from "../../repository/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
@@ -139,7 +139,7 @@ export const list: Command = {
           if (prompt !== undefined || flag(parsed, "all") || before !== undefined) {
             throw new UsageError("--prompts lists prompts: not with --prompt, --all or --before");
           }
-          const { agentPrompts } = await import("../../snapshot/agent.ts");
+          const { agentPrompts } = await import("../../history/agent.ts");
           const found = agentPrompts(store, agentSession ?? null);
           const all = found.prompts;
           const shown = limit === undefined ? all : all.slice(Math.max(0, all.length - limit));
@@ -196,7 +196,7 @@ export const list: Command = {
           }
           const { agentPrompt, agentSessionEvents, findAgentSession, snapshotBeforePrompt } =
             await import(
-              "../../snapshot/agent.ts"
+              "../../history/agent.ts"
             );
           const found = findAgentSession(store, agentSession);
           const describe = (id: string, agent: Record<string, unknown>) => {

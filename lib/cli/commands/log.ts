@@ -2,11 +2,11 @@
  * `ctxsnap log`: the operations log, and what `undo` and `redo` would revert.
  * @module
  */
-import { listOperations } from "../../store/operations.ts";
-import { undoStack } from "../../store/undo_log.ts";
-import type { Store } from "../../store/store.ts";
+import { listOperations } from "../../repository/operations.ts";
+import { undoStack } from "../../repository/undo_log.ts";
+import type { Store } from "../../repository/store.ts";
 import { type Command, flag, intOption, iso, openStore, short } from "../command.ts";
-import { selection } from "../../snapshot/timeline.ts";
+import { selection } from "../../history/timeline.ts";
 import { esc } from "../output.ts";
 
 /** The ids undo and redo would revert next (null for a store not yet migrated, opened read-only). */

@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
-import { readEnvelope } from "../../snapshot/timeline.ts";
+import { readEnvelope } from "../../history/timeline.ts";
 import { type Command, openStore, revision, short } from "../command.ts";
 import { esc } from "../output.ts";
 
@@ -31,7 +31,9 @@ export const materialize: Command = {
         const id = revision(ctx, store, prefix);
         const tree = (await readEnvelope(store, id)).body.workspace?.tree;
         if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
-        const { materialize: materializeTree } = await import("../../restore/materialize.ts");
+        const { materialize: materializeTree } = await import(
+          "../../workspace/move/materialize.ts"
+        );
         const result = materializeTree(store, tree, path.resolve(ctx.cwd, dest), paths);
         ctx.out.result(
           { id, dest: path.resolve(ctx.cwd, dest), ...result },

@@ -34,8 +34,8 @@ export const mcp: Command = {
 
 async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Promise<number> {
   const [{ WatchService }, { WatchServer }, { McpServer, serveLines }] = await Promise.all([
-    import("../../watch/service.ts"),
-    import("../../watch/server.ts"),
+    import("../../integrations/watch/service.ts"),
+    import("../../integrations/watch/server.ts"),
     import("../mcp/server.ts"),
   ]);
   const signer = await identity();

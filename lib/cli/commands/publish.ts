@@ -9,7 +9,7 @@ import { checkOverwrite } from "../_overwrite.ts";
 import { isTerminal } from "../../runtime.ts";
 import type { ResolvedId } from "../../share/leanctx_store.ts";
 import type { PublishBelow } from "../../share/publish.ts";
-import type { Store } from "../../store/store.ts";
+import type { Store } from "../../repository/store.ts";
 import {
   type Command,
   type CommandContext,
@@ -76,7 +76,7 @@ async function publishLeanCtx(
   force: boolean,
 ): Promise<number> {
   const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
-  const { writeFileAtomic } = await import("../../fs/atomic.ts");
+  const { writeFileAtomic } = await import("../../workspace/io/atomic.ts");
   const made = await exportLeanCtx(store, await identity(), target);
   if (out === "-") {
     ctx.out.raw(made.text);
@@ -85,7 +85,7 @@ async function publishLeanCtx(
   const where = destination(store, ctx.cwd, out);
   let file: string;
   if (where.below !== undefined) {
-    const { SafeWriter } = await import("../../fs/safe_write.ts");
+    const { SafeWriter } = await import("../../workspace/io/safe_write.ts");
     const rel = `${where.below.dir}/${made.fileName}`;
     const writer = new SafeWriter(where.below.root);
     try {

@@ -30,7 +30,7 @@ export const recover: Command = {
     const signer = await identity();
     const store = openStore(ctx);
     try {
-      const { recover: recoverOperation } = await import("../../restore/recover.ts");
+      const { recover: recoverOperation } = await import("../../workspace/move/recover.ts");
       if (flag(parsed, "abort") && flag(parsed, "discard")) {
         throw new UsageError("--abort and --discard cannot be combined", {
           hint: "--discard closes the operation without touching the workspace",

@@ -4,8 +4,8 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import type { Store } from "../../store/store.ts";
-import { getBranch, resolveSnapshotId, selection } from "../../snapshot/timeline.ts";
+import type { Store } from "../../repository/store.ts";
+import { getBranch, resolveSnapshotId, selection } from "../../history/timeline.ts";
 import {
   type Command,
   type CommandContext,

@@ -4,18 +4,18 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import type { MovePlan } from "../../restore/plan.ts";
-import type { SkippedEntry } from "../../store/tree.ts";
+import type { MovePlan } from "../../workspace/plan.ts";
+import type { SkippedEntry } from "../../format/tree.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type {
   GitPosition,
   RestoreOptions,
   RestoreResult,
   SessionPlan,
-} from "../../restore/restore.ts";
-const restoreModule = () => import("../../restore/restore.ts");
-import { type ConflictReason, MoveConflictError } from "../../restore/policy.ts";
-import { isEmptyChange } from "../../snapshot/session_state.ts";
+} from "../../workspace/move/restore.ts";
+const restoreModule = () => import("../../workspace/move/restore.ts");
+import { type ConflictReason, MoveConflictError } from "../../workspace/overwrite.ts";
+import { isEmptyChange } from "../../history/session_state.ts";
 import { esc, type Output } from "../output.ts";
 import {
   type Command,

@@ -3,15 +3,15 @@
  * @module
  */
 import { NotFoundError, quote, UsageError } from "../../errors.ts";
-import type { SnapshotContext } from "../../snapshot/body.ts";
+import type { SnapshotContext } from "../../format/body.ts";
 import {
   appendUnique,
   editSession,
   readSessionState,
   switchSession,
-} from "../../snapshot/session_state.ts";
-import { checkName, selection } from "../../snapshot/timeline.ts";
-import { listSessionRows } from "../../store/session_rows.ts";
+} from "../../history/session_state.ts";
+import { checkName, selection } from "../../history/timeline.ts";
+import { listSessionRows } from "../../repository/session_rows.ts";
 import { type Command, intOption, iso, openStore, str } from "../command.ts";
 import { esc } from "../output.ts";
 

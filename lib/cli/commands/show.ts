@@ -2,9 +2,9 @@
  * `ctxsnap show`: everything one snapshot recorded.
  * @module
  */
-import { readEnvelope } from "../../snapshot/timeline.ts";
-import { summarize } from "../../snapshot/summary.ts";
-import type { Store } from "../../store/store.ts";
+import { readEnvelope } from "../../history/timeline.ts";
+import { summarize } from "../../history/summary.ts";
+import type { Store } from "../../repository/store.ts";
 import {
   type Command,
   type CommandContext,

@@ -4,7 +4,7 @@
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import type { SwitchResult } from "../../restore/switch.ts";
+import type { SwitchResult } from "../../workspace/move/switch.ts";
 import {
   type Command,
   type CommandContext,
@@ -43,7 +43,7 @@ export async function runSwitch(
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const { switchTo } = await import("../../restore/switch.ts");
+    const { switchTo } = await import("../../workspace/move/switch.ts");
     let result: SwitchResult;
     try {
       result = await switchTo(store, signer, name, {

@@ -5,8 +5,8 @@
  * @module
  */
 import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
-import { writeFileAtomic } from "../../fs/atomic.ts";
-import { listBranches, listSnapshotRows, selection } from "../../snapshot/timeline.ts";
+import { writeFileAtomic } from "../../workspace/io/atomic.ts";
+import { listBranches, listSnapshotRows, selection } from "../../history/timeline.ts";
 import type { StoreScope, TimelineData } from "../../view/model.ts";
 import {
   type Command,

@@ -2,7 +2,7 @@
  * `ctxsnap undo`, `ctxsnap redo`: revert the last operation, or re-apply it.
  * @module
  */
-import type { RevertResult } from "../../restore/undo.ts";
+import type { RevertResult } from "../../workspace/move/undo.ts";
 import type { Output } from "../output.ts";
 import {
   type Command,
@@ -50,7 +50,7 @@ async function run(
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const module = await import("../../restore/undo.ts");
+    const module = await import("../../workspace/move/undo.ts");
     const options = {
       dryRun: flag(parsed, "dry-run"),
       force: flag(parsed, "force"),

@@ -17,9 +17,9 @@ import * as fs from "node:fs";
 import { environmentReadable } from "../../runtime.ts";
 import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
-import { type SnapshotReport, verifyAll, verifySnapshot } from "../../snapshot/verify.ts";
-import { currentSelection, getBranch } from "../../snapshot/timeline.ts";
-import { hasRevisionSyntax } from "../../snapshot/names.ts";
+import { type SnapshotReport, verifyAll, verifySnapshot } from "../../history/verify.ts";
+import { currentSelection, getBranch } from "../../history/timeline.ts";
+import { hasRevisionSyntax } from "../../history/names.ts";
 import {
   type Command,
   type CommandContext,

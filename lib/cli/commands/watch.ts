@@ -7,9 +7,9 @@
 import process from "node:process";
 import { NotFoundError, quote } from "../../errors.ts";
 import { configDir } from "../../keys/config_dir.ts";
-import { locateStore } from "../../store/locate.ts";
-import { checkRegistered } from "../../store/trust.ts";
-import { askWatch } from "../../watch/client.ts";
+import { locateStore } from "../../repository/locate.ts";
+import { checkRegistered } from "../../repository/trust.ts";
+import { askWatch } from "../../integrations/watch/client.ts";
 import { type Command, flag, identity, openStore, str } from "../command.ts";
 import { sizeOption } from "./create.ts";
 
@@ -59,8 +59,8 @@ export const watch: Command = {
     }
     const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
     const [{ WatchService }, { WatchServer }] = await Promise.all([
-      import("../../watch/service.ts"),
-      import("../../watch/server.ts"),
+      import("../../integrations/watch/service.ts"),
+      import("../../integrations/watch/server.ts"),
     ]);
     const signer = await identity();
     const store = openStore(ctx);

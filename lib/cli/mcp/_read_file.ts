@@ -7,8 +7,8 @@
  *
  * @example
  * ```ts
- * import { Store } from "../../store/store.ts";
- * import { createSnapshot } from "../../snapshot/create.ts";
+ * import { Store } from "../../repository/store.ts";
+ * import { createSnapshot } from "../../history/create.ts";
  * import { loadOrCreateIdentity } from "../../keys/identity.ts";
  * import { readFileAt } from "./_read_file.ts";
  * const ws = await Deno.makeTempDir();
@@ -23,8 +23,8 @@
  * @module
  */
 import { NotFoundError, quote, UsageError } from "../../errors.ts";
-import type { Store } from "../../store/store.ts";
-import { readEnvelope } from "../../snapshot/timeline.ts";
+import type { Store } from "../../repository/store.ts";
+import { readEnvelope } from "../../history/timeline.ts";
 
 /** What `read_file` answers. */
 export interface FileAt {

@@ -22,8 +22,8 @@
  *
  * @module
  */
-import type { Store } from "../../store/store.ts";
-import type { WatchService } from "../../watch/service.ts";
+import type { Store } from "../../repository/store.ts";
+import type { WatchService } from "../../integrations/watch/service.ts";
 import type { Schema } from "./schema.ts";
 import { CtxsnapError, NotFoundError } from "../../errors.ts";
 import { fit, MAX_ANSWER_CHARS, Pages, size } from "./_bound.ts";
@@ -211,8 +211,8 @@ async function resolve(
   // Resolved in the store, never through a command that would also take a file: a model's id
   // (`a/../../x`, `-`, a name a repository committed as a file) names a snapshot or nothing.
   const { resolveAnyId } = await import("../../share/leanctx_store.ts");
-  const { resolveRevision } = await import("../../snapshot/names.ts");
-  const { leanCtxIdsWithPrefix } = await import("../../store/leanctx_rows.ts");
+  const { resolveRevision } = await import("../../history/names.ts");
+  const { leanCtxIdsWithPrefix } = await import("../../repository/leanctx_rows.ts");
   try {
     const t = given.trim().toLowerCase();
     if (/^[0-9a-f]{4,64}$/.test(t) && leanCtxIdsWithPrefix(ctx.store, t, 1).length > 0) {

@@ -1,0 +1,397 @@
+/**
+ * Directory trees (tree `version` 2): one object per directory, as git
+ * stores them. A snapshot names its root tree; a directory whose content did
+ * not change is the same object in every snapshot, so a capture writes only
+ * the trees on the paths that changed and a diff skips equal subtrees.
+ *
+ * `{"version":2,"entries":[…],"skipped":[…]}` where an entry is a file
+ * (`name`, `type:"file"`, `blob`, `size`, `mode`), a symlink (`name`,
+ * `type:"symlink"`, `target`) or a subdirectory (`name`, `type:"tree"`,
+ * `tree`). Entries are sorted by name, a subdirectory's name compared with a
+ * `/` appended (git's order), so a depth-first walk yields paths in the flat
+ * manifest's order. {@linkcode validateDirTree} checks one object;
+ * {@linkcode splitManifest} turns a flat manifest into its directory objects.
+ * The store expands a root tree back into the flat manifest
+ * (`Store.getTree`), refusing depth bombs, empty subtrees and subtrees that
+ * are not version 2 trees (docs/FORMAT.md §2.2).
+ *
+ * @example
+ * ```ts
+ * import { splitManifest, validateDirTree } from "./dir_tree.ts";
+ * const blob = "0".repeat(64);
+ * const split = splitManifest({
+ *   version: 1,
+ *   entries: [{ path: "src/a.ts", type: "file", blob, size: 1, mode: 0o644 }],
+ *   skipped: [],
+ * });
+ * // One tree for the root, one for src/, children first.
+ * if (split.objects.length !== 2) throw new Error("Example failed");
+ * const root = validateDirTree(JSON.parse(new TextDecoder().decode(split.objects[1]!.bytes)));
+ * if (root.entries[0]!.type !== "tree") throw new Error("Example failed");
+ * ```
+ * @module
+ */
+import { canonicalBytes } from "../encoding/canonical_json.ts";
+import { IntegrityError, quote } from "../errors.ts";
+import { isHex } from "../encoding/hex.ts";
+import { sha256Hex } from "../crypto/hash.ts";
+import { isReservedName } from "../workspace/io/capture_policy.ts";
+import {
+  compareSkipped,
+  MAX_NAME_LENGTH,
+  type SkippedEntry,
+  type TreeEntry,
+  type TreeManifest,
+} from "./tree.ts";
+
+/** The version of directory tree objects. */
+export const DIR_TREE_VERSION = 2;
+/** Most entries plus skipped records one directory object may hold. */
+export const MAX_DIR_ENTRIES = 1_000_000;
+/** Largest directory object accepted, in bytes of canonical JSON. */
+export const MAX_DIR_TREE_BYTES: number = 128 * 1024 * 1024;
+/** Deepest nesting of directory objects below a root (the root is depth 0). */
+export const MAX_TREE_DEPTH = 256;
+
+/** A regular file in a directory. */
+export interface DirFileEntry {
+  /** One path segment. */
+  name: string;
+  /** Entry kind. */
+  type: "file";
+  /** SHA-256 hex of the file's bytes. */
+  blob: string;
+  /** Size in bytes. */
+  size: number;
+  /** Permission bits (`mode & 0o7777`). */
+  mode: number;
+}
+
+/** A symbolic link in a directory. */
+export interface DirSymlinkEntry {
+  /** One path segment. */
+  name: string;
+  /** Entry kind. */
+  type: "symlink";
+  /** The link's target exactly as `readlink` returned it. */
+  target: string;
+}
+
+/** A subdirectory: the id of its own directory tree. */
+export interface DirSubtreeEntry {
+  /** One path segment. */
+  name: string;
+  /** Entry kind. */
+  type: "tree";
+  /** SHA-256 hex id of a version 2 tree. */
+  tree: string;
+}
+
+/** One entry of a directory tree. */
+export type DirEntry = DirFileEntry | DirSymlinkEntry | DirSubtreeEntry;
+
+/** Something the capture left out in this directory. */
+export interface DirSkipped {
+  /** The path relative to this directory (normally one segment). */
+  name: string;
+  /** Why it was skipped. */
+  reason: string;
+}
+
+/** One directory tree object. */
+export interface DirTree {
+  /** Always {@linkcode DIR_TREE_VERSION}. */
+  version: 2;
+  /** Entries in git order (see the module doc), names unique. */
+  entries: DirEntry[];
+  /** Sorted by name, then reason; unique. */
+  skipped: DirSkipped[];
+}
+
+function fail(message: string): never {
+  throw new IntegrityError(`Invalid directory tree: ${message}`);
+}
+
+function plainObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    fail(`${what} is not an object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function onlyKeys(object: Record<string, unknown>, allowed: readonly string[], what: string): void {
+  for (const key of Object.keys(object)) {
+    if (!allowed.includes(key)) fail(`${what} has unknown field ${quote(key)}`);
+  }
+  for (const key of allowed) {
+    if (!(key in object)) fail(`${what} lacks field ${quote(key)}`);
+  }
+}
+
+function text(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_NAME_LENGTH) {
+    fail(`${what} is not a string of 1 to ${MAX_NAME_LENGTH} characters`);
+  }
+  if (value.includes("\0")) fail(`${what} contains NUL`);
+  if (!value.isWellFormed()) fail(`${what} contains a lone surrogate`);
+  return value;
+}
+
+/** Why `name` cannot be an entry name (one path segment), or null. */
+export function entryNameProblem(name: string): string | null {
+  if (name.length === 0) return "is empty";
+  if (name.length > MAX_NAME_LENGTH) return "is too long";
+  if (name === "." || name === "..") return "is a dot segment";
+  if (name.includes("/")) return "contains a slash";
+  if (name.includes("\\")) return "contains a backslash";
+  if (name.includes("\0")) return "contains NUL";
+  if (!name.isWellFormed()) return "contains a lone surrogate";
+  if (isReservedName(name)) return "is a reserved name (.git or .ctxsnap)";
+  return null;
+}
+
+/** The key a directory's entries are ordered by: the name, with `/` appended for a subtree. */
+export function entryOrderKey(entry: { name: string; type: string }): string {
+  return entry.type === "tree" ? `${entry.name}/` : entry.name;
+}
+
+function compareDirSkipped(a: DirSkipped, b: DirSkipped): number {
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0;
+}
+
+/**
+ * Validates one untrusted directory tree object and returns it typed; throws
+ * {@linkcode IntegrityError}. What it names (subtrees) is checked by whoever
+ * follows them.
+ */
+export function validateDirTree(value: unknown): DirTree {
+  const top = plainObject(value, "tree");
+  onlyKeys(top, ["version", "entries", "skipped"], "tree");
+  if (top.version !== DIR_TREE_VERSION) fail(`version ${quote(top.version)} is not 2`);
+  if (!Array.isArray(top.entries)) fail("entries is not an array");
+  if (!Array.isArray(top.skipped)) fail("skipped is not an array");
+  if (top.entries.length + top.skipped.length > MAX_DIR_ENTRIES) {
+    fail(`more than ${MAX_DIR_ENTRIES} entries and skipped records`);
+  }
+  const entries: DirEntry[] = [];
+  const names = new Set<string>();
+  let previousKey: string | undefined;
+  for (const raw of top.entries) {
+    const entry = plainObject(raw, "entry");
+    const name = entry.name;
+    if (typeof name !== "string") fail("entry name is not a string");
+    const problem = entryNameProblem(name);
+    if (problem !== null) fail(`entry name ${quote(name)} ${problem}`);
+    if (entry.type === "file") {
+      onlyKeys(entry, ["name", "type", "blob", "size", "mode"], "file entry");
+      const { blob, size, mode } = entry;
+      if (typeof blob !== "string" || !isHex(blob, 64)) {
+        fail(`blob of ${quote(name)} is not a SHA-256 hex id`);
+      }
+      if (!Number.isSafeInteger(size) || (size as number) < 0) {
+        fail(`size of ${quote(name)} is invalid`);
+      }
+      if (!Number.isSafeInteger(mode) || (mode as number) < 0 || (mode as number) > 0o7777) {
+        fail(`mode of ${quote(name)} is invalid`);
+      }
+      entries.push({ name, type: "file", blob, size: size as number, mode: mode as number });
+    } else if (entry.type === "symlink") {
+      onlyKeys(entry, ["name", "type", "target"], "symlink entry");
+      entries.push({ name, type: "symlink", target: text(entry.target, "symlink target") });
+    } else if (entry.type === "tree") {
+      onlyKeys(entry, ["name", "type", "tree"], "tree entry");
+      if (typeof entry.tree !== "string" || !isHex(entry.tree, 64)) {
+        fail(`tree of ${quote(name)} is not a SHA-256 hex id`);
+      }
+      entries.push({ name, type: "tree", tree: entry.tree });
+    } else {
+      fail(`entry type ${quote(entry.type)} is unknown`);
+    }
+    if (names.has(name)) fail(`entry name ${quote(name)} appears more than once`);
+    names.add(name);
+    const key = entryOrderKey(entries[entries.length - 1]!);
+    if (previousKey !== undefined && !(previousKey < key)) {
+      fail(`entries are not in order at ${quote(name)}`);
+    }
+    previousKey = key;
+  }
+  const skipped: DirSkipped[] = [];
+  for (const raw of top.skipped) {
+    const record = plainObject(raw, "skipped record");
+    onlyKeys(record, ["name", "reason"], "skipped record");
+    const next = {
+      name: text(record.name, "skipped name"),
+      reason: text(record.reason, "skip reason"),
+    };
+    const previous = skipped[skipped.length - 1];
+    if (previous !== undefined && compareDirSkipped(previous, next) >= 0) {
+      fail(`skipped records are not sorted and unique at ${quote(next.name)}`);
+    }
+    skipped.push(next);
+  }
+  return { version: 2, entries, skipped };
+}
+
+/** The canonical bytes of a directory tree (what its id hashes). */
+export function dirTreeBytes(tree: DirTree): Uint8Array {
+  return canonicalBytes(tree);
+}
+
+/** One directory object made by {@linkcode splitManifest}. */
+export interface DirObject {
+  /** SHA-256 hex of `bytes`. */
+  id: string;
+  /** Canonical JSON of the directory tree. */
+  bytes: Uint8Array;
+}
+
+/** What {@linkcode splitManifest} returns. */
+export interface SplitManifest {
+  /** The root tree's id. */
+  rootId: string;
+  /** Every directory object, each directory after those below it (the root last). */
+  objects: DirObject[];
+}
+
+interface OpenDir {
+  name: string;
+  entries: DirEntry[];
+  skipped: DirSkipped[];
+}
+
+/**
+ * Splits a valid flat manifest into directory objects (tree version 2). The
+ * result is canonical: the same manifest always gives the same objects.
+ * Directories holding neither entries nor skipped records are not recorded.
+ * A skipped record goes into its parent directory's tree, named by its last
+ * segment, when every segment of that parent is a valid entry name;
+ * otherwise into the root tree under its whole path.
+ *
+ * One pass in path order: everything below a directory is contiguous in it,
+ * so each directory is built as soon as the walk leaves it, and with
+ * `onObject` handed over then (its bytes can go) instead of collected; only
+ * the directories on the current path are held.
+ */
+export function splitManifest(
+  tree: TreeManifest,
+  onObject?: (object: DirObject) => void,
+): SplitManifest {
+  const rootSkipped: DirSkipped[] = [];
+  const placed: SkippedEntry[] = [];
+  for (const record of tree.skipped) {
+    const slash = record.path.lastIndexOf("/");
+    const parent = slash < 0 ? "" : record.path.slice(0, slash);
+    const name = record.path.slice(slash + 1);
+    if (
+      name !== "" && (parent === "" || parent.split("/").every((s) => entryNameProblem(s) === null))
+    ) {
+      placed.push(record);
+    } else rootSkipped.push({ name: record.path, reason: record.reason });
+  }
+  const objects: DirObject[] = [];
+  const ids = new Set<string>();
+  const sink = (object: DirObject) => {
+    if (ids.has(object.id)) return; // identical directories are one object, listed once
+    ids.add(object.id);
+    if (onObject === undefined) objects.push(object);
+    else onObject(object);
+  };
+  const open: OpenDir[] = [{ name: "", entries: [], skipped: rootSkipped }];
+  const close = (): void => {
+    const dir = open.pop()!;
+    const object = buildDir(dir.entries, dir.skipped);
+    sink(object);
+    open[open.length - 1]!.entries.push({ name: dir.name, type: "tree", tree: object.id });
+  };
+  /** Opens the directories of `segments` (closing those the walk has left); returns the deepest. */
+  const enter = (segments: string[]): OpenDir => {
+    let common = 0;
+    while (
+      common < segments.length && common + 1 < open.length &&
+      open[common + 1]!.name === segments[common]
+    ) common++;
+    while (open.length > common + 1) close();
+    for (let i = common; i < segments.length; i++) {
+      if (open.length > MAX_TREE_DEPTH) {
+        throw new IntegrityError(
+          `Invalid tree manifest: directories nest deeper than ${MAX_TREE_DEPTH}`,
+        );
+      }
+      open.push({ name: segments[i]!, entries: [], skipped: [] });
+    }
+    return open[open.length - 1]!;
+  };
+  let e = 0;
+  let k = 0;
+  const entries = tree.entries;
+  while (e < entries.length || k < placed.length) {
+    const entry = entries[e];
+    const record = placed[k];
+    if (entry !== undefined && (record === undefined || entry.path <= record.path)) {
+      e++;
+      const segments = entry.path.split("/");
+      const name = segments.pop()!;
+      enter(segments).entries.push(
+        entry.type === "file"
+          ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
+          : { name, type: "symlink", target: entry.target },
+      );
+    } else {
+      k++;
+      const segments = record!.path.split("/");
+      const name = segments.pop()!;
+      enter(segments).skipped.push({ name, reason: record!.reason });
+    }
+  }
+  while (open.length > 1) close();
+  const root = buildDir(open[0]!.entries, open[0]!.skipped);
+  sink(root);
+  return { rootId: root.id, objects };
+}
+
+/** Sorts, checks the bounds of, serializes and hashes one directory. */
+function buildDir(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
+  entries.sort((a, b) => {
+    const x = entryOrderKey(a);
+    const y = entryOrderKey(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  skipped.sort(compareDirSkipped);
+  if (entries.length + skipped.length > MAX_DIR_ENTRIES) {
+    throw new IntegrityError(
+      `Invalid tree manifest: a directory holds more than ${MAX_DIR_ENTRIES} entries`,
+    );
+  }
+  const bytes = dirTreeBytes({ version: 2, entries, skipped });
+  if (bytes.byteLength > MAX_DIR_TREE_BYTES) {
+    throw new IntegrityError(
+      `Invalid tree manifest: a directory's tree is larger than ${MAX_DIR_TREE_BYTES} bytes`,
+    );
+  }
+  return { id: sha256Hex(bytes), bytes };
+}
+
+/**
+ * Serializes one directory from its entries (subtrees named by id) and
+ * skipped records, in any order; returns its object. For writers that keep
+ * their own model of the directories (the incremental capture).
+ */
+export function dirObject(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
+  return buildDir(entries, skipped);
+}
+
+/** Converts a skipped record of a directory at `prefix` to a flat one. */
+export function flatSkipped(prefix: string, record: DirSkipped): SkippedEntry {
+  return { path: prefix === "" ? record.name : `${prefix}/${record.name}`, reason: record.reason };
+}
+
+/** Converts a file or symlink entry of a directory at `prefix` to a flat entry. */
+export function flatEntry(prefix: string, entry: DirFileEntry | DirSymlinkEntry): TreeEntry {
+  const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+  return entry.type === "file"
+    ? { path, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
+    : { path, type: "symlink", target: entry.target };
+}
+
+export { compareSkipped };

@@ -1,0 +1,120 @@
+/**
+ * The stat cache's rows (docs/FORMAT.md, table `stat_cache`): for each
+ * workspace file last captured, the stat fields it had and the blob it held,
+ * so that an unchanged file is not read again. Capture (`lib/workspace/`)
+ * decides when a row may be trusted; this module only reads and writes them,
+ * inside the caller's transaction.
+ *
+ * @example
+ * ```ts
+ * import { mkdtempSync } from "node:fs";
+ * import { join } from "node:path";
+ * import { Store } from "./store.ts";
+ * import { readStatCache, upsertStatCacheRow } from "./stat_cache.ts";
+ *
+ * const workspace = mkdtempSync("/tmp/ctxsnap-");
+ * const store = Store.init(join(workspace, ".ctxsnap"), workspace);
+ * const stat = { size: 3, mtimeMs: 1, ctimeMs: 1, ino: 7, dev: 1, mode: 0o644 };
+ * store.transaction("example", () => upsertStatCacheRow(store, "a.txt", stat, "ab".repeat(32), 5));
+ * if (readStatCache(store).get("a.txt")?.size !== 3) throw new Error("Example failed");
+ * store.close();
+ * ```
+ * @module
+ */
+import type { Store } from "./store.ts";
+
+/** One stat-cache row as stored. */
+export interface StatCacheRow {
+  /** The workspace path, `/`-separated. */
+  path: string;
+  /** Size in bytes when captured. */
+  size: number;
+  /** Modification time, milliseconds. */
+  mtime_ms: number;
+  /** Status-change time, milliseconds. */
+  ctime_ms: number;
+  /** Inode number. */
+  ino: number;
+  /** Device number. */
+  dev: number;
+  /** Mode bits. */
+  mode: number;
+  /** The blob id the file held. */
+  blob: string;
+  /** The store filesystem's clock when the row was written (racy-file check). */
+  stamp_ms: number;
+}
+
+/** The stat fields a row records. */
+export interface StatFields {
+  /** Size in bytes. */
+  size: number;
+  /** Modification time, milliseconds. */
+  mtimeMs: number;
+  /** Status-change time, milliseconds. */
+  ctimeMs: number;
+  /** Inode number. */
+  ino: number;
+  /** Device number. */
+  dev: number;
+  /** Mode bits. */
+  mode: number;
+}
+
+/** Every row, by path (one call into SQLite, not one a row). */
+export function readStatCache(store: Store): Map<string, StatCacheRow> {
+  const rows = new Map<string, StatCacheRow>();
+  for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
+    const r = row as unknown as StatCacheRow;
+    rows.set(r.path, r);
+  }
+  return rows;
+}
+
+/** The paths that have a row. */
+export function statCachePaths(store: Store): string[] {
+  const rows = store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];
+  return rows.map((row) => row.path);
+}
+
+/** Records (or replaces) the row of `path`. */
+export function upsertStatCacheRow(
+  store: Store,
+  path: string,
+  stat: StatFields,
+  blob: string,
+  stampMs: number,
+): void {
+  store.stmt(UPSERT_CACHE).run(
+    path,
+    stat.size,
+    stat.mtimeMs,
+    stat.ctimeMs,
+    stat.ino,
+    stat.dev,
+    stat.mode,
+    blob,
+    stampMs,
+  );
+}
+
+/** Drops the row of `path`, if any. */
+export function deleteStatCacheRow(store: Store, path: string): void {
+  store.stmt("DELETE FROM stat_cache WHERE path = ?").run(path);
+}
+
+/**
+ * Empties the stat cache, so the next capture reads and scans every file
+ * (an adopted store's cache describes another machine's files). Inside the
+ * caller's write transaction.
+ */
+export function clearStatCache(store: Store): void {
+  store.stmt("DELETE FROM stat_cache").run();
+}
+
+const UPSERT_CACHE =
+  `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, dev, mode, blob, stamp_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
+       ctime_ms = excluded.ctime_ms, ino = excluded.ino, dev = excluded.dev, mode = excluded.mode,
+       blob = excluded.blob, stamp_ms = excluded.stamp_ms`;

@@ -1,0 +1,523 @@
+/**
+ * Restore (docs/DESIGN.md §5, §3 invariant 5): move the workspace to a snapshot's
+ * tree and rewind or merge the live session to what it recorded.
+ *
+ * `restoreSnapshot` runs in named phases, each walking the workspace at
+ * most once (see `move.ts`):
+ *
+ * 1. **resolve**: the target, what to restore (files, session or both) and,
+ *    with `--git`, the checks that must pass before anything changes;
+ * 2. **git** (`--git` only): the checkout, after refusing changes git would
+ *    not protect;
+ * 3. **plan**: the three-way plan against the workspace baseline, and the
+ *    session plan (merge or replace);
+ * 4. **refuse**: conflicts per the conflict policy (`policy.ts`); `--force`
+ *    first records the disk in a `pre-restore` snapshot;
+ * 5. **record**: the `applying` operation (with the disk stored as
+ *    `pre_tree`);
+ * 6. **apply**: deletes and atomic writes;
+ * 7. **finish**: in one transaction, the session change, a snapshot whose
+ *    `facets.metadata.reverted_to` names the target, the baseline set to the
+ *    target's tree, the undo record, and the operation marked done.
+ *
+ * A crash between 5 and 7 leaves the operation `applying`: changes to its
+ * session and every move of the workspace are refused until `recover`
+ * finishes or aborts it (`recover.ts`).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../../repository/store.ts";
+ * import { createSnapshot } from "../../history/create.ts";
+ * import { restoreSnapshot } from "./restore.ts";
+ * import { loadOrCreateIdentity } from "../../keys/identity.ts";
+ * const ws = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${ws}/a.txt`, "v1\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const first = await createSnapshot(store, me, { reason: "v1" });
+ * await Deno.writeTextFile(`${ws}/a.txt`, "v2\n");
+ * await createSnapshot(store, me, { reason: "v2" });
+ * await restoreSnapshot(store, me, first.id);
+ * if (await Deno.readTextFile(`${ws}/a.txt`) !== "v1\n") throw new Error("restored");
+ * store.close();
+ * ```
+ * @module
+ */
+import type { JsonValue } from "../../encoding/canonical_json.ts";
+import {
+  ConflictError,
+  type CtxsnapError,
+  NotFoundError,
+  quote,
+  UsageError,
+} from "../../errors.ts";
+import { captureWorkspace } from "../capture.ts";
+import {
+  assertResolved,
+  assertWorkspaceResolved,
+  type Operation,
+} from "../../repository/operations.ts";
+import type { Store } from "../../repository/store.ts";
+import type { SkippedEntry, TreeManifest } from "../../format/tree.ts";
+import type { SnapshotContext } from "../../format/body.ts";
+import { createSnapshot } from "../../history/create.ts";
+import type { Envelope, Signer } from "../../format/envelope.ts";
+import {
+  gitSwitch,
+  gitTrackedFiles,
+  isBranchName,
+  readGitStatus,
+} from "../../integrations/git/git.ts";
+import {
+  mergeContext,
+  readSessionState,
+  type SessionChange,
+  sessionChange,
+  updateSessionState,
+} from "../../history/session_state.ts";
+import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
+import {
+  applyRecordedMove,
+  baselineTree,
+  completeMove,
+  planPhase,
+  recordPhase,
+  storedMovePlan,
+} from "./move.ts";
+import { refuseStorePaths } from "../restore_paths.ts";
+import { type RestoreGitState, restoreGitState } from "./_git_state.ts";
+export type { GitPosition, RestoreGitState } from "./_git_state.ts";
+import { type MovePlan, planMove } from "../plan.ts";
+import { MoveConflictError, refuseConflicts } from "../overwrite.ts";
+
+/** How a restore treats the live session. */
+export type SessionMode = "merge" | "replace";
+
+/** Options of {@linkcode restoreSnapshot}. */
+export interface RestoreOptions {
+  /** Restore workspace files (default true unless only `session` is set). */
+  workspace?: boolean;
+  /** Restore the session (default true unless only `workspace` is set). */
+  session?: boolean;
+  /**
+   * `merge` (default): the snapshot's context is merged into the live
+   * session (one rule for every field: a task or progress the snapshot set
+   * replaces, one it left unset is kept; lists joined without duplicates,
+   * extensions replaced per namespace); `replace`: the live
+   * session becomes exactly what the snapshot recorded.
+   */
+  sessionMode?: SessionMode;
+  /** Check out the anchored git commit (detached) first; refuses a dirty tree. */
+  git?: boolean;
+  /** Apply despite content conflicts, after capturing the current content into a snapshot. */
+  force?: boolean;
+  /** Only plan. */
+  dryRun?: boolean;
+  /** Session (default current). */
+  sessionName?: string;
+  /** Branch the restore is recorded on (default the session's current). */
+  branch?: string;
+  /** Progress callback while writing. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The session part of a restore plan. */
+export interface SessionPlan {
+  /** `merge` or `replace`. */
+  mode: SessionMode;
+  /** What changes in the live session. */
+  change: SessionChange;
+}
+
+/** What a restore did (or, with `dry_run`, would do). Printed as is by `--json`. */
+export interface RestoreResult {
+  /** Target snapshot id. */
+  target: string;
+  /** The workspace plan, or null when files are not restored. */
+  plan: MovePlan | null;
+  /** The session plan, or null when the session is not restored. */
+  session: SessionPlan | null;
+  /** Whether this was only a plan. */
+  dry_run: boolean;
+  /** Operation id, or null for a dry run. */
+  operation: string | null;
+  /** The new snapshot recording the restore, or null for a dry run. */
+  snapshot: string | null;
+  /** The `pre-restore` snapshot taken because of `--force`, or null. */
+  pre_restore: string | null;
+  /** The commit checked out with `--git`, or null. */
+  git_commit: string | null;
+  /**
+   * Where HEAD was against the target's git anchor and what `--git` does
+   * there, or null when the workspace is not in a git work tree.
+   */
+  git: RestoreGitState | null;
+  /**
+   * With `dry_run`: every reason the real run would refuse (empty when it
+   * would go ahead). Always empty otherwise: a real run throws instead.
+   */
+  would_refuse: Refusal[];
+  /**
+   * Paths that existed at the target but were never captured (its tree's
+   * skipped records but `reserved`), with why: a restore cannot bring them back.
+   */
+  not_captured: SkippedEntry[];
+}
+
+/** Why a restore refuses (a dry run lists them all). */
+export interface Refusal {
+  /**
+   * `conflicts` (the plan's), `git_dirty` (`--git` over blocking changes),
+   * `git_untracked_changed` (`--git`, paths git does not track changed since
+   * the baseline).
+   */
+  reason: "conflicts" | "git_dirty" | "git_untracked_changed";
+  /** The error the real run prints. */
+  message: string;
+  /** Its hint, or null. */
+  hint: string | null;
+}
+
+/** A restore refused because of conflicts; carries the plan. */
+export class RestoreConflictError extends MoveConflictError {
+  /** The plan whose conflicts were refused. */
+  readonly plan: MovePlan;
+
+  /** Wraps a policy refusal with the plan. */
+  constructor(error: MoveConflictError, plan: MovePlan) {
+    super(error.message, error.conflicts, { hint: error.hint ?? "" });
+    this.name = "RestoreConflictError";
+    this.plan = plan;
+  }
+}
+
+/** The workspace tree a snapshot recorded, or null when it recorded none or it is not here. */
+export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
+  const ref = envelope.body.workspace;
+  if (ref === null) return null;
+  try {
+    return store.getTree(ref.tree);
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+/** The snapshot's tree, refusing one without workspace or whose content is not in this store. */
+export function requireContent(store: Store, envelope: Envelope): TreeManifest {
+  if (envelope.body.workspace === null) {
+    throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
+      hint: "restore only its session with --session",
+    });
+  }
+  const tree = workspaceTree(store, envelope);
+  if (tree === null) {
+    throw new NotFoundError(
+      `Snapshot ${envelope.id.slice(0, 12)} has no workspace content in this store (tree ${
+        envelope.body.workspace.tree.slice(0, 12)
+      } is missing)`,
+      { hint: "it was imported as an envelope only; import its bundle (publish --with-workspace)" },
+    );
+  }
+  let missing = 0;
+  for (const entry of tree.entries) {
+    if (entry.type === "file" && !store.hasObject(entry.blob)) missing += 1;
+  }
+  if (missing > 0) {
+    throw new NotFoundError(
+      `Snapshot ${envelope.id.slice(0, 12)} is missing ${missing} file contents in this store`,
+      { hint: "run `ctxsnap verify --all`; import the snapshot's bundle again" },
+    );
+  }
+  return tree;
+}
+
+/** What the live session becomes under `mode`. */
+export function restoredContext(
+  live: SnapshotContext,
+  recorded: SnapshotContext,
+  mode: SessionMode,
+): SnapshotContext {
+  return mode === "replace" ? structuredClone(recorded) : mergeContext(live, recorded);
+}
+
+/**
+ * The baseline after `--git` checked a commit out of a clean tree: what git
+ * tracks now is in its history, so it is taken as it is on disk; every other
+ * path keeps its entry in the baseline from before (`before`), unless git
+ * tracked it then. So a file git stopped ignoring with the checkout (its
+ * `.gitignore` line gone) is untracked, never taken for part of the commit
+ * and deleted.
+ */
+function checkedOutBaseline(
+  store: Store,
+  before: TreeManifest | null,
+  trackedBefore: ReadonlySet<string>,
+): TreeManifest {
+  const trackedNow = gitTrackedFiles(store.workspaceRoot);
+  const disk = captureWorkspace(store, { persist: false }).tree;
+  const entries = disk.entries.filter((e) => trackedNow.has(e.path));
+  for (const entry of before?.entries ?? []) {
+    if (!trackedNow.has(entry.path) && !trackedBefore.has(entry.path)) entries.push(entry);
+  }
+  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { version: 1, entries, skipped: disk.skipped };
+}
+
+/** Refuses a plan's conflicts, keeping the plan in the error for the caller to show. */
+function refuse(plan: MovePlan, what: string): void {
+  try {
+    refuseConflicts(plan.conflicts, what);
+  } catch (error) {
+    if (error instanceof MoveConflictError) throw new RestoreConflictError(error, plan);
+    throw error;
+  }
+}
+
+/** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
+export async function restoreSnapshot(
+  store: Store,
+  signer: Signer,
+  targetId: string,
+  options: RestoreOptions = {},
+): Promise<RestoreResult> {
+  // 1. resolve
+  const sel = selection(store, options.sessionName, options.branch);
+  const onlySession = options.session === true && options.workspace !== true;
+  const onlyWorkspace = options.workspace === true && options.session !== true;
+  const doWorkspace = !onlySession;
+  const doSession = !onlyWorkspace;
+  const mode: SessionMode = options.sessionMode ?? "merge";
+  assertResolved(store, sel.session);
+  if (doWorkspace) assertWorkspaceResolved(store);
+  const envelope = await readEnvelope(store, targetId); // id and signature checked
+  const result: RestoreResult = {
+    target: targetId,
+    plan: null,
+    session: doSession
+      ? {
+        mode,
+        change: sessionChange(
+          readSessionState(store, sel.session),
+          restoredContext(readSessionState(store, sel.session), envelope.body.context, mode),
+        ),
+      }
+      : null,
+    dry_run: options.dryRun === true,
+    operation: null,
+    snapshot: null,
+    pre_restore: null,
+    git_commit: null,
+    git: null,
+    would_refuse: [],
+    not_captured: [],
+  };
+  /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
+  const snapshotBeforeRestore = async (): Promise<void> => {
+    const pre = await createSnapshot(store, signer, {
+      reason: "pre-restore",
+      session: sel.session,
+      branch: sel.branch,
+      metadata: { pre_restore_for: targetId },
+    });
+    result.pre_restore = pre.id;
+  };
+  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
+  if (targetTree !== null) {
+    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");
+    // Before anything changes (git included): never a path in the store's own location.
+    refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
+  }
+  /** Refuses now, or in a dry run notes the refusal and goes on planning. */
+  const refuseOrNote = (reason: Refusal["reason"], error: CtxsnapError): void => {
+    if (!result.dry_run) throw error;
+    result.would_refuse.push({ reason, message: error.message, hint: error.hint ?? null });
+  };
+  // The workspace as it is now (nothing stored), walked at most once before the plan.
+  let disk: TreeManifest | null = null;
+  const diskTree = (): TreeManifest => disk ??= captureWorkspace(store, { persist: false }).tree;
+  const anchor = envelope.body.git;
+  /** Where HEAD is against the anchor; the capture it may need is the plan's when there is one. */
+  const readGitState = () =>
+    restoreGitState(
+      store.workspaceRoot,
+      store.dir,
+      anchor,
+      () => new Set(diskTree().entries.map((e) => e.path)),
+    );
+  // With --git, before anything changes; else after the plan, reusing its walk of the workspace.
+  if (options.git) result.git = readGitState();
+  let gitCommit: string | null = null;
+  if (options.git) {
+    if (anchor === null || anchor.commit === null) {
+      throw new UsageError(`Snapshot ${targetId.slice(0, 12)} has no git anchor to check out`, {
+        hint: "restore without --git",
+      });
+    }
+    const state = result.git;
+    if (state === null) {
+      throw new UsageError(`The workspace ${quote(store.workspaceRoot)} is not a git work tree`);
+    }
+    if (state.blocking > 0) {
+      refuseOrNote(
+        "git_dirty",
+        new ConflictError(
+          `The git work tree has ${state.blocking} uncommitted change(s) or untracked file(s) ` +
+            `ctxsnap captures; --git refuses to check out over them: ${
+              state.blocking_paths.join(", ")
+            }${state.blocking > state.blocking_paths.length ? ", …" : ""}`,
+          {
+            hint: "commit or stash them, then retry; files git ignores do not count, " +
+              "and restoring without --git leaves HEAD where it is",
+          },
+        ),
+      );
+    }
+    gitCommit = anchor.commit;
+  }
+  let base = baselineTree(store);
+
+  // 2. git
+  let undoCheckout: (() => void) | null = null;
+  let gitBack: string | null = null;
+  let trackedBefore: Set<string> | null = null;
+  if (gitCommit !== null && targetTree !== null) {
+    // git protects only what it tracks. Files it ignores but ctxsnap captures
+    // (.git/info/exclude, re-included by .ctxsnapignore) keep the usual
+    // three-way rule against the baseline.
+    const tracked = trackedBefore = gitTrackedFiles(store.workspaceRoot);
+    const risky = planMove({ target: targetTree, base, disk: diskTree() }).conflicts
+      .filter((c) => !tracked.has(c.path));
+    if (risky.length > 0) {
+      if (!options.force) {
+        refuseOrNote(
+          "git_untracked_changed",
+          new ConflictError(
+            `Restore refused: ${risky.length} path(s) that git does not track changed since the baseline: ${
+              risky.slice(0, 20).map((c) => c.path).join(", ")
+            }`,
+            { hint: "git cannot bring them back; --force first snapshots the current content" },
+          ),
+        );
+      } else if (!result.dry_run) await snapshotBeforeRestore();
+    }
+  }
+  if (gitCommit !== null && !result.dry_run) {
+    const before = readGitStatus(store.workspaceRoot, store.dir);
+    const branch = before?.branch ?? null;
+    const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
+    gitBack = back;
+    const checkout = gitSwitch(store.workspaceRoot, gitCommit);
+    if (checkout.status !== 0) {
+      throw new ConflictError(
+        `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
+      );
+    }
+    if (back !== null) {
+      undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
+    }
+    result.git_commit = gitCommit;
+    base = checkedOutBaseline(store, base, trackedBefore ?? new Set());
+    disk = null;
+  }
+
+  // 3. plan, 4. refuse
+  let planned: TreeManifest | null = null;
+  let plan: MovePlan | null = null;
+  try {
+    if (targetTree !== null) {
+      const phase = planPhase(store, targetTree, base, options.force ? "local" : "none");
+      plan = phase.plan;
+      planned = phase.disk;
+      result.plan = plan;
+      if (gitCommit === null) disk = phase.disk;
+    }
+    if (!options.git) result.git = readGitState();
+    if (result.dry_run) {
+      try {
+        if (plan !== null) refuse(plan, "Restore");
+      } catch (error) {
+        if (!(error instanceof RestoreConflictError)) throw error;
+        refuseOrNote("conflicts", error);
+      }
+      return result;
+    }
+    if (plan !== null) refuse(plan, "Restore");
+  } catch (error) {
+    // Refused before anything else changed: put HEAD back where it was.
+    undoCheckout?.();
+    throw error;
+  }
+  if (plan !== null && plan.forced.length > 0 && result.pre_restore === null) {
+    // --force: keep everyone's work in a snapshot first, then overwrite.
+    await snapshotBeforeRestore();
+  }
+
+  // 5. record
+  let op: Operation;
+  try {
+    op = recordPhase(store, {
+      kind: "restore",
+      session: sel.session,
+      branch: sel.branch,
+      source: getBranch(store, sel.session, sel.branch)?.head ?? null,
+      target: targetId,
+      targetTree: plan === null ? null : envelope.body.workspace!.tree,
+      plan,
+      planned,
+      baseline: plan === null ? null : envelope.body.workspace!.tree,
+      sessions: [sel.session],
+      extra: {
+        session: doSession,
+        session_mode: mode,
+        pre_restore: result.pre_restore,
+        git_commit: gitCommit,
+        git_back: gitBack,
+      },
+    });
+  } catch (error) {
+    undoCheckout?.();
+    throw error;
+  }
+  result.operation = op.id;
+
+  // 6. apply
+  if (plan !== null) {
+    applyRecordedMove(store, op, targetTree!, plan, options.onProgress, () => undoCheckout?.());
+  }
+
+  // 7. finish
+  result.snapshot = await finishRestore(store, signer, op);
+  return result;
+}
+
+/**
+ * Finishes a restore: changes the session, records the restore snapshot,
+ * sets the baseline and marks the operation done, atomically. Returns the
+ * snapshot id.
+ */
+export async function finishRestore(store: Store, signer: Signer, op: Operation): Promise<string> {
+  const stored = storedMovePlan(store, op); // validated: stored data is untrusted
+  const target = await readEnvelope(store, op.target!); // id and signature checked
+  const mode: SessionMode = stored.extra.session_mode === "replace" ? "replace" : "merge";
+  const created = await createSnapshot(store, signer, {
+    reason: `restore ${op.target!.slice(0, 12)}`,
+    session: op.session!,
+    branch: op.branch!,
+    operation: op.id,
+    allowUnchanged: true,
+    metadata: { reverted_to: op.target!, operation: op.id } as Record<string, JsonValue>,
+    prepare: () => {
+      if (stored.extra.session === true) {
+        updateSessionState(
+          store,
+          op.session!,
+          (live) => restoredContext(live, target.body.context, mode),
+          op.id,
+        );
+      }
+    },
+    beforeCommit: () => completeMove(store, op),
+  });
+  return created.id;
+}

@@ -1,0 +1,189 @@
+/**
+ * Switching branches moves the workspace: `switchTo` makes NAME the
+ * session's current branch and moves the files from the workspace baseline
+ * to NAME's head with the same three-way rules as a restore (`policy.ts`).
+ * Local changes the target does not touch are carried along, as with
+ * `git switch`; files that only the other branch recorded go away, so
+ * nothing leaks from one branch into another; a conflict is refused unless
+ * `--force`, which first records the disk in a snapshot on the branch being
+ * left. The baseline becomes NAME's head tree. Nothing is added to the
+ * timeline: the operation (kind `switch`) is in the log, and `undo` reverts
+ * it.
+ *
+ * A pointer-only switch (`pointerOnly`, or a branch whose head recorded no
+ * workspace) changes only where the next snapshot goes; the files and the
+ * baseline stay.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../../repository/store.ts";
+ * import { createSnapshot } from "../../history/create.ts";
+ * import { forkBranch } from "../../history/branch.ts";
+ * import { switchTo } from "./switch.ts";
+ * import { loadOrCreateIdentity } from "../../keys/identity.ts";
+ * const ws = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${ws}/a.txt`, "main\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const base = await createSnapshot(store, me, {});
+ * forkBranch(store, base.id, "exp");
+ * await switchTo(store, me, "exp");
+ * await Deno.writeTextFile(`${ws}/new.txt`, "only on exp\n");
+ * await createSnapshot(store, me, {});
+ * await switchTo(store, me, "main");
+ * let leaked = true;
+ * try {
+ *   await Deno.lstat(`${ws}/new.txt`);
+ * } catch {
+ *   leaked = false;
+ * }
+ * if (leaked) throw new Error("a file of exp leaked into main");
+ * store.close();
+ * ```
+ * @module
+ */
+import { NotFoundError, quote } from "../../errors.ts";
+import { assertResolved, type Operation } from "../../repository/operations.ts";
+import type { Store } from "../../repository/store.ts";
+import { setCurrentBranch } from "../../repository/session_rows.ts";
+import type { TreeManifest } from "../../format/tree.ts";
+import { createSnapshot } from "../../history/create.ts";
+import type { Signer } from "../../format/envelope.ts";
+import { recordChange } from "../../history/oplog.ts";
+import { checkName, getBranch, readEnvelope, selection } from "../../history/timeline.ts";
+import { applyRecordedMove, completeMove, planPhase, recordPhase, storedMovePlan } from "./move.ts";
+import type { MovePlan } from "../plan.ts";
+import { refuseConflicts } from "../overwrite.ts";
+import { requireContent } from "./restore.ts";
+
+/** Options of {@linkcode switchTo}. */
+export interface SwitchOptions {
+  /** Session (default current). */
+  sessionName?: string;
+  /** Only change the current branch; leave the files and the baseline. */
+  pointerOnly?: boolean;
+  /** Only plan. */
+  dryRun?: boolean;
+  /** Apply despite content conflicts, after recording the disk in a snapshot. */
+  force?: boolean;
+  /** Progress callback while writing. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What a switch did (or, with `dry_run`, would do). Printed as is by `--json`. */
+export interface SwitchResult {
+  /** Session. */
+  session: string;
+  /** The branch left. */
+  from: string;
+  /** The branch switched to. */
+  branch: string;
+  /** Its head. */
+  head: string | null;
+  /** Whether files moved (false: a pointer-only switch). */
+  workspace: boolean;
+  /** The plan, or null for a pointer-only switch. */
+  plan: MovePlan | null;
+  /** Whether this was only a plan. */
+  dry_run: boolean;
+  /** The operation, or null (dry run, nothing changed). */
+  operation: string | null;
+  /** The snapshot `--force` recorded the disk in, or null. */
+  pre_switch: string | null;
+}
+
+/** Switches the session to branch `name`, moving the workspace to its head (see the module doc). */
+export async function switchTo(
+  store: Store,
+  signer: Signer,
+  name: string,
+  options: SwitchOptions = {},
+): Promise<SwitchResult> {
+  const sel = selection(store, options.sessionName);
+  const branch = checkName(name, "branch");
+  assertResolved(store, sel.session);
+  const row = getBranch(store, sel.session, branch);
+  if (row === null) {
+    throw new NotFoundError(`No branch ${quote(branch)} in session ${quote(sel.session)}`, {
+      hint:
+        "list branches with `ctxsnap branch list`, or create one with `ctxsnap fork ID --name NAME`",
+    });
+  }
+  const head = row.head === null ? null : await readEnvelope(store, row.head); // verified
+  const result: SwitchResult = {
+    session: sel.session,
+    from: sel.branch,
+    branch,
+    head: row.head,
+    workspace: false,
+    plan: null,
+    dry_run: options.dryRun === true,
+    operation: null,
+    pre_switch: null,
+  };
+  let target: TreeManifest | null = null;
+  if (!options.pointerOnly && head !== null && head.body.workspace !== null) {
+    target = requireContent(store, head);
+  }
+  if (target === null) {
+    if (result.dry_run) return result;
+    result.operation = store.transaction("switch", () => {
+      assertResolved(store, sel.session);
+      return recordChange(store, [sel.session], () => {
+        setCurrentBranch(store, sel.session, branch);
+        return {
+          kind: "switch",
+          session: sel.session,
+          branch,
+          source: null,
+          target: row.head,
+          plan: { from_branch: sel.branch, to_branch: branch, workspace: false },
+        };
+      });
+    });
+    return result;
+  }
+  result.workspace = true;
+  const { plan, disk } = planPhase(store, target, undefined, options.force ? "local" : "none");
+  result.plan = plan;
+  if (result.dry_run) return result;
+  refuseConflicts(plan.conflicts, "Switch");
+  if (plan.forced.length > 0) {
+    const pre = await createSnapshot(store, signer, {
+      reason: "pre-switch",
+      session: sel.session,
+      branch: sel.branch,
+      metadata: { pre_switch_for: branch },
+    });
+    result.pre_switch = pre.id;
+  }
+  const op = recordPhase(store, {
+    kind: "switch",
+    session: sel.session,
+    branch,
+    source: null,
+    target: row.head,
+    targetTree: head!.body.workspace!.tree,
+    plan,
+    planned: disk,
+    baseline: head!.body.workspace!.tree,
+    sessions: [sel.session],
+    extra: { from_branch: sel.branch, to_branch: branch },
+  });
+  result.operation = op.id;
+  applyRecordedMove(store, op, target, plan, options.onProgress);
+  finishSwitch(store, op);
+  return result;
+}
+
+/** Finishes a switch: the current branch, the baseline and the undo record, atomically. */
+export function finishSwitch(store: Store, op: Operation): void {
+  const plan = storedMovePlan(store, op);
+  const to = plan.extra.to_branch;
+  store.transaction("switch", () => {
+    if (typeof to === "string" && op.session !== null) {
+      setCurrentBranch(store, op.session, checkName(to, "branch"));
+    }
+    completeMove(store, op);
+  });
+}

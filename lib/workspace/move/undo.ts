@@ -1,0 +1,320 @@
+/**
+ * Undo and redo from the operations log (see `lib/history/oplog.ts` for
+ * the records and the stack).
+ *
+ * `undo` reverts the operation on top of the undo stack — the last one that
+ * changed the workspace, a session or a branch, whatever its kind (create,
+ * restore, switch, fork, import, session edit, redo) — by putting back the
+ * "before" side of its undo record: branch heads, the current branch and
+ * session, live session states, the baseline, and for an operation that
+ * moved files, those files. `redo` puts the "after" side back for the
+ * operation `undo` reverted last. Both are operations of their own (kinds
+ * `undo` and `redo`, naming the operation they revert); a second `undo`
+ * reverts the operation below, it never redoes.
+ *
+ * Files move by the same three-way rules as a restore (`policy.ts`): the
+ * target is the baseline with only the paths the reverted operation changed
+ * set back, so later edits elsewhere are kept and a path edited since is a
+ * conflict (exit 5) unless `--force`, which first records the disk in a
+ * snapshot that no branch points at (its id is printed). Undo refuses when
+ * something the record would put back has moved since by other means (exit
+ * 5), and when an unresolved move is pending (run `recover`).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../../repository/store.ts";
+ * import { createSnapshot } from "../../history/create.ts";
+ * import { getBranch } from "../../history/timeline.ts";
+ * import { redo, undo } from "./undo.ts";
+ * import { loadOrCreateIdentity } from "../../keys/identity.ts";
+ * const ws = await Deno.makeTempDir();
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * await Deno.writeTextFile(`${ws}/a.txt`, "1\n");
+ * const first = await createSnapshot(store, me, {});
+ * await Deno.writeTextFile(`${ws}/a.txt`, "2\n");
+ * const second = await createSnapshot(store, me, {});
+ * await undo(store, me);
+ * if (getBranch(store, "main", "main")?.head !== first.id) throw new Error("undone");
+ * await redo(store, me);
+ * if (getBranch(store, "main", "main")?.head !== second.id) throw new Error("redone");
+ * store.close();
+ * ```
+ * @module
+ */
+import type { JsonValue } from "../../encoding/canonical_json.ts";
+import { ConflictError, NotFoundError, quote } from "../../errors.ts";
+import { setBaseline } from "../../repository/baseline.ts";
+import {
+  assertResolved,
+  assertWorkspaceResolved,
+  newOperationId,
+  type Operation,
+  startOperation,
+} from "../../repository/operations.ts";
+import type { Store } from "../../repository/store.ts";
+import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
+import { createSnapshot } from "../../history/create.ts";
+import { entryMap, sameEntry } from "../../repository/diff.ts";
+import type { Signer } from "../../format/envelope.ts";
+import {
+  applyView,
+  readUndoRecord,
+  type StackEntry,
+  type UndoRecord,
+  undoStack,
+  viewMismatches,
+} from "../../history/oplog.ts";
+import { currentSelection, getSnapshotRow } from "../../history/timeline.ts";
+import {
+  applyRecordedMove,
+  baselineTree,
+  completeMove,
+  EMPTY_TREE,
+  planPhase,
+  recordPhase,
+  storedMovePlan,
+} from "./move.ts";
+import type { MovePlan } from "../plan.ts";
+import { refuseConflicts } from "../overwrite.ts";
+
+/** Options of {@linkcode undo} and {@linkcode redo}. */
+export interface RevertOptions {
+  /** Only plan. */
+  dryRun?: boolean;
+  /** Overwrite content conflicts after recording the disk in a snapshot. */
+  force?: boolean;
+  /** Progress callback while writing. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The operation an undo or redo reverts. */
+export interface RevertedOperation {
+  /** Its id. */
+  id: string;
+  /** Its kind. */
+  kind: string;
+  /** Its session, or null. */
+  session: string | null;
+  /** When it finished (ISO 8601 UTC). */
+  finished_at: string;
+}
+
+/** What an undo or redo did (or, with `dry_run`, would do). Printed as is by `--json`. */
+export interface RevertResult {
+  /** `undo` or `redo`. */
+  direction: "undo" | "redo";
+  /** The operation reverted. */
+  reverts: RevertedOperation;
+  /** The files plan, or null when the operation moved no files. */
+  plan: MovePlan | null;
+  /** Whether this was only a plan. */
+  dry_run: boolean;
+  /** The undo or redo operation recorded, or null for a dry run. */
+  operation: string | null;
+  /** The snapshot `--force` recorded the disk in (no branch points at it), or null. */
+  saved: string | null;
+}
+
+function describe(entry: StackEntry): RevertedOperation {
+  return {
+    id: entry.id,
+    kind: entry.kind,
+    session: entry.session,
+    finished_at: new Date(entry.finished_at).toISOString(),
+  };
+}
+
+/** The operation `undo` would revert next, or null. */
+export function nextUndo(store: Store): RevertedOperation | null {
+  const entry = undoStack(store).done.at(-1);
+  return entry === undefined ? null : describe(entry);
+}
+
+/** The operation `redo` would re-apply next, or null. */
+export function nextRedo(store: Store): RevertedOperation | null {
+  const entry = undoStack(store).redo.at(-1);
+  return entry === undefined ? null : describe(entry);
+}
+
+/** Reverts the last operation that changed the workspace, a session or a branch. */
+export function undo(
+  store: Store,
+  signer: Signer,
+  options: RevertOptions = {},
+): Promise<RevertResult> {
+  return revert(store, signer, "undo", options);
+}
+
+/** Re-applies the operation the last `undo` reverted. */
+export function redo(
+  store: Store,
+  signer: Signer,
+  options: RevertOptions = {},
+): Promise<RevertResult> {
+  return revert(store, signer, "redo", options);
+}
+
+function sessionsOf(record: UndoRecord): string[] {
+  return [
+    ...new Set([...record.sessions.map((s) => s.name), ...record.branches.map((b) => b.session)]),
+  ];
+}
+
+/** The tree to move to: the baseline, with only the paths the operation changed set to `side`. */
+function revertTarget(
+  store: Store,
+  record: UndoRecord,
+  side: "before" | "after",
+  base: TreeManifest | null,
+): TreeManifest {
+  const files = record.files!;
+  const want = entryMap(store.getTree(files[side]));
+  const other = entryMap(store.getTree(files[side === "before" ? "after" : "before"]));
+  const out = new Map<string, TreeEntry>(entryMap(base ?? EMPTY_TREE));
+  for (const path of new Set([...want.keys(), ...other.keys()])) {
+    const w = want.get(path);
+    if (sameEntry(w, other.get(path))) continue;
+    if (w === undefined) out.delete(path);
+    else out.set(path, w);
+  }
+  // A path set back as a file removes what base held below it, and the reverse.
+  const sorted = [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const entries: TreeEntry[] = [];
+  for (const entry of sorted) {
+    const last = entries[entries.length - 1];
+    if (last !== undefined && entry.path.startsWith(`${last.path}/`)) {
+      if (want.has(last.path)) continue; // the reverted file wins over base's directory
+      entries.pop();
+    }
+    entries.push(entry);
+  }
+  return { version: 1, entries, skipped: [] };
+}
+
+async function revert(
+  store: Store,
+  signer: Signer,
+  direction: "undo" | "redo",
+  options: RevertOptions,
+): Promise<RevertResult> {
+  assertWorkspaceResolved(store);
+  const stack = undoStack(store);
+  const entry = direction === "undo" ? stack.done.at(-1) : stack.redo.at(-1);
+  if (entry === undefined) {
+    throw new NotFoundError(direction === "undo" ? "Nothing to undo" : "Nothing to redo", {
+      hint: direction === "undo"
+        ? "the log has no operation left that can be undone (`ctxsnap log` lists them)"
+        : "redo re-applies what `ctxsnap undo` reverted, until another change is made",
+    });
+  }
+  const record = entry.record;
+  const from = direction === "undo" ? "after" : "before";
+  const to = direction === "undo" ? "before" : "after";
+  const sessions = sessionsOf(record);
+  for (const session of sessions) assertResolved(store, session);
+  const moved = viewMismatches(store, record, from);
+  if (moved.length > 0) {
+    throw new ConflictError(
+      `Cannot ${direction} ${entry.id} (${entry.kind}): ${moved.join("; ")} since`,
+      { hint: "that change was made outside the operations undo can revert; change it back first" },
+    );
+  }
+  for (const b of record.branches) {
+    const want = b[to];
+    for (const id of [want?.head, want?.base]) {
+      if (id && getSnapshotRow(store, id) === null) {
+        throw new NotFoundError(
+          `Cannot ${direction} ${entry.id}: snapshot ${id.slice(0, 12)} was forgotten`,
+        );
+      }
+    }
+  }
+  const result: RevertResult = {
+    direction,
+    reverts: describe(entry),
+    plan: null,
+    dry_run: options.dryRun === true,
+    operation: null,
+    saved: null,
+  };
+  const sel = currentSelection(store);
+  const baselineAfter = record.baseline === null ? null : record.baseline[to];
+
+  if (record.files === null) {
+    if (result.dry_run) return result;
+    result.operation = store.transaction(direction, () => {
+      assertWorkspaceResolved(store);
+      for (const session of sessions) assertResolved(store, session);
+      const op = startOperation(store, {
+        kind: direction,
+        session: entry.session,
+        branch: sel.branch,
+        reverts: entry.id,
+        status: "done",
+        plan: { reverts: entry.id, workspace: false },
+      });
+      applyView(store, record, to);
+      if (record.baseline !== null) setBaseline(store, baselineAfter, op.id);
+      return op.id;
+    });
+    return result;
+  }
+
+  const base = baselineTree(store);
+  const target = revertTarget(store, record, to, base);
+  const { plan, disk } = planPhase(store, target, base, options.force ? "conflicts" : "none");
+  result.plan = plan;
+  if (result.dry_run) return result;
+  refuseConflicts(plan.conflicts, direction === "undo" ? "Undo" : "Redo");
+  const id = newOperationId();
+  if (plan.forced.length > 0) {
+    const saved = await createSnapshot(store, signer, {
+      reason: `pre-${direction}`,
+      session: sel.session,
+      branch: sel.branch,
+      operation: id,
+      detached: true,
+      allowUnchanged: true,
+      metadata: { [`pre_${direction}_for`]: entry.id } as Record<string, JsonValue>,
+    });
+    result.saved = saved.id;
+  }
+  const targetTree = store.transaction(direction, () => store.putTree(target));
+  const op = recordPhase(store, {
+    kind: direction,
+    session: entry.session ?? sel.session,
+    branch: sel.branch,
+    source: null,
+    target: null,
+    targetTree,
+    plan,
+    planned: disk,
+    baseline: null, // finishRevert sets the record's baseline
+    sessions,
+    reverts: entry.id,
+    id,
+    extra: { reverts: entry.id },
+  });
+  result.operation = op.id;
+  applyRecordedMove(store, op, target, plan, options.onProgress);
+  finishRevert(store, op);
+  return result;
+}
+
+/** Finishes an undo or redo that moved files: the record's other parts, the baseline, done. */
+export function finishRevert(store: Store, op: Operation): void {
+  const reverts = storedMovePlan(store, op).extra.reverts;
+  const record = typeof reverts === "string" ? readUndoRecord(store, reverts) : null;
+  if (record === null) {
+    throw new NotFoundError(
+      `Operation ${quote(op.id)} reverts ${quote(String(reverts))}, which has no undo record`,
+    );
+  }
+  const side = op.kind === "undo" ? "before" : "after";
+  store.transaction(op.kind, () => {
+    applyView(store, record, side);
+    completeMove(store, op);
+    if (record.baseline !== null) setBaseline(store, record.baseline[side], op.id);
+  });
+}
