@@ -1,7 +1,7 @@
 /**
  * The soak: ctxsnap run the way an agent harness runs it, everything at once
  * on one store, as real processes, for a bounded time. Shared by the long
- * test (`tests/soak_test.ts`, `deno task test:long`, `deno task stress`) and
+ * test (`tests/history/soak_test.ts`, `deno task test:long`, `deno task stress`) and
  * the benchmark (`deno task bench -- --only soak`).
  *
  * At once, each in its own loop of real `ctxsnap` processes until the time is

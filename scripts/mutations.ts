@@ -58,14 +58,14 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/format/tar.ts",
     find: "if (header.size > this.#maxMemberBytes) {",
     replace: "if (false && header.size > this.#maxMemberBytes) {",
-    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+    tests: [t("share/share_test.ts", "a bundle member declaring a size above the limit")],
   },
   {
     id: "tar-duplicate-member",
     file: "lib/format/tar.ts",
     find: "if (this.#names.has(header.name)) {",
     replace: "if (false) {",
-    tests: [t("share_test.ts", "bundles crafted with ../x")],
+    tests: [t("share/share_test.ts", "bundles crafted with ../x")],
   },
 
   // --- verify and trust ---------------------------------------------------------------------
@@ -74,14 +74,14 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/share/verify_file.ts",
     find: "trusted: valid && snapshots.every((s) => s.trusted),",
     replace: "trusted: valid && snapshots.some((s) => s.trusted),",
-    tests: [t("share_test.ts", "mixing a pinned and an unpinned signer")],
+    tests: [t("share/share_test.ts", "mixing a pinned and an unpinned signer")],
   },
   {
     id: "verify-file-full-key-argument",
     file: "lib/share/verify_file.ts",
     find: "trusted: valid && trust.isTrusted(keyId, envelope.signature.public_key),",
     replace: "trusted: valid && trust.isTrusted(keyId),",
-    tests: [t("share_test.ts", "verifyStream() compares the full public key")],
+    tests: [t("share/share_test.ts", "verifyStream() compares the full public key")],
   },
   {
     id: "keyring-full-key-compare",
@@ -89,7 +89,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "return publicKeyHex === undefined || publicKeyHex === pinned.publicKeyHex;",
     replace: "return true;",
     tests: [
-      t("crypto_test.ts", "Keyring trusts a key id only together with the exact pinned public key"),
+      t(
+        "crypto/crypto_test.ts",
+        "Keyring trusts a key id only together with the exact pinned public key",
+      ),
     ],
   },
   {
@@ -98,28 +101,28 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       'if (typeof sig.key_id !== "string" || sig.key_id !== keyIdOf(fromHex(sig.public_key, 32))) {',
     replace: 'if (typeof sig.key_id !== "string") {',
-    tests: [t("share_test.ts", "key_id names a pinned key but whose public key is another")],
+    tests: [t("share/share_test.ts", "key_id names a pinned key but whose public key is another")],
   },
   {
     id: "envelope-unknown-field",
     file: "lib/format/envelope.ts",
     find: 'if (!["id", "body", "signature"].includes(key)) fail(`unknown field ${quote(key)}`);',
     replace: "",
-    tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
+    tests: [t("repository/store_test.ts", "parseEnvelope refuses extra fields")],
   },
   {
     id: "envelope-alg",
     file: "lib/format/envelope.ts",
     find: 'if (sig.alg !== "ed25519") fail(',
     replace: 'if (sig.alg === "none") fail(',
-    tests: [t("store_test.ts", "parseEnvelope refuses extra fields")],
+    tests: [t("repository/store_test.ts", "parseEnvelope refuses extra fields")],
   },
   {
     id: "ed25519-canonical-s",
     file: "lib/crypto/ed25519.ts",
     find: "if (littleEndian(signature.subarray(32)) >= L) return false;",
     replace: "",
-    tests: [t("crypto_test.ts", "both backends agree on Ed25519 verification edge cases")],
+    tests: [t("crypto/crypto_test.ts", "both backends agree on Ed25519 verification edge cases")],
   },
 
   // --- canonical JSON -----------------------------------------------------------------------
@@ -128,21 +131,21 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/encoding/canonical_json.ts",
     find: "const keys = Object.keys(value).sort();",
     replace: "const keys = Object.keys(value);",
-    tests: [t("encoding_test.ts", "canonicalize() sorts")],
+    tests: [t("encoding/encoding_test.ts", "canonicalize() sorts")],
   },
   {
     id: "canonical-json-duplicate-key",
     file: "lib/encoding/canonical_json.ts",
     find: "if (Object.hasOwn(result, key)) this.#fail(`Duplicate key ${quote(key)}`, keyPos);",
     replace: "",
-    tests: [t("encoding_test.ts", "parseJson() rejects a duplicate key")],
+    tests: [t("encoding/encoding_test.ts", "parseJson() rejects a duplicate key")],
   },
   {
     id: "canonical-json-integers-only",
     file: "lib/encoding/canonical_json.ts",
     find: "if (this.#integersOnly && !Number.isSafeInteger(value)) {\n      this.#fail(\n",
     replace: "if (false) {\n      this.#fail(\n",
-    tests: [t("encoding_test.ts", "canonicalize() refuses a non-integer by default")],
+    tests: [t("encoding/encoding_test.ts", "canonicalize() refuses a non-integer by default")],
   },
 
   // --- keys and the verifier's configuration -------------------------------------------------
@@ -151,7 +154,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/keys/_config_files.ts",
     find: "if (isPrivate && (stat.mode & 0o077) !== 0) {",
     replace: "if (false) {",
-    tests: [t("crypto_test.ts", "loadIdentity() refuses a key file readable by group or others")],
+    tests: [
+      t("crypto/crypto_test.ts", "loadIdentity() refuses a key file readable by group or others"),
+    ],
   },
   {
     id: "config-group-writable",
@@ -159,7 +164,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "if (!isPrivate && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
     tests: [
-      t("verifier_config_test.ts", "verify FILE refuses a trusted_keys.json writable by others"),
+      t(
+        "keys/verifier_config_test.ts",
+        "verify FILE refuses a trusted_keys.json writable by others",
+      ),
     ],
   },
   {
@@ -168,7 +176,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "if (!before.isFile()) {",
     replace: "if (false) {",
     tests: [
-      t("verifier_config_test.ts", "readKeyFile and readTrustedKeys throw ConfigError for devices"),
+      t(
+        "keys/verifier_config_test.ts",
+        "readKeyFile and readTrustedKeys throw ConfigError for devices",
+      ),
     ],
   },
 
@@ -179,7 +190,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "if (stat.ino !== expected.ino || stat.dev !== expected.dev) {",
     replace: "if (false) {",
     tests: [
-      t("fs_test.ts", "a file replaced by another regular file between lstat and open is refused"),
+      t(
+        "workspace/io_test.ts",
+        "a file replaced by another regular file between lstat and open is refused",
+      ),
     ],
   },
   {
@@ -187,35 +201,39 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/io/walk.ts",
     find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
     replace: "} else if (false) {",
-    tests: [t("secrets_test.ts", "create leaves secrets out by name and by content")],
+    tests: [t("workspace/secrets_test.ts", "create leaves secrets out by name and by content")],
   },
   {
     id: "secret-scan-pem",
     file: "lib/workspace/io/secret_scan.ts",
     find: 'if (PEM.test(text)) return "private key";',
     replace: "",
-    tests: [t("secrets_test.ts", "SecretScanner recognises private keys")],
+    tests: [t("workspace/secrets_test.ts", "SecretScanner recognises private keys")],
   },
   {
     id: "allow-secrets-writable",
     file: "lib/repository/_policy_file.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
-    tests: [t("secrets_test.ts", "readAllowSecrets refuses a list writable by group or others")],
+    tests: [
+      t("workspace/secrets_test.ts", "readAllowSecrets refuses a list writable by group or others"),
+    ],
   },
   {
     id: "reserved-name-fold",
     file: "lib/workspace/io/reserved.ts",
     find: "return FOLDED_RESERVED.some((long) => stem === long || isShortNameOf(stem, long));",
     replace: "return FOLDED_RESERVED.some((long) => stem === long);",
-    tests: [t("hostile_repo_test.ts", "reserved names: validateTree refuses every spelling")],
+    tests: [
+      t("security/hostile_repo_test.ts", "reserved names: validateTree refuses every spelling"),
+    ],
   },
   {
     id: "tree-reserved-segment",
     file: "lib/format/tree.ts",
     find: 'if (entry.path.split("/").some(isReservedName)) {',
     replace: "if (isReservedName(entry.path)) {",
-    tests: [t("store_test.ts", "validateTree refuses any entry inside a reserved name")],
+    tests: [t("repository/store_test.ts", "validateTree refuses any entry inside a reserved name")],
   },
 
   // --- three-way planning and the conflict policy --------------------------------------------
@@ -224,35 +242,45 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/overwrite.ts",
     find: 'if (entriesMatch(disk, base)) return { kind: "take", forced: false };',
     replace: 'return { kind: "take", forced: false };',
-    tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
+    tests: [
+      t(
+        "workspace/restore_test.ts",
+        "an edit made outside ctxsnap after the baseline is a conflict",
+      ),
+    ],
   },
   {
     id: "policy-preserve-local",
     file: "lib/workspace/overwrite.ts",
     find: '      : { kind: "preserve" };',
     replace: '      : { kind: "take", forced: false };',
-    tests: [t("move_test.ts", "restore: every base/disk/target combination")],
+    tests: [t("workspace/move_test.ts", "restore: every base/disk/target combination")],
   },
   {
     id: "policy-force-only-when-asked",
     file: "lib/workspace/overwrite.ts",
     find: 'if (overwrite !== "none") return { kind: "take", forced: true };',
     replace: 'return { kind: "take", forced: true };',
-    tests: [t("restore_test.ts", "an edit made outside ctxsnap after the baseline is a conflict")],
+    tests: [
+      t(
+        "workspace/restore_test.ts",
+        "an edit made outside ctxsnap after the baseline is a conflict",
+      ),
+    ],
   },
   {
     id: "plan-keep-skipped",
     file: "lib/workspace/plan.ts",
     find: "for (const record of input.disk.skipped) keep(record.path);",
     replace: "",
-    tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
+    tests: [t("workspace/move_test.ts", "planMove() keeps a path the capture skipped")],
   },
   {
     id: "plan-parent-stays",
     file: "lib/workspace/plan.ts",
     find: 'if (reason === null && staysBelow.has(write.path)) reason = "directory_in_the_way";',
     replace: "",
-    tests: [t("move_test.ts", "planMove() keeps a path the capture skipped")],
+    tests: [t("workspace/move_test.ts", "planMove() keeps a path the capture skipped")],
   },
 
   // --- restore writes and stored plans -------------------------------------------------------
@@ -262,21 +290,25 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) |\n  fs.constants.O_NOFOLLOW;",
     replace: "const DIR_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0);",
-    tests: [t("fs_test.ts", "SafeWriter opens every directory O_NOFOLLOW")],
+    tests: [t("workspace/io_test.ts", "SafeWriter opens every directory O_NOFOLLOW")],
   },
   {
     id: "safe-write-location-recheck",
     file: "lib/workspace/io/safe_write.ts",
     find: "if (actual !== expected) throw replaced(forPath);",
     replace: "",
-    tests: [t("fs_test.ts", "SafeWriter refuses to write through a parent directory replaced")],
+    tests: [
+      t("workspace/io_test.ts", "SafeWriter refuses to write through a parent directory replaced"),
+    ],
   },
   {
     id: "restore-mode-bits",
     file: "lib/workspace/io/mode.ts",
     find: "return recorded & 0o775;",
     replace: "return recorded & 0o7777;",
-    tests: [t("hostile_repo_test.ts", "modes: restored and materialized files honour the umask")],
+    tests: [
+      t("security/hostile_repo_test.ts", "modes: restored and materialized files honour the umask"),
+    ],
   },
   {
     id: "stored-plan-reserved-segment",
@@ -284,7 +316,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: 'if (item.split("/").some(isReservedName)) {',
     replace: "if (isReservedName(item)) {",
     tests: [
-      t("hostile_repo_test.ts", "validateStoredPlan() refuses a reserved name in any segment"),
+      t(
+        "security/hostile_repo_test.ts",
+        "validateStoredPlan() refuses a reserved name in any segment",
+      ),
     ],
   },
   {
@@ -292,14 +327,16 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/move/_stored_plan.ts",
     find: "if (!pre.has(rel)) fail(`it deletes ${quote(rel)}, which the workspace did not hold`);",
     replace: "",
-    tests: [t("hostile_repo_test.ts", "recover: a crafted plan naming .git internals")],
+    tests: [t("security/hostile_repo_test.ts", "recover: a crafted plan naming .git internals")],
   },
   {
     id: "store-location-refused",
     file: "lib/workspace/restore_paths.ts",
     find: "if (isInsideReservedPath(rel, location)) {",
     replace: "if (false) {",
-    tests: [t("hostile_repo_test.ts", "custom store: restore and materialize refuse a tree")],
+    tests: [
+      t("security/hostile_repo_test.ts", "custom store: restore and materialize refuse a tree"),
+    ],
   },
 
   // --- git ----------------------------------------------------------------------------------
@@ -308,35 +345,35 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/integrations/git/git.ts",
     find: '  "core.fsmonitor=false",\n',
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+    tests: [t("security/hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-hooks-path",
     file: "lib/integrations/git/git.ts",
     find: '  "core.hooksPath=/dev/null",\n',
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+    tests: [t("security/hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-filter-overrides",
     file: "lib/integrations/git/git.ts",
     find: "return spawnGit(cwd, [...SAFE_ARGS, ...filters, ...args], env);",
     replace: "return spawnGit(cwd, [...SAFE_ARGS, ...args], env);",
-    tests: [t("hostile_repo_test.ts", "git: create and restore --git never run")],
+    tests: [t("security/hostile_repo_test.ts", "git: create and restore --git never run")],
   },
   {
     id: "git-work-tree-pinned",
     file: "lib/integrations/git/git.ts",
     find: "  env.GIT_WORK_TREE = top;\n",
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: core.worktree in .git/config")],
+    tests: [t("security/hostile_repo_test.ts", "git: core.worktree in .git/config")],
   },
   {
     id: "git-timeout",
     file: "lib/integrations/git/git.ts",
     find: "      timeout: gitTimeoutMs(),\n",
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: a .git/config that makes git block")],
+    tests: [t("security/hostile_repo_test.ts", "git: a .git/config that makes git block")],
     timeoutMs: 90_000,
   },
   {
@@ -344,14 +381,14 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/integrations/git/git.ts",
     find: '  env.GIT_ALLOW_PROTOCOL = "";\n',
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: a repository's protocol.<name>.allow")],
+    tests: [t("security/hostile_repo_test.ts", "git: a repository's protocol.<name>.allow")],
   },
   {
     id: "git-submodule-recurse",
     file: "lib/integrations/git/git.ts",
     find: '  "submodule.recurse=false",\n',
     replace: "",
-    tests: [t("hostile_repo_test.ts", "git: submodule.recurse in .git/config")],
+    tests: [t("security/hostile_repo_test.ts", "git: submodule.recurse in .git/config")],
   },
   {
     id: "git-env-dropped",
@@ -359,7 +396,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "const unset = inheritedDropped(env);",
     replace: "const unset: string[] = [];",
     tests: [
-      t("hostile_repo_test.ts", "git: every git run carries exactly the documented overrides"),
+      t(
+        "security/hostile_repo_test.ts",
+        "git: every git run carries exactly the documented overrides",
+      ),
     ],
   },
   {
@@ -367,7 +407,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/integrations/git/git.ts",
     find: '  env.GIT_OPTIONAL_LOCKS = "0";\n',
     replace: "",
-    tests: [t("cli_test.ts", "create records the git anchor and leaves .git/index byte-identical")],
+    tests: [
+      t("cli/cli_test.ts", "create records the git anchor and leaves .git/index byte-identical"),
+    ],
   },
 
   // --- store ----------------------------------------------------------------------------------
@@ -376,14 +418,16 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/repository/trust.ts",
     find: "if ((stat.mode & 0o022) !== 0) {",
     replace: "if (false) {",
-    tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store trust: every store path is checked with lstat"),
+    ],
   },
   {
     id: "store-schema-exact",
     file: "lib/repository/trust.ts",
     find: "if (extra.length === 0 && missing.length === 0) return;",
     replace: "return;",
-    tests: [t("hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
+    tests: [t("security/hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
   },
 
   // --- import --------------------------------------------------------------------------------
@@ -394,7 +438,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/remote/pull.ts",
     find: "(record.seq < state.seq || (record.seq === state.seq && hash !== state.record))",
     replace: "false",
-    tests: [t("remote_test.ts", "a rolled-back ref is reported stale")],
+    tests: [t("remote/remote_test.ts", "a rolled-back ref is reported stale")],
   },
 
   // --- terminal text, the page and serve -----------------------------------------------------
@@ -404,28 +448,28 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "/[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]/g;",
     replace: "/[\\u0000-\\u001f\\u007f-\\u009f]/g;",
-    tests: [t("honest_output_test.ts", "escapeText and quote() escape")],
+    tests: [t("cli/honest_output_test.ts", "escapeText and quote() escape")],
   },
   {
     id: "output-escapes-lines",
     file: "lib/cli/output.ts",
     find: 'return text.split("\\n").map(escapeText).join("\\n");',
     replace: "return text;",
-    tests: [t("honest_output_test.ts", "/Output escapes|fakes the OK verdict/")],
+    tests: [t("cli/honest_output_test.ts", "/Output escapes|fakes the OK verdict/")],
   },
   {
     id: "serve-host-check",
     file: "lib/view/serve.ts",
     find: "if (req.headers.host !== `127.0.0.1:${port}`) {",
     replace: "if (false) {",
-    tests: [t("view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
+    tests: [t("view/view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
   },
   {
     id: "serve-origin-check",
     file: "lib/view/serve.ts",
     find: "if (origin !== undefined && origin !== `http://127.0.0.1:${port}`) {",
     replace: "if (false) {",
-    tests: [t("view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
+    tests: [t("view/view_test.ts", "serve refuses a Host other than 127.0.0.1:port")],
   },
   {
     id: "serve-token",
@@ -434,7 +478,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "if (segments.length < 3) {",
     tests: [
       t(
-        "view_test.ts",
+        "view/view_test.ts",
         "serve listens on 127.0.0.1 only and refuses every request without the token",
       ),
     ],
@@ -446,21 +490,28 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/integrations/watch/server.ts",
     find: "if (!sameToken(request.token, this.info.token)) {",
     replace: "if (false) {",
-    tests: [t("watch_test.ts", "watch: requests without its token")],
+    tests: [t("integrations/watch_test.ts", "watch: requests without its token")],
   },
   {
     id: "watch-config-dir",
     file: "lib/integrations/watch/server.ts",
     find: "if (request.config_dir !== null && request.config_dir !== configDir()) {",
     replace: "if (false) {",
-    tests: [t("watch_test.ts", "watch: create and the hook hand their checkpoints to it")],
+    tests: [
+      t("integrations/watch_test.ts", "watch: create and the hook hand their checkpoints to it"),
+    ],
   },
   {
     id: "watch-info-private",
     file: "lib/integrations/watch/protocol.ts",
     find: "if (uid !== null && (stat.uid !== uid || (stat.mode & 0o077) !== 0)) return null;",
     replace: "",
-    tests: [t("watch_test.ts", "watch: files that are not private to the user are not trusted")],
+    tests: [
+      t(
+        "integrations/watch_test.ts",
+        "watch: files that are not private to the user are not trusted",
+      ),
+    ],
   },
   {
     id: "hook-prompt-in-key",
@@ -468,7 +519,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
     replace:
       '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.prompt_id ?? ""}`;\n}',
-    tests: [t("hook_test.ts", "a byte-identical Stop after prompt 2")],
+    tests: [t("integrations/hook_test.ts", "a byte-identical Stop after prompt 2")],
   },
   {
     id: "hook-tool-use-id-key",
@@ -476,7 +527,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    return `${event.event}:${event.tool_use_id}`;",
     replace: '    return `${event.event}:${event.prompt_id ?? ""}`;',
     tests: [
-      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+      t(
+        "integrations/hook_test.ts",
+        "hook: each event is recorded against the snapshot holding the workspace",
+      ),
     ],
   },
   {
@@ -486,7 +540,7 @@ export const MUTATIONS: readonly Mutation[] = [
       "  if (size > DIAGNOSE_BYTES) {\n    reader.stream((chunk) => scanner.push(chunk));\n    return scanner.finish();\n  }\n",
     replace:
       "  if (size > DIAGNOSE_BYTES) {\n    return validateManifest(parseCanonical(reader.readAll(MAX_MANIFEST_BYTES), { maxBytes: MAX_MANIFEST_BYTES })) as never;\n  }\n",
-    tests: [t("bundle_manifest_test.ts", "32 MiB manifest")],
+    tests: [t("format/bundle_manifest_test.ts", "32 MiB manifest")],
   },
   {
     id: "manifest-scanner-sorted",
@@ -494,35 +548,35 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "    if (this.count > 0 && compare(id, 0, this.#bytes, (this.count - 1) * 32) <= 0) return false;\n",
     replace: "",
-    tests: [t("bundle_manifest_test.ts", "ManifestScanner refuses every departure")],
+    tests: [t("format/bundle_manifest_test.ts", "ManifestScanner refuses every departure")],
   },
   {
     id: "bundle-blob-hash",
     file: "lib/format/bundle.ts",
     find: "    if (hasher.digestHex() !== id) {",
     replace: "    if (false) {",
-    tests: [t("bundle_sweep_test.ts", "every single-byte change anywhere in a bundle")],
+    tests: [t("share/bundle_sweep_test.ts", "every single-byte change anywhere in a bundle")],
   },
   {
     id: "git-safe-directory-left",
     file: "lib/integrations/git/git.ts",
     find: '  "submodule.recurse=false",\n];',
     replace: '  "submodule.recurse=false",\n  "safe.directory=*",\n];',
-    tests: [t("hostile_repo_test.ts", "git: a repository owned by another user")],
+    tests: [t("security/hostile_repo_test.ts", "git: a repository owned by another user")],
   },
   {
     id: "hook-id-form",
     file: "lib/history/agent.ts",
     find: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;",
     replace: "const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;",
-    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+    tests: [t("integrations/hook_test.ts", "hook: problems go to stderr and exit 0")],
   },
   {
     id: "hook-lenient-exit",
     file: "lib/cli/main.ts",
     find: "      out.errorLine(await typed(error), `ctxsnap ${name}`);\n      return 0;",
     replace: "      out.errorLine(await typed(error), `ctxsnap ${name}`);\n      return 1;",
-    tests: [t("hook_test.ts", "hook: problems go to stderr and exit 0")],
+    tests: [t("integrations/hook_test.ts", "hook: problems go to stderr and exit 0")],
   },
   {
     id: "hook-no-store-found",
@@ -531,7 +585,7 @@ export const MUTATIONS: readonly Mutation[] = [
       "  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
     replace:
       "  return path.join(path.resolve(options.cwd), DEFAULT_STORE_NAME);\n  throw new NoStoreError(`No ctxsnap store in ${JSON.stringify(options.cwd)} or any parent`, {",
-    tests: [t("hook_test.ts", "hook: a missing store is reported and never created")],
+    tests: [t("integrations/hook_test.ts", "hook: a missing store is reported and never created")],
   },
   {
     id: "store-registered",
@@ -539,8 +593,8 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "  if (!registered) {",
     replace: "  if (false) {",
     tests: [
-      t("hook_test.ts", "hook: a store it did not create or adopt"),
-      t("hostile_repo_test.ts", "store trust: a store committed into a repository"),
+      t("integrations/hook_test.ts", "hook: a store it did not create or adopt"),
+      t("security/hostile_repo_test.ts", "store trust: a store committed into a repository"),
     ],
   },
   {
@@ -548,35 +602,35 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/mcp/schema.ts",
     find: "        if (!re.test(value)) return `${where} has the wrong form`;\n",
     replace: "",
-    tests: [t("mcp_test.ts", "mcp: arguments are checked against the declared schemas")],
+    tests: [t("cli/mcp_test.ts", "mcp: arguments are checked against the declared schemas")],
   },
   {
     id: "mcp-restore-never-forced",
     file: "lib/cli/mcp/tools.ts",
     find: '["restore", ...moveFlags(args), "--", ids.id!],',
     replace: '["restore", "--force", ...moveFlags(args), "--", ids.id!],',
-    tests: [t("mcp_test.ts", "mcp: restore never overwrites an edit")],
+    tests: [t("cli/mcp_test.ts", "mcp: restore never overwrites an edit")],
   },
   {
     id: "mcp-strict-json",
     file: "lib/cli/mcp/server.ts",
     find: "      value = parseJson(line, { maxBytes: MAX_MESSAGE_BYTES, integersOnly: false });",
     replace: "      value = JSON.parse(line);",
-    tests: [t("mcp_test.ts", "mcp: protocol version negotiation and malformed messages")],
+    tests: [t("cli/mcp_test.ts", "mcp: protocol version negotiation and malformed messages")],
   },
   {
     id: "import-untrusted-refused",
     file: "lib/share/import.ts",
     find: "  if (!report.trusted && !options.allowUntrusted) {",
     replace: "  if (false) {",
-    tests: [t("share_test.ts", "import of an untrusted signer exits 3")],
+    tests: [t("share/share_test.ts", "import of an untrusted signer exits 3")],
   },
   {
     id: "identity-never-replaced",
     file: "lib/keys/identity.ts",
     find: '    if (errnoOf(error) === "EEXIST") return loadIdentity(dir);\n',
     replace: "",
-    tests: [t("crypto_test.ts", "/one shared key/")],
+    tests: [t("crypto/crypto_test.ts", "/one shared key/")],
   },
   {
     id: "key-export-public-only",
@@ -585,7 +639,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "} else ctx.out.raw(await Deno.readTextFile(me.path));",
     tests: [
       t(
-        "cli_test.ts",
+        "cli/cli_test.ts",
         "openssl reads the private identity key and derives the exported public key",
       ),
     ],
@@ -595,7 +649,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/share/_serde_f64.ts",
     find: "  const text = String(Math.abs(x));",
     replace: "  const text = String(Number(Math.abs(x).toPrecision(15)));",
-    tests: [t("leanctx_test.ts", "a float changed by one ulp is tampered")],
+    tests: [t("share/leanctx_test.ts", "a float changed by one ulp is tampered")],
   },
   {
     id: "leanctx-trust",
@@ -603,7 +657,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '  return trust.isTrusted(check.keyId, sig.public_key) ? "trusted" : "untrusted";',
     replace: '  return "trusted";',
     tests: [
-      t("leanctx_test.ts", "every corpus file gives its expected outcome through verify FILE"),
+      t(
+        "share/leanctx_test.ts",
+        "every corpus file gives its expected outcome through verify FILE",
+      ),
     ],
   },
   {
@@ -612,7 +669,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnapshot-sign-v1:";',
     replace: 'export const LEANCTX_SIGNING_PREFIX = "ctxsnap-snapshot-v1:";',
     tests: [
-      t("leanctx_test.ts", "publish --format lean-ctx writes a file the independent checker"),
+      t("share/leanctx_test.ts", "publish --format lean-ctx writes a file the independent checker"),
     ],
   },
   {
@@ -622,7 +679,7 @@ export const MUTATIONS: readonly Mutation[] = [
       "      if (sha256Hex(bytes) !== id) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
     replace:
       "      if (false) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
-    tests: [t("remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
+    tests: [t("remote/remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
   },
   {
     id: "remote-ref-filed-under-signer",
@@ -631,7 +688,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      record.session !== key.session ||",
     tests: [
       t(
-        "remote_test.ts",
+        "remote/remote_test.ts",
         "pull refuses a ref record that is forged, edited or filed under another signer",
       ),
     ],
@@ -641,7 +698,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/remote/pull.ts",
     find: "        if (!allowUntrusted && !trust.isTrusted(key_id, public_key)) {",
     replace: "        if (false) {",
-    tests: [t("remote_test.ts", "history holds an unpinned signer")],
+    tests: [t("remote/remote_test.ts", "history holds an unpinned signer")],
   },
   {
     id: "remote-key-untrusted-refused",
@@ -649,7 +706,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    if (!allowUntrusted && !trust.isTrusted(key.keyId)) {",
     replace: "    if (false) {",
     tests: [
-      t("remote_test.ts", "snapshots of an unpinned signer are refused unless --allow-untrusted"),
+      t(
+        "remote/remote_test.ts",
+        "snapshots of an unpinned signer are refused unless --allow-untrusted",
+      ),
     ],
   },
   {
@@ -657,21 +717,21 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/format/tree.ts",
     find: 'if (entry.path.split("/").some(isReservedName)) {',
     replace: "if (false) {",
-    tests: [t("remote_test.ts", "a trusted signer's tree that writes into .git")],
+    tests: [t("remote/remote_test.ts", "a trusted signer's tree that writes into .git")],
   },
   {
     id: "remote-file-regular-only",
     file: "lib/remote/file_backend.ts",
     find: "    if (!stat.isFile()) {\n      fs.closeSync(fd);",
     replace: "    if (false) {\n      fs.closeSync(fd);",
-    tests: [t("remote_test.ts", "file:// remote: symlinks, FIFOs and non-files")],
+    tests: [t("remote/remote_test.ts", "file:// remote: symlinks, FIFOs and non-files")],
   },
   {
     id: "restore-changed-while-planned",
     file: "lib/workspace/move/move.ts",
     find: "      if (moved.length > 0) {",
     replace: "      if (false) {",
-    tests: [t("restore_test.ts", "a file saved between planning and applying a restore")],
+    tests: [t("workspace/restore_test.ts", "a file saved between planning and applying a restore")],
   },
   {
     id: "restore-git-dirty",
@@ -680,7 +740,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    if (false) {\n      refuseOrNote(",
     tests: [
       t(
-        "restore_test.ts",
+        "workspace/restore_test.ts",
         "/restore --git with a modified tracked file|restore --git with only an untracked file/",
       ),
     ],
@@ -690,42 +750,51 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/move/recover.ts",
     find: "  if (foreign.length > 0 && !options.force) {",
     replace: "  if (false) {",
-    tests: [t("hostile_repo_test.ts", "recover: a secret a crafted pre-restore tree lists")],
+    tests: [
+      t("security/hostile_repo_test.ts", "recover: a secret a crafted pre-restore tree lists"),
+    ],
   },
   {
     id: "recover-git-back-as-ref",
     file: "lib/integrations/git/git.ts",
     find: '    return runGit(cwd, ["switch", "--quiet", "--no-guess", "--end-of-options", ref]);',
     replace: '    return runGit(cwd, ["checkout", "--quiet", ref]);',
-    tests: [t("hostile_repo_test.ts", "recover --abort: a stored git_back naming a tracked file")],
+    tests: [
+      t(
+        "security/hostile_repo_test.ts",
+        "recover --abort: a stored git_back naming a tracked file",
+      ),
+    ],
   },
   {
     id: "recover-stray-temps",
     file: "lib/workspace/move/recover.ts",
     find: "    writer.removeStrayTemps([...plan.writes, ...plan.deletes]);\n",
     replace: "",
-    tests: [t("hostile_repo_test.ts", "recover: every state a killed restore leaves")],
+    tests: [t("security/hostile_repo_test.ts", "recover: every state a killed restore leaves")],
   },
   {
     id: "undo-record-tree-id",
     file: "lib/repository/undo_log.ts",
     find: '  if (typeof value === "string" && isHex(value, 64)) return value;',
     replace: '  if (typeof value === "string") return value;',
-    tests: [t("oplog_test.ts", "undo refuses a tampered undo record")],
+    tests: [t("history/oplog_test.ts", "undo refuses a tampered undo record")],
   },
   {
     id: "undo-changed-since",
     file: "lib/workspace/move/undo.ts",
     find: "  if (moved.length > 0) {\n    throw new ConflictError(\n      `Cannot ${direction}",
     replace: "  if (false) {\n    throw new ConflictError(\n      `Cannot ${direction}",
-    tests: [t("oplog_test.ts", "undo refuses (exit 5) when what it would put back was changed")],
+    tests: [
+      t("history/oplog_test.ts", "undo refuses (exit 5) when what it would put back was changed"),
+    ],
   },
   {
     id: "secret-scan-carry",
     file: "lib/workspace/io/secret_scan.ts",
     find: "    this.#carry = text.length > CARRY ? text.slice(text.length - CARRY) : text;",
     replace: '    this.#carry = "";',
-    tests: [t("secrets_test.ts", "SecretScanner finds a secret split across two chunks")],
+    tests: [t("workspace/secrets_test.ts", "SecretScanner finds a secret split across two chunks")],
   },
   {
     id: "stat-cache-rules",
@@ -734,7 +803,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    this.rulesMatch = true;",
     tests: [
       t(
-        "secrets_test.ts",
+        "workspace/secrets_test.ts",
         "stat-cache rows from a capture under other secret rules are not trusted",
       ),
     ],
@@ -745,7 +814,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    if (inWord(text, m.index)) continue;\n",
     replace: "",
     tests: [
-      t("secrets_test.ts", "/leaves ordinary text alone|own sources and docs are not taken/"),
+      t(
+        "workspace/secrets_test.ts",
+        "/leaves ordinary text alone|own sources and docs are not taken/",
+      ),
     ],
   },
   {
@@ -753,7 +825,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/repository/trust.ts",
     find: "  if (stat.isSymbolicLink()) {\n    throw new StoreTrustError(`The store path",
     replace: "  if (false) {\n    throw new StoreTrustError(`The store path",
-    tests: [t("hostile_repo_test.ts", "store trust: every store path is checked with lstat")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store trust: every store path is checked with lstat"),
+    ],
   },
   {
     id: "store-init-checked",
@@ -762,7 +836,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "hostile_repo_test.ts",
+        "security/hostile_repo_test.ts",
         "store trust: init never creates a store through a planted .ctxsnap symlink",
       ),
     ],
@@ -772,7 +846,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/history/adopt.ts",
     find: "    if (problems.length > 0) {\n      throw new IntegrityError(",
     replace: "    if (false) {\n      throw new IntegrityError(",
-    tests: [t("hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify"),
+    ],
   },
   {
     id: "store-foreign-workspace",
@@ -780,7 +856,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    if (workspaceRoot !== path.dirname(probe.dir)) {",
     replace: "    if (false) {",
     tests: [
-      t("cli_test.ts", "a store found by walking up that names another workspace is refused"),
+      t("cli/cli_test.ts", "a store found by walking up that names another workspace is refused"),
     ],
   },
   {
@@ -790,7 +866,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "  if (false) {\n    throw new IntegrityError(\n      `Stored snapshot",
     tests: [
       t(
-        "hostile_repo_test.ts",
+        "security/hostile_repo_test.ts",
         "envelopes: restore, switch, materialize, diff, show and publish refuse an envelope edited",
       ),
     ],
@@ -801,8 +877,8 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "/[\\u0000-\\u001f\\u007f-\\u009f\\u061c",
     replace: "/[\\u007f-\\u009f\\u061c",
     tests: [
-      t("cli_test.ts", "diff --stat and --patch show line counts"),
-      t("honest_output_test.ts", "list, log, branch list and session list escape names"),
+      t("cli/cli_test.ts", "diff --stat and --patch show line counts"),
+      t("cli/honest_output_test.ts", "list, log, branch list and session list escape names"),
     ],
   },
   {
@@ -810,28 +886,30 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/view/html.ts",
     find: "    /[<>&\\u2028\\u2029]/g,",
     replace: "    /[&]/g,",
-    tests: [t("view_test.ts", "embedJson writes no <")],
+    tests: [t("view/view_test.ts", "embedJson writes no <")],
   },
   {
     id: "page-client-text-only",
     file: "lib/view/_client.ts",
     find: '  $("shown").textContent = visible.length === D.snapshots.length ? "" :',
     replace: '  $("shown").innerHTML = visible.length === D.snapshots.length ? "" :',
-    tests: [t("view_test.ts", "the client script never turns data into markup or code")],
+    tests: [t("view/view_test.ts", "the client script never turns data into markup or code")],
   },
   {
     id: "page-csp-default-none",
     file: "lib/view/html.ts",
     find: "    \"default-src 'none'\",",
     replace: '    "default-src *",',
-    tests: [t("view_test.ts", "the page's policy allows exactly its one script and stylesheet")],
+    tests: [
+      t("view/view_test.ts", "the page's policy allows exactly its one script and stylesheet"),
+    ],
   },
   {
     id: "page-verified-needs-id",
     file: "lib/view/model.ts",
     find: "  const valid = check.idMatches && check.signatureValid && agrees;",
     replace: "  const valid = check.signatureValid;",
-    tests: [t("view_test.ts", "an envelope altered in the index is shown as not verified")],
+    tests: [t("view/view_test.ts", "an envelope altered in the index is shown as not verified")],
   },
   {
     id: "page-diff-size-limit",
@@ -839,7 +917,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "    (oldBlob?.size ?? 0) > limits.max_diff_input_bytes ||\n    (newBlob?.size ?? 0) > limits.max_diff_input_bytes\n",
     replace: "    false\n",
-    tests: [t("view_test.ts", "size limits: too large, truncated and over-budget diffs")],
+    tests: [t("view/view_test.ts", "size limits: too large, truncated and over-budget diffs")],
   },
   {
     id: "config-error-exit-7",
@@ -848,7 +926,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    super(message, "failure", options);',
     tests: [
       t(
-        "verifier_config_test.ts",
+        "keys/verifier_config_test.ts",
         "verify FILE exits 7, not 1, when the verifier's identity.pem is readable by others",
       ),
     ],
@@ -858,7 +936,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/command.ts",
     find: "    return await loadIdentityAsync(configDir());",
     replace: "    return loadOrCreateIdentity(configDir());",
-    tests: [t("share_test.ts", "verify FILE creates no identity or config directory")],
+    tests: [t("share/share_test.ts", "verify FILE creates no identity or config directory")],
   },
   {
     id: "watch-no-answer-fallback",
@@ -868,7 +946,7 @@ export const MUTATIONS: readonly Mutation[] = [
       '  if (line === null) throw new Error("the watch process did not answer");\n  let response: unknown;',
     tests: [
       t(
-        "watch_test.ts",
+        "integrations/watch_test.ts",
         "watch client: a watch process that closes the connection without answering",
       ),
     ],
@@ -878,7 +956,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/integrations/watch/server.ts",
     find: "      if (size > MAX_REQUEST_BYTES) {",
     replace: "      if (false) {",
-    tests: [t("watch_test.ts", "watch: requests without its token")],
+    tests: [t("integrations/watch_test.ts", "watch: requests without its token")],
     timeoutMs: 90_000,
   },
   {
@@ -886,14 +964,16 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/io/fs_events.ts",
     find: '      this.mark(dir === "" ? name : `${dir}/${name}`);\n',
     replace: "",
-    tests: [t("incremental_test.ts", "property: the incremental tree equals a full capture")],
+    tests: [
+      t("workspace/incremental_test.ts", "property: the incremental tree equals a full capture"),
+    ],
   },
   {
     id: "walk-special-files",
     file: "lib/workspace/io/walk.ts",
     find: "} else if (stats.isFile()) {",
     replace: "} else if (!stats.isDirectory()) {",
-    tests: [t("fs_test.ts", "a FIFO is reported as special_file")],
+    tests: [t("workspace/io_test.ts", "a FIFO is reported as special_file")],
   },
   {
     id: "safe-read-torn",
@@ -901,7 +981,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "    total !== size || after.size !== size || after.mtimeMs !== before.mtimeMs ||\n    after.ctimeMs !== before.ctimeMs || after.ino !== before.ino",
     replace: "    false",
-    tests: [t("fs_test.ts", "a file that grows while being read")],
+    tests: [t("workspace/io_test.ts", "a file that grows while being read")],
   },
   {
     id: "walk-ignore-fail-closed",
@@ -909,7 +989,9 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       '            // Its ignore rules cannot be applied: leave the whole directory out.\n            yield { kind: "skip", path, reason: "unreadable", detail: reasonOf(error) };\n            continue;\n',
     replace: "            void error; // taken as absent\n",
-    tests: [t("fs_test.ts", "walk leaves out a directory whose ignore file cannot be applied")],
+    tests: [
+      t("workspace/io_test.ts", "walk leaves out a directory whose ignore file cannot be applied"),
+    ],
   },
   {
     id: "walk-store-excluded",
@@ -919,7 +1001,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "        false",
     tests: [
       t(
-        "hostile_repo_test.ts",
+        "security/hostile_repo_test.ts",
         "custom store: a store at data/store excludes exactly that directory",
       ),
     ],
@@ -929,21 +1011,21 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/format/tar.ts",
     find: "if (!this.#allowName(header.name)) {",
     replace: "if (false) {",
-    tests: [t("tar_test.ts", "TarReader refuses a name the caller does not allow")],
+    tests: [t("format/tar_test.ts", "TarReader refuses a name the caller does not allow")],
   },
   {
     id: "bundle-manifest-cap",
     file: "lib/format/bundle.ts",
     find: "if (size > MAX_MANIFEST_BYTES) reader.readAll(MAX_MANIFEST_BYTES);",
     replace: "",
-    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+    tests: [t("share/share_test.ts", "a bundle member declaring a size above the limit")],
   },
   {
     id: "bundle-blob-size-vs-manifest",
     file: "lib/format/bundle.ts",
     find: "if (member.size !== size) {",
     replace: "if (false) {",
-    tests: [t("share_test.ts", "a bundle member declaring a size above the limit")],
+    tests: [t("share/share_test.ts", "a bundle member declaring a size above the limit")],
   },
   {
     id: "ed25519-small-order-key",
@@ -951,7 +1033,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "  if (SMALL_ORDER_ENCODINGS.has(toHex(publicKey))) return false;\n  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
     replace: "  if (SMALL_ORDER_ENCODINGS.has(toHex(r))) return false;",
-    tests: [t("crypto_test.ts", "verify() refuses a small-order public key")],
+    tests: [t("crypto/crypto_test.ts", "verify() refuses a small-order public key")],
   },
   {
     id: "safe-read-nofollow",
@@ -959,14 +1041,14 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);",
     replace: "fd = openSync(absPath, constants.O_RDONLY | constants.O_NONBLOCK);",
-    tests: [t("fs_test.ts", "readRegularNoFollow() opens O_NOFOLLOW")],
+    tests: [t("workspace/io_test.ts", "readRegularNoFollow() opens O_NOFOLLOW")],
   },
   {
     id: "plan-untracked-in-the-way",
     file: "lib/workspace/plan.ts",
     find: 'if (kind === "other" || (kind === "directory" && stays.has(write.path))) {',
     replace: "if (false) {",
-    tests: [t("move_test.ts", "planMove() with a disk probe")],
+    tests: [t("workspace/move_test.ts", "planMove() with a disk probe")],
   },
   {
     id: "import-same-file-rewritten",
@@ -975,7 +1057,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "if (false) {",
     tests: [
       t(
-        "share_test.ts",
+        "share/share_test.ts",
         "import refuses a file rewritten in place between the passes even with the same bytes",
       ),
     ],
@@ -986,21 +1068,23 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,",
     replace: "prompt: prompt !== null && prompt.isWellFormed() ? prompt : null,",
-    tests: [t("hook_test.ts", "hook: prompt text only with --record-prompts")],
+    tests: [t("integrations/hook_test.ts", "hook: prompt text only with --record-prompts")],
   },
   {
     id: "store-inflate-bound",
     file: "lib/repository/store.ts",
     find: "const out = zlib().inflateRawSync(data, { maxOutputLength: Math.max(1, row.size) });",
     replace: "const out = zlib().inflateRawSync(data);",
-    tests: [t("store_test.ts", "Store.readBlob refuses compressed bytes that inflate past")],
+    tests: [
+      t("repository/store_test.ts", "Store.readBlob refuses compressed bytes that inflate past"),
+    ],
   },
   {
     id: "remote-inflate-bound",
     file: "lib/remote/layout.ts",
     find: "maxOutputLength: Math.max(1, Math.min(maxSize, DEFLATE_MAX_BYTES)),",
     replace: "",
-    tests: [t("remote_test.ts", "remote objects: both encodings round-trip")],
+    tests: [t("remote/remote_test.ts", "remote objects: both encodings round-trip")],
   },
   {
     id: "secret-names-despite-negation",
@@ -1008,7 +1092,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
     replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
     tests: [
-      t("secrets_test.ts", "a hostile .ctxsnapignore or .gitignore cannot re-include a secret"),
+      t(
+        "workspace/secrets_test.ts",
+        "a hostile .ctxsnapignore or .gitignore cannot re-include a secret",
+      ),
     ],
   },
   // --- threat rows of the store folder, MCP, watch hand-off, remote bounds, received files ----
@@ -1017,28 +1104,28 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/history/create.ts",
     find: "if (invalid !== null) throw new UsageError(invalid);",
     replace: "if (false && invalid !== null) throw new UsageError(invalid);",
-    tests: [t("secrets_test.ts", "create refuses a reason over 1,024 characters")],
+    tests: [t("workspace/secrets_test.ts", "create refuses a reason over 1,024 characters")],
   },
   {
     id: "mcp-answer-fit",
     file: "lib/cli/mcp/_bound.ts",
     find: "  if (size(value) <= limit) return value;",
     replace: "  if (true || size(value) <= limit) return value;",
-    tests: [t("mcp_bound_test.ts", "mcp: on a std-sized repository")],
+    tests: [t("cli/mcp_bound_test.ts", "mcp: on a std-sized repository")],
   },
   {
     id: "mcp-read-file-dotdot",
     file: "lib/cli/mcp/_read_file.ts",
     find: 'parts.some((p) => p === "..")',
     replace: "false",
-    tests: [t("mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
+    tests: [t("cli/mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
   },
   {
     id: "mcp-read-file-binary-head",
     file: "lib/cli/mcp/_read_file.ts",
     find: "  if (head.includes(0)) {",
     replace: "  if (false) {",
-    tests: [t("mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
+    tests: [t("cli/mcp_test.ts", "mcp: read_file reads a file as a snapshot recorded it")],
   },
   {
     id: "mcp-verify-resolves-id",
@@ -1047,56 +1134,58 @@ export const MUTATIONS: readonly Mutation[] = [
       '        ["id"],\n        async (ids) =>\n          bounded(\n            await command(ctx, ["verify", ...(ids.id !== undefined ? ["--", ids.id] : [])]',
     replace:
       '        [],\n        async () =>\n          bounded(\n            await command(ctx, ["verify", ...(args.id !== undefined ? ["--", args.id as string] : [])]',
-    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+    tests: [t("cli/mcp_test.ts", "mcp: a model chooses data, never paths")],
   },
   {
     id: "publish-below-reserved",
     file: "lib/share/publish.ts",
     find: "if (root !== store.dir && parts.some(isReservedName)) {",
     replace: "if (false) {",
-    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+    tests: [t("cli/mcp_test.ts", "mcp: a model chooses data, never paths")],
   },
   {
     id: "publish-below-exclusive",
     file: "lib/share/publish.ts",
     find: "}, { exclusive: below.replace !== true });",
     replace: "}, { exclusive: false });",
-    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+    tests: [t("cli/mcp_test.ts", "mcp: a model chooses data, never paths")],
   },
   {
     id: "s3-list-key-bound",
     file: "lib/remote/s3_backend.ts",
     find: "if (out.length >= bounds.keys) beyond(`${bounds.keys} keys`);",
     replace: "",
-    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+    tests: [t("remote/remote_test.ts", "s3 backend: hostile listings")],
   },
   {
     id: "s3-list-byte-bound",
     file: "lib/remote/s3_backend.ts",
     find: "const limit = Math.min(MAX_LIST_BODY, bounds.bytes - bytes);",
     replace: "const limit = MAX_LIST_BODY;",
-    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+    tests: [t("remote/remote_test.ts", "s3 backend: hostile listings")],
   },
   {
     id: "s3-list-repeated-token",
     file: "lib/remote/s3_backend.ts",
     find: "      if (tokens.has(token)) {",
     replace: "      if (false) {",
-    tests: [t("remote_test.ts", "s3 backend: hostile listings")],
+    tests: [t("remote/remote_test.ts", "s3 backend: hostile listings")],
   },
   {
     id: "file-backend-depth-bound",
     file: "lib/remote/file_backend.ts",
     find: 'if (depth > 64) beyond("64 directory levels");',
     replace: "",
-    tests: [t("remote_test.ts", "file backend: a shared directory nested deeper than 64 levels")],
+    tests: [
+      t("remote/remote_test.ts", "file backend: a shared directory nested deeper than 64 levels"),
+    ],
   },
   {
     id: "pull-bytes-received-bound",
     file: "lib/remote/pull.ts",
     find: "new CountingBackend(inner, options.maxBytes ?? PULL_MAX_BYTES)",
     replace: "new CountingBackend(inner)",
-    tests: [t("remote_test.ts", "pull: more bytes received in all than its bound")],
+    tests: [t("remote/remote_test.ts", "pull: more bytes received in all than its bound")],
   },
   {
     id: "clone-trusted-ref-only",
@@ -1104,7 +1193,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "r.head !== null && r.trusted &&",
     replace: "r.head !== null &&",
     tests: [
-      t("remote_test.ts", "CLI: clone --allow-untrusted lands an unpinned signer's newer ref"),
+      t(
+        "remote/remote_test.ts",
+        "CLI: clone --allow-untrusted lands an unpinned signer's newer ref",
+      ),
     ],
   },
   {
@@ -1112,28 +1204,34 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/workspace/io/capture_policy.ts",
     find: '  "private.asc",\n',
     replace: "",
-    tests: [t("secrets_test.ts", "create leaves out private.asc and .vault-token by name")],
+    tests: [
+      t("workspace/secrets_test.ts", "create leaves out private.asc and .vault-token by name"),
+    ],
   },
   {
     id: "secret-scan-pgp-headers",
     file: "lib/workspace/io/secret_scan.ts",
     find: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,16}?",
     replace: "String.raw`(?:[^\\r\\n\\\\]{1,200}${NL}){0,4}?",
-    tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
+    tests: [
+      t("workspace/secrets_test.ts", "SecretScanner recognises an armored PGP private-key block"),
+    ],
   },
   {
     id: "secret-scan-pgp-short-lines",
     file: "lib/workspace/io/secret_scan.ts",
     find: "(?:[A-Za-z0-9+/=][ \\t]*${NL}?){40}`,",
     replace: "[A-Za-z0-9+/=]{40}`,",
-    tests: [t("secrets_test.ts", "SecretScanner recognises an armored PGP private-key block")],
+    tests: [
+      t("workspace/secrets_test.ts", "SecretScanner recognises an armored PGP private-key block"),
+    ],
   },
   {
     id: "store-init-foreign-folder",
     file: "lib/repository/store.ts",
     find: "  if (foreign.length === 0) return;",
     replace: "  return;",
-    tests: [t("hostile_repo_test.ts", "store folder: init refuses a committed .ctxsnap/")],
+    tests: [t("security/hostile_repo_test.ts", "store folder: init refuses a committed .ctxsnap/")],
   },
   {
     id: "store-entries-expected",
@@ -1141,7 +1239,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    const kind = STORE_ENTRIES[name];\n    if (kind === undefined) {",
     replace: "    const kind = STORE_ENTRIES[name];\n    if (false) {",
     tests: [
-      t("hostile_repo_test.ts", "store folder: every entry of a store is expected and checked"),
+      t(
+        "security/hostile_repo_test.ts",
+        "store folder: every entry of a store is expected and checked",
+      ),
     ],
   },
   {
@@ -1150,7 +1251,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: 'if (kind === "directory" && name !== "objects") checkEntries(abs, name, uid);',
     replace: "",
     tests: [
-      t("hostile_repo_test.ts", "store folder: every entry of a store is expected and checked"),
+      t(
+        "security/hostile_repo_test.ts",
+        "store folder: every entry of a store is expected and checked",
+      ),
     ],
   },
   {
@@ -1160,7 +1264,7 @@ export const MUTATIONS: readonly Mutation[] = [
       "  const stamp = store.tempPath();\n  const fd = fs.openSync(\n    stamp,\n    fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW,",
     replace:
       '  const stamp = path.join(store.dir, "tmp", "stamp");\n  const fd = fs.openSync(\n    stamp,\n    fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_TRUNC,',
-    tests: [t("hostile_repo_test.ts", "store folder: capture's time stamp is a new file")],
+    tests: [t("security/hostile_repo_test.ts", "store folder: capture's time stamp is a new file")],
   },
   {
     id: "publish-below-rooted-at-root",
@@ -1169,21 +1273,27 @@ export const MUTATIONS: readonly Mutation[] = [
       "  const writer = new SafeWriter(root);\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(rel, 0o644,",
     replace:
       "  const writer = new SafeWriter(path.join(root, ...parts.slice(0, -1)));\n  let bytes = 0;\n  let manifest: BundleManifest | null = null;\n  try {\n    writer.writeFile(parts.at(-1)!, 0o644,",
-    tests: [t("hostile_repo_test.ts", "store folder: publish's default published/ is written")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store folder: publish's default published/ is written"),
+    ],
   },
   {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
     find: 'action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",',
     replace: 'action: "kept",',
-    tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store folder: init --adopt lists every non-core file"),
+    ],
   },
   {
     id: "adopt-clears-tmp",
     file: "lib/history/adopt.ts",
     find: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "cleared" });',
     replace: 'for (const entry of list("tmp")) out.push({ path: `tmp/${entry}`, action: "kept" });',
-    tests: [t("hostile_repo_test.ts", "store folder: init --adopt lists every non-core file")],
+    tests: [
+      t("security/hostile_repo_test.ts", "store folder: init --adopt lists every non-core file"),
+    ],
   },
   {
     id: "idempotency-imported-out-of-index",
@@ -1192,8 +1302,8 @@ export const MUTATIONS: readonly Mutation[] = [
       "source_kind: imported ? null : b.source?.kind ?? null,\n    source_id: imported ? null : b.source?.id ?? null,",
     replace: "source_kind: b.source?.kind ?? null,\n    source_id: b.source?.id ?? null,",
     tests: [
-      t("share_test.ts", "an imported snapshot never answers the user's own create --source"),
-      t("remote_test.ts", "a pulled snapshot never answers the user's own create --source"),
+      t("share/share_test.ts", "an imported snapshot never answers the user's own create --source"),
+      t("remote/remote_test.ts", "a pulled snapshot never answers the user's own create --source"),
     ],
   },
   {
@@ -1202,7 +1312,9 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       'const lines = [`task       ${escapeText(c.task || "-")}`, `progress   ${c.progress_pct}%`];',
     replace: 'const lines = [`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`];',
-    tests: [t("received_file_test.ts", "show FILE prints a received file's hostile text escaped")],
+    tests: [
+      t("share/received_file_test.ts", "show FILE prints a received file's hostile text escaped"),
+    ],
   },
   {
     id: "page-unnamed-signer-pinned",
@@ -1210,7 +1322,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '(s.signer.status === "trusted" ? "(pinned, no name)" : "(not pinned)")',
     replace: '"(not pinned)"',
     tests: [{
-      file: "tests/browser/timeline_browser.ts",
+      file: "tests/view/timeline_browser.ts",
       filter: "a received file's page does not contradict itself",
     }],
   },
@@ -1219,21 +1331,27 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/commands/verify.ts",
     find: "    if (!environmentReadable()) {\n      warn(",
     replace: "    if (!environmentReadable()) {\n      void (",
-    tests: [t("received_file_test.ts", "verify FILE under Deno with --allow-read only warns")],
+    tests: [
+      t("share/received_file_test.ts", "verify FILE under Deno with --allow-read only warns"),
+    ],
   },
   {
     id: "trust-key-id-refused",
     file: "lib/cli/command.ts",
     find: "  if (/^[0-9a-fA-F]{16}$/.test(trimmed)) {\n    throw new ConfigError(",
     replace: "  if (false) {\n    throw new ConfigError(",
-    tests: [t("received_file_test.ts", "key mistakes name what was given and what is needed")],
+    tests: [
+      t("share/received_file_test.ts", "key mistakes name what was given and what is needed"),
+    ],
   },
   {
     id: "trusted-keys-file-holds-key",
     file: "lib/keys/keyring.ts",
     find: 'if (head.startsWith("-----BEGIN") || /^[0-9a-fA-F]{64}\\s*$/.test(head)) {',
     replace: "if (false) {",
-    tests: [t("received_file_test.ts", "key mistakes name what was given and what is needed")],
+    tests: [
+      t("share/received_file_test.ts", "key mistakes name what was given and what is needed"),
+    ],
   },
   {
     id: "tamper-headline-where",
@@ -1241,7 +1359,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "  return error.at ?? file;",
     replace: "  return file;",
     tests: [
-      t("received_file_test.ts", "every kind of tampering prints the same TAMPERED headline"),
+      t("share/received_file_test.ts", "every kind of tampering prints the same TAMPERED headline"),
     ],
   },
   {
@@ -1250,21 +1368,21 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "  const tampered = signatureTamper(report);\n  if (tampered !== null) return reportTampered(ctx, source, tampered);\n",
     replace: "",
-    tests: [t("received_file_test.ts", "show FILE verifies a bundle and prints its context")],
+    tests: [t("share/received_file_test.ts", "show FILE verifies a bundle and prints its context")],
   },
   {
     id: "show-file-untrusted-headline",
     file: "lib/cli/commands/_show_file.ts",
     find: "  const headline = report.trusted\n",
     replace: "  const headline = true\n",
-    tests: [t("received_file_test.ts", "show FILE verifies a bundle and prints its context")],
+    tests: [t("share/received_file_test.ts", "show FILE verifies a bundle and prints its context")],
   },
   {
     id: "tar-end-marker-whole",
     file: "lib/format/tar.ts",
     find: 'if (!this.#fill(BLOCK)) throw this.#truncated("inside the end-of-archive marker");',
     replace: 'if (!this.#fill(BLOCK)) { this.#state = "done"; this.#current = null; return; }',
-    tests: [t("received_file_test.ts", "content is authenticated, bytes are not")],
+    tests: [t("share/received_file_test.ts", "content is authenticated, bytes are not")],
   },
   {
     id: "watch-socket-private-dir",
@@ -1272,7 +1390,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "  if (!isPrivateDir(path.dirname(socket))) return false;\n",
     replace: "",
     tests: [
-      t("watch_test.ts", "watch client: a watch.json naming a socket outside a private directory"),
+      t(
+        "integrations/watch_test.ts",
+        "watch client: a watch.json naming a socket outside a private directory",
+      ),
     ],
   },
   {
@@ -1281,7 +1402,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '      return refuse("this store does not hold with a valid signature");',
     replace: "      return;",
     tests: [
-      t("watch_test.ts", "watch client: an answer naming a snapshot this store does not hold"),
+      t(
+        "integrations/watch_test.ts",
+        "watch client: an answer naming a snapshot this store does not hold",
+      ),
     ],
   },
   {
@@ -1291,7 +1415,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       '  const dir = path.join(base, "ctxsnap-sockets");\n  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });',
     tests: [
-      t("watch_test.ts", "watch: a socket path too long for run/ goes to a fresh private mkdtemp"),
+      t(
+        "integrations/watch_test.ts",
+        "watch: a socket path too long for run/ goes to a fresh private mkdtemp",
+      ),
     ],
   },
   {
@@ -1299,7 +1426,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/_overwrite.ts",
     find: "  for (const input of options.inputs ?? []) {",
     replace: "  for (const input of options.force === true ? [] : options.inputs ?? []) {",
-    tests: [t("received_file_test.ts", "timeline --html refuses to replace its own input")],
+    tests: [t("share/received_file_test.ts", "timeline --html refuses to replace its own input")],
   },
   {
     id: "overwrite-kind-checked",
@@ -1308,7 +1435,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "  return;",
     tests: [
       t(
-        "received_file_test.ts",
+        "share/received_file_test.ts",
         "/timeline --html over a published file|publish --out refuses to replace a file of another kind/",
       ),
     ],
@@ -1321,7 +1448,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       '      source: { kind: event.harness, id: `${sessionId}.${event.event}.${event.tool_use_id ?? event.prompt_id ?? "-"}` },\n      reason: reasonOf(event),',
     tests: [
-      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+      t(
+        "integrations/hook_test.ts",
+        "hook: each event is recorded against the snapshot holding the workspace",
+      ),
     ],
   },
   {
@@ -1331,7 +1461,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       "      metadata: {\n        ...(options.metadata ?? {}),\n        agent: { ...agentMeta, tool_use_id: event.tool_use_id, prompt_id: event.prompt_id },\n      },",
     tests: [
-      t("hook_test.ts", "hook: each event is recorded against the snapshot holding the workspace"),
+      t(
+        "integrations/hook_test.ts",
+        "hook: each event is recorded against the snapshot holding the workspace",
+      ),
     ],
   },
   {
@@ -1340,7 +1473,7 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
     replace:
       '    return `prompt:${event.prompt_id}`;\n  }\n  return `${event.event}:${event.tool ?? ""}:${event.detail ?? ""}:${event.prompt_id ?? ""}`;\n}',
-    tests: [t("agent_sessions_test.ts", "property: agent events from interleaved sessions")],
+    tests: [t("history/agent_test.ts", "property: agent events from interleaved sessions")],
   },
   {
     id: "agent-duplicate-in-transaction",
@@ -1349,10 +1482,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "agent_sessions_test.ts",
+        "history/agent_test.ts",
         "recordAgentEvent() re-checks the event key inside the write transaction",
       ),
-      t("agent_sessions_test.ts", "property: three agent sessions hooked from concurrent"),
+      t("history/agent_test.ts", "property: three agent sessions hooked from concurrent"),
     ],
   },
   {
@@ -1363,7 +1496,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       "      out.error(await typed(error));\n      return 0;\n    }\n    return out.error(await typed(error));",
     tests: [
-      t("hook_resilience_test.ts", "hook: a full disk (writes refused) exits 0 with one line"),
+      t(
+        "integrations/hook_resilience_test.ts",
+        "hook: a full disk (writes refused) exits 0 with one line",
+      ),
     ],
   },
   {
@@ -1373,7 +1509,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    result.not_captured = [];",
     tests: [
       t(
-        "hook_test.ts",
+        "integrations/hook_test.ts",
         "restore names every path that existed at the target but was never captured",
       ),
     ],
@@ -1385,7 +1521,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "hook_test.ts",
+        "integrations/hook_test.ts",
         "restore names every path that existed at the target but was never captured",
       ),
     ],
@@ -1398,7 +1534,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "        if (index >= 0) neededTrees[index] = 1;",
     tests: [
       t(
-        "dir_tree_test.ts",
+        "format/dir_tree_test.ts",
         "readBundle() refuses a directory tree whose subtree the bundle does not include",
       ),
     ],
@@ -1408,14 +1544,18 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/format/bundle.ts",
     find: "      if (versions[sub] !== 2) {",
     replace: "      if (false) {",
-    tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree whose subtree is a flat")],
+    tests: [
+      t("format/dir_tree_test.ts", "readBundle() refuses a directory tree whose subtree is a flat"),
+    ],
   },
   {
     id: "bundle-subtree-not-empty",
     file: "lib/format/bundle.ts",
     find: "      if (empty[sub] === 1) fail(",
     replace: "      if (false) fail(",
-    tests: [t("dir_tree_test.ts", "readBundle() refuses a directory tree naming an empty subtree")],
+    tests: [
+      t("format/dir_tree_test.ts", "readBundle() refuses a directory tree naming an empty subtree"),
+    ],
   },
   {
     id: "bundle-tree-depth",
@@ -1423,7 +1563,9 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "    if (depth > MAX_TREE_DEPTH) {\n      throw new IntegrityError(\n        `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n      );\n    }\n    if (height[t]! >= 0) {\n      if (depth + height[t]! > MAX_TREE_DEPTH) {\n        throw new IntegrityError(\n          `Tree ${quote(idOf(t))} nests directories deeper than ${MAX_TREE_DEPTH}`,\n        );\n      }\n      return height[t]!;\n    }\n",
     replace: "    if (height[t]! >= 0) return height[t]!;\n",
-    tests: [t("dir_tree_test.ts", "readBundle() refuses directory trees nested deeper than 256")],
+    tests: [
+      t("format/dir_tree_test.ts", "readBundle() refuses directory trees nested deeper than 256"),
+    ],
   },
   {
     id: "bundle-tree-expansion",
@@ -1431,7 +1573,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "      total += expanded[sub]!;",
     replace: "      total += 1;",
     tests: [
-      t("dir_tree_test.ts", "readBundle() refuses a few directory trees that expand to more than"),
+      t(
+        "format/dir_tree_test.ts",
+        "readBundle() refuses a few directory trees that expand to more than",
+      ),
     ],
   },
   {
@@ -1439,14 +1584,18 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/format/dir_tree.ts",
     find: "export const MAX_TREE_DEPTH = 256;",
     replace: "export const MAX_TREE_DEPTH = 4096;",
-    tests: [t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (depth-bomb)")],
+    tests: [
+      t("format/dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (depth-bomb)"),
+    ],
   },
   {
     id: "tree-expansion-counted-first",
     file: "lib/format/tree_object.ts",
     find: "      entries += sub.entries;",
     replace: "      entries += 1;",
-    tests: [t("dir_tree_test.ts", "Store.getTree() refuses an expansion bomb while counting")],
+    tests: [
+      t("format/dir_tree_test.ts", "Store.getTree() refuses an expansion bomb while counting"),
+    ],
   },
   {
     id: "tree-entry-unique",
@@ -1454,7 +1603,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "    if (names.has(name)) fail(",
     replace: "    if (false) fail(",
     tests: [
-      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (duplicate-name)"),
+      t(
+        "format/dir_tree_test.ts",
+        "Store.getTree() refuses a hostile directory tree (duplicate-name)",
+      ),
     ],
   },
   {
@@ -1463,7 +1615,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '  if (name === "." || name === "..") return "is a dot segment";',
     replace: "",
     tests: [
-      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (name-dotdot)"),
+      t(
+        "format/dir_tree_test.ts",
+        "Store.getTree() refuses a hostile directory tree (name-dotdot)",
+      ),
     ],
   },
   {
@@ -1472,7 +1627,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '  if (name.includes("/")) return "contains a slash";',
     replace: "",
     tests: [
-      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (name-with-slash)"),
+      t(
+        "format/dir_tree_test.ts",
+        "Store.getTree() refuses a hostile directory tree (name-with-slash)",
+      ),
     ],
   },
   {
@@ -1482,7 +1640,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "dir_tree_test.ts",
+        "format/dir_tree_test.ts",
         "validateDirTree() refuses an entry name that folds to .git or .ctxsnap",
       ),
     ],
@@ -1494,7 +1652,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "        if (false) {",
     tests: [
       t(
-        "dir_tree_test.ts",
+        "format/dir_tree_test.ts",
         "Store.getTree() refuses a hostile directory tree (subtree-is-flat-manifest)",
       ),
     ],
@@ -1505,7 +1663,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "        if (object.entries.length === 0 && object.skipped.length === 0) {",
     replace: "        if (false) {",
     tests: [
-      t("dir_tree_test.ts", "Store.getTree() refuses a hostile directory tree (empty-subtree)"),
+      t(
+        "format/dir_tree_test.ts",
+        "Store.getTree() refuses a hostile directory tree (empty-subtree)",
+      ),
     ],
   },
   {
@@ -1517,7 +1678,7 @@ export const MUTATIONS: readonly Mutation[] = [
       "      if (false) {\n        throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);",
     tests: [
       t(
-        "remote_test.ts",
+        "remote/remote_test.ts",
         "pull refuses a remote directory tree whose subtree is withheld or swapped",
       ),
     ],
@@ -1529,7 +1690,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "          for (const sub of [] as string[]) {",
     tests: [
       t(
-        "remote_test.ts",
+        "remote/remote_test.ts",
         "pull refuses a remote directory tree whose subtree is withheld or swapped",
       ),
     ],
@@ -1542,7 +1703,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       "      if (false) {\n        throw new IntegrityError(`Blob ${quote(id)} is corrupt: a chunk is itself chunked`);",
     tests: [
-      t("chunked_blob_test.ts", "a chunk list that names a chunked blob is refused as corrupt"),
+      t(
+        "repository/chunked_blob_test.ts",
+        "a chunk list that names a chunked blob is refused as corrupt",
+      ),
     ],
   },
   {
@@ -1550,7 +1714,12 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/repository/store.ts",
     find: "    if (data === null || data.byteLength === 0 || data.byteLength % 32 !== 0) {",
     replace: "    if (data === null || data.byteLength === 0) {",
-    tests: [t("chunked_blob_test.ts", "a malformed chunk list is refused by every blob reader")],
+    tests: [
+      t(
+        "repository/chunked_blob_test.ts",
+        "a malformed chunk list is refused by every blob reader",
+      ),
+    ],
   },
   {
     id: "retention-mode-checked",
@@ -1558,7 +1727,10 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "  if (uid !== null && (stat.mode & 0o022) !== 0) {",
     replace: "  if (uid !== null && (stat.mode & 0o002) !== 0) {",
     tests: [
-      t("retention_test.ts", "readRetention refuses a policy file writable by group or others"),
+      t(
+        "history/retention_test.ts",
+        "readRetention refuses a policy file writable by group or others",
+      ),
     ],
   },
   {
@@ -1566,7 +1738,9 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/repository/_policy_file.ts",
     find: "  if (!stat.isFile()) refuse(",
     replace: "  if (!stat.isFile() && !stat.isSymbolicLink()) refuse(",
-    tests: [t("retention_test.ts", "readRetention refuses a policy file that is a symbolic link")],
+    tests: [
+      t("history/retention_test.ts", "readRetention refuses a policy file that is a symbolic link"),
+    ],
   },
   {
     id: "retention-read-before-checkpoint",
@@ -1576,7 +1750,10 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       "    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n    const policy = readRetention(store.dir);\n",
     tests: [
-      t("retention_test.ts", "a policy file that cannot be used stops a checkpoint with exit 7"),
+      t(
+        "history/retention_test.ts",
+        "a policy file that cannot be used stops a checkpoint with exit 7",
+      ),
     ],
   },
   {
@@ -1587,7 +1764,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: '    out.push({ path: "retention", action: "kept" });',
     tests: [
       t(
-        "hostile_repo_test.ts",
+        "security/hostile_repo_test.ts",
         "store folder: init --adopt refuses another store's retention policy",
       ),
     ],
@@ -1598,21 +1775,28 @@ export const MUTATIONS: readonly Mutation[] = [
     find:
       "        (/^\\.|[/\\\\]/.test(given) && looksLikeFile(given) && fs.existsSync(userPath(given))))",
     replace: "        (looksLikeFile(given) && fs.existsSync(userPath(given))))",
-    tests: [t("received_file_test.ts", "show HEAD and show BRANCH name snapshots even where")],
+    tests: [
+      t("share/received_file_test.ts", "show HEAD and show BRANCH name snapshots even where"),
+    ],
   },
   {
     id: "mcp-resolve-in-store",
     file: "lib/cli/mcp/tools.ts",
     find: "    if (!found.ok) return found;\n    ids[name] = found.id;",
     replace: "    ids[name] = found.ok ? found.id : args[name] as string;",
-    tests: [t("mcp_test.ts", "mcp: a model chooses data, never paths")],
+    tests: [t("cli/mcp_test.ts", "mcp: a model chooses data, never paths")],
   },
   {
     id: "agent-tool-key-kind",
     file: "lib/history/agent.ts",
     find: "    return `${event.event}:${event.tool_use_id}`;",
     replace: "    return `tool:${event.tool_use_id}`;",
-    tests: [t("hook_test.ts", "hook: PreToolUse and PostToolUse of one tool call are two events")],
+    tests: [
+      t(
+        "integrations/hook_test.ts",
+        "hook: PreToolUse and PostToolUse of one tool call are two events",
+      ),
+    ],
   },
   {
     id: "agent-numbering-in-transaction",
@@ -1622,7 +1806,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace:
       "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
     tests: [
-      t("agent_sessions_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
+      t("history/agent_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],
   },
 ];

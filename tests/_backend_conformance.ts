@@ -1,7 +1,7 @@
 /**
  * The one conformance suite every remote backend passes (restic's
- * approach): `file://` in `tests/remote_test.ts` (the fast suite) and
- * `s3://` against a real OpenStack Swift in `tests/remote_swift_suite.ts`.
+ * approach): `file://` in `tests/remote/remote_test.ts` (the fast suite) and
+ * `s3://` against a real OpenStack Swift in `tests/remote/swift_suite.ts`.
  * It checks exactly the guarantees lib/remote/backend.ts promises and the
  * layout relies on: absent keys, atomic replacement, sorted complete
  * listings, byte bounds, multipart upload and abort, concurrent writers,

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
- * Helpers of the remote tests (`tests/remote_test.ts` with `file://`,
- * `tests/remote_swift_suite.ts` with a real S3 server): machines with their
+ * Helpers of the remote tests (`tests/remote/remote_test.ts` with `file://`,
+ * `tests/remote/swift_suite.ts` with a real S3 server): machines with their
  * own store and key, byte-for-byte tree comparison, a real CLI subprocess
  * that can be killed, and the two end-to-end scenarios both suites run
  * against their remote: kill -9 during push and pull, and two users pushing

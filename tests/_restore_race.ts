@@ -1,6 +1,6 @@
 /**
- * The restore race shared by tests/hostile_repo_test.ts (a few rounds) and
- * tests/concurrency_test.ts (many runs under a CPU hog): a child process
+ * The restore race shared by tests/security/hostile_repo_test.ts (a few rounds) and
+ * tests/repository/concurrency_test.ts (many runs under a CPU hog): a child process
  * swaps a directory of the workspace for a symlink to outside and back while
  * restores write and delete in it. Every wait is on a condition (a signal
  * file appearing, or the swapper having exited), never on a timer, so load

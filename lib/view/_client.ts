@@ -3,7 +3,7 @@
  * and pins them in the Content-Security-Policy by their SHA-256, so they are
  * the only script and style the browser runs.
  *
- * Rules the script keeps (tests in `tests/view_test.ts` check the first two
+ * Rules the script keeps (tests in `tests/view/view_test.ts` check the first two
  * by reading this text; the browser tests check the rest):
  *
  * - data reaches the document only through `textContent`, `createTextNode`

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent reference of ctxsnap's chunker (docs/FORMAT.md 8.6), written
 from the spec, not from lib/format/fastcdc.ts: it prints the vectors of
-tests/vectors/fastcdc/vectors.json, which tests/fastcdc_test.ts checks the
+tests/vectors/fastcdc/vectors.json, which tests/format/fastcdc_test.ts checks the
 TypeScript chunker against.
 
     python3 tests/vectors/fastcdc/reference.py > tests/vectors/fastcdc/vectors.json

@@ -1,0 +1,46 @@
+/**
+ * Cheaper start: the dispatcher loads a command's module
+ * only when that command runs, and `ctxsnap --version` and `--help` load no
+ * `node:` module (under Deno the first one starts Node.js compatibility) and
+ * none of the store, crypto or capture code.
+ *
+ * @module
+ */
+import { COMMANDS } from "../../lib/cli/main.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { CLI } from "../_cli.ts";
+
+Deno.test("start: every command in the registry loads with the name and summary the registry gives", async () => {
+  const names = new Set<string>();
+  for (const entry of COMMANDS) {
+    const command = await entry.load();
+    assertEquals([command.name, command.summary], [entry.name, entry.summary], entry.name);
+    assert(!names.has(entry.name), `${entry.name} twice`);
+    names.add(entry.name);
+  }
+});
+
+Deno.test("start: the modules loaded before a command runs are a handful, with no node: module", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", CLI],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(out.stdout));
+  // deno-lint-ignore no-explicit-any
+  const modules = new Map<string, any>(info.modules.map((m: any) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack: string[] = [...info.roots];
+  while (stack.length > 0) {
+    const specifier = stack.pop()!;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      if (dep.code?.specifier && !dep.isDynamic) stack.push(dep.code.specifier);
+    }
+  }
+  const names = [...seen].map((s) => s.replace(/^.*\/(lib\/|cli\.ts)/, (_, p) => p ?? "cli.ts"));
+  assert(!names.some((n) => n.startsWith("node:") || n.startsWith("npm:")), names.join(" "));
+  assert(!names.some((n) => /store|crypto|snapshot|share|restore|fs\//.test(n)), names.join(" "));
+  assert(seen.size <= 8, `${seen.size} modules: ${names.join(" ")}`);
+});
