@@ -1743,6 +1743,13 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "retention-keeps-prompt-states",
+    file: "lib/history/retention.ts",
+    find: '  for (const id of recentPromptSnapshots(store, policy.keepLast)) mark(id, "prompt");\n',
+    replace: "",
+    tests: [t("history/retention_test.ts", "so prompt:N still restores them")],
+  },
+  {
     id: "retention-read-before-checkpoint",
     file: "lib/cli/_checkpoint.ts",
     find:

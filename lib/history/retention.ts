@@ -12,6 +12,8 @@
  *   `ctxsnap create`, a pre-restore snapshot, anything imported or pulled);
  * - it is among the newest `keep-last` agent checkpoints of a branch's chain;
  * - it is younger than `keep-within`;
+ * - it holds the workspace before one of the newest `keep-last` prompts of an
+ *   agent session (what `prompt:N` and a resume from prompt N restore);
  * - it is the head or the fork base of any branch (tracking and imported
  *   branches included);
  * - it is the head this store last pushed to, or accepted from, a remote
@@ -49,7 +51,7 @@
  */
 import { parseJson } from "../encoding/canonical_json.ts";
 import { CtxsnapError } from "../errors.ts";
-import { agentCreatedSnapshots } from "../repository/agent_rows.ts";
+import { agentCreatedSnapshots, recentPromptSnapshots } from "../repository/agent_rows.ts";
 import { applyingTargets } from "../repository/operations.ts";
 import type { RetentionPolicy } from "../repository/retention_file.ts";
 import { retentionRows } from "../repository/snapshot_rows.ts";
@@ -78,6 +80,7 @@ export type KeepReason =
   | "named"
   | "keep-last"
   | "keep-within"
+  | "prompt"
   | "head"
   | "pushed"
   | "undo"
@@ -122,6 +125,7 @@ export function planRetention(
   const recent = policy.keepLast <= 1 ? [] : stack.done.slice(-(policy.keepLast - 1));
   for (const entry of recent) for (const id of snapshotsNeeded(entry.record)) mark(id, "undo");
   for (const id of applyingTargets(store)) mark(id, "unresolved");
+  for (const id of recentPromptSnapshots(store, policy.keepLast)) mark(id, "prompt");
   // Agent checkpoints: made by an agent event (the hook records no source), or given a source.
   const agentMade = agentCreatedSnapshots(store);
   const chains = new Set<string>();
@@ -145,6 +149,7 @@ export function planRetention(
     named: 0,
     "keep-last": 0,
     "keep-within": 0,
+    prompt: 0,
     head: 0,
     pushed: 0,
     undo: 0,

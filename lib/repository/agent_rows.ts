@@ -301,3 +301,19 @@ export function agentCreatedSnapshots(store: Store): Set<string> {
   ).all() as unknown as { snapshot: string }[];
   return new Set(rows.map((row) => row.snapshot));
 }
+
+/**
+ * The snapshots holding the workspace before each of the newest `perSession`
+ * prompts of every agent session (what `prompt:N` and a resume from prompt N
+ * restore).
+ */
+export function recentPromptSnapshots(store: Store, perSession: number): Set<string> {
+  if (!hasAgentTables(store) || perSession <= 0) return new Set();
+  const rows = store.stmt(
+    `SELECT snapshot FROM (
+       SELECT snapshot, ROW_NUMBER() OVER (PARTITION BY agent_session ORDER BY prompt DESC) AS n
+       FROM agent_turns
+     ) WHERE n <= ?`,
+  ).all(perSession) as unknown as { snapshot: string }[];
+  return new Set(rows.map((row) => row.snapshot));
+}

@@ -336,3 +336,41 @@ Deno.test("a policy file that cannot be used stops a checkpoint with exit 7 and 
     expectCode(await ws.run(["forget", "--policy", "--dry-run"]), 7, "forget --policy");
   });
 });
+
+Deno.test("retention keeps the state before each of an agent session's newest keep-last prompts, so prompt:N still restores them", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, ".ctxsnap", "retention"), "keep-last 2\n");
+    const event = (name: string, extra: Record<string, unknown> = {}) =>
+      ws.run(["hook", "claude-code"], {
+        stdin: JSON.stringify({
+          session_id: "sess-ret",
+          cwd: ws.path,
+          hook_event_name: name,
+          ...extra,
+        }),
+      });
+    for (let prompt = 1; prompt <= 6; prompt++) {
+      expectCode(await event("UserPromptSubmit"), 0, `prompt ${prompt}`);
+      // Two edits a prompt: each a checkpoint of its own.
+      for (let edit = 0; edit < 2; edit++) {
+        await Deno.writeTextFile(join(ws.path, "work.txt"), `prompt ${prompt} edit ${edit}\n`);
+        expectCode(
+          await event("PostToolUse", { tool_name: "Write", tool_use_id: `t-${prompt}-${edit}` }),
+          0,
+          `edit ${prompt}.${edit}`,
+        );
+      }
+    }
+    const dry = await runJson(ws, ["forget", "--policy", "--dry-run"]);
+    assert(((dry.kept as Record<string, number>).prompt ?? 0) >= 1, JSON.stringify(dry.kept));
+    expectCode(await ws.run(["forget", "--policy"]), 0, "forget --policy");
+    // The two newest prompts' states survive and restore to what they held.
+    for (const [prompt, text] of [[5, "prompt 4 edit 1\n"], [6, "prompt 5 edit 1\n"]] as const) {
+      expectCode(await ws.run(["restore", `prompt:${prompt}`, "--force"]), 0, `prompt:${prompt}`);
+      assertEquals(await Deno.readTextFile(join(ws.path, "work.txt")), text);
+    }
+    // An older prompt's state went with the rest of the thinned history, and says so.
+    expectCode(await ws.run(["show", "prompt:2"]), 4, "prompt:2 was forgotten");
+    expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
+  });
+});
