@@ -1750,6 +1750,13 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("history/retention_test.ts", "so prompt:N still restores them")],
   },
   {
+    id: "hook-tells-stopped-checkpoints",
+    file: "lib/cli/commands/hook.ts",
+    find: "      if (!ctx.out.json && stopsEveryCheckpoint(error)) {",
+    replace: "      if (!ctx.out.json && stopsEveryCheckpoint(error) && ctx.out.json) {",
+    tests: [t("history/retention_test.ts", "tells the user (systemMessage)")],
+  },
+  {
     id: "retention-read-before-checkpoint",
     file: "lib/cli/_checkpoint.ts",
     find:

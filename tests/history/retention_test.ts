@@ -374,3 +374,24 @@ Deno.test("retention keeps the state before each of an agent session's newest ke
     expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
   });
 });
+
+Deno.test("a hook event under a policy file that cannot be used tells the user (systemMessage), exits 0 and records nothing", async () => {
+  await withStore(async (ws) => {
+    await Deno.writeTextFile(join(ws.path, ".ctxsnap", "retention"), "keep-last many\n");
+    const before = await allIds(ws);
+    const run = await ws.run(["hook", "claude-code"], {
+      stdin: JSON.stringify({
+        session_id: "sess-policy",
+        cwd: ws.path,
+        hook_event_name: "UserPromptSubmit",
+      }),
+    });
+    expectCode(run, 0, "a hook never fails the agent");
+    const message = JSON.parse(run.stdout) as { systemMessage?: string };
+    assert(message.systemMessage?.includes("no checkpoint was recorded"), run.stdout);
+    assert(message.systemMessage?.includes("keep-last"), run.stdout);
+    assertEquals(run.stderr.trim().split("\n").filter((l) => l.includes("error")).length, 1);
+    await Deno.remove(join(ws.path, ".ctxsnap", "retention"));
+    assertEquals(await allIds(ws), before, "nothing recorded");
+  });
+});

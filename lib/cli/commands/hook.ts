@@ -12,7 +12,14 @@
  */
 import * as fs from "node:fs";
 import type { SkippedEntry } from "../../format/tree.ts";
-import { NoStoreError, quote, UsageError } from "../../errors.ts";
+import {
+  ConfigError,
+  IntegrityError,
+  NoStoreError,
+  quote,
+  StoreTrustError,
+  UsageError,
+} from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
 
@@ -72,6 +79,18 @@ export const hook: Command = {
           hint: "run `ctxsnap init` at the project's root to checkpoint its agent sessions",
         });
       }
+      if (!ctx.out.json && stopsEveryCheckpoint(error)) {
+        // A problem that will stop every later event too (a policy file that cannot be used, a
+        // store it may not trust, damage) is told to the user, not only to stderr, which an agent
+        // harness hides on exit 0. Shown to the user, never to the model.
+        ctx.out.raw(
+          JSON.stringify({
+            systemMessage: `ctxsnap: no checkpoint was recorded: ${
+              (error as Error).message
+            } (run \`ctxsnap verify\` or see its stderr)`,
+          }) + "\n",
+        );
+      }
       throw error;
     }
     const { result, via } = made;
@@ -100,6 +119,12 @@ export const hook: Command = {
     return 0;
   },
 };
+
+/** Whether `error` stops this and every later checkpoint until the user acts. */
+function stopsEveryCheckpoint(error: unknown): boolean {
+  return error instanceof ConfigError || error instanceof StoreTrustError ||
+    error instanceof IntegrityError;
+}
 
 /** Longest list of paths named in one hook message. */
 const MAX_NAMED = 12;
