@@ -1757,6 +1757,13 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("history/retention_test.ts", "tells the user (systemMessage)")],
   },
   {
+    id: "publish-other-snapshot-refused",
+    file: "lib/cli/_overwrite.ts",
+    find: "    if (other === null) return;",
+    replace: "    return;",
+    tests: [t("cli/defaults_test.ts", "refuses another snapshot's (exit 5)")],
+  },
+  {
     id: "retention-read-before-checkpoint",
     file: "lib/cli/_checkpoint.ts",
     find:

@@ -3,7 +3,8 @@
  * --out FILE` (any file a command writes by name) replaces an existing file,
  * {@linkcode checkOverwrite} refuses when that file is an input of the same
  * run (always), or when it is not of the writer's own kind (a page over a
- * bundle, a bundle over a README) unless `--force`.
+ * bundle, a bundle over a README) or, for a published file, not of the same
+ * snapshot (another snapshot's bundle), unless `--force`.
  *
  * @example
  * ```ts
@@ -60,7 +61,13 @@ function identity(p: string): string | null {
 export function checkOverwrite(
   file: string,
   kind: WrittenKind,
-  options: { inputs?: readonly string[]; force?: boolean; shown?: string } = {},
+  options: {
+    inputs?: readonly string[];
+    force?: boolean;
+    shown?: string;
+    /** For a published snapshot or bundle: the snapshot it is for; another one's file is refused. */
+    snapshot?: string;
+  } = {},
 ): void {
   const shown = options.shown ?? file;
   const id = identity(file);
@@ -89,6 +96,16 @@ export function checkOverwrite(
   }
   if (head.length === 0) return;
   const found = kindOfBytes(head);
+  if (
+    found === kind && options.snapshot !== undefined && (kind === "snapshot" || kind === "bundle")
+  ) {
+    const other = publishedFor(file, kind, options.snapshot);
+    if (other === null) return;
+    throw new ConflictError(
+      `Refusing to replace ${quote(shown)}: it is ${NAMES[found]} of another snapshot${other}`,
+      { hint: "choose another file name, or pass --force to replace it" },
+    );
+  }
   if (found === kind) return;
   throw new ConflictError(
     `Refusing to replace ${quote(shown)}: it is ${NAMES[found]}, not ${NAMES[kind]}`,
@@ -98,4 +115,37 @@ export function checkOverwrite(
         : "choose another file name, or pass --force to replace it",
     },
   );
+}
+
+/** Longest stretch of an existing bundle read to find the snapshot it is for. */
+const MAX_SCAN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Null when the published file at `file` is for `snapshot`, else a note on
+ * what it is for (`" (a1b2c3d4e5f6)"`, or `""` when that cannot be read). A
+ * published snapshot names its id at the top; a bundle's manifest (its first
+ * member, canonical JSON) holds `"primary":"ID"`.
+ */
+function publishedFor(file: string, kind: "snapshot" | "bundle", snapshot: string): string | null {
+  const needle = kind === "snapshot" ? `"id": "${snapshot}"` : `"primary":"${snapshot}"`;
+  const pattern = kind === "snapshot" ? /"id":\s*"([0-9a-f]{64})"/ : /"primary":"([0-9a-f]{64})"/;
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const chunk = new Uint8Array(1024 * 1024);
+    const decoder = new TextDecoder();
+    let text = "";
+    for (let at = 0; at < MAX_SCAN_BYTES;) {
+      const n = fs.readSync(fd, chunk, 0, chunk.length, at);
+      if (n === 0) break;
+      at += n;
+      // Keep a tail so that a needle across two reads is still found.
+      text = text.slice(-200) + decoder.decode(chunk.subarray(0, n), { stream: true });
+      if (text.includes(needle)) return null;
+      const m = pattern.exec(text);
+      if (m !== null) return ` (${m[1]!.slice(0, 12)})`;
+    }
+    return "";
+  } finally {
+    fs.closeSync(fd);
+  }
 }

@@ -64,6 +64,25 @@ Deno.test("publish never writes into the captured workspace unless asked: inside
   });
 });
 
+Deno.test("publish --out FILE replaces that snapshot's own published file, and refuses another snapshot's (exit 5) unless --force", async () => {
+  await withStore(async (ws) => {
+    const a = (await json(ws, ["create", "-m", "one"])).id as string;
+    await Deno.writeTextFile(join(ws.path, "b.txt"), "two\n");
+    const b = (await json(ws, ["create", "-m", "two"])).id as string;
+    for (const [file, extra] of [["x.ctxbundle", ["--with-workspace"]], ["x.json", []]] as const) {
+      const out = join(ws.root, file);
+      await json(ws, ["publish", a, ...extra, "--out", out]);
+      const first = await Deno.readFile(out);
+      await json(ws, ["publish", a, ...extra, "--out", out]); // the same snapshot again: fine
+      const refused = await ws.run(["publish", b, ...extra, "--out", out]);
+      expectCode(refused, 5, `publish another snapshot over ${file}`);
+      assert(refused.stderr.includes(a.slice(0, 12)), refused.stderr);
+      assertEquals(await Deno.readFile(out), first, "the other snapshot's file is untouched");
+      await json(ws, ["publish", b, ...extra, "--out", out, "--force"]);
+    }
+  });
+});
+
 Deno.test("init refuses a store nested in another store's workspace (exit 5) unless --nested, and adds the store to git's info/exclude once", async () => {
   const ws = await tempWorkspace();
   try {

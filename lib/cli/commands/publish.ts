@@ -147,7 +147,7 @@ export const publish: Command = {
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
     force: {
       type: "boolean",
-      help: "replace an existing file that is not a published file of the same kind",
+      help: "replace an existing file that is not this snapshot's published file of the same kind",
     },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
@@ -214,7 +214,8 @@ export const publish: Command = {
         const result = await publishToFile(store, id, {
           ...options,
           ...destination(store, ctx.cwd, out),
-          beforeWrite: (file, kind) => checkOverwrite(file, kind, { force: flag(parsed, "force") }),
+          beforeWrite: (file, kind) =>
+            checkOverwrite(file, kind, { force: flag(parsed, "force"), snapshot: id }),
         });
         ctx.out.result(
           result,
