@@ -134,6 +134,17 @@ export function hasRevisionSyntax(text: string): boolean {
 
 const PROMPT_BASE = /^prompt:(\d{1,15})(?::([A-Za-z0-9][A-Za-z0-9._-]{0,127}))?$/;
 
+/**
+ * The prompt a revision names when it is exactly `prompt:N` or
+ * `prompt:N:SESSION` (no `~` steps, no `@{TIME}`): its number and the agent
+ * session it gives (null: the latest). Null for any other revision.
+ */
+export function promptOfRevision(text: string): { prompt: number; session: string | null } | null {
+  const m = PROMPT_BASE.exec(text.trim());
+  if (m === null || Number(m[1]) < 1) return null;
+  return { prompt: Number(m[1]), session: m[2] ?? null };
+}
+
 /** Options of {@linkcode resolveRevision}. */
 export interface ResolveOptions {
   /** Session whose branches and HEAD are meant (default: the current). */

@@ -497,6 +497,16 @@ Deno.test("hook: prompt:N alone names the latest agent session that has prompts;
     const shown = await ws.run(["show", "prompt:1", "--json"]);
     expectCode(shown, 0, "show prompt:1");
     assertEquals(shown.json().id, first.id);
+    assertEquals(shown.json().prompt, {
+      number: 1,
+      agent_session: SESSION,
+      harness: "claude-code",
+    });
+    const said = await ws.run(["show", "prompt:1"]);
+    assert(
+      said.stdout.includes(`the state before prompt 1 of agent session ${SESSION} (claude-code)`),
+      said.stdout,
+    );
     // No session_id: one line on stderr, exit 0, nothing recorded, no session "-".
     const bare = await hook(ws, JSON.stringify({ hook_event_name: "Stop", cwd: ws.path }));
     expectCode(bare, 0, "an event without session_id");

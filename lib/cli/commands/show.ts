@@ -4,6 +4,7 @@
  */
 import { readEnvelope } from "../../history/timeline.ts";
 import { summarize } from "../../history/summary.ts";
+import { promptOfRevision } from "../../history/names.ts";
 import type { Store } from "../../repository/store.ts";
 import {
   type Command,
@@ -157,9 +158,27 @@ export const show: Command = {
           trusted: trust.isTrusted(keyId),
         };
         const b = envelope.body;
-        ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
+        // `prompt:N` names a prompt of an agent session: say which session it resolved to.
+        const named = str(parsed, "before") === undefined ? promptOfRevision(given ?? "") : null;
+        let prompt: { number: number; agent_session: string; harness: string } | null = null;
+        if (named !== null) {
+          const { findAgentSession } = await import("../../history/agent.ts");
+          const session = findAgentSession(store, named.session);
+          prompt = {
+            number: named.prompt,
+            agent_session: session.session_id,
+            harness: session.harness,
+          };
+        }
+        const shown = { ...summarize(store, id, envelope), signer, envelope };
+        ctx.out.result(prompt === null ? shown : { ...shown, prompt }, () => {
           const lines = [
             `snapshot   ${id}`,
+            ...(prompt === null ? [] : [
+              `prompt     the state before prompt ${prompt.number} of agent session ${
+                esc(prompt.agent_session)
+              } (${esc(prompt.harness)})`,
+            ]),
             `created    ${esc(b.created_at)}`,
             `timeline   ${esc(b.session)}/${esc(b.branch)}  parent ${esc(short(b.parent))}`,
             `reason     ${esc(b.reason || "-")}`,
