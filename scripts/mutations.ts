@@ -1764,6 +1764,13 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("cli/defaults_test.ts", "refuses another snapshot's (exit 5)")],
   },
   {
+    id: "list-agent-event-time",
+    file: "lib/cli/commands/list.ts",
+    find: "esc(String(eventTime(item) ?? item.created_at)",
+    replace: "esc(String(item.created_at)",
+    tests: [t("integrations/hook_test.ts", "shows each event at its own time")],
+  },
+  {
     id: "retention-read-before-checkpoint",
     file: "lib/cli/_checkpoint.ts",
     find:

@@ -532,3 +532,20 @@ Deno.test("hook: prompt:N alone names the latest agent session that has prompts;
     assertEquals(listed.prompts[0].forgotten, true);
   });
 });
+
+Deno.test("hook: list --agent-session shows each event at its own time, not the time of the older snapshot it names", async () => {
+  await withStore(async (ws) => {
+    const made = await ws.run(["create", "-m", "before the agent", "--json"]);
+    expectCode(made, 0, "create");
+    // The clock moves past the snapshot's second; the event then names that same snapshot.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const event = await hook(ws, await payload("user_prompt_submit_1", ws.path), ["--json"]);
+    expectCode(event, 0, "UserPromptSubmit");
+    assertEquals([event.json().id, event.json().created], [made.json().id, false]);
+    const rows = await ws.run(["list", "--agent-session", SESSION, "--json"]);
+    const row = rows.json().snapshots[0] as Any;
+    assert(row.agent.at.slice(0, 19) !== row.created_at.slice(0, 19), JSON.stringify(row));
+    const text = await ws.run(["list", "--agent-session", SESSION]);
+    assert(text.stdout.includes(row.agent.at.replace("T", " ").slice(0, 19)), text.stdout);
+  });
+});

@@ -79,6 +79,12 @@ function elsewhere(store: Store, session: string, branch: string): string | null
   } on ${pick.session}/${pick.name}: \`ctxsnap list --branch ${pick.name}${sessionFlag}\` (every branch: \`ctxsnap list --all\`).`;
 }
 
+/** When the agent event a row describes happened (ISO 8601), or null for a snapshot's row. */
+function eventTime(item: object): string | null {
+  const agent = (item as { agent?: { at?: unknown } }).agent;
+  return typeof agent?.at === "string" ? agent.at : null;
+}
+
 /** The `list` command. */
 export const list: Command = {
   name: "list",
@@ -286,7 +292,9 @@ export const list: Command = {
             return rows.map((item) =>
               [
                 esc(short(item.id)),
-                esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+                // An agent event's row shows when the event happened (several events can name
+                // one older snapshot), a snapshot's row when it was made.
+                esc(String(eventTime(item) ?? item.created_at).replace("T", " ").slice(0, 19)),
                 where?.[item.id] !== undefined
                   ? esc(where[item.id]!.join(", "))
                   : `${esc(item.session)}/${esc(item.branch)}`,
