@@ -43,7 +43,7 @@ import * as path from "node:path";
 import { ConflictError, IntegrityError, quote, StoreTrustError, UsageError } from "../errors.ts";
 import { ALLOW_SECRETS_FILE, readAllowSecrets } from "../repository/allow_secrets.ts";
 import { Store } from "../repository/store.ts";
-import { checkStorePaths, registerStore } from "../repository/trust.ts";
+import { checkStorePaths, isRegistered, registerStore } from "../repository/trust.ts";
 import { sessionsWithLiveState } from "../repository/session_rows.ts";
 import { unresolvedOperationIds } from "../repository/operations.ts";
 import { clearStatCache } from "../repository/stat_cache.ts";
@@ -65,6 +65,8 @@ export interface Adoption {
   sessions_with_live_state: string[];
   /** Whether it was registered (false for a dry run). */
   adopted: boolean;
+  /** Whether this user had already created or adopted it here, before this call. */
+  already_registered: boolean;
   /** Every file besides the core, sorted by path, and what adoption does with it. */
   extra_files: ExtraFile[];
   /** The paths the store's allow list re-includes as captures, or null without one. */
@@ -173,6 +175,7 @@ export async function adoptStore(
       unresolved_operations: unresolvedOperationIds(store),
       sessions_with_live_state: sessionsWithLiveState(store),
       adopted: false,
+      already_registered: isRegistered(configDir, storeDir),
       extra_files: extra,
       allow_secrets: allowList,
     };

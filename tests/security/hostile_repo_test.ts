@@ -1123,7 +1123,13 @@ Deno.test("store trust: a store committed into a repository is refused in a clon
     const dry = await ws.run(["init", "--adopt", "--dry-run", "--json"], { cwd: clone });
     expectCode(dry, 0, "adopt --dry-run");
     assertEquals([dry.json().adopted, dry.json().snapshots], [false, 1]);
+    assertEquals(dry.json().already_registered, false);
     assertEquals(snapshotFiles(join(clone, ".ctxsnap")), before);
+    // The user's own store, by contrast, is said to be theirs already, not "would adopt".
+    const own = await ws.run(["init", "--adopt", "--dry-run"]);
+    expectCode(own, 0, "adopt --dry-run of the user's own store");
+    assert(own.stdout.includes("is already yours"), own.stdout);
+    assert(!own.stdout.includes("Would adopt"), own.stdout);
     expectCode(await ws.run(["list"], { cwd: clone }), 1, "still refused after a dry run");
     const adopted = await ws.run(["init", "--adopt", "--json"], { cwd: clone });
     expectCode(adopted, 0, "adopt");

@@ -103,6 +103,7 @@ export const init: Command = {
         workspace: adoption.workspace,
         created: false,
         adopted: adoption.adopted,
+        already_registered: adoption.already_registered,
         dry_run: dryRun,
         key_id: me.keyId,
         config_dir: registry,
@@ -115,7 +116,11 @@ export const init: Command = {
       };
       ctx.out.result(result, () => {
         const lines = [
-          `${dryRun ? "Would adopt" : "Adopted"} the store in ${result.store} (every check passed)`,
+          result.already_registered
+            ? `The store in ${result.store} is already yours (created or adopted here); every check passed`
+            : `${
+              dryRun ? "Would adopt" : "Adopted"
+            } the store in ${result.store} (every check passed)`,
           `workspace   ${result.workspace}`,
           `snapshots   ${result.snapshots}, all intact and validly signed`,
         ];
@@ -152,7 +157,11 @@ export const init: Command = {
             } in every capture`,
           );
         }
-        if (dryRun) lines.push("nothing changed; run `ctxsnap init --adopt` to use it");
+        if (dryRun && !result.already_registered) {
+          lines.push("nothing changed; run `ctxsnap init --adopt` to use it");
+        } else if (dryRun) {
+          lines.push("nothing changed; nothing to adopt");
+        }
         return lines.join("\n");
       });
       return 0;
