@@ -181,6 +181,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/hook.ts")).hook,
   },
   {
+    name: "resume",
+    summary: "rewind files and conversation to before prompt N of an agent session, then continue",
+    load: async () => (await import("./commands/resume.ts")).resume,
+  },
+  {
     name: "mcp",
     summary: "serve the store to an agent over the Model Context Protocol (stdio)",
     load: async () => (await import("./commands/mcp.ts")).mcp,

@@ -197,6 +197,11 @@ export function transcriptEventBefore(
   return row ?? null;
 }
 
+/** The newest event of an agent session that recorded a transcript length, or null. */
+export function latestTranscriptEvent(store: Store, agentSession: number): AgentEventRow | null {
+  return transcriptEventBefore(store, agentSession, Number.MAX_SAFE_INTEGER);
+}
+
 /** The agent sessions whose id starts with `prefix`, newest event first (at most `limit`). */
 export function agentSessionsByPrefix(
   store: Store,
