@@ -146,6 +146,10 @@ export function readTranscript(
   env?: TranscriptEnv,
 ): TranscriptRead {
   if (!policy.capture) return { path: file, bytes: null, refused: "off" };
+  // Not written yet (Claude Code creates it with the first message).
+  if (!fs.existsSync(path.dirname(file)) || !fs.existsSync(file)) {
+    return { path: file, bytes: null, refused: "unreadable" };
+  }
   if (!insideRoots(file, transcriptRoots(harness, env))) {
     return { path: file, bytes: null, refused: "outside" };
   }

@@ -30,6 +30,7 @@ const KINDS: Readonly<Record<string, AgentEventKind>> = {
   PermissionRequest: "permission",
   Stop: "turn_end",
   StopFailure: "turn_error",
+  Interrupt: "turn_error",
   PreCompact: "compact",
   PostCompact: "compact",
   SubagentStart: "subagent",
