@@ -542,6 +542,7 @@ export async function recordAgentEvent(
           transcript_len: mark?.len ?? null,
           transcript_sha256: mark?.sha256 ?? null,
           transcript_chain: mark?.chain ?? null,
+          model_kind: event.kind,
           agent_session: row.seq,
           position,
           key: key ?? `#${position}`,

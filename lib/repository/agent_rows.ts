@@ -105,6 +105,8 @@ export interface AgentEventRow {
   transcript_sha256: string | null;
   /** The segment chain (`agent_transcripts.chain`) holding that prefix, or null when not kept. */
   transcript_chain: number | null;
+  /** The event in the agent-session model (`prompt`, `tool_post`, …), or null (before schema 8). */
+  model_kind: string | null;
 }
 
 /** What {@linkcode touchAgentSession} records of an event's session. */
@@ -258,9 +260,9 @@ export function updateAgentSession(
 }
 
 const EVENT_COLUMNS_8 =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain";
+  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind";
 const EVENT_COLUMNS_5 =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, NULL AS transcript_path, NULL AS transcript_len, NULL AS transcript_sha256, NULL AS transcript_chain";
+  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, NULL AS transcript_path, NULL AS transcript_len, NULL AS transcript_sha256, NULL AS transcript_chain, NULL AS model_kind";
 const transcriptsKnown = new WeakMap<Store, boolean>();
 
 /** Whether the store has schema 8's transcript columns and table (a read-only open of an older store has not). */
@@ -297,8 +299,8 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
   const result = store.stmt(
     `INSERT INTO agent_events
        (agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at,
-        transcript_path, transcript_len, transcript_sha256, transcript_chain)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     row.agent_session,
     row.position,
@@ -314,6 +316,7 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
     row.transcript_len,
     row.transcript_sha256,
     row.transcript_chain,
+    row.model_kind,
   );
   return Number(result.lastInsertRowid);
 }

@@ -273,7 +273,7 @@ export const MIGRATIONS: readonly string[] = [
   END;
   `,
   `
-  -- 8: agent transcripts (docs/FORMAT.md 8.2, 16.3). Each agent event
+  -- 8: agent transcripts and every agent's events (docs/FORMAT.md 8.2, 16.3, 16.4). Each agent event
   -- records the transcript it named: its path, the byte length read and the
   -- SHA-256 of that prefix. The content is kept as appended segments: a
   -- chain starts at byte 0 and each segment continues where the last ended,
@@ -283,6 +283,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE agent_events ADD COLUMN transcript_len INTEGER;
   ALTER TABLE agent_events ADD COLUMN transcript_sha256 TEXT;
   ALTER TABLE agent_events ADD COLUMN transcript_chain INTEGER;
+  -- model_kind: the event in the agent-session model, whatever the agent
+  -- calls it (16.4: prompt, tool_pre, tool_post, turn_end, ...).
+  ALTER TABLE agent_events ADD COLUMN model_kind TEXT;
   CREATE TABLE agent_transcripts (
     agent_session INTEGER NOT NULL,
     chain         INTEGER NOT NULL CHECK (chain >= 1),
