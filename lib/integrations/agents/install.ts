@@ -227,9 +227,9 @@ export function mergeHookGroups(
       hint: "fix the file by hand (or move it aside), then install again",
     });
   };
-  if (config.hooks === undefined) config.hooks = {};
-  if (!isObject(config.hooks)) refuse("`hooks` is not an object");
-  const hooks = config.hooks as Record<string, unknown>;
+  if (config.hooks !== undefined && !isObject(config.hooks)) refuse("`hooks` is not an object");
+  // Merged into a copy: a refusal half-way leaves `config` as it was.
+  const hooks = structuredClone(config.hooks ?? {}) as Record<string, unknown>;
   const result: MergeResult = { added: [], present: [] };
   for (const entry of entries) {
     const list = hooks[entry.event] ?? [];
@@ -260,6 +260,7 @@ export function mergeHookGroups(
     ];
     result.added.push(entry.event);
   }
+  config.hooks = hooks;
   return result;
 }
 
@@ -269,11 +270,11 @@ function mergeCursor(config: Record<string, unknown>, file: string): MergeResult
       hint: "fix the file by hand (or move it aside), then install again",
     });
   };
-  if (config.version === undefined) config.version = 1;
-  if (config.version !== 1) refuse(`\`version\` is ${quote(config.version)}, not 1`);
-  if (config.hooks === undefined) config.hooks = {};
-  if (!isObject(config.hooks)) refuse("`hooks` is not an object");
-  const hooks = config.hooks as Record<string, unknown>;
+  if (config.version !== undefined && config.version !== 1) {
+    refuse(`\`version\` is ${quote(config.version)}, not 1`);
+  }
+  if (config.hooks !== undefined && !isObject(config.hooks)) refuse("`hooks` is not an object");
+  const hooks = structuredClone(config.hooks ?? {}) as Record<string, unknown>;
   const command = "ctxsnap hook cursor";
   const result: MergeResult = { added: [], present: [] };
   for (const event of CURSOR_EVENTS) {
@@ -286,6 +287,8 @@ function mergeCursor(config: Record<string, unknown>, file: string): MergeResult
     hooks[event] = [...(list as unknown[]), { command }];
     result.added.push(event);
   }
+  config.version = 1;
+  config.hooks = hooks;
   return result;
 }
 
