@@ -1,6 +1,6 @@
 /**
  * The store's transcript policy file, `<store>/transcripts` (docs/FORMAT.md
- * 8.5): whether agent hooks keep the agent's conversation transcript in the
+ * 8.7): whether agent hooks keep the agent's conversation transcript in the
  * store, and how much of it.
  *
  * Format: the retention file's (`KEY VALUE` lines, `#` comments). Keys:
@@ -42,7 +42,7 @@ const MAX_MAX_BYTES = 256 * 1024 * 1024;
 
 function bad(what: string): never {
   throw new ConfigError(`The transcript policy ${what}`, {
-    hint: "lines of `capture on|off` and `max-bytes N` (docs/FORMAT.md §8.5)",
+    hint: "lines of `capture on|off` and `max-bytes N` (docs/FORMAT.md §8.7)",
   });
 }
 
