@@ -120,7 +120,7 @@ Deno.test("hook install refuses a hooks value that is not an object", async () =
   });
 });
 
-Deno.test("hook install refuses an event whose value is not a list", async () => {
+Deno.test("hook install refuses an event whose value is not a list", () => {
   const config: Record<string, unknown> = { hooks: { Stop: { command: "x" } } };
   let error: Error | null = null;
   try {
