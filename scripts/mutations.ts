@@ -1895,4 +1895,11 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      lines.push(`  ${esc(who)}: ${item.text}`);",
     tests: [t("integrations/agents/resume_test.ts", "show renders hostile conversation text")],
   },
+  {
+    id: "conversation-redacted",
+    file: "lib/integrations/agents/conversation.ts",
+    find: "  if (scanText(text) === null) return { text, redacted: [] };",
+    replace: "  return { text, redacted: [] };",
+    tests: [t("integrations/agents/conversation_test.ts", "publish --with-conversation")],
+  },
 ];

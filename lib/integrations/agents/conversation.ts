@@ -34,6 +34,7 @@ import {
   transcriptEventBefore,
 } from "../../repository/agent_rows.ts";
 import { keptTranscript } from "../../history/transcript.ts";
+import { scanText } from "../../workspace/io/secret_scan.ts";
 import { claudePromptText } from "./fork.ts";
 
 /** One item of a conversation. */
@@ -224,4 +225,74 @@ export function conversationSlices(store: Store, id: string): ConversationSlice[
     });
   }
   return slices;
+}
+
+/**
+ * `text` with what the secret scanner finds redacted: each line holding a
+ * secret becomes `[redacted: <kind>]`; a secret only the whole text shows
+ * (a private key across lines) redacts the whole text. Returns the kinds.
+ */
+export function redactSecrets(text: string): { text: string; redacted: string[] } {
+  if (scanText(text) === null) return { text, redacted: [] };
+  const redacted: string[] = [];
+  const lines = text.split("\n").map((line) => {
+    const kind = scanText(line);
+    if (kind === null) return line;
+    redacted.push(kind);
+    return `[redacted: ${kind}]`;
+  });
+  const joined = lines.join("\n");
+  const left = scanText(joined);
+  if (left !== null) return { text: `[redacted: ${left}]`, redacted: [...redacted, left] };
+  return { text: joined, redacted };
+}
+
+/** One line of a conversation export: an item of a snapshot's slice, redacted. */
+export interface ConversationExportLine {
+  /** The snapshot. */
+  snapshot: string;
+  /** The agent. */
+  agent: string;
+  /** The agent session. */
+  agent_session: string;
+  /** `user`, `assistant` or `tool`. */
+  role: ConversationItem["role"];
+  /** The tool, for tool calls. */
+  tool: string | null;
+  /** The text, secrets redacted. */
+  text: string;
+}
+
+/**
+ * The conversation slices of `ids` as JSON lines (one
+ * {@linkcode ConversationExportLine} each), every text run through the
+ * secret scanner and redacted (`publish --with-conversation`).
+ */
+export function conversationExport(
+  store: Store,
+  ids: readonly string[],
+): { text: string; items: number; redacted: number } {
+  let text = "";
+  let items = 0;
+  let redacted = 0;
+  for (const id of ids) {
+    for (const slice of conversationSlices(store, id)) {
+      for (const item of slice.items) {
+        const clean = redactSecrets(item.text);
+        const tool = item.tool === undefined ? null : redactSecrets(item.tool);
+        redacted += clean.redacted.length + (tool?.redacted.length ?? 0);
+        const line: ConversationExportLine = {
+          snapshot: id,
+          agent: slice.agent,
+          agent_session: slice.agent_session,
+          role: item.role,
+          tool: tool?.text ?? null,
+          text: clean.text,
+        };
+        text += JSON.stringify(line) + "\n";
+        items++;
+      }
+    }
+  }
+  return { text, items, redacted };
 }
