@@ -16,7 +16,9 @@
  * | opencode    | `.opencode/plugins/ctxsnap.ts`| a plugin file, written only when absent        |
  *
  * The claude-code entries are {@linkcode claudeCodeHookEntries} and the merge
- * {@linkcode mergeHookGroups}: a variant (HTTP hooks) passes its own entries.
+ * {@linkcode mergeHookGroups}: a variant (HTTP hooks) passes its own
+ * entries to {@linkcode planInstall} (`options.entries`), each with the
+ * marker (`command` or `url`) that makes a second install a no-op.
  *
  * @example
  * ```ts
@@ -336,7 +338,14 @@ function readConfig(file: string): { text: string; mode: number } | null {
  *
  * @throws {ConfigError} When the existing file cannot be merged without clobbering it.
  */
-export function planInstall(agent: string, root: string): InstallPlan {
+export function planInstall(
+  agent: string,
+  root: string,
+  options: {
+    /** The hooks to merge instead of the agent's command hooks (a variant: HTTP hooks). */
+    entries?: readonly HookEntry[];
+  } = {},
+): InstallPlan {
   const file = installFile(agent, root);
   const current = readConfig(file);
   const notes: string[] = [];
@@ -374,7 +383,9 @@ export function planInstall(agent: string, root: string): InstallPlan {
   }
   const merged = agent === "cursor" ? mergeCursor(config, file) : mergeHookGroups(
     config,
-    agent === "claude-code"
+    options.entries !== undefined
+      ? options.entries
+      : agent === "claude-code"
       ? claudeCodeHookEntries()
       : agent === "gemini-cli"
       ? geminiEntries()
