@@ -1902,4 +1902,11 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "  return { text, redacted: [] };",
     tests: [t("integrations/agents/conversation_test.ts", "publish --with-conversation")],
   },
+  {
+    id: "resume-grown-file-prefix",
+    file: "lib/integrations/agents/resume.ts",
+    find: "  return sha256Hex(prefix) === sha256Hex(kept.bytes) ? live : null;",
+    replace: "  return live;",
+    tests: [t("integrations/agents/resume_test.ts", "never forks a grown agent file")],
+  },
 ];

@@ -9,7 +9,9 @@
  *
  * The transcript forked is the copy the store kept (checked against the
  * recorded SHA-256); when none was kept (capture off, or too large) the
- * agent's file is read, within the same bounds as at capture. For agents
+ * agent's file is read, within the same bounds as at capture. When the
+ * kept copy ends before prompt N (transcripts lag the hooks), the agent's
+ * file is used if it still starts with exactly the kept bytes. For agents
  * whose transcripts cannot be forked (Cursor, OpenCode) only the files are
  * restored, and the prompt to re-enter is reported when it is known.
  *
@@ -27,6 +29,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { NotFoundError } from "../../errors.ts";
+import { sha256Hex } from "../../crypto/hash.ts";
 import type { Signer } from "../../format/envelope.ts";
 import type { Store } from "../../repository/store.ts";
 import { agentPrompt, findAgentSession, snapshotBeforePrompt } from "../../history/agent.ts";
@@ -98,10 +101,33 @@ function sourceTranscript(
     };
   }
   const file = latest?.transcript_path ?? session.transcript_path;
-  if (file === null) return null;
+  return file === null ? null : agentFile(store, session.harness, file);
+}
+
+/** The agent's transcript file read under the capture rules (§16.3), or null. */
+function agentFile(
+  store: Store,
+  harness: string,
+  file: string,
+): { bytes: Uint8Array; path: string; source: "agent_file" } | null {
   const policy = { ...readTranscriptPolicy(store.dir), capture: true };
-  const read = readTranscript(session.harness, file, policy);
+  const read = readTranscript(harness, file, policy);
   return read.bytes === null ? null : { bytes: read.bytes, path: file, source: "agent_file" };
+}
+
+/**
+ * The agent's file, when the kept copy ends before prompt N (the transcript
+ * lags the hooks): used only if it still starts with exactly the kept bytes.
+ */
+function grownAgentFile(
+  store: Store,
+  session: { seq: number; harness: string },
+  kept: { bytes: Uint8Array; path: string },
+): { bytes: Uint8Array; path: string; source: "agent_file" } | null {
+  const live = agentFile(store, session.harness, kept.path);
+  if (live === null || live.bytes.byteLength <= kept.bytes.byteLength) return null;
+  const prefix = live.bytes.subarray(0, kept.bytes.byteLength);
+  return sha256Hex(prefix) === sha256Hex(kept.bytes) ? live : null;
 }
 
 /**
@@ -131,18 +157,30 @@ export async function resumeFromPrompt(
     source = sourceTranscript(store, session);
     if (source === null) noFork = "no transcript of this session is known";
     else {
-      try {
-        fork = forkTranscript(
+      const attempt = (from: { bytes: Uint8Array }) =>
+        forkTranscript(
           session.harness,
-          source.bytes,
+          from.bytes,
           session.session_id,
           prompt,
           turn?.prompt_id ?? null,
           newId,
         );
+      try {
+        fork = attempt(source);
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
         noFork = error.message;
+        const grown = source.source === "kept" ? grownAgentFile(store, session, source) : null;
+        if (grown !== null) {
+          try {
+            fork = attempt(grown);
+            source = grown;
+            noFork = null;
+          } catch (again) {
+            if (!(again instanceof NotFoundError)) throw again;
+          }
+        }
       }
     }
   }

@@ -270,3 +270,78 @@ Deno.test("resume of an agent whose transcript cannot be forked restores the fil
     assertEquals(await exists(join(ws.path, "README.md")), false);
   });
 });
+
+/** Records prompts 1 and 2 and prompt 3's submission while the transcript lags (10 lines). */
+async function recordLagging(
+  ws: Parameters<Parameters<typeof withStore>[0]>[0],
+): Promise<string[]> {
+  const lines = await transcriptLines(ws, "claude-code");
+  const path = claudeTranscriptPath(ws);
+  for (const [name, n] of [["prompt_1", 2], ["prompt_2", 7], ["prompt_3", 10]] as const) {
+    await writeTranscript(path, lines, n);
+    expectCode(
+      await hook(ws, "claude-code", await fixture(ws, "claude-code", `${name}.json`)),
+      0,
+      name,
+    );
+  }
+  return lines;
+}
+
+Deno.test("resume forks from the agent's file when the kept copy ends before the prompt and the file still starts with it", async () => {
+  await withStore(async (ws) => {
+    const lines = await recordLagging(ws);
+    // The agent writes prompt 3's line after the hook ran.
+    await writeTranscript(claudeTranscriptPath(ws), lines, 12);
+    const result = await ws.run(["resume", "--prompt", "3", "--json"]);
+    expectCode(result, 0, "resume");
+    const r = result.json();
+    assertEquals([r.fork.source, r.fork.lines], ["agent_file", 10]);
+  });
+});
+
+Deno.test("resume never forks a grown agent file that no longer starts with the kept bytes", async () => {
+  await withStore(async (ws) => {
+    const lines = await recordLagging(ws);
+    await writeTranscript(claudeTranscriptPath(ws), [lines[1]!, ...lines.slice(0, 12)], 13);
+    const result = await ws.run(["resume", "--prompt", "3", "--json"]);
+    expectCode(result, 0, "resume");
+    assertEquals(result.json().fork, null);
+    assert(result.json().no_fork_reason.includes("holds no prompt 3"), result.stdout);
+  });
+});
+
+Deno.test("resume of a Codex session writes a rollout fork under a new id and prints codex resume", async () => {
+  await withStore(async (ws) => {
+    const lines = await transcriptLines(ws, "codex");
+    const rollout = join(
+      ws.home,
+      ".codex/sessions/2026/08/20/rollout-2026-08-20T10-02-51-019d036d-5a11-7c00-9e0a-2f4bd1c0a001.jsonl",
+    );
+    const send = async (name: string, n: number) => {
+      await writeTranscript(rollout, lines, n);
+      expectCode(await hook(ws, "codex", await fixture(ws, "codex", `${name}.json`)), 0, name);
+    };
+    await send("session_start", 2);
+    await send("prompt_1", 5);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "patched\n");
+    await send("post_patch_1", 7);
+    await send("stop_1", 8);
+    await send("prompt_2", 10);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "docs\n");
+    await send("stop_1", 11);
+    const result = await ws.run(["resume", "--prompt", "2", "--json"]);
+    expectCode(result, 0, "resume");
+    const r = result.json();
+    assertEquals(r.continue_command, `codex resume ${r.session_id}`);
+    assert(r.transcript_path.endsWith(`rollout-2026-08-20T10-02-51-${r.session_id}.jsonl`));
+    const old = "019d036d-5a11-7c00-9e0a-2f4bd1c0a001";
+    const expected = [
+      lines[0]!.replace(`"id":"${old}"`, `"id":"${r.session_id}"`),
+      ...lines.slice(1, 9),
+    ]
+      .join("");
+    assertEquals(await Deno.readTextFile(r.transcript_path), expected);
+    assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "patched\n");
+  });
+});
