@@ -345,3 +345,38 @@ Deno.test("resume of a Codex session writes a rollout fork under a new id and pr
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "patched\n");
   });
 });
+
+Deno.test("resume of a Gemini CLI session forks its chat file under a new id and prints gemini --resume", async () => {
+  await withStore(async (ws) => {
+    const lines = await transcriptLines(ws, "gemini-cli");
+    const chat = join(ws.home, ".gemini/tmp/app-3f/chats/session-2026-08-20T10-15-a1b2c3d4.jsonl");
+    const send = async (name: string, n: number) => {
+      await writeTranscript(chat, lines, n);
+      expectCode(
+        await hook(ws, "gemini-cli", await fixture(ws, "gemini-cli", `${name}.json`)),
+        0,
+        name,
+      );
+    };
+    await send("session_start", 1);
+    await send("before_agent_1", 2);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "retry\n");
+    await send("after_tool_1", 4);
+    await send("after_agent_1", 5);
+    await send("before_agent_2", 6);
+    await Deno.writeTextFile(join(ws.path, "a.txt"), "test\n");
+    await send("after_agent_1", 7);
+    const r = (await ws.run(["resume", "--prompt", "2", "--json"])).json();
+    assertEquals(r.continue_command, `gemini --resume ${r.session_id}`);
+    assert(
+      r.transcript_path.endsWith(`session-2026-08-20T10-15-${r.session_id.slice(0, 8)}.jsonl`),
+    );
+    const old = "a1b2c3d4-e5f6-7890-abcd-ef1234567890";
+    const expected = [
+      lines[0]!.replace(`"sessionId":"${old}"`, `"sessionId":"${r.session_id}"`),
+      ...lines.slice(1, 5),
+    ].join("");
+    assertEquals(await Deno.readTextFile(r.transcript_path), expected);
+    assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "retry\n");
+  });
+});
