@@ -189,6 +189,7 @@ export type { CaptureOptions, CaptureResult, CaptureStats } from "./lib/workspac
 export { createSnapshot, validateContextInput } from "./lib/history/create.ts";
 export type { ContextInput, CreateOptions, CreateResult } from "./lib/history/create.ts";
 export type { AgentOutcome } from "./lib/history/agent.ts";
+export type { TranscriptMark, TranscriptRead } from "./lib/history/transcript.ts";
 export { listSnapshots, summarize } from "./lib/history/summary.ts";
 export type { ListFilter, SnapshotSummary } from "./lib/history/summary.ts";
 export { readEnvelope } from "./lib/history/timeline.ts";

@@ -1830,11 +1830,111 @@ export const MUTATIONS: readonly Mutation[] = [
     id: "agent-numbering-in-transaction",
     file: "lib/history/agent.ts",
     find:
-      "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
+      "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  // The transcript is read before the write transaction (a file read holds no lock).\n  const policy = event.transcript_path === null ? null : readTranscriptPolicy(store.dir);\n  const read = event.transcript_path === null\n    ? null\n    : readTranscript(event.harness, event.transcript_path, policy!);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
     replace:
-      "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
+      "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  // The transcript is read before the write transaction (a file read holds no lock).\n  const policy = event.transcript_path === null ? null : readTranscriptPolicy(store.dir);\n  const read = event.transcript_path === null\n    ? null\n    : readTranscript(event.harness, event.transcript_path, policy!);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
     tests: [
       t("history/agent_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],
+  },
+  // --- agents: transcripts, adapters, installers, resume ---------------------------------------
+  {
+    id: "transcript-inside-roots",
+    file: "lib/history/transcript.ts",
+    find: "  if (!insideRoots(file, transcriptRoots(harness, env))) {",
+    replace: "  if (false) {",
+    tests: [
+      t("integrations/agents/resume_test.ts", "a transcript_path outside the agent's transcript"),
+      t("history/transcript_test.ts", "readTranscript() reads nothing outside"),
+    ],
+  },
+  {
+    id: "transcript-real-path",
+    file: "lib/history/transcript.ts",
+    find:
+      "    if (file.startsWith(root + path.sep) && real.startsWith(realRoot + path.sep)) return true;",
+    replace: "    if (file.startsWith(root + path.sep)) return true;",
+    tests: [t("integrations/agents/resume_test.ts", "reached through a symbolic link")],
+  },
+  {
+    id: "transcript-prefix-hash",
+    file: "lib/history/transcript.ts",
+    find: "    sha256Hex(bytes.subarray(0, end)) === last.prefix_sha256;",
+    replace: "    true;",
+    tests: [t("integrations/agents/resume_test.ts", "no longer starts with the kept bytes")],
+  },
+  {
+    id: "kept-transcript-hash",
+    file: "lib/history/transcript.ts",
+    find: "  if (at !== len || sha256Hex(out) !== sha256) {",
+    replace: "  if (at !== len) {",
+    tests: [t("history/transcript_test.ts", "keptTranscript() refuses segments altered")],
+  },
+  {
+    id: "fork-ends-before-prompt",
+    file: "lib/integrations/agents/fork.ts",
+    find: "  for (let i = 0; i < cut; i++) {",
+    replace: "  for (let i = 0; i <= cut; i++) {",
+    tests: [
+      t("integrations/agents/fork_test.ts", "before prompt 2 is the prefix"),
+      t("integrations/agents/resume_test.ts", "resumes from prompt 3"),
+    ],
+  },
+  {
+    id: "fork-rewrites-only-identity",
+    file: "lib/integrations/agents/fork.ts",
+    find: "      if (JSON.stringify(JSON.parse(candidate)) === wanted) return candidate;",
+    replace: "      return candidate.replaceAll(oldId, newId);",
+    tests: [t("integrations/agents/resume_test.ts", "resumes from prompt 3")],
+  },
+  {
+    id: "adapter-path-absolute",
+    file: "lib/integrations/agents/_payload.ts",
+    find: '      !value.startsWith("/") || value.length > 4096 || CONTROL_RE.test(value) ||',
+    replace: "      value.length > 4096 || CONTROL_RE.test(value) ||",
+    tests: [t("integrations/agents/adapters_test.ts", "hook codex refuses a relative cwd")],
+  },
+  {
+    id: "adapter-label-controls",
+    file: "lib/integrations/agents/_payload.ts",
+    find:
+      "      value.length === 0 || value.length > max || CONTROL_RE.test(value) || !value.isWellFormed()",
+    replace: "      value.length === 0 || value.length > max || !value.isWellFormed()",
+    tests: [t("integrations/agents/adapters_test.ts", "refuses a tool name holding control")],
+  },
+  {
+    id: "install-no-follow",
+    file: "lib/integrations/agents/install.ts",
+    find: "    stat = fs.lstatSync(file);",
+    replace: "    stat = fs.statSync(file);",
+    tests: [t("integrations/agents/install_test.ts", "never follows a symbolic link")],
+  },
+  {
+    id: "install-keeps-present",
+    file: "lib/integrations/agents/install.ts",
+    find: "    if (present) {\n      result.present.push(entry.event);",
+    replace: "    if (false) {\n      result.present.push(entry.event);",
+    tests: [t("integrations/agents/install_test.ts", "merges into an existing settings.json")],
+  },
+  {
+    id: "conversation-escaped",
+    file: "lib/cli/commands/show.ts",
+    find: "      lines.push(`  ${esc(who)}: ${esc(item.text)}`);",
+    replace: "      lines.push(`  ${esc(who)}: ${item.text}`);",
+    tests: [t("integrations/agents/resume_test.ts", "show renders hostile conversation text")],
+  },
+  {
+    id: "conversation-redacted",
+    file: "lib/integrations/agents/conversation.ts",
+    find: "  if (scanText(text) === null) return { text, redacted: [] };",
+    replace: "  return { text, redacted: [] };",
+    tests: [t("integrations/agents/conversation_test.ts", "publish --with-conversation")],
+  },
+  {
+    id: "resume-grown-file-prefix",
+    file: "lib/integrations/agents/resume.ts",
+    find: "  return sha256Hex(prefix) === sha256Hex(kept.bytes) ? live : null;",
+    replace: "  return live;",
+    tests: [t("integrations/agents/resume_test.ts", "never forks a grown agent file")],
   },
 ];

@@ -226,7 +226,7 @@ async function fromWatch(result: Record<string, unknown>): Promise<CreateResult>
 
 /** Checks the agent outcome a watch process answered (strictly, by form). */
 function agentOutcome(value: unknown): NonNullable<CreateResult["agent"]> {
-  const bad = () => {
+  const bad = (): never => {
     throw new IntegrityError("The watch process answered with a malformed agent event record");
   };
   if (value === null || typeof value !== "object" || Array.isArray(value)) bad();
@@ -253,5 +253,33 @@ function agentOutcome(value: unknown): NonNullable<CreateResult["agent"]> {
     duplicate: o.duplicate as boolean,
     omitted,
     omitted_more: o.omitted_more as number,
+    ...(o.transcript === undefined ? {} : { transcript: transcriptMark(o.transcript, bad) }),
+  };
+}
+
+/** Checks the transcript mark a watch process answered (by form). */
+function transcriptMark(
+  value: unknown,
+  bad: () => never,
+): NonNullable<NonNullable<CreateResult["agent"]>["transcript"]> | null {
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) bad();
+  const o = value as Record<string, unknown>;
+  const count = (v: unknown) =>
+    v === null || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0);
+  if (
+    typeof o.path !== "string" || !count(o.len) || !count(o.chain) ||
+    !(o.sha256 === null || (typeof o.sha256 === "string" && /^[0-9a-f]{64}$/.test(o.sha256))) ||
+    typeof o.restarted !== "boolean" ||
+    !(o.refused === null ||
+      ["outside", "too_large", "unreadable", "off"].includes(o.refused as string))
+  ) bad();
+  return {
+    path: o.path as string,
+    len: o.len as number | null,
+    sha256: o.sha256 as string | null,
+    chain: o.chain as number | null,
+    restarted: o.restarted as boolean,
+    refused: o.refused as "outside" | "too_large" | "unreadable" | "off" | null,
   };
 }

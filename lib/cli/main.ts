@@ -181,6 +181,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./commands/hook.ts")).hook,
   },
   {
+    name: "resume",
+    summary: "rewind files and conversation to before prompt N of an agent session, then continue",
+    load: async () => (await import("./commands/resume.ts")).resume,
+  },
+  {
     name: "mcp",
     summary: "serve the store to an agent over the Model Context Protocol (stdio)",
     load: async () => (await import("./commands/mcp.ts")).mcp,
@@ -329,7 +334,10 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
     // A hook a harness runs reports problems in one line and does not fail
     // the agent, whatever went wrong (even loading the command itself).
-    const lenient = loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
+    // (`hook install` is a command a person runs: it fails like any other.)
+    const lenient = rest[0] === "install"
+      ? undefined
+      : loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
     if (lenient !== undefined && !rest.includes(lenient)) {
       out.errorLine(await typed(error), `ctxsnap ${name}`);
       return 0;

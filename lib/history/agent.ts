@@ -3,14 +3,19 @@
  * (docs/FORMAT.md §16): what a Claude Code hook event becomes, and how the
  * prompts of an agent session are found again.
  *
- * Each event delivered is recorded once in `agent_events`, keyed by the
- * agent's own ids: `<event>:<tool_use_id>` for tool events, `prompt:<prompt_id>`
- * for a `UserPromptSubmit` that has one. An event without such an id is
+ * Each agent's events are first mapped to one model (an
+ * {@linkcode AgentEventKind}: Claude Code's here, the other agents' in
+ * `lib/integrations/agents/`). Each event delivered is recorded once in
+ * `agent_events`, keyed by the agent's own ids: `<event>:<tool_use_id>` for
+ * tool events, `prompt:<prompt_id>` for a prompt that has one (Claude Code's
+ * `prompt_id`, Codex's `turn_id`, Cursor's `generation_id`, OpenCode's
+ * message id). An event without such an id is
  * never taken for a retry (its key is its position in the agent session):
  * equal bytes are not equal events. A delivery whose key is already recorded
  * returns the snapshot recorded the first time (`created: false`), and
  * changes nothing. Prompt N of agent session S is the N-th `UserPromptSubmit`
- * recorded for S (`agent_turns`); each agent session counts its own.
+ * recorded for S (`agent_turns`); each agent session counts its own. The
+ * transcript an event names is linked and kept (`./transcript.ts`).
  *
  * Each event is attached to the snapshot that holds the workspace after it:
  * a new one when anything changed, else the branch head it left unchanged.
@@ -41,6 +46,7 @@ import {
   agentSessionBySeq,
   type AgentSessionRow,
   agentSessionRow,
+  agentSessionsById,
   agentSessionsByPrefix,
   agentTurn,
   agentTurnByPromptId,
@@ -53,27 +59,104 @@ import {
   updateAgentSession,
 } from "../repository/agent_rows.ts";
 import type { CreateOptions, CreateResult } from "./create.ts";
+import { readTranscriptPolicy } from "../repository/transcript_policy.ts";
+import { keepTranscript, readTranscript, type TranscriptMark } from "./transcript.ts";
 import { getBranch, readEnvelope, selection } from "./timeline.ts";
 
 /** The source kind of Claude Code events. */
 export const CLAUDE_CODE = "claude-code";
+/** The agents whose hook events are recorded (`ctxsnap hook <agent>`). */
+export const AGENTS: readonly string[] = [
+  "claude-code",
+  "gemini-cli",
+  "codex",
+  "cursor",
+  "opencode",
+];
+
+/**
+ * What an event is in the agent-session model, whatever the agent calls it
+ * (docs/FORMAT.md §16.4 maps each agent's names).
+ */
+export type AgentEventKind =
+  | "session_start"
+  | "session_end"
+  | "prompt"
+  | "tool_pre"
+  | "tool_post"
+  | "tool_error"
+  | "permission"
+  | "turn_end"
+  | "turn_error"
+  | "compact"
+  | "subagent"
+  | "other";
+
+const KINDS: ReadonlySet<string> = new Set([
+  "session_start",
+  "session_end",
+  "prompt",
+  "tool_pre",
+  "tool_post",
+  "tool_error",
+  "permission",
+  "turn_end",
+  "turn_error",
+  "compact",
+  "subagent",
+  "other",
+]);
+
+/** The kind of a Claude Code event name. */
+export function claudeCodeKind(event: string): AgentEventKind {
+  switch (event) {
+    case "SessionStart":
+      return "session_start";
+    case "SessionEnd":
+      return "session_end";
+    case "UserPromptSubmit":
+      return "prompt";
+    case "PreToolUse":
+      return "tool_pre";
+    case "PostToolUse":
+      return "tool_post";
+    case "PostToolUseFailure":
+      return "tool_error";
+    case "PermissionRequest":
+      return "permission";
+    case "Stop":
+      return "turn_end";
+    case "StopFailure":
+      return "turn_error";
+    case "PreCompact":
+    case "PostCompact":
+      return "compact";
+    case "SubagentStart":
+    case "SubagentStop":
+      return "subagent";
+    default:
+      return "other";
+  }
+}
 /** Largest hook event read (bytes). */
 export const MAX_EVENT_BYTES: number = 4 * 1024 * 1024;
 /** Longest prompt text kept in a reason (characters). */
 const MAX_PROMPT_IN_REASON = 1000;
 
-/** The events a harness sends that carry a tool call (keyed by `tool_use_id`). */
-const TOOL_EVENTS: ReadonlySet<string> = new Set([
-  "PreToolUse",
-  "PostToolUse",
-  "PostToolUseFailure",
-  "PermissionRequest",
+/** The kinds of events that carry a tool call (keyed by `tool_use_id`). */
+const TOOL_KINDS: ReadonlySet<string> = new Set([
+  "tool_pre",
+  "tool_post",
+  "tool_error",
+  "permission",
 ]);
 
 /** What ctxsnap keeps of one hook event, validated. */
 export interface AgentEvent {
-  /** The harness (`claude-code`). */
+  /** The harness (one of {@linkcode AGENTS}). */
   harness: string;
+  /** What the event is in the agent-session model. */
+  kind: AgentEventKind;
   /** The agent's session id, or null when the event had none. */
   session_id: string | null;
   /** The event's name (`UserPromptSubmit`, `PostToolUse`, …). */
@@ -82,7 +165,7 @@ export interface AgentEvent {
   tool: string | null;
   /** The harness's id of the tool call, if any. */
   tool_use_id: string | null;
-  /** The harness's id of the prompt, if any. */
+  /** The agent's id of the prompt (turn) the event belongs to, if any. */
   prompt_id: string | null;
   /** `source` of SessionStart, `trigger` of PreCompact, `reason` of SessionEnd, if any. */
   detail: string | null;
@@ -173,6 +256,7 @@ export function parseClaudeCodeEvent(
     : null;
   return {
     harness: CLAUDE_CODE,
+    kind: claudeCodeKind(event),
     session_id: optionalId(o, "session_id"),
     event,
     tool: optionalLabel(o, "tool_name", 256),
@@ -194,6 +278,7 @@ export function validateAgentEvent(value: unknown): AgentEvent {
   const o = value as Record<string, unknown>;
   const keys = [
     "harness",
+    "kind",
     "session_id",
     "event",
     "tool",
@@ -206,10 +291,14 @@ export function validateAgentEvent(value: unknown): AgentEvent {
   ];
   for (const key of Object.keys(o)) if (!keys.includes(key)) bad(`has unknown field ${quote(key)}`);
   for (const key of keys) if (!Object.hasOwn(o, key)) bad(`lacks ${quote(key)}`);
-  if (o.harness !== CLAUDE_CODE) bad(`harness ${quote(o.harness)} is unknown`);
+  if (typeof o.harness !== "string" || !AGENTS.includes(o.harness)) {
+    bad(`harness ${quote(o.harness)} is unknown`);
+  }
+  if (typeof o.kind !== "string" || !KINDS.has(o.kind)) bad(`kind ${quote(o.kind)} is unknown`);
   if (typeof o.event !== "string" || !EVENT_RE.test(o.event)) bad("name is not an event name");
   const event: AgentEvent = {
-    harness: CLAUDE_CODE,
+    harness: o.harness,
+    kind: o.kind as AgentEventKind,
     session_id: optionalId(o, "session_id"),
     event: o.event,
     tool: optionalLabel(o, "tool", 256),
@@ -240,6 +329,8 @@ export interface AgentOutcome {
   omitted: SkippedEntry[];
   /** How many paths of the last categories (`ignored`, `excluded_dir`) were left out, told once. */
   omitted_more: number;
+  /** What the event recorded of its transcript, or null when it named none. */
+  transcript?: TranscriptMark | null;
 }
 
 /** A snapshot made for an agent event, and what the event recorded. */
@@ -274,10 +365,10 @@ class DuplicateDelivery extends Error {}
 
 /** The key that makes a redelivery of `event` a retry, or null when the agent gives no id. */
 function idKey(event: AgentEvent): string | null {
-  if (TOOL_EVENTS.has(event.event) && event.tool_use_id !== null) {
+  if (TOOL_KINDS.has(event.kind) && event.tool_use_id !== null) {
     return `${event.event}:${event.tool_use_id}`;
   }
-  if (event.event === "UserPromptSubmit" && event.prompt_id !== null) {
+  if (event.kind === "prompt" && event.prompt_id !== null) {
     return `prompt:${event.prompt_id}`;
   }
   return null;
@@ -394,6 +485,11 @@ export async function recordAgentEvent(
   const seen = lookup();
   if (seen !== null) return await duplicateResult(store, seen);
   const sel = selection(store, options.session, options.branch);
+  // The transcript is read before the write transaction (a file read holds no lock).
+  const policy = event.transcript_path === null ? null : readTranscriptPolicy(store.dir);
+  const read = event.transcript_path === null
+    ? null
+    : readTranscript(event.harness, event.transcript_path, policy!);
   const agentMeta: Record<string, JsonValue> = {
     harness: event.harness,
     session_id: event.session_id,
@@ -418,7 +514,7 @@ export async function recordAgentEvent(
         headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;
         position = (row?.events ?? 0) + 1;
         prompts = row?.prompts ?? 0;
-        if (event.event === "UserPromptSubmit") {
+        if (event.kind === "prompt") {
           prompts += 1;
           prompt = prompts;
         } else {
@@ -440,7 +536,13 @@ export async function recordAgentEvent(
           transcript_path: event.transcript_path,
           at,
         });
+        const mark = read === null ? null : keepTranscript(store, row.seq, read, policy!, at);
         const seq = insertAgentEvent(store, {
+          transcript_path: mark?.path ?? null,
+          transcript_len: mark?.len ?? null,
+          transcript_sha256: mark?.sha256 ?? null,
+          transcript_chain: mark?.chain ?? null,
+          model_kind: event.kind,
           agent_session: row.seq,
           position,
           key: key ?? `#${position}`,
@@ -452,7 +554,7 @@ export async function recordAgentEvent(
           created: envelope.id === headBefore ? 0 : 1,
           at,
         });
-        if (event.event === "UserPromptSubmit") {
+        if (event.kind === "prompt") {
           insertAgentTurn(store, row.seq, {
             prompt: prompt!,
             prompt_id: event.prompt_id,
@@ -473,7 +575,7 @@ export async function recordAgentEvent(
         updateAgentSession(store, row.seq, {
           prompts,
           events: position,
-          end_reason: event.event === "SessionEnd" ? (event.detail ?? "other") : null,
+          end_reason: event.kind === "session_end" ? (event.detail ?? "other") : null,
           notified: told.notified,
         });
         outcome = {
@@ -484,6 +586,7 @@ export async function recordAgentEvent(
           duplicate: false,
           omitted: told.omitted,
           omitted_more: told.more,
+          transcript: mark,
         };
       },
     });
@@ -521,8 +624,13 @@ export function findAgentSession(store: Store, spec: string | null): AgentSessio
     }
     return latest;
   }
-  const exact = agentSessionRow(store, CLAUDE_CODE, spec);
-  if (exact !== null) return exact;
+  const exact = agentSessionsById(store, spec);
+  if (exact.length === 1) return exact[0]!;
+  if (exact.length > 1) {
+    throw new UsageError(`Agent session ${quote(spec)} is recorded for more than one agent`, {
+      hint: `the agents: ${exact.map((s) => s.harness).join(", ")}`,
+    });
+  }
   const found = spec.length >= 4 ? agentSessionsByPrefix(store, spec, 2) : [];
   if (found.length === 1) return found[0]!;
   if (found.length > 1) {

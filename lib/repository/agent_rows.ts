@@ -97,6 +97,16 @@ export interface AgentEventRow {
   created: number;
   /** When it was recorded (ms since the epoch). */
   at: number;
+  /** The transcript the event named (absolute path), or null (schema 8). */
+  transcript_path: string | null;
+  /** The transcript's byte length when the event was recorded, or null when not read. */
+  transcript_len: number | null;
+  /** SHA-256 (hex) of the transcript's first `transcript_len` bytes, or null. */
+  transcript_sha256: string | null;
+  /** The segment chain (`agent_transcripts.chain`) holding that prefix, or null when not kept. */
+  transcript_chain: number | null;
+  /** The event in the agent-session model (`prompt`, `tool_post`, …), or null (before schema 8). */
+  model_kind: string | null;
 }
 
 /** What {@linkcode touchAgentSession} records of an event's session. */
@@ -154,6 +164,46 @@ export function agentSessionBySeq(store: Store, seq: number): AgentSessionRow | 
   return row ?? null;
 }
 
+/** The agent sessions with the id `sessionId`, of any harness (newest event first). */
+export function agentSessionsById(store: Store, sessionId: string): AgentSessionRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(
+    `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE session_id = ?
+     ORDER BY last_event_at DESC, seq DESC`,
+  ).all(sessionId) as unknown as AgentSessionRow[];
+}
+
+/** The agent events attached to snapshot `snapshot`, in delivery order. */
+export function agentEventsOfSnapshot(store: Store, snapshot: string): AgentEventRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(
+    `SELECT ${eventColumns(store)} FROM agent_events WHERE snapshot = ? ORDER BY seq`,
+  ).all(snapshot) as unknown as AgentEventRow[];
+}
+
+/**
+ * The newest event of an agent session before position `position` that
+ * recorded a transcript length, or null.
+ */
+export function transcriptEventBefore(
+  store: Store,
+  agentSession: number,
+  position: number,
+): AgentEventRow | null {
+  if (!hasAgentTables(store)) return null;
+  const row = store.stmt(
+    `SELECT ${eventColumns(store)} FROM agent_events
+     WHERE agent_session = ? AND position < ? AND transcript_len IS NOT NULL
+     ORDER BY position DESC LIMIT 1`,
+  ).get(agentSession, position) as AgentEventRow | undefined;
+  return row ?? null;
+}
+
+/** The newest event of an agent session that recorded a transcript length, or null. */
+export function latestTranscriptEvent(store: Store, agentSession: number): AgentEventRow | null {
+  return transcriptEventBefore(store, agentSession, Number.MAX_SAFE_INTEGER);
+}
+
 /** The agent sessions whose id starts with `prefix`, newest event first (at most `limit`). */
 export function agentSessionsByPrefix(
   store: Store,
@@ -209,8 +259,27 @@ export function updateAgentSession(
   ).run(fields.prompts, fields.events, fields.end_reason, fields.notified, seq);
 }
 
-const EVENT_COLUMNS =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at";
+const EVENT_COLUMNS_8 =
+  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind";
+const EVENT_COLUMNS_5 =
+  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, NULL AS transcript_path, NULL AS transcript_len, NULL AS transcript_sha256, NULL AS transcript_chain, NULL AS model_kind";
+const transcriptsKnown = new WeakMap<Store, boolean>();
+
+/** Whether the store has schema 8's transcript columns and table (a read-only open of an older store has not). */
+export function hasTranscriptTables(store: Store): boolean {
+  let known = transcriptsKnown.get(store);
+  if (known === undefined) {
+    known = store.stmt(
+      "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_transcripts'",
+    ).get() !== undefined;
+    transcriptsKnown.set(store, known);
+  }
+  return known;
+}
+
+function eventColumns(store: Store): string {
+  return hasTranscriptTables(store) ? EVENT_COLUMNS_8 : EVENT_COLUMNS_5;
+}
 
 /** The event with this key in the agent session, or null. */
 export function agentEventByKey(
@@ -220,7 +289,7 @@ export function agentEventByKey(
 ): AgentEventRow | null {
   if (!hasAgentTables(store)) return null;
   const row = store.stmt(
-    `SELECT ${EVENT_COLUMNS} FROM agent_events WHERE agent_session = ? AND key = ?`,
+    `SELECT ${eventColumns(store)} FROM agent_events WHERE agent_session = ? AND key = ?`,
   ).get(agentSession, key) as AgentEventRow | undefined;
   return row ?? null;
 }
@@ -229,8 +298,9 @@ export function agentEventByKey(
 export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">): number {
   const result = store.stmt(
     `INSERT INTO agent_events
-       (agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       (agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at,
+        transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     row.agent_session,
     row.position,
@@ -242,6 +312,11 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
     row.snapshot,
     row.created,
     row.at,
+    row.transcript_path,
+    row.transcript_len,
+    row.transcript_sha256,
+    row.transcript_chain,
+    row.model_kind,
   );
   return Number(result.lastInsertRowid);
 }
@@ -250,7 +325,7 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
 export function agentEvents(store: Store, agentSession: number, limit: number): AgentEventRow[] {
   if (!hasAgentTables(store)) return [];
   const rows = store.stmt(
-    `SELECT ${EVENT_COLUMNS} FROM agent_events WHERE agent_session = ?
+    `SELECT ${eventColumns(store)} FROM agent_events WHERE agent_session = ?
      ORDER BY position DESC LIMIT ?`,
   ).all(agentSession, limit) as unknown as AgentEventRow[];
   return rows.reverse();

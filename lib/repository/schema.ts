@@ -272,6 +272,32 @@ export const MIGRATIONS: readonly string[] = [
     SELECT RAISE(ABORT, 'snapshot rows are immutable');
   END;
   `,
+  `
+  -- 8: agent transcripts and every agent's events (docs/FORMAT.md 8.2, 16.3, 16.4). Each agent event
+  -- records the transcript it named: its path, the byte length read and the
+  -- SHA-256 of that prefix. The content is kept as appended segments: a
+  -- chain starts at byte 0 and each segment continues where the last ended,
+  -- carrying the SHA-256 of the whole prefix it completes. A transcript whose
+  -- recorded prefix no longer matches starts a new chain (never trusted).
+  ALTER TABLE agent_events ADD COLUMN transcript_path TEXT;
+  ALTER TABLE agent_events ADD COLUMN transcript_len INTEGER;
+  ALTER TABLE agent_events ADD COLUMN transcript_sha256 TEXT;
+  ALTER TABLE agent_events ADD COLUMN transcript_chain INTEGER;
+  -- model_kind: the event in the agent-session model, whatever the agent
+  -- calls it (16.4: prompt, tool_pre, tool_post, turn_end, ...).
+  ALTER TABLE agent_events ADD COLUMN model_kind TEXT;
+  CREATE TABLE agent_transcripts (
+    agent_session INTEGER NOT NULL,
+    chain         INTEGER NOT NULL CHECK (chain >= 1),
+    start         INTEGER NOT NULL CHECK (start >= 0),
+    length        INTEGER NOT NULL CHECK (length >= 1),
+    prefix_sha256 TEXT NOT NULL CHECK (length(prefix_sha256) = 64),
+    path          TEXT NOT NULL,
+    data          BLOB NOT NULL,
+    at            INTEGER NOT NULL,
+    PRIMARY KEY (agent_session, chain, start)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -8,7 +8,7 @@
  * - **Paths** ({@linkcode checkStorePaths}): the store folder is ctxsnap's
  *   alone. Every entry in it must be one {@linkcode STORE_ENTRIES} names
  *   (`index.db` and its `-wal`, `-shm` and `-journal` files, `objects/`,
- *   `tmp/`, `run/`, `published/`, `allow-secrets`, `retention`); each, every
+ *   `tmp/`, `run/`, `published/`, `allow-secrets`, `retention`, `transcripts`); each, every
  *   `objects/xx`, and every entry of `tmp/`, `run/` and `published/` is
  *   checked with `lstat`: a real directory or regular file (a socket for the
  *   watch socket), never a symlink, owned by the current user, and (the
@@ -191,6 +191,7 @@ export const STORE_ENTRIES: Readonly<Record<string, "directory" | "file">> = {
   published: "directory",
   "allow-secrets": "file",
   retention: "file",
+  transcripts: "file",
 };
 
 /**

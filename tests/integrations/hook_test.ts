@@ -289,7 +289,13 @@ Deno.test("hook: a store it did not create or adopt is never opened nor its watc
       "--record-prompts",
     ]);
     expectCode(lenient, 0, "hook on a store that is not this user's");
-    assertEquals(lenient.stdout, "", "nothing on stdout");
+    // On stdout only the user's notice (Claude Code's systemMessage), never the store's content.
+    const notice = JSON.parse(lenient.stdout) as Record<string, string>;
+    assertEquals(Object.keys(notice), ["systemMessage"]);
+    assert(
+      notice.systemMessage!.startsWith("ctxsnap: no checkpoint was recorded: "),
+      lenient.stdout,
+    );
     assertOneLine(lenient.stderr, "a store not this user's");
     assert(lenient.stderr.includes("not created or adopted by you"), lenient.stderr);
     assert(lenient.stderr.includes("init --adopt"), lenient.stderr);

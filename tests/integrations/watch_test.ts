@@ -116,17 +116,22 @@ Deno.test("watch: create and the hook hand their checkpoints to it and only what
       assertEquals([forced.via, forced.created, forced.parent], ["watch", true, second.json().id]);
       assert(/^op-[0-9a-f]{16}$/.test(forced.operation), JSON.stringify(forced));
 
-      // The hook, too.
+      // The hook, too; the transcript it names is kept by the watch process.
+      const transcript = join(ws.home, ".claude", "projects", "-p", "s-1.jsonl");
+      await Deno.mkdir(join(ws.home, ".claude", "projects", "-p"), { recursive: true });
+      await Deno.writeTextFile(transcript, '{"type":"user"}\n');
       const event = JSON.stringify({
         session_id: "s-1",
         hook_event_name: "PostToolUse",
         tool_name: "Edit",
         tool_use_id: "toolu_1",
         cwd: ws.path,
+        transcript_path: transcript,
       });
       const hooked = await ws.run(["hook", "claude-code", "--json"], { stdin: event });
       expectCode(hooked, 0, "hook");
       assertEquals(hooked.json().via, "watch");
+      assertEquals([hooked.json().transcript.len, hooked.json().transcript.chain], [16, 1]);
       assertEquals([hooked.json().position, hooked.json().duplicate], [1, false]);
       // The event's record comes back through the watch process: a redelivery is known there.
       const redelivered = (await ws.run(["hook", "claude-code", "--json"], { stdin: event }))

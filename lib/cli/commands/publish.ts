@@ -151,6 +151,11 @@ export const publish: Command = {
     },
     history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
     all: { type: "boolean", help: "include every ancestor (a bundle)" },
+    "with-conversation": {
+      type: "boolean",
+      help:
+        "also write FILE.conversation.jsonl: the agents' conversation slices, secrets redacted (default: transcripts stay here)",
+    },
     format: {
       type: "string",
       arg: "FORMAT",
@@ -202,6 +207,11 @@ export const publish: Command = {
         const options = { withWorkspace: flag(parsed, "with-workspace"), history };
         const out = str(parsed, "out");
         if (out === "-") {
+          if (flag(parsed, "with-conversation")) {
+            throw new UsageError("--with-conversation writes a file next to the published one", {
+              hint: "use --out FILE or --out DIR",
+            });
+          }
           const plan = await planPublish(store, id, options);
           if (plan.kind === "bundle" && isTerminal(1)) {
             throw new UsageError("Refusing to write a binary bundle to a terminal", {
@@ -217,12 +227,20 @@ export const publish: Command = {
           beforeWrite: (file, kind) =>
             checkOverwrite(file, kind, { force: flag(parsed, "force"), snapshot: id }),
         });
+        const conversation = flag(parsed, "with-conversation")
+          ? await writeConversation(store, result.path, result.snapshots, flag(parsed, "force"))
+          : null;
         ctx.out.result(
-          result,
+          conversation === null ? result : { ...result, conversation },
           () =>
             `Wrote ${esc(result.path)}\n  ${result.kind}, ${result.snapshots.length} snapshot(s)` +
             (result.kind === "bundle" ? `, ${result.blobs} file contents` : ", no file content") +
-            `, ${result.bytes} bytes; primary ${short(id)}`,
+            `, ${result.bytes} bytes; primary ${short(id)}` +
+            (conversation === null
+              ? ""
+              : `\nWrote ${
+                esc(conversation.path)
+              }\n  ${conversation.items} conversation item(s), ${conversation.redacted} secret(s) redacted; not signed`),
         );
         return 0;
       });
@@ -231,3 +249,24 @@ export const publish: Command = {
     }
   },
 };
+
+/**
+ * Writes `<published>.conversation.jsonl`: the conversation slices of the
+ * published snapshots, secrets redacted (lib/integrations/agents/conversation.ts).
+ * Created exclusively unless `force`; mode 0600.
+ */
+async function writeConversation(
+  store: ReturnType<typeof openStore>,
+  published: string,
+  ids: string[],
+  force: boolean,
+): Promise<{ path: string; items: number; redacted: number }> {
+  const { conversationExport } = await import("../../integrations/agents/conversation.ts");
+  const { rmSync, writeFileSync } = await import("node:fs");
+  const exported = conversationExport(store, ids);
+  const path = `${published}.conversation.jsonl`;
+  // Never written through a link: with --force an old file (or link) is removed first.
+  if (force) rmSync(path, { force: true });
+  writeFileSync(path, exported.text, { flag: "wx", mode: 0o600 });
+  return { path, items: exported.items, redacted: exported.redacted };
+}

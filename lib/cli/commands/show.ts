@@ -170,7 +170,13 @@ export const show: Command = {
             harness: session.harness,
           };
         }
-        const shown = { ...summarize(store, id, envelope), signer, envelope };
+        const conversation = await showConversation(store, id);
+        const shown = {
+          ...summarize(store, id, envelope),
+          signer,
+          envelope,
+          conversation: conversation.json,
+        };
         ctx.out.result(prompt === null ? shown : { ...shown, prompt }, () => {
           const lines = [
             `snapshot   ${id}`,
@@ -200,6 +206,7 @@ export const show: Command = {
           if (ext.length > 0) lines.push(`extensions ${esc(ext.join(", "))}`);
           const meta = Object.keys(b.facets.metadata);
           if (meta.length > 0) lines.push(`metadata   ${esc(JSON.stringify(b.facets.metadata))}`);
+          lines.push(...conversation.lines);
           return lines.join("\n");
         });
         return 0;
@@ -209,3 +216,37 @@ export const show: Command = {
     }
   },
 };
+
+/**
+ * The conversation slices of snapshot `id` (lib/integrations/agents/conversation.ts):
+ * as `--json` prints them, and as lines, every text escaped.
+ */
+async function showConversation(
+  store: Parameters<typeof readEnvelope>[0],
+  id: string,
+): Promise<{ json: unknown; lines: string[] }> {
+  const { conversationSlices } = await import("../../integrations/agents/conversation.ts");
+  let slices;
+  try {
+    slices = conversationSlices(store, id);
+  } catch (error) {
+    const message = (error as Error).message;
+    return { json: { error: message }, lines: [`conversation  ${esc(message)}`] };
+  }
+  const lines: string[] = [];
+  for (const slice of slices) {
+    lines.push(
+      `conversation  ${esc(slice.agent)} session ${
+        esc(slice.agent_session)
+      }, transcript bytes ${slice.from}..${slice.to}${
+        slice.truncated ? " (cut to its last part)" : ""
+      }`,
+    );
+    if (slice.items.length === 0) lines.push("  (nothing new in the transcript)");
+    for (const item of slice.items) {
+      const who = item.role === "tool" ? `tool ${item.tool ?? "?"}` : item.role;
+      lines.push(`  ${esc(who)}: ${esc(item.text)}`);
+    }
+  }
+  return { json: slices, lines };
+}

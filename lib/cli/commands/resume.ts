@@ -1,0 +1,123 @@
+/**
+ * `ctxsnap resume --agent-session S --prompt N`: back to the state before
+ * prompt N of an agent session, files and conversation
+ * (`lib/integrations/agents/resume.ts`): the files three-way as `restore`
+ * does (undoable with `ctxsnap undo`), the transcript forked under a new
+ * session id where the agent can resume one, and the command to continue.
+ *
+ * @module
+ */
+import { UsageError } from "../../errors.ts";
+import { esc } from "../output.ts";
+import { type Command, flag, identity, openStore, str } from "../command.ts";
+import { intOption, short } from "../args.ts";
+import { notCapturedLines, planJson, planLines, showConflicts } from "./restore.ts";
+
+/** The `resume` command. */
+export const resume: Command = {
+  name: "resume",
+  summary: "rewind files and conversation to before prompt N of an agent session, then continue",
+  usage: "resume --prompt N [--agent-session S] [--dry-run] [--force]",
+  examples: [
+    "ctxsnap resume --agent-session 3f6c --prompt 3 --dry-run   # what would change",
+    "ctxsnap resume --agent-session 3f6c --prompt 3             # then: claude --resume <new id>",
+    "ctxsnap resume --prompt 2 --json                           # the latest agent session",
+  ],
+  options: {
+    "agent-session": {
+      type: "string",
+      arg: "S",
+      help: "the agent session (its id or a prefix of 4+ characters; default: the latest)",
+    },
+    prompt: { type: "string", arg: "N", help: "the prompt to go back before (1, 2, …)" },
+    "dry-run": { type: "boolean", help: "print the plan, change nothing, write no fork" },
+    force: {
+      type: "boolean",
+      help: "also overwrite conflicts and local changes, after snapshotting the current content",
+    },
+  },
+  positionals: 0,
+  async run(ctx, parsed) {
+    const prompt = intOption(parsed, "prompt", 1, 1_000_000_000);
+    if (prompt === undefined) {
+      throw new UsageError("resume needs --prompt N", {
+        hint: "`ctxsnap list --prompts --agent-session S` lists the prompts",
+      });
+    }
+    const { resumeFromPrompt } = await import("../../integrations/agents/resume.ts");
+    const signer = await identity();
+    const store = openStore(ctx);
+    try {
+      let result;
+      try {
+        result = await resumeFromPrompt(
+          store,
+          signer,
+          str(parsed, "agent-session") ?? null,
+          prompt,
+          {
+            dryRun: flag(parsed, "dry-run"),
+            force: flag(parsed, "force"),
+            onProgress: (done, total) => ctx.out.progress("restoring", done, total),
+          },
+        );
+      } catch (error) {
+        showConflicts(ctx.out, error);
+      }
+      const r = result.restore;
+      ctx.out.result({
+        agent: result.agent,
+        agent_session: result.agent_session,
+        prompt: result.prompt,
+        snapshot: result.snapshot,
+        dry_run: r.dry_run,
+        session_id: result.fork?.session_id ?? null,
+        transcript_path: result.fork?.path ?? null,
+        fork: result.fork,
+        continue_command: result.continue_command,
+        prompt_text: result.prompt_text,
+        no_fork_reason: result.no_fork_reason,
+        restore: { ...r, plan: planJson(r.plan) },
+      }, () => {
+        const lines: string[] = [];
+        const head = r.dry_run ? "plan to resume" : "resumed";
+        lines.push(
+          `${head} ${esc(result.agent)} session ${
+            esc(result.agent_session)
+          } before prompt ${prompt} (${short(result.snapshot)})${
+            r.dry_run ? " (dry run, nothing changed)" : ""
+          }:`,
+        );
+        if (r.plan) lines.push(...planLines(r.plan));
+        lines.push(...notCapturedLines(r.not_captured));
+        for (const refusal of r.would_refuse) {
+          lines.push(`the restore would be refused: ${esc(refusal.message)}`);
+        }
+        if (!r.dry_run && r.snapshot) {
+          lines.push(`restored; recorded as ${short(r.snapshot)} (\`ctxsnap undo\` takes it back)`);
+        }
+        if (result.fork !== null) {
+          lines.push(
+            `${
+              r.dry_run ? "would fork" : "forked"
+            } the conversation (${result.fork.lines} lines) to ${esc(result.fork.path)}`,
+          );
+          lines.push(`continue with: ${esc(result.continue_command!)}`);
+        } else if (result.no_fork_reason !== null) {
+          lines.push(`conversation not forked: ${esc(result.no_fork_reason)}`);
+        }
+        if (result.prompt_text !== null && result.fork === null) {
+          lines.push(`prompt ${prompt} to re-enter: ${esc(result.prompt_text)}`);
+        } else if (result.fork === null) {
+          lines.push(
+            `prompt ${prompt}'s text was not recorded (\`ctxsnap hook … --record-prompts\` keeps it)`,
+          );
+        }
+        return lines.join("\n");
+      });
+      return r.would_refuse.length > 0 ? 5 : 0;
+    } finally {
+      store.close();
+    }
+  },
+};
