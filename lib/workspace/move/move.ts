@@ -1,31 +1,35 @@
 /**
- * Moving the workspace from its baseline to a target tree: the phases that
- * restore, switch, undo, redo and recover share.
+ * The phases of a move of the workspace, as primitives the move engine
+ * (`engine.ts`) runs in order for restore, switch, undo, redo and recover:
  *
- * 1. **plan** ({@linkcode planPhase}): one walk of the workspace (hashed,
- *    nothing stored), then the three-way plan of `plan.ts` with base = the
- *    workspace baseline, disk = that walk, target = the tree to move to.
- * 2. **record** ({@linkcode recordPhase}): in one transaction, a second walk
- *    that stores the disk as `pre_tree` (so every byte the move may overwrite
- *    is kept), a check that no planned path changed since the plan, and an
- *    `applying` operation holding the plan, the baseline to set when done
- *    and the view of the sessions before (for its undo record).
- * 3. **apply** ({@linkcode applyPhase}): deletes, then atomic writes that
- *    never follow a symlink, then one durability flush. A failure returns
- *    the touched paths to `pre_tree` ({@linkcode abortMove}, `failed`).
- * 4. **finish** ({@linkcode completeMove}, inside the caller's final
- *    transaction): sets the baseline, records the undo record (files before
- *    and after, and what the caller changed in sessions and branches) and
- *    marks the operation `done`.
+ * - **plan** ({@linkcode planPhase}): one walk of the workspace (hashed,
+ *   nothing stored) unless one is given, then the three-way plan of
+ *   `plan.ts` with base = the workspace baseline, disk = that walk, target
+ *   = the tree to move to.
+ * - **record** ({@linkcode recordWalk}, {@linkcode recordPhase}): in one
+ *   transaction, the record walk that stores the disk as `pre_tree` (so
+ *   every byte the move may overwrite is kept; skipped when nothing is
+ *   written and every file is stored), a check that no planned path
+ *   changed since the plan, and an `applying` operation holding the plan,
+ *   the baseline to set when done and the view of the sessions before (for
+ *   its undo record).
+ * - **apply** ({@linkcode applyPhase}): deletes, then atomic writes that
+ *   never follow a symlink, then one durability flush. A failure returns
+ *   the touched paths to `pre_tree` ({@linkcode abortMove}, `failed`).
+ * - **finish** ({@linkcode completeMove}, inside the engine's finish
+ *   transaction): sets the baseline, records the undo record (files before
+ *   and after, and what the effects changed in sessions and branches) and
+ *   marks the operation `done`.
  *
- * A crash between 2 and 4 leaves the operation `applying`; `recover`
- * validates its stored plan (`_stored_plan.ts`: a store may have been
- * edited), looks at every managed path as it is on disk (`_on_disk.ts`,
- * never through the capture's ignore and secret rules), then moves each one
- * to the target (idempotent) and finishes it the way its kind does, or with
- * `--abort` moves them back to `pre_tree`. Every write and delete goes
- * through `SafeWriter` (a descriptor of its directory, re-checked right
- * before each change) and never into the store's own location.
+ * A crash between record and finish leaves the operation `applying`;
+ * `recover` validates its stored plan (`_stored_plan.ts`: a store may have
+ * been edited), looks at every managed path as it is on disk
+ * (`_on_disk.ts`, never through the capture's ignore and secret rules),
+ * then moves each one to the target (idempotent) and re-runs the stored
+ * spec's finish (`engine.ts`), or with `--abort` moves them back to
+ * `pre_tree`. Every write and delete goes through `SafeWriter` (a
+ * descriptor of its directory, re-checked right before each change) and
+ * never into the store's own location.
  *
  * @example
  * ```ts
@@ -116,8 +120,9 @@ export interface PlannedMove {
 
 /**
  * Plan phase: refuses a target naming a path inside the store's own
- * location, walks the workspace once (nothing stored) and plans the move
- * from `base` (default: the workspace baseline) to `target`.
+ * location, walks the workspace once (nothing stored; none when `walked`
+ * is given) and plans the move from `base` (default: the workspace
+ * baseline) to `target`.
  */
 export function planPhase(
   store: Store,
@@ -451,7 +456,10 @@ export function reapply(store: Store, op: Operation): void {
   applyPhase(store, r.target, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
 }
 
-/** The tree the workspace holds after the move: `pre_tree` with the writes and deletes applied. */
+/**
+ * The tree the workspace holds after the move: `pre_tree` with the writes
+ * and deletes applied (stored; returns its id).
+ */
 export function treeAfter(store: Store, plan: StoredMovePlan): string {
   if (!plan.workspace || plan.target_tree === null) return plan.pre_tree;
   const entries = entryMap(store.getTree(plan.pre_tree));
@@ -481,9 +489,10 @@ export function treeAfter(store: Store, plan: StoredMovePlan): string {
 }
 
 /**
- * Finish phase, inside the caller's final transaction (after it changed the
- * sessions and branches the move is about): sets the baseline, records the
- * undo record and marks the operation `done`.
+ * Finish phase, inside the engine's finish transaction (after the effects
+ * changed the sessions and branches the move is about): sets the baseline,
+ * records the undo record and marks the operation `done`. `plan` is the
+ * stored plan (default: read back and validated).
  */
 export function completeMove(
   store: Store,
