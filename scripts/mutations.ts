@@ -1444,9 +1444,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "agent-body-source-null",
     file: "lib/history/agent.ts",
-    find: "        source: null,\n        reason: reasonOf(event),",
+    find: "      source: null,\n      reason: reasonOf(event),",
     replace:
-      '        source: { kind: event.harness, id: `${sessionId}.${event.event}.${event.tool_use_id ?? event.prompt_id ?? "-"}` },\n        reason: reasonOf(event),',
+      '      source: { kind: event.harness, id: `${sessionId}.${event.event}.${event.tool_use_id ?? event.prompt_id ?? "-"}` },\n      reason: reasonOf(event),',
     tests: [
       t(
         "integrations/hook_test.ts",
@@ -1478,7 +1478,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "agent-duplicate-in-transaction",
     file: "lib/history/agent.ts",
-    find: "      if (lookup() !== null) throw new DuplicateDelivery();\n",
+    find: "        if (lookup() !== null) throw new DuplicateDelivery();\n",
     replace: "",
     tests: [
       t(
@@ -1802,9 +1802,9 @@ export const MUTATIONS: readonly Mutation[] = [
     id: "agent-numbering-in-transaction",
     file: "lib/history/agent.ts",
     find:
-      '  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    // One transaction: the event is numbered, the snapshot made (create joins\n    // this transaction) and the event recorded against it, or nothing is.\n    return await store.transactionAsync("create", async () => {\n      if (lookup() !== null) throw new DuplicateDelivery();\n      const known = agentSessionRow(store, event.harness, sessionId);\n      headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n      position = (known?.events ?? 0) + 1;\n      prompts = known?.prompts ?? 0;\n',
+      "  const seen = lookup();\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (row?.events ?? 0) + 1;\n        prompts = row?.prompts ?? 0;\n",
     replace:
-      '  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    // One transaction: the event is numbered, the snapshot made (create joins\n    // this transaction) and the event recorded against it, or nothing is.\n    return await store.transactionAsync("create", async () => {\n      if (lookup() !== null) throw new DuplicateDelivery();\n      const known = agentSessionRow(store, event.harness, sessionId);\n      headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n      position = (early?.events ?? 0) + 1;\n      prompts = early?.prompts ?? 0;\n',
+      "  const seen = lookup();\n  const early = agentSessionRow(store, event.harness, sessionId);\n  if (seen !== null) return await duplicateResult(store, seen);\n  const sel = selection(store, options.session, options.branch);\n  const agentMeta: Record<string, JsonValue> = {\n    harness: event.harness,\n    session_id: event.session_id,\n    event: event.event,\n    prompt: null,\n  };\n  let headBefore: string | null = null;\n  let position = 0;\n  let prompt: number | null = null;\n  let prompts = 0;\n  let outcome: AgentOutcome | null = null;\n  try {\n    const result = await create({\n      ...options,\n      source: null,\n      reason: reasonOf(event),\n      metadata: { ...(options.metadata ?? {}), agent: agentMeta },\n      prepare: () => {\n        options.prepare?.();\n        if (lookup() !== null) throw new DuplicateDelivery();\n        const row = agentSessionRow(store, event.harness, sessionId);\n        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;\n        position = (early?.events ?? 0) + 1;\n        prompts = early?.prompts ?? 0;\n",
     tests: [
       t("history/agent_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],

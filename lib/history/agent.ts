@@ -406,87 +406,88 @@ export async function recordAgentEvent(
   let prompts = 0;
   let outcome: AgentOutcome | null = null;
   try {
-    // One transaction: the event is numbered, the snapshot made (create joins
-    // this transaction) and the event recorded against it, or nothing is.
-    return await store.transactionAsync("create", async () => {
-      if (lookup() !== null) throw new DuplicateDelivery();
-      const known = agentSessionRow(store, event.harness, sessionId);
-      headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;
-      position = (known?.events ?? 0) + 1;
-      prompts = known?.prompts ?? 0;
-      if (event.event === "UserPromptSubmit") {
-        prompts += 1;
-        prompt = prompts;
-      } else {
-        const turn = known !== null && event.prompt_id !== null
-          ? agentTurnByPromptId(store, known.seq, event.prompt_id)
-          : null;
-        prompt = turn?.prompt ?? (prompts === 0 ? null : prompts);
-      }
-      agentMeta.prompt = prompt;
-      const result = await create({
-        ...options,
-        source: null,
-        reason: reasonOf(event),
-        metadata: { ...(options.metadata ?? {}), agent: agentMeta },
-      });
-      const envelope = result.envelope;
-      const at = Date.now();
-      const row = touchAgentSession(store, {
-        harness: event.harness,
-        session_id: sessionId,
-        ctx_session: sel.session,
-        cwd: event.cwd,
-        transcript_path: event.transcript_path,
-        at,
-      });
-      const seq = insertAgentEvent(store, {
-        agent_session: row.seq,
-        position,
-        key: key ?? `#${position}`,
-        kind: event.event,
-        tool: event.tool,
-        tool_use_id: event.tool_use_id,
-        prompt,
-        snapshot: envelope.id,
-        created: envelope.id === headBefore ? 0 : 1,
-        at,
-      });
-      if (event.event === "UserPromptSubmit") {
-        insertAgentTurn(store, row.seq, {
-          prompt: prompt!,
-          prompt_id: event.prompt_id,
-          text: event.prompt,
-          event: seq,
-          snapshot: envelope.id,
+    const result = await create({
+      ...options,
+      source: null,
+      reason: reasonOf(event),
+      metadata: { ...(options.metadata ?? {}), agent: agentMeta },
+      prepare: () => {
+        options.prepare?.();
+        if (lookup() !== null) throw new DuplicateDelivery();
+        const row = agentSessionRow(store, event.harness, sessionId);
+        headBefore = getBranch(store, sel.session, sel.branch)?.head ?? null;
+        position = (row?.events ?? 0) + 1;
+        prompts = row?.prompts ?? 0;
+        if (event.event === "UserPromptSubmit") {
+          prompts += 1;
+          prompt = prompts;
+        } else {
+          const turn = row !== null && event.prompt_id !== null
+            ? agentTurnByPromptId(store, row.seq, event.prompt_id)
+            : null;
+          prompt = turn?.prompt ?? (prompts === 0 ? null : prompts);
+        }
+        agentMeta.prompt = prompt;
+      },
+      beforeCommit: (envelope) => {
+        options.beforeCommit?.(envelope);
+        const at = Date.now();
+        const row = touchAgentSession(store, {
+          harness: event.harness,
+          session_id: sessionId,
+          ctx_session: sel.session,
+          cwd: event.cwd,
+          transcript_path: event.transcript_path,
           at,
         });
-      }
-      const workspace = envelope.body.workspace;
-      const skipped = workspace === null || workspace.skipped === 0 ||
-          UNTOLD_EVENTS.has(event.event)
-        ? []
-        : store.getTree(workspace.tree).skipped;
-      const told = UNTOLD_EVENTS.has(event.event)
-        ? { omitted: [], more: 0, notified: row.notified }
-        : newOmissions(skipped, row.notified);
-      updateAgentSession(store, row.seq, {
-        prompts,
-        events: position,
-        end_reason: event.event === "SessionEnd" ? (event.detail ?? "other") : null,
-        notified: told.notified,
-      });
-      outcome = {
-        session_id: sessionId,
-        event: event.event,
-        position,
-        prompt,
-        duplicate: false,
-        omitted: told.omitted,
-        omitted_more: told.more,
-      };
-      return { ...result, agent: outcome! };
+        const seq = insertAgentEvent(store, {
+          agent_session: row.seq,
+          position,
+          key: key ?? `#${position}`,
+          kind: event.event,
+          tool: event.tool,
+          tool_use_id: event.tool_use_id,
+          prompt,
+          snapshot: envelope.id,
+          created: envelope.id === headBefore ? 0 : 1,
+          at,
+        });
+        if (event.event === "UserPromptSubmit") {
+          insertAgentTurn(store, row.seq, {
+            prompt: prompt!,
+            prompt_id: event.prompt_id,
+            text: event.prompt,
+            event: seq,
+            snapshot: envelope.id,
+            at,
+          });
+        }
+        const workspace = envelope.body.workspace;
+        const skipped = workspace === null || workspace.skipped === 0 ||
+            UNTOLD_EVENTS.has(event.event)
+          ? []
+          : store.getTree(workspace.tree).skipped;
+        const told = UNTOLD_EVENTS.has(event.event)
+          ? { omitted: [], more: 0, notified: row.notified }
+          : newOmissions(skipped, row.notified);
+        updateAgentSession(store, row.seq, {
+          prompts,
+          events: position,
+          end_reason: event.event === "SessionEnd" ? (event.detail ?? "other") : null,
+          notified: told.notified,
+        });
+        outcome = {
+          session_id: sessionId,
+          event: event.event,
+          position,
+          prompt,
+          duplicate: false,
+          omitted: told.omitted,
+          omitted_more: told.more,
+        };
+      },
     });
+    return { ...result, agent: outcome! };
   } catch (error) {
     if (!(error instanceof DuplicateDelivery)) throw error;
     // Another process recorded the same event meanwhile: its snapshot stands.

@@ -212,6 +212,15 @@ export interface CreateOptions {
   /** The unresolved operation this snapshot completes (a restore finishing). */
   operation?: string;
   /**
+   * Same-layer only (`agent.ts` records an agent event in the same
+   * transaction): runs inside the transaction before the live session is
+   * read. Higher layers compose {@linkcode snapshotBody} and
+   * {@linkcode appendSnapshot} in their own transaction instead.
+   */
+  prepare?: () => void;
+  /** Same-layer only (`agent.ts`): runs inside the transaction after the snapshot is recorded, before commit. */
+  beforeCommit?: (envelope: Envelope) => void;
+  /**
    * Captures the workspace in place of a full walk (a long-lived process's
    * incremental capture, `incremental.ts`); runs inside the transaction and
    * must build the tree a full capture with `options` would.
@@ -431,6 +440,7 @@ export async function createSnapshot(
       : options.capture
       ? options.capture(captureOptions)
       : captureWorkspace(store, captureOptions);
+    options.prepare?.();
     const body = snapshotBody({
       session: sel.session,
       branch: sel.branch,
@@ -463,6 +473,7 @@ export async function createSnapshot(
       const head = await readEnvelope(store, branch.head); // id and signature checked
       if (sameState(head.body, body)) {
         const operation = finish(head.id, false);
+        options.beforeCommit?.(head);
         return {
           id: head.id,
           envelope: head,
@@ -475,6 +486,7 @@ export async function createSnapshot(
     }
     const envelope = await appendSnapshot(store, signer, body, options.detached === true);
     const operation = finish(envelope.id, true);
+    options.beforeCommit?.(envelope);
     return {
       id: envelope.id,
       envelope,
