@@ -734,6 +734,18 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("workspace/restore_test.ts", "a file saved between planning and applying a restore")],
   },
   {
+    id: "move-record-walk-needs-stored-files",
+    file: "lib/workspace/move/move.ts",
+    find: 'planned.entries.every((e) => e.type !== "file" || store.hasObject(e.blob))',
+    replace: "planned.entries.every(() => true)",
+    tests: [
+      t(
+        "workspace/move_engine_test.ts",
+        "a restore with nothing to write stores every file it records",
+      ),
+    ],
+  },
+  {
     id: "restore-git-dirty",
     file: "lib/workspace/move/restore.ts",
     find: "    if (state.blocking > 0) {\n      refuseOrNote(",

@@ -154,3 +154,19 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "a restore with nothing to write stores every file it records: a new local file is walked and kept",
+  ignore: !inProcess,
+  async fn() {
+    await withStore(async (ws) => {
+      await twoSnapshots(ws);
+      // Not in the store yet: the plan's walk cannot stand in for the record walk.
+      await Deno.writeTextFile(join(ws.path, "new.txt"), "only on disk\n");
+      assertEquals(await cost(ws, ["restore", "HEAD"]), { walks: 2, opens: 1 });
+      assertEquals(await Deno.readTextFile(join(ws.path, "new.txt")), "only on disk\n");
+      expectCode(await ws.run(["verify", "--all"]), 0, "verify --all");
+    });
+  },
+});
