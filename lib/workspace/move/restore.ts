@@ -42,11 +42,7 @@ import {
   UsageError,
 } from "../../errors.ts";
 import { captureWorkspace } from "../capture.ts";
-import {
-  assertResolved,
-  assertWorkspaceResolved,
-  type Operation,
-} from "../../repository/operations.ts";
+import { assertResolved, assertWorkspaceResolved } from "../../repository/operations.ts";
 import type { Store } from "../../repository/store.ts";
 import type { SkippedEntry, TreeManifest } from "../../format/tree.ts";
 import { createSnapshot } from "../../history/create.ts";
@@ -65,7 +61,6 @@ import {
 import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
 import { baselineTree } from "./move.ts";
 import {
-  finishMove,
   type MoveSpec,
   RestoreConflictError,
   restoredContext,
@@ -434,12 +429,4 @@ export async function restoreSnapshot(
   result.operation = moved.operation;
   result.snapshot = moved.snapshot;
   return result;
-}
-
-/**
- * Finishes a restore that was recorded and applied (see `engine.ts`:
- * `finishMove` re-runs its stored spec). Returns the recording snapshot's id.
- */
-export async function finishRestore(store: Store, signer: Signer, op: Operation): Promise<string> {
-  return (await finishMove(store, signer, op))!;
 }
