@@ -79,19 +79,25 @@ Deno.test({
 
 Deno.test({
   name:
-    "restore --git walks the workspace before and after the checkout, and no more when git wrote every file",
+    "restore --git walks the workspace twice: before the checkout, and once after it for the plan and the record",
   ignore: !inProcess,
   async fn() {
     await withStore(async (ws) => {
       git(ws.path, "init", "-q", "-b", "main");
+      // Git ignores notes.txt, ctxsnap captures it: after the checkout the restore still writes it.
+      await Deno.writeTextFile(join(ws.path, ".git", "info", "exclude"), ".ctxsnap\nnotes.txt\n");
       await Deno.writeTextFile(join(ws.path, "a.txt"), "v1\n");
+      await Deno.writeTextFile(join(ws.path, "notes.txt"), "n1\n");
       git(ws.path, "add", "a.txt", "b.md", "src");
       git(ws.path, "commit", "-qm", "one");
       const first = (await ws.run(["create", "-m", "v1", "--json"])).json().id as string;
       await Deno.writeTextFile(join(ws.path, "a.txt"), "v2\n");
+      await Deno.writeTextFile(join(ws.path, "notes.txt"), "n2\n");
       git(ws.path, "commit", "-qam", "two");
       expectCode(await ws.run(["create", "-m", "v2"]), 0, "create v2");
       assertEquals(await cost(ws, ["restore", first, "--git"]), { walks: 2, opens: 1 });
+      assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "v1\n", "git checked it out");
+      assertEquals(await Deno.readTextFile(join(ws.path, "notes.txt")), "n1\n", "ctxsnap wrote it");
     });
   },
 });

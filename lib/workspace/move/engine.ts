@@ -69,7 +69,7 @@ import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
 import type { CaptureResult } from "../capture.ts";
 import type { SnapshotContext } from "../../format/body.ts";
 import type { Signer } from "../../format/envelope.ts";
-import { gitAnchor, gitSwitch } from "../../integrations/git/git.ts";
+import { gitAnchor, gitSwitch, gitTrackedFiles } from "../../integrations/git/git.ts";
 import { appendSnapshot, createSnapshot, snapshotBody } from "../../history/create.ts";
 import { applyView, captureView, readUndoRecord } from "../../history/oplog.ts";
 import { mergeContext, readSessionState, updateSessionState } from "../../history/session_state.ts";
@@ -170,6 +170,13 @@ export interface MoveSpec {
   base?: TreeManifest | null;
   /** A walk already made of the workspace as it is now (default: the plan phase walks). */
   disk?: TreeManifest;
+  /**
+   * Git checked a commit out just before the move (`restore --git`): the
+   * base is then the record walk for what git tracks now, and `base` for
+   * every other path unless git tracked it before (`trackedBefore`); the
+   * plan is made from the record walk inside the record transaction.
+   */
+  checkedOut?: { trackedBefore: ReadonlySet<string> };
   /** The overwrite rule. */
   overwrite: Overwrite;
   /** Whether the baseline becomes `treeId` when done (else the effects set it). */
@@ -293,22 +300,36 @@ export async function runMove(
   if (spec.tree === null) return await moveWithoutFiles(store, signer, spec, out);
   let op: Operation;
   try {
+    // After a git checkout the plan is made inside the record transaction,
+    // from the record walk: one walk serves the checked-out baseline, the
+    // plan and `pre_tree`.
+    const checkedOut = spec.checkedOut !== undefined && !spec.dryRun ? spec.checkedOut : null;
     // plan
-    const { plan, disk } = planPhase(store, spec.tree, spec.base, spec.overwrite, spec.disk);
-    out.plan = plan;
-    if (spec.dryRun) return out;
-    // refuse
-    refusePhase(spec.kind, plan);
+    let plan: MovePlan | null = null;
+    let disk: TreeManifest | null = null;
+    if (checkedOut === null) {
+      ({ plan, disk } = planPhase(store, spec.tree, spec.base, spec.overwrite, spec.disk));
+      out.plan = plan;
+      if (spec.dryRun) return out;
+      // refuse
+      refusePhase(spec.kind, plan);
+    }
     // record (with the saved snapshot of the same walk)
-    const start = startOf(spec, plan, disk);
     op = await store.transactionAsync(spec.kind, async () => {
-      const pre = store.transaction(spec.kind, () => recordWalk(store, start));
-      if (plan.forced.length > 0 && spec.save !== null && out.saved === null) {
+      const pre = store.transaction(spec.kind, () => recordWalk(store, startOf(spec, plan, disk)));
+      if (checkedOut !== null) {
+        const base = checkedOutBase(store, spec.base ?? null, checkedOut.trackedBefore, pre.tree);
+        plan = planPhase(store, spec.tree!, base, spec.overwrite, pre.tree).plan;
+        out.plan = plan;
+        disk = pre.tree;
+        refusePhase(spec.kind, plan);
+      }
+      if (plan!.forced.length > 0 && spec.save !== null && out.saved === null) {
         out.saved = await save(store, signer, spec, pre);
       }
       const treeId = spec.treeId ?? store.putTree(spec.tree!);
       return recordPhase(store, {
-        ...start,
+        ...startOf(spec, plan, disk),
         pre,
         targetTree: treeId,
         baseline: spec.setsBaseline ? treeId : null,
@@ -322,12 +343,35 @@ export async function runMove(
   }
   out.operation = op.id;
   // apply
-  applyRecordedMove(store, op, spec.tree, out.plan, spec.onProgress, () => {
+  applyRecordedMove(store, op, spec.tree, out.plan!, spec.onProgress, () => {
     gitBack(store, spec.effects);
   });
   // finish
   out.snapshot = await finishMove(store, signer, op);
   return out;
+}
+
+/**
+ * The baseline after `--git` checked a commit out of a clean tree: what git
+ * tracks now is in its history, so it is taken as it is on disk; every other
+ * path keeps its entry in the baseline from before (`before`), unless git
+ * tracked it then. So a file git stopped ignoring with the checkout (its
+ * `.gitignore` line gone) is untracked, never taken for part of the commit
+ * and deleted.
+ */
+function checkedOutBase(
+  store: Store,
+  before: TreeManifest | null,
+  trackedBefore: ReadonlySet<string>,
+  disk: TreeManifest,
+): TreeManifest {
+  const trackedNow = gitTrackedFiles(store.workspaceRoot);
+  const entries = disk.entries.filter((e) => trackedNow.has(e.path));
+  for (const entry of before?.entries ?? []) {
+    if (!trackedNow.has(entry.path) && !trackedBefore.has(entry.path)) entries.push(entry);
+  }
+  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return { version: 1, entries, skipped: disk.skipped };
 }
 
 /** What the record phase records for `spec`. */

@@ -200,29 +200,6 @@ export function requireContent(store: Store, envelope: Envelope): TreeManifest {
   return tree;
 }
 
-/**
- * The baseline after `--git` checked a commit out of a clean tree: what git
- * tracks now is in its history, so it is taken as it is on disk; every other
- * path keeps its entry in the baseline from before (`before`), unless git
- * tracked it then. So a file git stopped ignoring with the checkout (its
- * `.gitignore` line gone) is untracked, never taken for part of the commit
- * and deleted.
- */
-function checkedOutBaseline(
-  store: Store,
-  before: TreeManifest | null,
-  trackedBefore: ReadonlySet<string>,
-): { baseline: TreeManifest; disk: TreeManifest } {
-  const trackedNow = gitTrackedFiles(store.workspaceRoot);
-  const disk = captureWorkspace(store, { persist: false }).tree;
-  const entries = disk.entries.filter((e) => trackedNow.has(e.path));
-  for (const entry of before?.entries ?? []) {
-    if (!trackedNow.has(entry.path) && !trackedBefore.has(entry.path)) entries.push(entry);
-  }
-  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return { baseline: { version: 1, entries, skipped: disk.skipped }, disk };
-}
-
 /** Refuses a plan's conflicts, keeping the plan in the error for the caller to show. */
 function refuse(plan: MovePlan, what: string): void {
   try {
@@ -334,7 +311,7 @@ export async function restoreSnapshot(
     }
     gitCommit = anchor.commit;
   }
-  let base = baselineTree(store);
+  const base = baselineTree(store);
 
   // git (before the engine: the checkout, after refusing changes git would not protect)
   let gitBack: string | null = null;
@@ -371,12 +348,6 @@ export async function restoreSnapshot(
       );
     }
     result.git_commit = gitCommit;
-    if (targetTree !== null) {
-      // One walk after the checkout: the baseline it gives, and the plan's disk.
-      const after = checkedOutBaseline(store, base, trackedBefore ?? new Set());
-      base = after.baseline;
-      disk = after.disk;
-    }
   }
 
   // the engine: plan, refuse, record (saved), apply, finish
@@ -390,7 +361,12 @@ export async function restoreSnapshot(
     tree: targetTree,
     treeId: targetTree === null ? null : envelope.body.workspace!.tree,
     base,
-    ...(disk !== null && targetTree !== null ? { disk } : {}),
+    // After the checkout the engine walks once, in its record transaction.
+    ...(result.git_commit !== null
+      ? { checkedOut: { trackedBefore: trackedBefore ?? new Set<string>() } }
+      : disk !== null && targetTree !== null
+      ? { disk }
+      : {}),
     overwrite: options.force ? "local" : "none",
     setsBaseline: true,
     effects: {
