@@ -6,7 +6,8 @@
  * target tree (idempotently) and re-runs the stored spec's finish phase
  * (`engine.ts`: `finishMove` reads the effects back from the stored plan —
  * a restore's session change and recording snapshot, a switch's current
- * branch, an undo's or redo's record side — and sets the baseline). With `abort` it returns the managed paths to the
+ * branch, an undo's or redo's record side — and sets the baseline). With
+ * `abort` it returns the managed paths to the
  * tree captured just before the move (`pre_tree`) and marks it `aborted`;
  * for a `--git` restore it then switches back to the original branch or
  * commit (as a ref, never a path). Its stored plan is validated first

@@ -17,7 +17,8 @@
  * @example
  * ```ts
  * import { Store } from "../../repository/store.ts";
- *  * import { forkBranch } from "../../history/branch.ts";
+ * import { createSnapshot } from "../../history/create.ts";
+ * import { forkBranch } from "../../history/branch.ts";
  * import { switchTo } from "./switch.ts";
  * import { loadOrCreateIdentity } from "../../keys/identity.ts";
  * const ws = await Deno.makeTempDir();

@@ -23,7 +23,8 @@
  * @example
  * ```ts
  * import { Store } from "../../repository/store.ts";
- *  * import { getBranch } from "../../history/timeline.ts";
+ * import { createSnapshot } from "../../history/create.ts";
+ * import { getBranch } from "../../history/timeline.ts";
  * import { redo, undo } from "./undo.ts";
  * import { loadOrCreateIdentity } from "../../keys/identity.ts";
  * const ws = await Deno.makeTempDir();
