@@ -729,9 +729,21 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-changed-while-planned",
     file: "lib/workspace/move/move.ts",
-    find: "      if (moved.length > 0) {",
-    replace: "      if (false) {",
+    find: "    if (moved.length > 0) {",
+    replace: "    if (false) {",
     tests: [t("workspace/restore_test.ts", "a file saved between planning and applying a restore")],
+  },
+  {
+    id: "move-record-walk-needs-stored-files",
+    file: "lib/workspace/move/move.ts",
+    find: 'planned.entries.every((e) => e.type !== "file" || store.hasObject(e.blob))',
+    replace: "planned.entries.every(() => true)",
+    tests: [
+      t(
+        "workspace/move_engine_test.ts",
+        "a restore with nothing to write stores every file it records",
+      ),
+    ],
   },
   {
     id: "restore-git-dirty",
@@ -852,9 +864,9 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "store-foreign-workspace",
-    file: "lib/cli/command.ts",
-    find: "    if (workspaceRoot !== path.dirname(probe.dir)) {",
-    replace: "    if (false) {",
+    file: "lib/repository/store.ts",
+    find: "    if (root === path.resolve(owner)) return;",
+    replace: "    return;",
     tests: [
       t("cli/cli_test.ts", "a store found by walking up that names another workspace is refused"),
     ],

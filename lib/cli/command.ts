@@ -13,7 +13,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConfigError, IntegrityError, NotFoundError, quote } from "../errors.ts";
+import { ConfigError, NotFoundError, quote } from "../errors.ts";
 import {
   configDir,
   type Identity,
@@ -44,30 +44,16 @@ export function openStore(ctx: CommandContext, options: { readOnly?: boolean } =
   const registry = configDir();
   // A store found by walking up must also belong to the directory holding
   // it; it may not point capture and restore at some other directory.
-  // Checked read-only, before anything is written.
+  // Checked by the one open, before anything is written.
   if (!explicit) {
-    const probe = Store.open(dir, { readOnly: true, registry, brief: options.readOnly !== true });
-    const { workspaceRoot } = probe;
-    if (workspaceRoot !== path.dirname(probe.dir)) {
-      probe.close();
-      throwForeign(dir, workspaceRoot);
-    }
-    if (options.readOnly) return probe; // already checked and open as asked
-    probe.close();
+    return Store.open(dir, {
+      ...options,
+      registry,
+      owner: path.dirname(path.resolve(dir)),
+      ...(options.readOnly ? { brief: false } : {}),
+    });
   }
   return Store.open(dir, { ...options, registry });
-}
-
-function throwForeign(dir: string, workspaceRoot: string): never {
-  throw new IntegrityError(
-    `The store found at ${JSON.stringify(dir)} names another workspace, ${
-      JSON.stringify(workspaceRoot)
-    }`,
-    {
-      hint:
-        "a store found by walking up must belong to the directory that holds it; pass --store DIR to use it anyway",
-    },
-  );
 }
 
 /** Loads this machine's identity, creating it on first use. */

@@ -40,7 +40,7 @@ import {
   captureWorkspace,
 } from "../workspace/capture.ts";
 import type { Store } from "../repository/store.ts";
-import type { SkippedEntry } from "../format/tree.ts";
+import type { SkippedEntry, TreeManifest } from "../format/tree.ts";
 import {
   checkNewSnapshotArguments,
   emptyContext,
@@ -211,9 +211,14 @@ export interface CreateOptions {
   maxFileBytes?: number;
   /** The unresolved operation this snapshot completes (a restore finishing). */
   operation?: string;
-  /** Runs inside the transaction before the live session is read (e.g. a session merge). */
+  /**
+   * Same-layer only (`agent.ts` records an agent event in the same
+   * transaction): runs inside the transaction before the live session is
+   * read. Higher layers compose {@linkcode snapshotBody} and
+   * {@linkcode appendSnapshot} in their own transaction instead.
+   */
   prepare?: () => void;
-  /** Runs inside the transaction after the snapshot is recorded, before commit. */
+  /** Same-layer only (`agent.ts`): runs inside the transaction after the snapshot is recorded, before commit. */
   beforeCommit?: (envelope: Envelope) => void;
   /**
    * Captures the workspace in place of a full walk (a long-lived process's
@@ -221,6 +226,11 @@ export interface CreateOptions {
    * must build the tree a full capture with `options` would.
    */
   capture?: (options: CaptureOptions) => CaptureResult;
+  /**
+   * A capture already made inside the caller's transaction (the move
+   * engine's record walk), recorded as is: no walk.
+   */
+  captured?: CaptureResult;
   /** Reads the git anchor in place of {@linkcode gitAnchor} (before the transaction). */
   gitAnchor?: () => GitAnchor | null;
   /**
@@ -278,6 +288,96 @@ function sameState(a: SnapshotBody, b: SnapshotBody): boolean {
   return state(a) === state(b);
 }
 
+/** Everything a snapshot body is built from: plain data, no store. */
+export interface BodyInput {
+  /** Session. */
+  session: string;
+  /** Branch. */
+  branch: string;
+  /** The branch head the snapshot follows, or null. */
+  parent: string | null;
+  /** Why. */
+  reason: string;
+  /** Idempotency source, or null. */
+  source: { kind: string; id: string } | null;
+  /** The git anchor, or null. */
+  git: GitAnchor | null;
+  /** The workspace tree recorded (its id and manifest), or null. */
+  workspace: { treeId: string; tree: TreeManifest } | null;
+  /** The live session state. */
+  live: SnapshotContext;
+  /** Context, cursors and facets overriding `live`. */
+  context?: ContextInput | null;
+  /** Extra facets.metadata entries. */
+  metadata?: Record<string, JsonValue>;
+  /** Creation time (default now). */
+  createdAt?: string;
+}
+
+/**
+ * The workspace part of a body for tree `treeId`: its file count, bytes and
+ * skipped count, read from the manifest (what a capture of it counts).
+ */
+export function workspaceRef(
+  treeId: string,
+  tree: TreeManifest,
+): NonNullable<SnapshotBody["workspace"]> {
+  let files = 0;
+  let bytes = 0;
+  for (const entry of tree.entries) {
+    if (entry.type !== "file") continue;
+    files += 1;
+    bytes += entry.size;
+  }
+  return { tree: treeId, files, bytes, skipped: tree.skipped.length };
+}
+
+/**
+ * Builds a snapshot body (pure: no store, no clock unless `createdAt` is
+ * left out). The create operation and the move engine's finish both build
+ * their bodies here.
+ */
+export function snapshotBody(input: BodyInput): SnapshotBody {
+  const { context, cursors, facets, slices } = resolveContext(input.live, input.context);
+  if (input.metadata) facets.metadata = { ...facets.metadata, ...input.metadata };
+  return {
+    // v1 unless a slice is recorded, so bodies without slices keep their bytes and id.
+    schema: Object.keys(slices).length > 0 ? SNAPSHOT_SCHEMA_V2 : SNAPSHOT_SCHEMA,
+    created_at: input.createdAt ?? new Date().toISOString(),
+    parent: input.parent,
+    session: input.session,
+    branch: input.branch,
+    reason: input.reason,
+    source: input.source,
+    git: input.git,
+    workspace: input.workspace === null
+      ? null
+      : workspaceRef(input.workspace.treeId, input.workspace.tree),
+    context,
+    cursors,
+    facets,
+    tool: { name: "ctxsnap", version: VERSION },
+    ...slices,
+  };
+}
+
+/**
+ * Signs `body` and appends it: inserts the snapshot and, unless `detached`,
+ * moves its branch head from `body.parent` to it (compare-and-swap). Call it
+ * inside a store transaction; returns the envelope.
+ */
+export async function appendSnapshot(
+  store: Store,
+  signer: Signer,
+  body: SnapshotBody,
+  detached = false,
+): Promise<Envelope> {
+  const envelope = await signBody(body, signer);
+  insertSnapshot(store, envelope);
+  if (!detached) moveHead(store, body.session, body.branch, body.parent, envelope.id);
+  return envelope;
+}
+
 /** Creates, signs and durably records a snapshot. */
 export async function createSnapshot(
   store: Store,
@@ -310,8 +410,8 @@ export async function createSnapshot(
     }
     assertResolved(store, sel.session, options.operation ?? null);
     if (options.workspace !== false) assertWorkspaceResolved(store, options.operation ?? null);
-    // A snapshot made as part of another operation (a restore recording
-    // itself) belongs to that operation's undo record; otherwise it is a
+    // A snapshot made as part of another operation (an undo saving the disk
+    // first) belongs to that operation's undo record; otherwise it is a
     // `create` operation of its own, which also sets the baseline.
     const own = options.operation === undefined;
     const pending = own ? beginChange(store, [sel.session]) : null;
@@ -335,35 +435,24 @@ export async function createSnapshot(
     };
     const capture = options.workspace === false
       ? null
+      : options.captured
+      ? options.captured
       : options.capture
       ? options.capture(captureOptions)
       : captureWorkspace(store, captureOptions);
     options.prepare?.();
-    const live = readSessionState(store, sel.session);
-    const { context, cursors, facets, slices } = resolveContext(live, options.context);
-    if (options.metadata) facets.metadata = { ...facets.metadata, ...options.metadata };
-    const body: SnapshotBody = {
-      // v1 unless a slice is recorded, so bodies without slices keep their bytes and id.
-      schema: Object.keys(slices).length > 0 ? SNAPSHOT_SCHEMA_V2 : SNAPSHOT_SCHEMA,
-      created_at: new Date().toISOString(),
-      parent: branch.head,
+    const body = snapshotBody({
       session: sel.session,
       branch: sel.branch,
+      parent: branch.head,
       reason: options.reason ?? "",
       source: options.source ?? null,
       git,
-      workspace: capture === null ? null : {
-        tree: capture.treeId,
-        files: capture.stats.files,
-        bytes: capture.stats.bytes,
-        skipped: capture.stats.skipped,
-      },
-      context,
-      cursors,
-      facets,
-      tool: { name: "ctxsnap", version: VERSION },
-      ...slices,
-    };
+      workspace: capture === null ? null : { treeId: capture.treeId, tree: capture.tree },
+      live: readSessionState(store, sel.session),
+      context: options.context ?? null,
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+    });
     const finish = (id: string, created: boolean): string | null => {
       if (pending === null) return null;
       if (capture !== null) setBaseline(store, capture.treeId, pending.id);
@@ -395,9 +484,7 @@ export async function createSnapshot(
         };
       }
     }
-    const envelope = await signBody(body, signer);
-    insertSnapshot(store, envelope);
-    if (!options.detached) moveHead(store, sel.session, sel.branch, branch.head, envelope.id);
+    const envelope = await appendSnapshot(store, signer, body, options.detached === true);
     const operation = finish(envelope.id, true);
     options.beforeCommit?.(envelope);
     return {

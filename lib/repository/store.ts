@@ -87,6 +87,12 @@ export interface StoreOpenOptions {
    * without switching the index to WAL (see {@linkcode Store.open}).
    */
   brief?: boolean;
+  /**
+   * The workspace the store must name (a store found by walking up must
+   * belong to the directory holding it): checked right after the schema,
+   * before anything is written, so one open both checks and serves.
+   */
+  owner?: string;
 }
 
 function busyTimeout(): number {
@@ -131,6 +137,17 @@ export class Store {
   /** The connection {@linkcode Store.objectGone} reads the latest state on. */
   private latest: DatabaseSync | undefined;
 
+  private static opened = 0;
+
+  /**
+   * How many times this process has opened or initialised a store: the
+   * seam that pins how often each command opens one
+   * (`tests/workspace/move_engine_test.ts`).
+   */
+  static get opens(): number {
+    return Store.opened;
+  }
+
   private constructor(dir: string, db: DatabaseSync, readOnly: boolean, walReader = false) {
     this.dir = dir;
     this.db = db;
@@ -161,6 +178,7 @@ export class Store {
    * returns it; one recorded for another workspace is refused.
    */
   static init(dir: string, workspace: string): Store {
+    Store.opened += 1;
     const storeDir = path.resolve(dir);
     const root = path.resolve(workspace);
     // An existing directory (or one planted as a symlink) is checked before
@@ -214,6 +232,7 @@ export class Store {
    * its version should have. Any failure is a `StoreTrustError` (exit 1).
    */
   static open(dir: string, options: StoreOpenOptions = {}): Store {
+    Store.opened += 1;
     const storeDir = path.resolve(dir);
     if (!fs.existsSync(path.join(storeDir, INDEX_FILE))) {
       throw new NoStoreError(`No store at ${quote(storeDir)}`, {
@@ -233,9 +252,9 @@ export class Store {
       readOnly && options.brief !== true && options.registry !== undefined &&
       Store.writable(storeDir)
     ) {
-      return Store.openWith(storeDir, false, true);
+      return Store.openWith(storeDir, false, true, options.owner);
     }
-    return Store.openWith(storeDir, readOnly, false);
+    return Store.openWith(storeDir, readOnly, false, options.owner);
   }
 
   /** Whether this process may write the index and create its `-wal` and `-shm` files. */
@@ -252,7 +271,12 @@ export class Store {
   }
 
   /** Opens the checked store `storeDir`; see {@linkcode Store.open}. */
-  private static openWith(storeDir: string, readOnly: boolean, walReader: boolean): Store {
+  private static openWith(
+    storeDir: string,
+    readOnly: boolean,
+    walReader: boolean,
+    owner?: string,
+  ): Store {
     let db = Store.connect(storeDir, readOnly);
     try {
       let version: number;
@@ -286,13 +310,14 @@ export class Store {
         );
       }
       checkSchema(db, version, storeDir);
+      if (owner !== undefined) Store.checkOwner(db, storeDir, owner);
       if (walReader) {
         db.exec("PRAGMA query_only = ON");
         if (Store.tryWal(db)) return new Store(storeDir, db, true, true);
         // Read-only media after all, or a writer mid-transaction in
         // rollback-journal mode: read as before, without waiting for it.
         db.close();
-        return Store.openWith(storeDir, true, false);
+        return Store.openWith(storeDir, true, false, owner);
       }
       if (!readOnly) Store.prepareWriter(db);
       if (version < SCHEMA_VERSION && !readOnly) Store.migrate(db);
@@ -301,6 +326,24 @@ export class Store {
       db.close();
       throw mapSqliteError(error, "open");
     }
+  }
+
+  /** Refuses a store whose recorded workspace is not `owner` (read only; nothing written). */
+  private static checkOwner(db: DatabaseSync, storeDir: string, owner: string): void {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'workspace_root'").get() as
+      | { value: string }
+      | undefined;
+    const root = row === undefined ? null : path.resolve(storeDir, row.value);
+    if (root === path.resolve(owner)) return;
+    throw new IntegrityError(
+      `The store found at ${JSON.stringify(storeDir)} names another workspace, ${
+        JSON.stringify(root ?? "")
+      }`,
+      {
+        hint:
+          "a store found by walking up must belong to the directory that holds it; pass --store DIR to use it anyway",
+      },
+    );
   }
 
   /** Opens the index without writing to it (the schema is checked before any write). */

@@ -6,10 +6,12 @@
  * with `git` its anchor commit is checked out (detached), refused on a dirty
  * tree. A lean-ctx snapshot records no workspace, so no file is written.
  *
- * Like every restore it records an operation and a ctxsnap snapshot whose
- * `metadata.reverted_to` names the target (so `ctxsnap undo` returns to the
- * snapshot before it), in one transaction; everything is checked before the
- * checkout, which a failure checks back out.
+ * Like every restore it builds a move spec (no files; the merged context as
+ * its session effect) and hands it to the move engine
+ * (`workspace/move/engine.ts`), which records an operation and a ctxsnap
+ * snapshot whose `metadata.reverted_to` names the target (so `ctxsnap undo`
+ * returns to the snapshot before it), in one transaction; everything is
+ * checked before the checkout, which a failure checks back out.
  *
  * @example
  * ```ts
@@ -25,24 +27,15 @@
  * ```
  * @module
  */
-import type { JsonValue } from "../encoding/canonical_json.ts";
 import { ConflictError, IntegrityError, quote, UsageError } from "../errors.ts";
-import { captureWorkspace } from "../workspace/capture.ts";
-import {
-  assertResolved,
-  finishOperation,
-  newOperationId,
-  type Operation,
-  startOperation,
-} from "../repository/operations.ts";
+import { assertResolved } from "../repository/operations.ts";
 import type { Store } from "../repository/store.ts";
 import { type SnapshotContext, validateContext } from "../format/body.ts";
-import { createSnapshot } from "../history/create.ts";
-import { beginChange, captureView, diffViews, type PendingChange } from "../history/oplog.ts";
 import type { Signer } from "../format/envelope.ts";
 import { gitStatus, readGitStatus, runGit } from "../integrations/git/git.ts";
-import { readSessionState, updateSessionState } from "../history/session_state.ts";
+import { readSessionState } from "../history/session_state.ts";
 import { getBranch, selection } from "../history/timeline.ts";
+import { runMove } from "../workspace/move/engine.ts";
 import type { LeanCtxSession } from "./leanctx.ts";
 import { checkStoredLeanCtx } from "./leanctx_store.ts";
 
@@ -201,56 +194,31 @@ export async function restoreLeanCtx(
       throw new ConflictError(`git checkout ${gitCommit} failed: ${checkout.stderr.trim()}`);
     }
   }
-  // One restore operation (undoable like any), of which the recording
-  // snapshot is part: its undo record holds the head move and the session.
-  const opId = newOperationId();
-  const metadata: Record<string, JsonValue> = { reverted_to: id, operation: opId };
-  let op: Operation | null = null;
-  let pending: PendingChange | null = null;
-  try {
-    const created = await createSnapshot(store, signer, {
+  // A move spec without files: the move engine records one restore operation
+  // (undoable like any) and the snapshot recording it, in one transaction.
+  const moved = await runMove(store, signer, {
+    kind: "restore",
+    session: sel.session,
+    branch: sel.branch,
+    sessions: [sel.session],
+    source: getBranch(store, sel.session, sel.branch)?.head ?? null,
+    target: id,
+    tree: null,
+    treeId: null,
+    overwrite: "none",
+    setsBaseline: false,
+    effects: {
+      session: result.sessionMerged ? { context: merge.context } : null,
+      currentBranch: null,
+      view: null,
+      recordAs: id,
       reason: `restore lean-ctx ${id.slice(0, 12)}`,
-      session: sel.session,
-      branch: sel.branch,
-      metadata,
-      operation: opId,
-      allowUnchanged: true,
-      prepare: () => {
-        pending = beginChange(store, [sel.session], opId);
-        op = startOperation(store, {
-          id: opId,
-          kind: "restore",
-          session: sel.session,
-          branch: sel.branch,
-          source: getBranch(store, sel.session, sel.branch)?.head ?? null,
-          target: id,
-          plan: {
-            format: "lean-ctx",
-            target_tree: null,
-            pre_tree: captureWorkspace(store).treeId,
-            writes: [],
-            deletes: [],
-            workspace: false,
-            session: result.sessionMerged,
-            pre_restore: null,
-            git_commit: gitCommit,
-            git_back: gitBack,
-          },
-        });
-        if (result.sessionMerged) {
-          updateSessionState(store, sel.session, () => merge.context, op.id);
-        }
-      },
-      beforeCommit: () => {
-        const record = diffViews(pending!.before, captureView(store, pending!.sessions), null);
-        finishOperation(store, opId, "done", null, record as unknown as JsonValue);
-      },
-    });
-    result.operation = (op as Operation | null)?.id ?? null;
-    result.snapshot = created.id;
-  } catch (error) {
-    if (gitBack !== null) runGit(store.workspaceRoot, ["checkout", "--quiet", gitBack]);
-    throw error;
-  }
+      git: gitBack === null ? null : { back: gitBack },
+    },
+    extra: { format: "lean-ctx", git_commit: gitCommit },
+    save: null,
+  });
+  result.operation = moved.operation;
+  result.snapshot = moved.snapshot;
   return result;
 }

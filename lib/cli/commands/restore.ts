@@ -6,6 +6,7 @@
 import { UsageError } from "../../errors.ts";
 import type { MovePlan } from "../../workspace/plan.ts";
 import type { SkippedEntry } from "../../format/tree.ts";
+import type { Store } from "../../repository/store.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type {
   GitPosition,
@@ -209,10 +210,14 @@ function report(out: Output, result: RestoreResult): void {
   });
 }
 
-async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): Promise<number> {
+async function runRestore(
+  ctx: CommandContext,
+  parsed: Parsed,
+  target: string,
+  store: Store,
+): Promise<number> {
   const signer = await identity();
-  const store = openStore(ctx);
-  try {
+  {
     const session = parsed.values.session;
     const options: RestoreOptions = {
       workspace: flag(parsed, "workspace"),
@@ -233,13 +238,16 @@ async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): 
     report(ctx.out, result);
     // A dry run shows the whole plan; its exit status says whether the real run would refuse.
     return result.would_refuse.length > 0 ? 5 : 0;
-  } finally {
-    store.close();
   }
 }
 
 /** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
-async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string): Promise<number> {
+async function runLeanCtxRestore(
+  ctx: CommandContext,
+  parsed: Parsed,
+  id: string,
+  store: Store,
+): Promise<number> {
   for (const option of ["workspace", "force"]) {
     if (flag(parsed, option)) {
       throw new UsageError(
@@ -252,8 +260,7 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
   }
   const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
   const signer = await identity();
-  const store = openStore(ctx);
-  try {
+  {
     const result = await restoreLeanCtx(store, signer, id, {
       git: flag(parsed, "git"),
       dryRun: flag(parsed, "dry-run"),
@@ -294,8 +301,6 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
       return lines.join("\n");
     });
     return 0;
-  } finally {
-    store.close();
   }
 }
 
@@ -324,14 +329,14 @@ export const restore: Command = {
         hint: "ctxsnap list",
       });
     }
-    const probe = openStore(ctx, { readOnly: true });
-    let found;
+    // One open serves the lookup and the restore.
+    const store = openStore(ctx);
     try {
-      found = await target(ctx, probe, given ?? "HEAD", { before: str(parsed, "before") });
+      const found = await target(ctx, store, given ?? "HEAD", { before: str(parsed, "before") });
+      if (found.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, found.id, store);
+      return await runRestore(ctx, parsed, found.id, store);
     } finally {
-      probe.close();
+      store.close();
     }
-    if (found.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, found.id);
-    return runRestore(ctx, parsed, found.id);
   },
 };

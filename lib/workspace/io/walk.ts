@@ -177,6 +177,16 @@ interface Frame {
   index: number;
 }
 
+let walks = 0;
+
+/**
+ * How many walks of a workspace this process has started: the seam that
+ * pins how often each command walks (`tests/workspace/move_engine_test.ts`).
+ */
+export function walksStarted(): number {
+  return walks;
+}
+
 /**
  * Walks the workspace at `root`, yielding files and symlinks to capture and
  * the entries it skips, in {@linkcode comparePaths} order.
@@ -203,6 +213,7 @@ interface Frame {
  * @throws {CtxsnapError} If `root` is not a readable directory.
  */
 export function* walkWorkspace(root: string, options: WalkOptions = {}): Generator<WalkItem> {
+  walks += 1;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const excludeDirs = options.excludeDirs ?? DEFAULT_EXCLUDED_DIRS;
   const useIgnoreFiles = options.useIgnoreFiles ?? true;

@@ -1,31 +1,35 @@
 /**
- * Moving the workspace from its baseline to a target tree: the phases that
- * restore, switch, undo, redo and recover share.
+ * The phases of a move of the workspace, as primitives the move engine
+ * (`engine.ts`) runs in order for restore, switch, undo, redo and recover:
  *
- * 1. **plan** ({@linkcode planPhase}): one walk of the workspace (hashed,
- *    nothing stored), then the three-way plan of `plan.ts` with base = the
- *    workspace baseline, disk = that walk, target = the tree to move to.
- * 2. **record** ({@linkcode recordPhase}): in one transaction, a second walk
- *    that stores the disk as `pre_tree` (so every byte the move may overwrite
- *    is kept), a check that no planned path changed since the plan, and an
- *    `applying` operation holding the plan, the baseline to set when done
- *    and the view of the sessions before (for its undo record).
- * 3. **apply** ({@linkcode applyPhase}): deletes, then atomic writes that
- *    never follow a symlink, then one durability flush. A failure returns
- *    the touched paths to `pre_tree` ({@linkcode abortMove}, `failed`).
- * 4. **finish** ({@linkcode completeMove}, inside the caller's final
- *    transaction): sets the baseline, records the undo record (files before
- *    and after, and what the caller changed in sessions and branches) and
- *    marks the operation `done`.
+ * - **plan** ({@linkcode planPhase}): one walk of the workspace (hashed,
+ *   nothing stored) unless one is given, then the three-way plan of
+ *   `plan.ts` with base = the workspace baseline, disk = that walk, target
+ *   = the tree to move to.
+ * - **record** ({@linkcode recordWalk}, {@linkcode recordPhase}): in one
+ *   transaction, the record walk that stores the disk as `pre_tree` (so
+ *   every byte the move may overwrite is kept; skipped when nothing is
+ *   written and every file is stored), a check that no planned path
+ *   changed since the plan, and an `applying` operation holding the plan,
+ *   the baseline to set when done and the view of the sessions before (for
+ *   its undo record).
+ * - **apply** ({@linkcode applyPhase}): deletes, then atomic writes that
+ *   never follow a symlink, then one durability flush. A failure returns
+ *   the touched paths to `pre_tree` ({@linkcode abortMove}, `failed`).
+ * - **finish** ({@linkcode completeMove}, inside the engine's finish
+ *   transaction): sets the baseline, records the undo record (files before
+ *   and after, and what the effects changed in sessions and branches) and
+ *   marks the operation `done`.
  *
- * A crash between 2 and 4 leaves the operation `applying`; `recover`
- * validates its stored plan (`_stored_plan.ts`: a store may have been
- * edited), looks at every managed path as it is on disk (`_on_disk.ts`,
- * never through the capture's ignore and secret rules), then moves each one
- * to the target (idempotent) and finishes it the way its kind does, or with
- * `--abort` moves them back to `pre_tree`. Every write and delete goes
- * through `SafeWriter` (a descriptor of its directory, re-checked right
- * before each change) and never into the store's own location.
+ * A crash between record and finish leaves the operation `applying`;
+ * `recover` validates its stored plan (`_stored_plan.ts`: a store may have
+ * been edited), looks at every managed path as it is on disk
+ * (`_on_disk.ts`, never through the capture's ignore and secret rules),
+ * then moves each one to the target (idempotent) and re-runs the stored
+ * spec's finish (`engine.ts`), or with `--abort` moves them back to
+ * `pre_tree`. Every write and delete goes through `SafeWriter` (a
+ * descriptor of its directory, re-checked right before each change) and
+ * never into the store's own location.
  *
  * @example
  * ```ts
@@ -48,7 +52,7 @@ import { ConflictError, IntegrityError, NotFoundError, quote } from "../../error
 import { errnoOf } from "../../errors.ts";
 import { SafeWriter } from "../io/safe_write.ts";
 import { readBaseline, setBaseline } from "../../repository/baseline.ts";
-import { captureWorkspace } from "../capture.ts";
+import { type CaptureResult, type CaptureStats, captureWorkspace } from "../capture.ts";
 import {
   assertResolved,
   assertWorkspaceResolved,
@@ -116,17 +120,19 @@ export interface PlannedMove {
 
 /**
  * Plan phase: refuses a target naming a path inside the store's own
- * location, walks the workspace once (nothing stored) and plans the move
- * from `base` (default: the workspace baseline) to `target`.
+ * location, walks the workspace once (nothing stored; none when `walked`
+ * is given) and plans the move from `base` (default: the workspace
+ * baseline) to `target`.
  */
 export function planPhase(
   store: Store,
   target: TreeManifest,
   base: TreeManifest | null = baselineTree(store),
   overwrite: Overwrite = "none",
+  walked?: TreeManifest,
 ): PlannedMove {
   refuseStorePaths(store.workspaceRoot, store.dir, target.entries.map((e) => e.path));
-  const disk = captureWorkspace(store, { persist: false }).tree;
+  const disk = walked ?? captureWorkspace(store, { persist: false }).tree;
   const plan = planMove({ base, disk, target, probe: diskProbe(store), overwrite });
   return { base, disk, plan };
 }
@@ -159,36 +165,78 @@ export interface MoveStart {
   reverts?: string | null;
   /** The operation id (default: a fresh one). */
   id?: string;
+  /** The record walk, already made in this transaction (default: made by {@linkcode recordPhase}). */
+  pre?: CaptureResult;
 }
 
 /**
- * Record phase: in one transaction, stores the disk as `pre_tree`, refuses
- * if a planned path changed since the plan, and records the `applying`
- * operation.
+ * The record phase's walk, inside its transaction: refuses while a move is
+ * unresolved, stores the disk (the `pre_tree`, so every byte the move may
+ * overwrite is kept) and refuses if a planned path changed since the plan.
+ * A plan with nothing to write or delete needs no second walk when every
+ * file the plan walk saw is already stored: the plan's walk is stored as is.
+ */
+export function recordWalk(store: Store, start: MoveStart): CaptureResult {
+  assertResolved(store, start.session);
+  for (const session of start.sessions) assertResolved(store, session);
+  assertWorkspaceResolved(store);
+  const planned = start.planned;
+  if (
+    start.plan !== null && planned !== null && start.plan.writes.length === 0 &&
+    start.plan.deletes.length === 0 &&
+    planned.entries.every((e) => e.type !== "file" || store.hasObject(e.blob))
+  ) {
+    return storedWalk(store, planned);
+  }
+  const pre = captureWorkspace(store);
+  if (start.plan !== null && planned !== null) {
+    // Anything saved between planning and now would be overwritten unseen.
+    const now = entryMap(pre.tree);
+    const before = entryMap(planned);
+    const moved = [...start.plan.writes.map((w) => w.path), ...start.plan.deletes]
+      .filter((rel) => !entriesMatch(now.get(rel), before.get(rel)));
+    if (moved.length > 0) {
+      throw new ConflictError(
+        `${
+          capitalized(start.kind)
+        } refused: ${moved.length} path(s) changed while it was being planned: ${
+          moved.slice(0, 10).join(", ")
+        }`,
+        { hint: "something is editing the workspace; retry when it is quiet" },
+      );
+    }
+  }
+  return pre;
+}
+
+/** A walk whose every file is stored, recorded as a capture (its tree stored, nothing read). */
+function storedWalk(store: Store, tree: TreeManifest): CaptureResult {
+  const stats: CaptureStats = {
+    files: 0,
+    symlinks: 0,
+    skipped: tree.skipped.length,
+    bytes: 0,
+    hashed: 0,
+    reused: 0,
+  };
+  for (const entry of tree.entries) {
+    if (entry.type === "file") {
+      stats.files += 1;
+      stats.bytes += entry.size;
+    } else if (entry.type === "symlink") stats.symlinks += 1;
+  }
+  stats.reused = stats.files;
+  return { treeId: store.putTree(tree), tree, skipped: tree.skipped, stats };
+}
+
+/**
+ * Record phase: in one transaction, the record walk ({@linkcode recordWalk},
+ * or `start.pre` when the engine already made it in this transaction) and
+ * the `applying` operation.
  */
 export function recordPhase(store: Store, start: MoveStart): Operation {
   return store.transaction(start.kind, () => {
-    assertResolved(store, start.session);
-    for (const session of start.sessions) assertResolved(store, session);
-    assertWorkspaceResolved(store);
-    const pre = captureWorkspace(store);
-    if (start.plan !== null && start.planned !== null) {
-      // Anything saved between planning and now would be overwritten unseen.
-      const now = entryMap(pre.tree);
-      const before = entryMap(start.planned);
-      const moved = [...start.plan.writes.map((w) => w.path), ...start.plan.deletes]
-        .filter((rel) => !entriesMatch(now.get(rel), before.get(rel)));
-      if (moved.length > 0) {
-        throw new ConflictError(
-          `${
-            capitalized(start.kind)
-          } refused: ${moved.length} path(s) changed while it was being planned: ${
-            moved.slice(0, 10).join(", ")
-          }`,
-          { hint: "something is editing the workspace; retry when it is quiet" },
-        );
-      }
-    }
+    const pre = start.pre ?? recordWalk(store, start);
     return startOperation(store, {
       kind: start.kind,
       session: start.session,
@@ -408,8 +456,11 @@ export function reapply(store: Store, op: Operation): void {
   applyPhase(store, r.target, moves.writes, moves.deletes, { emptyDirs: moves.emptyDirs });
 }
 
-/** The tree the workspace holds after the move: `pre_tree` with the writes and deletes applied. */
-function treeAfter(store: Store, plan: StoredMovePlan): string {
+/**
+ * The tree the workspace holds after the move: `pre_tree` with the writes
+ * and deletes applied (stored; returns its id).
+ */
+export function treeAfter(store: Store, plan: StoredMovePlan): string {
   if (!plan.workspace || plan.target_tree === null) return plan.pre_tree;
   const entries = entryMap(store.getTree(plan.pre_tree));
   const target = entryMap(store.getTree(plan.target_tree));
@@ -438,12 +489,16 @@ function treeAfter(store: Store, plan: StoredMovePlan): string {
 }
 
 /**
- * Finish phase, inside the caller's final transaction (after it changed the
- * sessions and branches the move is about): sets the baseline, records the
- * undo record and marks the operation `done`.
+ * Finish phase, inside the engine's finish transaction (after the effects
+ * changed the sessions and branches the move is about): sets the baseline,
+ * records the undo record and marks the operation `done`. `plan` is the
+ * stored plan (default: read back and validated).
  */
-export function completeMove(store: Store, op: Operation): void {
-  const plan = storedMovePlan(store, op);
+export function completeMove(
+  store: Store,
+  op: Operation,
+  plan: StoredMovePlan = storedMovePlan(store, op),
+): void {
   const after = plan.workspace ? treeAfter(store, plan) : plan.pre_tree;
   if (plan.baseline !== null) setBaseline(store, plan.baseline, op.id);
   // A plan recorded before undo records existed finishes without one.

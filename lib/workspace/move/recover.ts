@@ -3,10 +3,11 @@
  * that a crash left `applying`.
  *
  * Without `abort` it re-applies the recorded writes and deletes from the
- * target tree (idempotently) and finishes the operation the way its kind
- * does (a restore changes the session and records its snapshot, a switch
- * moves the current branch, an undo or redo puts its record's side back),
- * setting the baseline. With `abort` it returns the managed paths to the
+ * target tree (idempotently) and re-runs the stored spec's finish phase
+ * (`engine.ts`: `finishMove` reads the effects back from the stored plan —
+ * a restore's session change and recording snapshot, a switch's current
+ * branch, an undo's or redo's record side — and sets the baseline). With
+ * `abort` it returns the managed paths to the
  * tree captured just before the move (`pre_tree`) and marks it `aborted`;
  * for a `--git` restore it then switches back to the original branch or
  * commit (as a ref, never a path). Its stored plan is validated first
@@ -45,9 +46,7 @@ import type { Signer } from "../../format/envelope.ts";
 import { gitSwitch } from "../../integrations/git/git.ts";
 import { selection } from "../../history/timeline.ts";
 import { abortMove, foreignChanges, reapply, storedMovePlan } from "./move.ts";
-import { finishRestore } from "./restore.ts";
-import { finishSwitch } from "./switch.ts";
-import { finishRevert } from "./undo.ts";
+import { effectsOf, finishMove } from "./engine.ts";
 
 /** What {@linkcode recover} did. */
 export interface RecoverResult {
@@ -128,15 +127,13 @@ export async function recover(
   if (options.abort) {
     abortMove(store, op, "aborted", null, (checked) => {
       // The workspace is back to the checked-out commit's state; return git too.
-      const back = checked.extra.git_back;
-      if (typeof back === "string") gitSwitch(store.workspaceRoot, back);
+      const git = effectsOf(op, checked).git;
+      if (git !== null) gitSwitch(store.workspaceRoot, git.back);
     });
     return { operation: op.id, kind: op.kind, status: "aborted", snapshot: null, discarded: false };
   }
   reapply(store, op);
-  let snapshot: string | null = null;
-  if (op.kind === "restore") snapshot = await finishRestore(store, signer, op);
-  else if (op.kind === "switch") finishSwitch(store, op);
-  else finishRevert(store, op);
+  // The stored spec, run again from its finish phase.
+  const snapshot = await finishMove(store, signer, op);
   return { operation: op.id, kind: op.kind, status: "done", snapshot, discarded: false };
 }

@@ -2,27 +2,18 @@
  * Restore (docs/DESIGN.md §5, §3 invariant 5): move the workspace to a snapshot's
  * tree and rewind or merge the live session to what it recorded.
  *
- * `restoreSnapshot` runs in named phases, each walking the workspace at
- * most once (see `move.ts`):
+ * `restoreSnapshot` resolves what to restore (files, session or both),
+ * with `--git` checks what git would not protect and checks the anchor
+ * out, then builds a move spec and hands it to the move engine
+ * (`engine.ts`), which runs it through its named phases: **plan**,
+ * **refuse**, **record** (with the **saved** `pre-restore` snapshot under
+ * `--force`), **apply** and **finish** (the session change, a snapshot
+ * whose `facets.metadata.reverted_to` names the target, the baseline set to
+ * the target's tree, the undo record, `done`, in one transaction).
  *
- * 1. **resolve**: the target, what to restore (files, session or both) and,
- *    with `--git`, the checks that must pass before anything changes;
- * 2. **git** (`--git` only): the checkout, after refusing changes git would
- *    not protect;
- * 3. **plan**: the three-way plan against the workspace baseline, and the
- *    session plan (merge or replace);
- * 4. **refuse**: conflicts per the conflict policy (`policy.ts`); `--force`
- *    first records the disk in a `pre-restore` snapshot;
- * 5. **record**: the `applying` operation (with the disk stored as
- *    `pre_tree`);
- * 6. **apply**: deletes and atomic writes;
- * 7. **finish**: in one transaction, the session change, a snapshot whose
- *    `facets.metadata.reverted_to` names the target, the baseline set to the
- *    target's tree, the undo record, and the operation marked done.
- *
- * A crash between 5 and 7 leaves the operation `applying`: changes to its
- * session and every move of the workspace are refused until `recover`
- * finishes or aborts it (`recover.ts`).
+ * A crash between record and finish leaves the operation `applying`:
+ * changes to its session and every move of the workspace are refused until
+ * `recover` finishes or aborts it (`recover.ts`).
  *
  * @example
  * ```ts
@@ -43,7 +34,6 @@
  * ```
  * @module
  */
-import type { JsonValue } from "../../encoding/canonical_json.ts";
 import {
   ConflictError,
   type CtxsnapError,
@@ -52,14 +42,9 @@ import {
   UsageError,
 } from "../../errors.ts";
 import { captureWorkspace } from "../capture.ts";
-import {
-  assertResolved,
-  assertWorkspaceResolved,
-  type Operation,
-} from "../../repository/operations.ts";
+import { assertResolved, assertWorkspaceResolved } from "../../repository/operations.ts";
 import type { Store } from "../../repository/store.ts";
 import type { SkippedEntry, TreeManifest } from "../../format/tree.ts";
-import type { SnapshotContext } from "../../format/body.ts";
 import { createSnapshot } from "../../history/create.ts";
 import type { Envelope, Signer } from "../../format/envelope.ts";
 import {
@@ -69,29 +54,25 @@ import {
   readGitStatus,
 } from "../../integrations/git/git.ts";
 import {
-  mergeContext,
   readSessionState,
   type SessionChange,
   sessionChange,
-  updateSessionState,
 } from "../../history/session_state.ts";
 import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
+import { baselineTree } from "./move.ts";
 import {
-  applyRecordedMove,
-  baselineTree,
-  completeMove,
-  planPhase,
-  recordPhase,
-  storedMovePlan,
-} from "./move.ts";
+  type MoveSpec,
+  RestoreConflictError,
+  restoredContext,
+  runMove,
+  type SessionMode,
+} from "./engine.ts";
 import { refuseStorePaths } from "../restore_paths.ts";
 import { type RestoreGitState, restoreGitState } from "./_git_state.ts";
 export type { GitPosition, RestoreGitState } from "./_git_state.ts";
+export { RestoreConflictError, restoredContext, type SessionMode } from "./engine.ts";
 import { type MovePlan, planMove } from "../plan.ts";
 import { MoveConflictError, refuseConflicts } from "../overwrite.ts";
-
-/** How a restore treats the live session. */
-export type SessionMode = "merge" | "replace";
 
 /** Options of {@linkcode restoreSnapshot}. */
 export interface RestoreOptions {
@@ -178,19 +159,6 @@ export interface Refusal {
   hint: string | null;
 }
 
-/** A restore refused because of conflicts; carries the plan. */
-export class RestoreConflictError extends MoveConflictError {
-  /** The plan whose conflicts were refused. */
-  readonly plan: MovePlan;
-
-  /** Wraps a policy refusal with the plan. */
-  constructor(error: MoveConflictError, plan: MovePlan) {
-    super(error.message, error.conflicts, { hint: error.hint ?? "" });
-    this.name = "RestoreConflictError";
-    this.plan = plan;
-  }
-}
-
 /** The workspace tree a snapshot recorded, or null when it recorded none or it is not here. */
 export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
   const ref = envelope.body.workspace;
@@ -230,38 +198,6 @@ export function requireContent(store: Store, envelope: Envelope): TreeManifest {
     );
   }
   return tree;
-}
-
-/** What the live session becomes under `mode`. */
-export function restoredContext(
-  live: SnapshotContext,
-  recorded: SnapshotContext,
-  mode: SessionMode,
-): SnapshotContext {
-  return mode === "replace" ? structuredClone(recorded) : mergeContext(live, recorded);
-}
-
-/**
- * The baseline after `--git` checked a commit out of a clean tree: what git
- * tracks now is in its history, so it is taken as it is on disk; every other
- * path keeps its entry in the baseline from before (`before`), unless git
- * tracked it then. So a file git stopped ignoring with the checkout (its
- * `.gitignore` line gone) is untracked, never taken for part of the commit
- * and deleted.
- */
-function checkedOutBaseline(
-  store: Store,
-  before: TreeManifest | null,
-  trackedBefore: ReadonlySet<string>,
-): TreeManifest {
-  const trackedNow = gitTrackedFiles(store.workspaceRoot);
-  const disk = captureWorkspace(store, { persist: false }).tree;
-  const entries = disk.entries.filter((e) => trackedNow.has(e.path));
-  for (const entry of before?.entries ?? []) {
-    if (!trackedNow.has(entry.path) && !trackedBefore.has(entry.path)) entries.push(entry);
-  }
-  entries.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-  return { version: 1, entries, skipped: disk.skipped };
 }
 
 /** Refuses a plan's conflicts, keeping the plan in the error for the caller to show. */
@@ -345,8 +281,8 @@ export async function restoreSnapshot(
       anchor,
       () => new Set(diskTree().entries.map((e) => e.path)),
     );
-  // With --git, before anything changes; else after the plan, reusing its walk of the workspace.
-  if (options.git) result.git = readGitState();
+  // Before anything changes; its walk (when git lists untracked files) is the plan's.
+  result.git = readGitState();
   let gitCommit: string | null = null;
   if (options.git) {
     if (anchor === null || anchor.commit === null) {
@@ -375,10 +311,9 @@ export async function restoreSnapshot(
     }
     gitCommit = anchor.commit;
   }
-  let base = baselineTree(store);
+  const base = baselineTree(store);
 
-  // 2. git
-  let undoCheckout: (() => void) | null = null;
+  // git (before the engine: the checkout, after refusing changes git would not protect)
   let gitBack: string | null = null;
   let trackedBefore: Set<string> | null = null;
   if (gitCommit !== null && targetTree !== null) {
@@ -405,119 +340,69 @@ export async function restoreSnapshot(
   if (gitCommit !== null && !result.dry_run) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
     const branch = before?.branch ?? null;
-    const back = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
-    gitBack = back;
+    gitBack = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
     const checkout = gitSwitch(store.workspaceRoot, gitCommit);
     if (checkout.status !== 0) {
       throw new ConflictError(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
     }
-    if (back !== null) {
-      undoCheckout = () => void gitSwitch(store.workspaceRoot, back);
-    }
     result.git_commit = gitCommit;
-    base = checkedOutBaseline(store, base, trackedBefore ?? new Set());
-    disk = null;
   }
 
-  // 3. plan, 4. refuse
-  let planned: TreeManifest | null = null;
-  let plan: MovePlan | null = null;
-  try {
-    if (targetTree !== null) {
-      const phase = planPhase(store, targetTree, base, options.force ? "local" : "none");
-      plan = phase.plan;
-      planned = phase.disk;
-      result.plan = plan;
-      if (gitCommit === null) disk = phase.disk;
-    }
-    if (!options.git) result.git = readGitState();
-    if (result.dry_run) {
+  // the engine: plan, refuse, record (saved), apply, finish
+  const spec: MoveSpec = {
+    kind: "restore",
+    session: sel.session,
+    branch: sel.branch,
+    sessions: [sel.session],
+    source: getBranch(store, sel.session, sel.branch)?.head ?? null,
+    target: targetId,
+    tree: targetTree,
+    treeId: targetTree === null ? null : envelope.body.workspace!.tree,
+    base,
+    // After the checkout the engine walks once, in its record transaction.
+    ...(result.git_commit !== null
+      ? { checkedOut: { trackedBefore: trackedBefore ?? new Set<string>() } }
+      : disk !== null && targetTree !== null
+      ? { disk }
+      : {}),
+    overwrite: options.force ? "local" : "none",
+    setsBaseline: true,
+    effects: {
+      session: doSession ? { from: targetId, mode } : null,
+      currentBranch: null,
+      view: null,
+      recordAs: targetId,
+      git: gitBack === null ? null : { back: gitBack },
+    },
+    extra: { session_mode: mode, git_commit: gitCommit },
+    save: {
+      reason: "pre-restore",
+      session: sel.session,
+      branch: sel.branch,
+      detached: false,
+      metadata: { pre_restore_for: targetId },
+    },
+    saved: result.pre_restore,
+    dryRun: result.dry_run,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
+  const moved = await runMove(store, signer, spec);
+  result.plan = moved.plan;
+  if (result.dry_run) {
+    if (moved.plan !== null) {
       try {
-        if (plan !== null) refuse(plan, "Restore");
+        refuse(moved.plan, "Restore");
       } catch (error) {
         if (!(error instanceof RestoreConflictError)) throw error;
         refuseOrNote("conflicts", error);
       }
-      return result;
     }
-    if (plan !== null) refuse(plan, "Restore");
-  } catch (error) {
-    // Refused before anything else changed: put HEAD back where it was.
-    undoCheckout?.();
-    throw error;
+    return result;
   }
-  if (plan !== null && plan.forced.length > 0 && result.pre_restore === null) {
-    // --force: keep everyone's work in a snapshot first, then overwrite.
-    await snapshotBeforeRestore();
-  }
-
-  // 5. record
-  let op: Operation;
-  try {
-    op = recordPhase(store, {
-      kind: "restore",
-      session: sel.session,
-      branch: sel.branch,
-      source: getBranch(store, sel.session, sel.branch)?.head ?? null,
-      target: targetId,
-      targetTree: plan === null ? null : envelope.body.workspace!.tree,
-      plan,
-      planned,
-      baseline: plan === null ? null : envelope.body.workspace!.tree,
-      sessions: [sel.session],
-      extra: {
-        session: doSession,
-        session_mode: mode,
-        pre_restore: result.pre_restore,
-        git_commit: gitCommit,
-        git_back: gitBack,
-      },
-    });
-  } catch (error) {
-    undoCheckout?.();
-    throw error;
-  }
-  result.operation = op.id;
-
-  // 6. apply
-  if (plan !== null) {
-    applyRecordedMove(store, op, targetTree!, plan, options.onProgress, () => undoCheckout?.());
-  }
-
-  // 7. finish
-  result.snapshot = await finishRestore(store, signer, op);
+  result.pre_restore = moved.saved;
+  result.operation = moved.operation;
+  result.snapshot = moved.snapshot;
   return result;
-}
-
-/**
- * Finishes a restore: changes the session, records the restore snapshot,
- * sets the baseline and marks the operation done, atomically. Returns the
- * snapshot id.
- */
-export async function finishRestore(store: Store, signer: Signer, op: Operation): Promise<string> {
-  const stored = storedMovePlan(store, op); // validated: stored data is untrusted
-  const target = await readEnvelope(store, op.target!); // id and signature checked
-  const mode: SessionMode = stored.extra.session_mode === "replace" ? "replace" : "merge";
-  const created = await createSnapshot(store, signer, {
-    reason: `restore ${op.target!.slice(0, 12)}`,
-    session: op.session!,
-    branch: op.branch!,
-    operation: op.id,
-    allowUnchanged: true,
-    metadata: { reverted_to: op.target!, operation: op.id } as Record<string, JsonValue>,
-    prepare: () => {
-      if (stored.extra.session === true) {
-        updateSessionState(
-          store,
-          op.session!,
-          (live) => restoredContext(live, target.body.context, mode),
-          op.id,
-        );
-      }
-    },
-    beforeCommit: () => completeMove(store, op),
-  });
-  return created.id;
 }

@@ -43,17 +43,15 @@
  * @module
  */
 import { NotFoundError, quote } from "../../errors.ts";
-import { assertResolved, type Operation } from "../../repository/operations.ts";
+import { assertResolved } from "../../repository/operations.ts";
 import type { Store } from "../../repository/store.ts";
 import { setCurrentBranch } from "../../repository/session_rows.ts";
 import type { TreeManifest } from "../../format/tree.ts";
-import { createSnapshot } from "../../history/create.ts";
 import type { Signer } from "../../format/envelope.ts";
 import { recordChange } from "../../history/oplog.ts";
 import { checkName, getBranch, readEnvelope, selection } from "../../history/timeline.ts";
-import { applyRecordedMove, completeMove, planPhase, recordPhase, storedMovePlan } from "./move.ts";
+import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
-import { refuseConflicts } from "../overwrite.ts";
 import { requireContent } from "./restore.ts";
 
 /** Options of {@linkcode switchTo}. */
@@ -144,46 +142,31 @@ export async function switchTo(
     return result;
   }
   result.workspace = true;
-  const { plan, disk } = planPhase(store, target, undefined, options.force ? "local" : "none");
-  result.plan = plan;
-  if (result.dry_run) return result;
-  refuseConflicts(plan.conflicts, "Switch");
-  if (plan.forced.length > 0) {
-    const pre = await createSnapshot(store, signer, {
-      reason: "pre-switch",
-      session: sel.session,
-      branch: sel.branch,
-      metadata: { pre_switch_for: branch },
-    });
-    result.pre_switch = pre.id;
-  }
-  const op = recordPhase(store, {
+  const moved = await runMove(store, signer, {
     kind: "switch",
     session: sel.session,
     branch,
+    sessions: [sel.session],
     source: null,
     target: row.head,
-    targetTree: head!.body.workspace!.tree,
-    plan,
-    planned: disk,
-    baseline: head!.body.workspace!.tree,
-    sessions: [sel.session],
-    extra: { from_branch: sel.branch, to_branch: branch },
+    tree: target,
+    treeId: head!.body.workspace!.tree,
+    overwrite: options.force ? "local" : "none",
+    setsBaseline: true,
+    effects: { session: null, currentBranch: branch, view: null, recordAs: null, git: null },
+    extra: { from_branch: sel.branch },
+    save: {
+      reason: "pre-switch",
+      session: sel.session,
+      branch: sel.branch,
+      detached: false,
+      metadata: { pre_switch_for: branch },
+    },
+    dryRun: result.dry_run,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  result.operation = op.id;
-  applyRecordedMove(store, op, target, plan, options.onProgress);
-  finishSwitch(store, op);
+  result.plan = moved.plan;
+  result.operation = moved.operation;
+  result.pre_switch = moved.saved;
   return result;
-}
-
-/** Finishes a switch: the current branch, the baseline and the undo record, atomically. */
-export function finishSwitch(store: Store, op: Operation): void {
-  const plan = storedMovePlan(store, op);
-  const to = plan.extra.to_branch;
-  store.transaction("switch", () => {
-    if (typeof to === "string" && op.session !== null) {
-      setCurrentBranch(store, op.session, checkName(to, "branch"));
-    }
-    completeMove(store, op);
-  });
 }

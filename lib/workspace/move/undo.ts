@@ -43,40 +43,29 @@
  * @module
  */
 import type { JsonValue } from "../../encoding/canonical_json.ts";
-import { ConflictError, NotFoundError, quote } from "../../errors.ts";
+import { ConflictError, NotFoundError } from "../../errors.ts";
 import { setBaseline } from "../../repository/baseline.ts";
 import {
   assertResolved,
   assertWorkspaceResolved,
   newOperationId,
-  type Operation,
   startOperation,
 } from "../../repository/operations.ts";
 import type { Store } from "../../repository/store.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
-import { createSnapshot } from "../../history/create.ts";
 import { entryMap, sameEntry } from "../../repository/diff.ts";
 import type { Signer } from "../../format/envelope.ts";
 import {
   applyView,
-  readUndoRecord,
   type StackEntry,
   type UndoRecord,
   undoStack,
   viewMismatches,
 } from "../../history/oplog.ts";
 import { currentSelection, getSnapshotRow } from "../../history/timeline.ts";
-import {
-  applyRecordedMove,
-  baselineTree,
-  completeMove,
-  EMPTY_TREE,
-  planPhase,
-  recordPhase,
-  storedMovePlan,
-} from "./move.ts";
+import { baselineTree, EMPTY_TREE } from "./move.ts";
+import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
-import { refuseConflicts } from "../overwrite.ts";
 
 /** Options of {@linkcode undo} and {@linkcode redo}. */
 export interface RevertOptions {
@@ -263,58 +252,41 @@ async function revert(
 
   const base = baselineTree(store);
   const target = revertTarget(store, record, to, base);
-  const { plan, disk } = planPhase(store, target, base, options.force ? "conflicts" : "none");
-  result.plan = plan;
-  if (result.dry_run) return result;
-  refuseConflicts(plan.conflicts, direction === "undo" ? "Undo" : "Redo");
   const id = newOperationId();
-  if (plan.forced.length > 0) {
-    const saved = await createSnapshot(store, signer, {
-      reason: `pre-${direction}`,
-      session: sel.session,
-      branch: sel.branch,
-      operation: id,
-      detached: true,
-      allowUnchanged: true,
-      metadata: { [`pre_${direction}_for`]: entry.id } as Record<string, JsonValue>,
-    });
-    result.saved = saved.id;
-  }
-  const targetTree = store.transaction(direction, () => store.putTree(target));
-  const op = recordPhase(store, {
+  const outcome = await runMove(store, signer, {
     kind: direction,
     session: entry.session ?? sel.session,
     branch: sel.branch,
+    sessions,
     source: null,
     target: null,
-    targetTree,
-    plan,
-    planned: disk,
-    baseline: null, // finishRevert sets the record's baseline
-    sessions,
     reverts: entry.id,
     id,
-    extra: { reverts: entry.id },
+    tree: target,
+    treeId: null,
+    base,
+    overwrite: options.force ? "conflicts" : "none",
+    setsBaseline: false, // the record's side sets the baseline
+    effects: {
+      session: null,
+      currentBranch: null,
+      view: { reverts: entry.id, side: to },
+      recordAs: null,
+      git: null,
+    },
+    extra: {},
+    save: {
+      reason: `pre-${direction}`,
+      session: sel.session,
+      branch: sel.branch,
+      detached: true,
+      metadata: { [`pre_${direction}_for`]: entry.id } as Record<string, JsonValue>,
+    },
+    dryRun: result.dry_run,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  result.operation = op.id;
-  applyRecordedMove(store, op, target, plan, options.onProgress);
-  finishRevert(store, op);
+  result.plan = outcome.plan;
+  result.operation = outcome.operation;
+  result.saved = outcome.saved;
   return result;
-}
-
-/** Finishes an undo or redo that moved files: the record's other parts, the baseline, done. */
-export function finishRevert(store: Store, op: Operation): void {
-  const reverts = storedMovePlan(store, op).extra.reverts;
-  const record = typeof reverts === "string" ? readUndoRecord(store, reverts) : null;
-  if (record === null) {
-    throw new NotFoundError(
-      `Operation ${quote(op.id)} reverts ${quote(String(reverts))}, which has no undo record`,
-    );
-  }
-  const side = op.kind === "undo" ? "before" : "after";
-  store.transaction(op.kind, () => {
-    applyView(store, record, side);
-    completeMove(store, op);
-    if (record.baseline !== null) setBaseline(store, record.baseline[side], op.id);
-  });
 }
