@@ -646,7 +646,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "leanctx-float-exact",
-    file: "lib/share/_serde_f64.ts",
+    file: "lib/format/serde_f64.ts",
     find: "  const text = String(Math.abs(x));",
     replace: "  const text = String(Number(Math.abs(x).toPrecision(15)));",
     tests: [t("share/leanctx_test.ts", "a float changed by one ulp is tampered")],
@@ -1308,7 +1308,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "show-file-task-escaped",
-    file: "lib/cli/commands/_leanctx.ts",
+    file: "lib/cli/commands/_body_lines.ts",
     find:
       'const lines = [`task       ${escapeText(c.task || "-")}`, `progress   ${c.progress_pct}%`];',
     replace: 'const lines = [`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`];',
