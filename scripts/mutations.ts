@@ -1809,4 +1809,30 @@ export const MUTATIONS: readonly Mutation[] = [
       t("history/agent_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],
   },
+  {
+    id: "kept-format-read-verified",
+    file: "lib/share/formats/leanctx.ts",
+    find: "    const check = await checkStoredLeanCtx(store, id);\n    if (!check.intact) {",
+    replace: "    const check = await checkStoredLeanCtx(store, id);\n    if (false) {",
+    tests: [
+      t(
+        "share/formats_test.ts",
+        "diff of a lean-ctx snapshot changed behind ctxsnap's back is refused (exit 1)",
+      ),
+    ],
+  },
+  {
+    id: "ctxsnap-id-resolved-first",
+    file: "lib/cli/command.ts",
+    find:
+      '  try {\n    return { format: "ctxsnap", id: revision(ctx, store, text, options), kept: null };',
+    replace:
+      '  try {\n    await (await import("../share/formats/registry.ts")).findKept(store, text);\n    return { format: "ctxsnap", id: revision(ctx, store, text, options), kept: null };',
+    tests: [
+      t(
+        "share/formats_test.ts",
+        "a plain restore, create and show run no query against the lean-ctx table",
+      ),
+    ],
+  },
 ];
