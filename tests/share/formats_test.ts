@@ -117,9 +117,14 @@ Deno.test("the core create, restore, switch and undo paths load no lean-ctx code
     const lean = graph.filter((m) => LEAN_CODE.test(m));
     assertEquals(lean, [], `${root} loads lean-ctx code`);
   }
-  // The check can fail: a command that handles lean-ctx files does load it.
-  const verify = await staticGraph("lib/share/verify_file.ts");
-  assert(verify.some((m) => LEAN_CODE.test(m)), "verify_file.ts reads lean-ctx files");
+  // The check can fail: lean-ctx's restore loads both the core and lean-ctx code.
+  const lean = await staticGraph("lib/share/leanctx_restore.ts");
+  assert(lean.includes("history/create.ts"), "the graph crosses folders");
+  assert(lean.some((m) => LEAN_CODE.test(m)), "leanctx_restore.ts loads lean-ctx code");
+  // Sharing asks the registry: verifying or importing a ctxsnap file loads no lean-ctx code.
+  for (const root of ["lib/share/verify_file.ts", "lib/share/import.ts"]) {
+    assertEquals((await staticGraph(root)).filter((m) => LEAN_CODE.test(m)), [], root);
+  }
 });
 
 /** Runs `fn` recording every SQL statement the stores of this process prepare that names lean-ctx's table. */

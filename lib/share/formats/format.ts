@@ -137,6 +137,17 @@ export interface KeptFormat extends SnapshotFormat {
   readonly name: Exclude<FormatName, "ctxsnap">;
   /** The human name of its file format, e.g. `lean-ctx CONTEXT_SNAPSHOT_V1`. */
   readonly title: string;
+  /** The largest file of this format read (a whole JSON document). */
+  readonly maxFileBytes: number;
+  /** Checks a whole file of this format (`verify FILE`): the report, never throwing on tampering. */
+  checkFile(bytes: Uint8Array, trust: TrustPolicy): Promise<AnyFileReport>;
+  /** Imports a whole file of this format as itself (`import FILE`); refusals throw, writing nothing. */
+  importFile(
+    store: Store,
+    bytes: Uint8Array,
+    trust: TrustPolicy,
+    options: { allowUntrusted?: boolean; session?: string },
+  ): Promise<AnyImportResult>;
   /** A verified file of this format presented for `verify FILE`, with the tamper verdict. */
   presentFileCheck(
     report: AnyFileReport,

@@ -38,16 +38,24 @@ import { leanCtxIdsWithPrefix, leanCtxRows } from "../../repository/leanctx_rows
 import type { Store } from "../../repository/store.ts";
 import type { TrustPolicy } from "../../history/verify.ts";
 import type { AnyFileReport } from "../verify_file.ts";
+import type { AnyImportResult } from "../import.ts";
 import {
+  checkLeanCtxBytes,
   formatF64,
   type LeanCtxCheck,
   type LeanCtxSnapshot,
   type LeanCtxVerdict,
   leanCtxVerdict,
   looksLikeLeanCtx,
+  MAX_LEANCTX_BYTES,
   tamperedChecks,
 } from "../leanctx.ts";
-import { checkStoredLeanCtx, readLeanCtx, verifyStoredLeanCtx } from "../leanctx_store.ts";
+import {
+  checkStoredLeanCtx,
+  importLeanCtx,
+  readLeanCtx,
+  verifyStoredLeanCtx,
+} from "../leanctx_store.ts";
 import type { KeptFormat, Presented, StoredSnapshot } from "./format.ts";
 
 const TITLE = "lean-ctx CONTEXT_SNAPSHOT_V1";
@@ -341,6 +349,19 @@ export const leanCtxFormat: KeptFormat = {
   name: "lean-ctx",
   kept: true,
   title: TITLE,
+  maxFileBytes: MAX_LEANCTX_BYTES,
+  async checkFile(bytes: Uint8Array, trust: TrustPolicy): Promise<AnyFileReport> {
+    const check = await checkLeanCtxBytes(bytes);
+    return {
+      format: "lean-ctx",
+      check,
+      verdict: leanCtxVerdict(check, trust),
+      signer: check.keyId === null ? null : trust.nameOf(check.keyId),
+    };
+  },
+  async importFile(store, bytes, trust, options): Promise<AnyImportResult> {
+    return { format: "lean-ctx", result: await importLeanCtx(store, bytes, trust, options) };
+  },
   notABranchHead:
     "is a lean-ctx snapshot, kept as itself: it never heads or parents a ctxsnap branch",
   sniff(bytes: Uint8Array): boolean {
