@@ -67,7 +67,6 @@ import {
 import type { TrustPolicy } from "../history/verify.ts";
 import { fdReader } from "../format/tar.ts";
 import { openSource, verifyStream } from "../share/verify_file.ts";
-import type { FormatName } from "../share/formats/format.ts";
 import { VERSION } from "../version.ts";
 
 /** The schema tag of the view data. */
@@ -116,7 +115,7 @@ export interface ViewSnapshot {
   /** Snapshot id. */
   id: string;
   /** `ctxsnap`, or the format it is kept as (`lean-ctx`: imported as itself, no workspace). */
-  format: FormatName;
+  format: "ctxsnap" | "lean-ctx";
   /** Parent id, or null. */
   parent: string | null;
   /** Session. */
