@@ -24,7 +24,7 @@
  * const lean = await formatNamed("lean-ctx");
  * if (!lean.sniff(new TextEncoder().encode('{"schema_version": 1}'))) throw new Error("sniff");
  * const own = await formatNamed("ctxsnap");
- * if (own.sniff(new TextEncoder().encode('{"schema_version": 1}'))) throw new Error("not ours");
+ * if (own.sniff(new TextEncoder().encode("plain text"))) throw new Error("neither JSON nor tar");
  * ```
  * @module
  */
@@ -77,7 +77,11 @@ export interface SnapshotFormat {
   readonly name: FormatName;
   /** Whether this format's code keeps its files as themselves (not ctxsnap). */
   readonly kept: boolean;
-  /** Whether `bytes` (a whole JSON file, or the first bytes of any file) is meant as this format. */
+  /**
+   * Whether `bytes` (a whole JSON file, or the first bytes of any file) is
+   * meant as this format. Kept formats are asked first: ctxsnap's own answers
+   * for any JSON object or tar archive.
+   */
   sniff(bytes: Uint8Array): boolean;
   /** Stored ids starting with `prefix` (lowercase hex), at most `limit`. */
   idsWithPrefix(store: Store, prefix: string, limit: number): string[];
@@ -174,6 +178,11 @@ export interface KeptFormat extends SnapshotFormat {
   export(store: Store, signer: Signer, source: { format: FormatName; id: string }): Promise<
     ExportedFile
   >;
+  /**
+   * Reads this format's signing key file (`key import --lean-ctx FILE`): the
+   * Ed25519 seed, and whether group or others may read the file.
+   */
+  readSigningKeyFile(file: string): { seed: Uint8Array; looseMode: boolean };
   /** Why a snapshot of this format cannot head a ctxsnap branch (`fork`): the refusal's text. */
   readonly notABranchHead: string;
 }

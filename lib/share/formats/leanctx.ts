@@ -56,6 +56,7 @@ import {
   readLeanCtx,
   verifyStoredLeanCtx,
 } from "../leanctx_store.ts";
+import { readLeanCtxSeedFile } from "../leanctx_key.ts";
 import type { KeptFormat, Presented, StoredSnapshot } from "./format.ts";
 
 const TITLE = "lean-ctx CONTEXT_SNAPSHOT_V1";
@@ -350,6 +351,9 @@ export const leanCtxFormat: KeptFormat = {
   kept: true,
   title: TITLE,
   maxFileBytes: MAX_LEANCTX_BYTES,
+  readSigningKeyFile(file: string): { seed: Uint8Array; looseMode: boolean } {
+    return readLeanCtxSeedFile(file);
+  },
   async checkFile(bytes: Uint8Array, trust: TrustPolicy): Promise<AnyFileReport> {
     const check = await checkLeanCtxBytes(bytes);
     return {
