@@ -269,6 +269,16 @@ Deno.test("fork and materialize refuse a lean-ctx id with the reason, changing n
   });
 });
 
+Deno.test("show --skipped of a lean-ctx id is a usage error: it records no workspace", async () => {
+  await withStore(async (ws) => {
+    const id = await importLean(ws, "resume the port");
+    const run = await ws.run(["show", id.slice(0, 10), "--skipped"]);
+    expectCode(run, 2, "show --skipped of a lean-ctx snapshot");
+    assert(run.stderr.includes("records no workspace"), run.stderr);
+    expectCode(await ws.run(["show", id.slice(0, 10)]), 0, "show of it");
+  });
+});
+
 Deno.test("the Replay view draws stored lean-ctx snapshots on their quarantine lane, checked, with their session slice", async () => {
   await withStore(async (ws) => {
     expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
