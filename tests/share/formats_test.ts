@@ -322,6 +322,35 @@ Deno.test("the Replay view draws stored lean-ctx snapshots on their quarantine l
   });
 });
 
+Deno.test("an id prefix naming both a ctxsnap and a lean-ctx snapshot names the ctxsnap one, and more characters reach the lean-ctx one", async () => {
+  await withStore(async (ws) => {
+    const own = jsonOf(await ws.run(["create", "-m", "one", "--json"]), "create").id as string;
+    // A stored lean-ctx row whose id shares the ctxsnap id's first 8 characters.
+    const shadow = own.slice(0, 8) + "f".repeat(56);
+    const store = Store.open(join(ws.path, ".ctxsnap"));
+    try {
+      const { insertLeanCtxRow } = await import("../../lib/repository/leanctx_rows.ts");
+      store.transaction("test", () =>
+        insertLeanCtxRow(store, {
+          id: shadow,
+          session: "main",
+          branch: "imported/unsigned",
+          key_id: null,
+          created_at: "2026-01-01T00:00:00Z",
+          file: new TextEncoder().encode("{}"),
+        }));
+    } finally {
+      store.close();
+    }
+    const shown = jsonOf(await ws.run(["show", own.slice(0, 8), "--json"]), "show prefix");
+    assertEquals(shown.id, own, "the imported row shadowed the user's snapshot");
+    expectCode(await ws.run(["restore", own.slice(0, 8), "--dry-run"]), 0, "restore prefix");
+    // Past the shared prefix the lean-ctx row is reached (and its bytes are refused: not a file).
+    const lean = await ws.run(["show", shadow.slice(0, 12)]);
+    expectCode(lean, 1, "show of the stored lean-ctx row");
+  });
+});
+
 Deno.test("the format registry: a ctxsnap snapshot wins a prefix, a kept format is found only by its own ids, file sniffing", async () => {
   await withStore(async (ws) => {
     expectCode(await ws.run(["create", "-m", "one"]), 0, "create");
