@@ -12,7 +12,8 @@ import type { SnapshotContext } from "../../format/body.ts";
 import { diffStoredTrees, diffTrees, type StoredTreeDiff } from "../../repository/diff.ts";
 import { readSessionState, sessionChange } from "../../history/session_state.ts";
 import { hunkHeader } from "../../history/text_diff.ts";
-import { readEnvelope, selection } from "../../history/timeline.ts";
+import { selection } from "../../history/timeline.ts";
+import { ctxsnapFormat } from "../../share/formats/ctxsnap.ts";
 import type { FileChange } from "../../view/patch.ts";
 import { type Command, flag, openStore, short, str, type Target, target } from "../command.ts";
 import { esc } from "../output.ts";
@@ -28,12 +29,8 @@ async function sideOf(
   store: Store,
   side: Target,
 ): Promise<{ tree: string | null; context: SnapshotContext }> {
-  if (side.kept !== null) {
-    const stored = await side.kept.describe(store, side.id);
-    return { tree: stored.tree, context: stored.context };
-  }
-  const body = (await readEnvelope(store, side.id)).body; // id and signature checked
-  return { tree: body.workspace?.tree ?? null, context: body.context };
+  const stored = await (side.kept ?? ctxsnapFormat).describe(store, side.id);
+  return { tree: stored.tree, context: stored.context };
 }
 
 /** What a file change is when it has no line counts. */
