@@ -646,7 +646,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "leanctx-float-exact",
-    file: "lib/share/_serde_f64.ts",
+    file: "lib/format/serde_f64.ts",
     find: "  const text = String(Math.abs(x));",
     replace: "  const text = String(Number(Math.abs(x).toPrecision(15)));",
     tests: [t("share/leanctx_test.ts", "a float changed by one ulp is tampered")],
@@ -1320,7 +1320,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "show-file-task-escaped",
-    file: "lib/cli/commands/_leanctx.ts",
+    file: "lib/cli/commands/_body_lines.ts",
     find:
       'const lines = [`task       ${escapeText(c.task || "-")}`, `progress   ${c.progress_pct}%`];',
     replace: 'const lines = [`task       ${c.task || "-"}`, `progress   ${c.progress_pct}%`];',
@@ -1948,5 +1948,31 @@ export const MUTATIONS: readonly Mutation[] = [
     find: "  return sha256Hex(prefix) === sha256Hex(kept.bytes) ? live : null;",
     replace: "  return live;",
     tests: [t("integrations/agents/resume_test.ts", "never forks a grown agent file")],
+  },
+  {
+    id: "kept-format-read-verified",
+    file: "lib/share/formats/leanctx.ts",
+    find: "    const check = await checkStoredLeanCtx(store, id);\n    if (!check.intact) {",
+    replace: "    const check = await checkStoredLeanCtx(store, id);\n    if (false) {",
+    tests: [
+      t(
+        "share/formats_test.ts",
+        "diff of a lean-ctx snapshot changed behind ctxsnap's back is refused (exit 1)",
+      ),
+    ],
+  },
+  {
+    id: "ctxsnap-id-resolved-first",
+    file: "lib/cli/command.ts",
+    find:
+      '  try {\n    return { format: "ctxsnap", id: revision(ctx, store, text, options), kept: null };',
+    replace:
+      '  try {\n    await (await import("../share/formats/registry.ts")).findKept(store, text);\n    return { format: "ctxsnap", id: revision(ctx, store, text, options), kept: null };',
+    tests: [
+      t(
+        "share/formats_test.ts",
+        "a plain restore, create and show run no query against the lean-ctx table",
+      ),
+    ],
   },
 ];

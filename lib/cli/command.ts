@@ -26,7 +26,7 @@ import { locateStore } from "../repository/locate.ts";
 import { Store } from "../repository/store.ts";
 import { getEnv } from "../runtime.ts";
 import { resolveRevision } from "../history/names.ts";
-import { leanCtxIdsWithPrefix } from "../repository/leanctx_rows.ts";
+import type { KeptFormat } from "../share/formats/format.ts";
 
 export * from "./args.ts";
 import { type CommandContext, userPath } from "./args.ts";
@@ -167,19 +167,25 @@ export function revision(
   });
 }
 
-/** A snapshot argument resolved: a ctxsnap snapshot, or an imported lean-ctx snapshot. */
+/**
+ * A snapshot argument resolved: a ctxsnap snapshot (`kept` null), or a
+ * stored snapshot of a format kept as itself (`kept` its format).
+ */
 export interface Target {
-  /** Which kind of snapshot. */
-  format: "ctxsnap" | "lean-ctx";
+  /** The format's name. */
+  format: "ctxsnap" | KeptFormat["name"];
   /** Its full id. */
   id: string;
+  /** The kept format that holds it, or null for a ctxsnap snapshot. */
+  kept: KeptFormat | null;
 }
 
 /**
- * Resolves a snapshot argument that may also name an imported lean-ctx
- * snapshot: an id prefix matching a lean-ctx snapshot is resolved across
- * both kinds (ambiguous across them: exit 2); anything else is a revision
- * (see {@linkcode revision}).
+ * Resolves a snapshot argument that may also name a stored snapshot of a
+ * kept format (lean-ctx): as a revision first (see {@linkcode revision});
+ * only when no ctxsnap snapshot matches is an id prefix looked up among the
+ * kept formats (`lib/share/formats/registry.ts`), so a ctxsnap snapshot
+ * always wins and a plain restore never loads or queries them.
  */
 export async function target(
   ctx: CommandContext,
@@ -187,13 +193,13 @@ export async function target(
   text: string,
   options: { session?: string | undefined; before?: string | undefined } = {},
 ): Promise<Target> {
-  const t = text.trim().toLowerCase();
-  if (
-    options.before === undefined && /^[0-9a-f]{4,64}$/.test(t) &&
-    leanCtxIdsWithPrefix(store, t, 1).length > 0
-  ) {
-    const { resolveAnyId } = await import("../share/leanctx_store.ts");
-    return resolveAnyId(store, text);
+  try {
+    return { format: "ctxsnap", id: revision(ctx, store, text, options), kept: null };
+  } catch (error) {
+    if (!(error instanceof NotFoundError) || options.before !== undefined) throw error;
+    const { findKept } = await import("../share/formats/registry.ts");
+    const found = await findKept(store, text);
+    if (found === null) throw error;
+    return { format: found.format.name, id: found.id, kept: found.format };
   }
-  return { format: "ctxsnap", id: revision(ctx, store, text, options) };
 }

@@ -31,13 +31,16 @@
  * ```
  * @module
  */
+import { deleteLeanCtxRow } from "./leanctx_rows.ts";
 import type { Store } from "./store.ts";
 
 /**
  * Deletes the snapshot row `id` and records it as forgotten by `operation`
  * at `at` (ms since the epoch); returns false, recording nothing, when the
- * store has no such row. Call it inside the write transaction of an
- * `applying` forget operation.
+ * store has no such row. A snapshot kept as itself (an imported lean-ctx
+ * file, `leanctx_rows.ts`) is deleted without a `forgotten` record: no
+ * chain ever names it as a parent. Call it inside the write transaction of
+ * an `applying` forget operation.
  */
 export function forgetSnapshotRow(
   store: Store,
@@ -45,7 +48,9 @@ export function forgetSnapshotRow(
   operation: string,
   at: number,
 ): boolean {
-  if (store.stmt("DELETE FROM snapshots WHERE id = ?").run(id).changes !== 1) return false;
+  if (store.stmt("DELETE FROM snapshots WHERE id = ?").run(id).changes !== 1) {
+    return deleteLeanCtxRow(store, id);
+  }
   store.stmt("INSERT OR IGNORE INTO forgotten (id, operation, forgotten_at) VALUES (?, ?, ?)")
     .run(id, operation, at);
   return true;

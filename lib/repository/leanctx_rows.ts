@@ -72,6 +72,16 @@ export function insertLeanCtxRow(
   return result.changes === 1;
 }
 
+/**
+ * Deletes the row of `id`; false when there is none. The schema lets a row
+ * leave only while a `forget` operation is `applying` (call it inside that
+ * operation's write transaction).
+ */
+export function deleteLeanCtxRow(store: Store, id: string): boolean {
+  if (!hasLeanCtxTable(store)) return false;
+  return store.stmt("DELETE FROM leanctx_snapshots WHERE id = ?").run(id).changes === 1;
+}
+
 /** The row of a full id, or null. */
 export function leanCtxRow(store: Store, id: string): LeanCtxRow | null {
   if (!hasLeanCtxTable(store)) return null;

@@ -26,7 +26,7 @@
  * @module
  */
 import { IntegrityError, quote } from "../errors.ts";
-import { formatF64 } from "./_serde_f64.ts";
+import { formatF64 } from "../format/serde_f64.ts";
 
 /** Longest number literal the reader accepts, in characters. */
 export const MAX_NUMBER_LITERAL = 1024;

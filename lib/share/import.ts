@@ -32,8 +32,8 @@ import type { BundleVisitor } from "../format/bundle.ts";
 import { fdWriter } from "./publish.ts";
 import { fdReader } from "../format/tar.ts";
 import { type FileReport, openSource, sniffKind, verifyStream } from "./verify_file.ts";
-import { looksLikeLeanCtx, MAX_LEANCTX_BYTES } from "./leanctx.ts";
-import { importLeanCtx, type LeanCtxImportResult } from "./leanctx_store.ts";
+import type { LeanCtxImportResult } from "./leanctx_store.ts";
+import type { KeptFormat } from "./formats/format.ts";
 
 interface PendingBlob {
   id: string;
@@ -185,30 +185,36 @@ export function importAnyFile(
   options: ImportOptions = {},
 ): Promise<AnyImportResult> {
   return withSource(store, source, async (fd) => {
-    const lean = leanCtxBytesAt(fd);
-    if (lean !== null) {
-      return { format: "lean-ctx", result: await importLeanCtx(store, lean, trust, options) };
-    }
+    const kept = await keptFileAt(fd);
+    if (kept !== null) return await kept.format.importFile(store, kept.bytes, trust, options);
     return { format: "ctxsnap", result: await importFrom(store, fd, trust, options) };
   });
 }
 
-/** The whole file when it is a JSON document meant as a lean-ctx snapshot, else null. */
-function leanCtxBytesAt(fd: number): Uint8Array | null {
+/**
+ * The whole file and its format when it is a JSON document of a format kept
+ * as itself (lean-ctx, found through `formats/registry.ts`), else null.
+ */
+async function keptFileAt(
+  fd: number,
+): Promise<{ format: KeptFormat; bytes: Uint8Array } | null> {
   const read = readerFromStart(fd);
   const head = new Uint8Array(512);
   const n = read(head);
   if (sniffKind(head.subarray(0, n)) !== "snapshot") return null;
-  const bytes = new Uint8Array(MAX_LEANCTX_BYTES + 1);
+  const { keptFormats, sniffKept } = await import("./formats/registry.ts");
+  const max = Math.max(...(await keptFormats()).map((f) => f.maxFileBytes));
+  const bytes = new Uint8Array(max + 1);
   let got = 0;
   for (;;) {
     const m = fs.readSync(fd, bytes, got, bytes.length - got, got);
     if (m === 0) break;
     got += m;
-    if (got === bytes.length) return null; // too large for either reader: pass 1 says so
+    if (got === bytes.length) return null; // too large for every reader: pass 1 says so
   }
   const file = bytes.slice(0, got);
-  return looksLikeLeanCtx(file) ? file : null;
+  const format = await sniffKept(file);
+  return format === null || file.length > format.maxFileBytes ? null : { format, bytes: file };
 }
 
 /** Opens `source` (spooling stdin or a FIFO into the store), runs `fn`, then cleans up. */

@@ -53,7 +53,7 @@ import {
   U64,
 } from "./_leanctx_json.ts";
 
-export { formatF64 } from "./_serde_f64.ts";
+export { formatF64 } from "../format/serde_f64.ts";
 
 /** The only `schema_version` this code reads and writes. */
 export const LEANCTX_SCHEMA_VERSION = 1;

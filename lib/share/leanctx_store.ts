@@ -1,8 +1,8 @@
 /**
  * lean-ctx snapshots in a store: importing a verified file as itself (its
  * exact bytes, id and signature, so it stays verifiable as a lean-ctx file),
- * reading and re-checking stored ones, and resolving an id typed by a person
- * against both ctxsnap and lean-ctx snapshots.
+ * reading and re-checking stored ones. (An id typed by a person is resolved
+ * by `formats/registry.ts`.)
  *
  * An import lands on the quarantine branch `imported/<key id>` of its signer
  * (`imported/unsigned` for an unsigned file) in the current session, like
@@ -37,18 +37,17 @@
  * ```
  * @module
  */
-import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../errors.ts";
+import { IntegrityError, NotFoundError, quote, UntrustedError } from "../errors.ts";
 import { parseRawDocument } from "./_leanctx_json.ts";
 import { assertResolved, finishOperation, startOperation } from "../repository/operations.ts";
 import {
   insertLeanCtxRow,
-  leanCtxIdsWithPrefix,
   type LeanCtxRow,
   leanCtxRow,
   leanCtxRows,
 } from "../repository/leanctx_rows.ts";
 import type { Store } from "../repository/store.ts";
-import { currentSelection, resolveSnapshotId } from "../history/timeline.ts";
+import { currentSelection } from "../history/timeline.ts";
 import type { TrustPolicy } from "../history/verify.ts";
 import {
   checkLeanCtx,
@@ -212,6 +211,8 @@ export interface StoredLeanCtxReport {
   verdict: LeanCtxVerdict;
   /** Signer key id, or null. */
   keyId: string | null;
+  /** Signer public key (hex) as the file names it, or null. */
+  publicKey: string | null;
   /** Signer's trusted name, or null. */
   signer: string | null;
   /** What is wrong, empty when intact. */
@@ -229,6 +230,7 @@ export async function verifyStoredLeanCtx(
       id: row.id,
       verdict: "tampered",
       keyId: row.key_id,
+      publicKey: null,
       signer: null,
       problems: [],
     };
@@ -236,6 +238,7 @@ export async function verifyStoredLeanCtx(
       const check = await checkStoredLeanCtx(store, row.id);
       report.verdict = leanCtxVerdict(check, trust);
       report.keyId = check.keyId;
+      report.publicKey = check.snapshot.signature?.public_key ?? null;
       if (check.keyId !== row.key_id) {
         report.verdict = "tampered";
         report.problems.push(`the index names signer ${row.key_id}, the file ${check.keyId}`);
@@ -250,34 +253,10 @@ export async function verifyStoredLeanCtx(
   return reports;
 }
 
-/** A snapshot id resolved across both kinds. */
+/** A stored snapshot of either format, as `publish --format lean-ctx` takes it. */
 export interface ResolvedId {
   /** Which table holds it. */
   format: "ctxsnap" | "lean-ctx";
   /** The full id. */
   id: string;
-}
-
-/**
- * Resolves a full id or a unique prefix (≥ 4 hex) among ctxsnap and lean-ctx
- * snapshots. Unknown → {@linkcode NotFoundError}; ambiguous → {@linkcode UsageError}.
- */
-export function resolveAnyId(store: Store, prefix: string): ResolvedId {
-  const p = prefix.trim().toLowerCase();
-  const lean = /^[0-9a-f]{4,64}$/.test(p) ? leanCtxIdsWithPrefix(store, p, 11) : [];
-  if (lean.length === 0) return { format: "ctxsnap", id: resolveSnapshotId(store, prefix) };
-  let own: string | null = null;
-  try {
-    own = resolveSnapshotId(store, prefix);
-  } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-  }
-  if (own === null && lean.length === 1) return { format: "lean-ctx", id: lean[0]! };
-  const all = own === null ? lean : [own, ...lean];
-  throw new UsageError(
-    `Snapshot id ${quote(prefix)} is ambiguous: ${
-      all.slice(0, 10).map((id) => id.slice(0, 16)).join(", ")
-    }${all.length > 10 ? ", …" : ""}`,
-    { hint: "type more characters of the id" },
-  );
 }

@@ -22,13 +22,7 @@ import {
 } from "../format/envelope.ts";
 import type { TrustPolicy } from "../history/verify.ts";
 import { type BundleVisitor, readBundle } from "../format/bundle.ts";
-import {
-  checkLeanCtxBytes,
-  type LeanCtxCheck,
-  type LeanCtxVerdict,
-  leanCtxVerdict,
-  looksLikeLeanCtx,
-} from "./leanctx.ts";
+import type { LeanCtxCheck, LeanCtxVerdict } from "./leanctx.ts";
 import { fdReader } from "../format/tar.ts";
 
 /** A readable source: a path, or `-` for standard input. */
@@ -265,7 +259,10 @@ export async function verifyAnyFile(
       };
     }
     const bytes = readUpTo(withPrefix(prefix, read), MAX_ENVELOPE_BYTES);
-    if (!looksLikeLeanCtx(bytes)) {
+    // A JSON document: a published ctxsnap envelope, or a file of a format kept as itself.
+    const { sniffKept } = await import("./formats/registry.ts");
+    const kept = await sniffKept(bytes);
+    if (kept === null) {
       let offset = 0;
       const replay = (buffer: Uint8Array): number => {
         const n = Math.min(buffer.length, bytes.length - offset);
@@ -275,13 +272,7 @@ export async function verifyAnyFile(
       };
       return { format: "ctxsnap", report: await verifyStream(replay, trust, visitor) };
     }
-    const check = await checkLeanCtxBytes(bytes);
-    return {
-      format: "lean-ctx",
-      check,
-      verdict: leanCtxVerdict(check, trust),
-      signer: check.keyId === null ? null : trust.nameOf(check.keyId),
-    };
+    return await kept.checkFile(bytes, trust);
   } finally {
     if (fd !== 0) fs.closeSync(fd);
   }

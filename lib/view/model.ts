@@ -114,6 +114,8 @@ export interface ViewSigner {
 export interface ViewSnapshot {
   /** Snapshot id. */
   id: string;
+  /** `ctxsnap`, or the format it is kept as (`lean-ctx`: imported as itself, no workspace). */
+  format: "ctxsnap" | "lean-ctx";
   /** Parent id, or null. */
   parent: string | null;
   /** Session. */
@@ -525,7 +527,7 @@ async function buildFromStore(
       outsideTrees.set(row.parent, null);
     }
   }
-  return assemble(
+  const data = await assemble(
     inputs,
     branches,
     content,
@@ -534,6 +536,95 @@ async function buildFromStore(
     options,
     (id) => outsideTrees.get(id) ?? null,
   );
+  await addKept(store, scope, trust, data);
+  return data;
+}
+
+/**
+ * Adds the stored snapshots of the formats kept as themselves (lean-ctx) in
+ * `scope` after the ctxsnap ones, oldest import first, each on the lane of
+ * its quarantine branch: their content re-checked by their format (a
+ * tampered one is drawn `invalid`, with why), their session slice as the
+ * context, no workspace.
+ */
+async function addKept(
+  store: Store,
+  scope: StoreScope,
+  trust: TrustPolicy,
+  data: TimelineData,
+): Promise<void> {
+  const { keptFormats } = await import("../share/formats/registry.ts");
+  const filter = scope.kind === "all"
+    ? {}
+    : scope.kind === "session"
+    ? { session: scope.session }
+    : { session: scope.session, branch: scope.branch };
+  for (const format of await keptFormats()) {
+    const stored = (await format.list(store, filter)).reverse();
+    if (stored.length === 0) continue;
+    const verdicts = new Map((await format.verifyAll(store, trust)).map((v) => [v.id, v]));
+    const added = new Set<string>();
+    for (const s of stored) {
+      const v = verdicts.get(s.id);
+      const verdict = v?.verdict ?? "tampered";
+      const status = verdict === "trusted"
+        ? "trusted"
+        : verdict === "tampered"
+        ? "invalid"
+        : "untrusted";
+      const lane = `${s.session}/${s.branch}`;
+      data.snapshots.push({
+        id: s.id,
+        format: format.name,
+        parent: s.parent,
+        session: s.session,
+        branch: s.branch,
+        lane,
+        created_at: s.created_at,
+        reason: s.reason ?? "",
+        source: null,
+        reverted_to: null,
+        pre_restore_for: null,
+        imported: true,
+        readable: s.readable,
+        context: s.context,
+        cursors: null,
+        facets: {},
+        slices: s.slices,
+        git: s.git,
+        workspace: null,
+        tree: null,
+        tool: s.tool,
+        signer: {
+          key_id: v?.keyId ?? s.key_id ?? "",
+          public_key: v?.publicKey ?? "",
+          name: v?.signer ?? null,
+          id_matches: v !== undefined && !v.problems.includes("id check failed") &&
+            v.problems.every((p) => p.endsWith(" check failed")),
+          signature_valid: verdict === "trusted" || verdict === "untrusted",
+          trusted: verdict === "trusted",
+          status,
+        },
+        problems: v?.problems ?? ["not re-checked"],
+        changes: null,
+        parent_tree: null,
+      });
+      data.verification[status]++;
+      const lanes = data.branches.filter((b) => b.lane === lane);
+      if (lanes.length === 0) {
+        data.branches.push({
+          session: s.session,
+          name: s.branch,
+          lane,
+          head: s.id,
+          base: null,
+          kind: "imported",
+          current: false,
+        });
+      } else if (added.has(lane)) lanes[0]!.head = s.id; // oldest first: the newest import heads it
+      added.add(lane);
+    }
+  }
 }
 
 /** A verified file's content held in memory: trees, and blobs up to the limits. */
@@ -839,6 +930,7 @@ async function assemble(
     const metadata = body?.facets.metadata ?? {};
     snapshots.push({
       id: input.row.id,
+      format: "ctxsnap",
       parent: input.row.parent,
       session: input.row.session,
       branch: input.row.branch,

@@ -12,17 +12,10 @@ import { diffText, formatUnified } from "../../history/text_diff.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
 import { type CommandContext, flag, list, type Parsed, short, str, userPath } from "../command.ts";
 import { esc } from "../output.ts";
-import {
-  checkText,
-  contextLines,
-  gitLine,
-  leanCtxContentLines,
-  leanVerdictError,
-} from "./_leanctx.ts";
+import { contextLines, gitLine } from "./_body_lines.ts";
 import {
   fileDocument,
   fileTrust,
-  leanTamper,
   reportTampered,
   shownName,
   signatureTamper,
@@ -93,27 +86,18 @@ export async function showFile(
     throw error;
   }
   const any = inspection.report;
-  if (any.format === "lean-ctx") {
-    const tampered = leanTamper(any);
+  if (any.format !== "ctxsnap") {
+    // A file of a format kept as itself (lean-ctx): its format presents it.
+    const { keptFormatNamed } = await import("../../share/formats/registry.ts");
+    const format = await keptFormatNamed(any.format);
+    const { tampered } = format.presentFileCheck(any, trust);
     if (tampered !== null) return reportTampered(ctx, source, tampered);
     if (flag(parsed, "skipped")) {
-      throw new UsageError("A lean-ctx file records no workspace: --skipped does not apply");
+      throw new UsageError(`A ${format.name} file records no workspace: --skipped does not apply`);
     }
-    const { leanCtxJson } = await import("./_leanctx.ts");
-    ctx.out.result(
-      {
-        file: source,
-        format: "lean-ctx",
-        verdict: any.verdict,
-        snapshot: leanCtxJson(any.check.snapshot),
-      },
-      () =>
-        [checkText(any.check, any.verdict, trust), ...leanCtxContentLines(any.check.snapshot)].join(
-          "\n",
-        ),
-    );
-    const error = leanVerdictError(any.check, any.verdict);
-    return error === null ? 0 : ctx.out.error(error);
+    const shown = format.presentFileContent(any, trust);
+    ctx.out.result({ file: source, ...shown.document }, shown.text);
+    return shown.error === null ? 0 : ctx.out.error(shown.error);
   }
   const report = any.report;
   const tampered = signatureTamper(report);

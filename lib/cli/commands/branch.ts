@@ -6,7 +6,7 @@ import { UsageError } from "../../errors.ts";
 import { forkBranch } from "../../history/branch.ts";
 import { summarizeBranch } from "../../history/summary.ts";
 import { listBranches, selection } from "../../history/timeline.ts";
-import { type Command, openStore, revision, short, str } from "../command.ts";
+import { type Command, openStore, short, str, target } from "../command.ts";
 import { runSwitch, SWITCH_OPTIONS } from "./switch.ts";
 import { esc } from "../output.ts";
 
@@ -63,12 +63,21 @@ export const fork: Command = {
   examples: ["ctxsnap fork 3f2a --name try-sqlite", "ctxsnap fork HEAD~2 --name retry"],
   options: { name: { type: "string", arg: "NAME", help: "branch name (default fork-<id8>)" } },
   positionals: 1,
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const given = parsed.positionals[0];
     if (given === undefined) throw new UsageError("fork needs a snapshot (an id, HEAD, …)");
     const store = openStore(ctx);
     try {
-      const id = revision(ctx, store, given);
+      const found = await target(ctx, store, given);
+      if (found.kept !== null) {
+        // A snapshot kept as itself is never the head or parent of a ctxsnap snapshot.
+        throw new UsageError(`Snapshot ${short(found.id)} ${found.kept.notABranchHead}`, {
+          hint: `restore it (\`ctxsnap restore ${
+            short(found.id)
+          }\` merges its session and records a ctxsnap snapshot), then fork HEAD`,
+        });
+      }
+      const id = found.id;
       const row = forkBranch(store, id, str(parsed, "name"));
       ctx.out.result(
         { session: row.session, branch: row.name, head: row.head },
@@ -77,7 +86,7 @@ export const fork: Command = {
             esc(row.session)
           }.\nSwitch to it: ctxsnap switch ${esc(row.name)}`,
       );
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

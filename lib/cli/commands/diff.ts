@@ -12,19 +12,25 @@ import type { SnapshotContext } from "../../format/body.ts";
 import { diffStoredTrees, diffTrees, type StoredTreeDiff } from "../../repository/diff.ts";
 import { readSessionState, sessionChange } from "../../history/session_state.ts";
 import { hunkHeader } from "../../history/text_diff.ts";
-import { readEnvelope, selection } from "../../history/timeline.ts";
+import { selection } from "../../history/timeline.ts";
+import { ctxsnapFormat } from "../../share/formats/ctxsnap.ts";
 import type { FileChange } from "../../view/patch.ts";
-import { type Command, flag, openStore, revision, short, str } from "../command.ts";
+import { type Command, flag, openStore, short, str, type Target, target } from "../command.ts";
 import { esc } from "../output.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
+/**
+ * One side of the diff: its tree and session context, read verified by its
+ * format (a lean-ctx snapshot records no workspace: its tree is null, as for
+ * a ctxsnap snapshot that captured none, and its session slice is compared).
+ */
 async function sideOf(
   store: Store,
-  id: string,
+  side: Target,
 ): Promise<{ tree: string | null; context: SnapshotContext }> {
-  const body = (await readEnvelope(store, id)).body; // id and signature checked
-  return { tree: body.workspace?.tree ?? null, context: body.context };
+  const stored = await (side.kept ?? ctxsnapFormat).describe(store, side.id);
+  return { tree: stored.tree, context: stored.context };
 }
 
 /** What a file change is when it has no line counts. */
@@ -114,9 +120,11 @@ export const diff: Command = {
       // One committed state for every query this command makes (DESIGN.md §3.4).
       return await store.readAsync(async () => {
         const session = str(parsed, "session");
-        const idA = revision(ctx, store, a ?? "HEAD", { session });
-        const idB = b === undefined ? null : revision(ctx, store, b, { session });
-        const left = await sideOf(store, idA);
+        const sideA = await target(ctx, store, a ?? "HEAD", { session });
+        const sideB = b === undefined ? null : await target(ctx, store, b, { session });
+        const idA = sideA.id;
+        const idB = sideB?.id ?? null;
+        const left = await sideOf(store, sideA);
         let trees: StoredTreeDiff;
         let rightContext: SnapshotContext;
         if (idB === null) {
@@ -131,7 +139,7 @@ export const diff: Command = {
           rightContext = readSessionState(store, selection(store, session).session);
         } else {
           // Two snapshots: equal subtrees are skipped, never read.
-          const right = await sideOf(store, idB);
+          const right = await sideOf(store, sideB!);
           trees = diffStoredTrees(store, left.tree, right.tree);
           rightContext = right.context;
         }

@@ -6,7 +6,7 @@ import { UsageError } from "../../errors.ts";
 import { forgetImpact, forgetSnapshots, planForget } from "../../history/forget.ts";
 import { selection } from "../../history/timeline.ts";
 import { planRetention, readRetention } from "../../history/retention.ts";
-import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
+import { type Command, flag, intOption, openStore, short, str, target } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The `forget` command. */
@@ -35,7 +35,7 @@ export const forget: Command = {
     session: { type: "string", arg: "S", help: "session (default: current)" },
   },
   positionals: "any",
-  run(ctx, parsed) {
+  async run(ctx, parsed) {
     const branch = str(parsed, "branch");
     const keepLast = intOption(parsed, "keep-last", 0, 1_000_000_000);
     const policy = flag(parsed, "policy");
@@ -57,10 +57,13 @@ export const forget: Command = {
       }
       const plan = policy ? planRetention(store, readRetention(store.dir)) : null;
       const session = selection(store, str(parsed, "session")).session;
+      // An id may name a snapshot kept as itself (lean-ctx): forgotten like any.
+      const named: string[] = [];
+      for (const p of parsed.positionals) named.push((await target(ctx, store, p, { session })).id);
       const ids = plan !== null
         ? plan.drop
         : parsed.positionals.length > 0
-        ? parsed.positionals.map((p) => revision(ctx, store, p, { session }))
+        ? named
         : planForget(store, {
           session,
           ...(branch !== undefined ? { branch } : {}),
@@ -94,14 +97,14 @@ export const forget: Command = {
               ...(unundoable.length > 0 ? [`and then ${cutText(unundoable)}`] : []),
             ].join("\n"),
         );
-        return Promise.resolve(0);
+        return 0;
       }
       if (ids.length === 0 && plan !== null) {
         ctx.out.result(
           { operation: null, forgotten: [], branches: [], unundoable: [] },
           () => "Nothing to forget: the retention policy keeps every snapshot.",
         );
-        return Promise.resolve(0);
+        return 0;
       }
       const result = forgetSnapshots(store, ids, deleted !== null ? { deleteBranch: deleted } : {});
       if (result.unundoable.length > 0) ctx.out.warn(cutText(result.unundoable));
@@ -112,7 +115,7 @@ export const forget: Command = {
             result.branches.length ? ` and branch ${esc(result.branches.join(", "))}` : ""
           } (${esc(result.operation)}). Run \`ctxsnap gc\` to free space.`,
       );
-      return Promise.resolve(0);
+      return 0;
     } finally {
       store.close();
     }

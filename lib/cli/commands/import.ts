@@ -76,39 +76,11 @@ export const importCommand: Command = {
         }
         throw error;
       }
-      if (any.format === "lean-ctx") {
-        const lean = any.result;
-        const { signerJson } = await import("./_leanctx.ts");
-        ctx.out.result({
-          format: "lean-ctx",
-          primary: lean.id,
-          kind: "lean-ctx",
-          already_present: lean.alreadyPresent,
-          imported: lean.alreadyPresent ? [] : [lean.id],
-          present: lean.alreadyPresent ? [lean.id] : [],
-          session: lean.session,
-          branch: lean.branch,
-          verdict: lean.verdict,
-          signer: signerJson(lean.check, trust),
-          layout: lean.check.layout,
-          with_workspace: false,
-          blobs: 0,
-          trusted: lean.verdict === "trusted",
-          operation: lean.operation,
-        }, () => {
-          if (lean.alreadyPresent) {
-            return `Already present: lean-ctx ${short(lean.id)} (${lean.session}/${lean.branch})`;
-          }
-          return [
-            `Imported lean-ctx snapshot ${short(lean.id)} onto ${lean.session}/${lean.branch}`,
-            "  kept as itself: its own bytes, id and signature (no workspace content)",
-            lean.verdict === "trusted"
-              ? ""
-              : `  ${
-                lean.verdict === "unsigned" ? "UNSIGNED" : "signer NOT trusted"
-              } (--allow-untrusted)`,
-          ].filter((l) => l !== "").join("\n");
-        });
+      if (any.format !== "ctxsnap") {
+        // A file of a format kept as itself (lean-ctx): its format presents what was done.
+        const { keptFormatNamed } = await import("../../share/formats/registry.ts");
+        const done = (await keptFormatNamed(any.format)).presentImport(any, trust);
+        ctx.out.result(done.document, done.text);
         return 0;
       }
       const result = any.result;

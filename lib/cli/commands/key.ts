@@ -73,8 +73,10 @@ export const key: Command = {
             hint: "ctxsnap key import --lean-ctx ~/.local/share/lean-ctx/keys/ctxpkg-ed25519.key",
           });
         }
-        const { readLeanCtxSeedFile } = await import("./_leanctx_key.ts");
-        const { seed, looseMode } = readLeanCtxSeedFile(userPath(file));
+        const { keptFormatNamed } = await import("../../share/formats/registry.ts");
+        const { seed, looseMode } = (await keptFormatNamed("lean-ctx")).readSigningKeyFile(
+          userPath(file),
+        );
         if (looseMode) {
           ctx.out.warn(
             `${

@@ -11,40 +11,29 @@ import {
   selection,
 } from "../../history/timeline.ts";
 import type { Envelope } from "../../format/envelope.ts";
-import { type LeanCtxRow, leanCtxRows } from "../../repository/leanctx_rows.ts";
 import { getSnapshotRow } from "../../repository/snapshot_rows.ts";
 import type { Store } from "../../repository/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 
-/** Summaries of stored lean-ctx snapshots; the task stands in for the reason. */
-async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotSummary[]> {
-  const { readLeanCtx } = await import("../../share/leanctx_store.ts");
-  return rows.map((row) => {
-    let lean = null;
-    try {
-      lean = readLeanCtx(store, row.id).snapshot;
-    } catch {
-      lean = null;
+/**
+ * Summaries of the stored snapshots of every format kept as itself
+ * (lean-ctx), newest import first; the task stands in for the reason.
+ */
+async function keptItems(
+  store: Store,
+  filter: { session?: string; branch?: string },
+): Promise<SnapshotSummary[]> {
+  const { keptFormats } = await import("../../share/formats/registry.ts");
+  const items: SnapshotSummary[] = [];
+  for (const format of await keptFormats()) {
+    for (const stored of await format.list(store, filter)) {
+      const { context: _c, tree: _t, tool: _tool, slices: _s, ...summary } = stored;
+      items.push(summary);
     }
-    return {
-      id: row.id,
-      format: "lean-ctx",
-      created_at: lean?.created_at ?? row.created_at,
-      session: row.session,
-      branch: row.branch,
-      parent: lean?.parent_id ?? null,
-      reason: lean?.session?.task ?? null,
-      source: null,
-      workspace: null,
-      git: lean?.git ?? null,
-      reverted_to: null,
-      key_id: row.key_id,
-      imported: true,
-      readable: lean !== null,
-    };
-  });
+  }
+  return items;
 }
 
 /**
@@ -256,19 +245,18 @@ export const list: Command = {
             ...(limit !== undefined ? { limit } : {}),
             ...(before !== undefined ? { before } : {}),
           });
-          // lean-ctx snapshots (imported as themselves) follow, newest import first.
-          const leanRows = leanCtxRows(
+          // Snapshots kept as themselves (lean-ctx) follow, newest import first.
+          let keptList = await keptItems(
             store,
             all ? {} : { session: sel.session, branch: sel.branch },
           );
-          let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
           if (before !== undefined) {
-            leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
+            keptList = keptList.filter((item) => Date.parse(item.created_at) <= before);
           }
           if (limit !== undefined) {
-            leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
+            keptList = keptList.slice(0, Math.max(0, limit - items.length));
           }
-          rows = [...items, ...leanItems];
+          rows = [...items, ...keptList];
           // Where each row really is (an import: imported/<key id>, not the body's branch).
           const holding = all ? branchesHolding(store) : null;
           on = {};
@@ -305,8 +293,8 @@ export const list: Command = {
                     ),
                   ]
                   : []),
-                item.format === "lean-ctx"
-                  ? "lean-ctx"
+                item.format !== "ctxsnap"
+                  ? item.format
                   : item.workspace === null
                   ? "no workspace"
                   : `${item.workspace.files} files`,

@@ -5,7 +5,7 @@
 import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
 import { readEnvelope } from "../../history/timeline.ts";
-import { type Command, openStore, revision, short } from "../command.ts";
+import { type Command, openStore, short, target } from "../command.ts";
 import { esc } from "../output.ts";
 
 /** The `materialize` command. */
@@ -28,7 +28,16 @@ export const materialize: Command = {
     try {
       // One committed state for every query this command makes (DESIGN.md §3.4).
       return await store.readAsync(async () => {
-        const id = revision(ctx, store, prefix);
+        const found = await target(ctx, store, prefix);
+        const id = found.id;
+        if (found.kept !== null) {
+          throw new UsageError(
+            `Snapshot ${
+              short(id)
+            } is a ${found.format} snapshot, which records no workspace: there are no files to write`,
+            { hint: `\`ctxsnap show ${short(id)}\` prints what it recorded` },
+          );
+        }
         const tree = (await readEnvelope(store, id)).body.workspace?.tree;
         if (tree === undefined) throw new UsageError(`Snapshot ${short(id)} recorded no workspace`);
         const { materialize: materializeTree } = await import(

@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { UsageError } from "../../errors.ts";
 import { checkOverwrite } from "../_overwrite.ts";
 import { isTerminal } from "../../runtime.ts";
-import type { ResolvedId } from "../../share/leanctx_store.ts";
+import type { KeptFormat } from "../../share/formats/format.ts";
 import type { PublishBelow } from "../../share/publish.ts";
 import type { Store } from "../../repository/store.ts";
 import {
@@ -19,6 +19,7 @@ import {
   openStore,
   short,
   str,
+  type Target,
   target as resolveTarget,
   userPath,
 } from "../command.ts";
@@ -67,17 +68,20 @@ function destination(store: Store, cwd: string, out: string | undefined): {
   return { file: given };
 }
 
-/** `publish --format lean-ctx`: the lean-ctx file, signed with this machine's key when needed. */
-async function publishLeanCtx(
+/**
+ * `publish --format F` for a format kept as itself (lean-ctx): the file its
+ * format exports, signed with this machine's key when needed.
+ */
+async function publishKept(
   ctx: CommandContext,
   store: Store,
-  target: ResolvedId,
+  format: KeptFormat,
+  target: Target,
   out: string | undefined,
   force: boolean,
 ): Promise<number> {
-  const { exportLeanCtx } = await import("../../share/leanctx_export.ts");
   const { writeFileAtomic } = await import("../../workspace/io/atomic.ts");
-  const made = await exportLeanCtx(store, await identity(), target);
+  const made = await format.export(store, await identity(), target);
   if (out === "-") {
     ctx.out.raw(made.text);
     return 0;
@@ -97,29 +101,25 @@ async function publishLeanCtx(
     file = path.join(where.below.root, rel);
   } else {
     file = where.file ?? path.join(where.dir!, made.fileName);
-    checkOverwrite(file, "lean-ctx", { force });
+    checkOverwrite(file, format.name, { force });
     writeFileAtomic(file, made.text, { mode: 0o644 });
   }
-  const sig = made.snapshot.signature!;
-  const { keyIdOf } = await import("../../crypto/ed25519.ts");
-  const { fromHex } = await import("../../encoding/hex.ts");
-  const keyId = keyIdOf(fromHex(sig.public_key, 32));
   ctx.out.result(
     {
       path: file,
-      format: "lean-ctx",
-      kind: "lean-ctx",
-      id: made.snapshot.snapshot_id,
+      format: format.name,
+      kind: format.name,
+      id: made.id,
       source: target.id,
       source_format: target.format,
       bytes: new TextEncoder().encode(made.text).length,
-      signer: { public_key: sig.public_key, key_id: keyId },
+      signer: made.signer,
       signed_now: made.signedNow,
     },
     () =>
-      `Wrote ${file}\n  lean-ctx snapshot ${short(made.snapshot.snapshot_id)} (from ${
-        target.format === "lean-ctx" ? "lean-ctx" : "ctxsnap"
-      } ${short(target.id)}), ${made.signedNow ? "signed by" : "keeps its signature by"} ${keyId}`,
+      `Wrote ${file}\n  ${format.name} snapshot ${short(made.id)} (from ${target.format} ${
+        short(target.id)
+      }), ${made.signedNow ? "signed by" : "keeps its signature by"} ${made.signer.key_id}`,
   );
   return 0;
 }
@@ -176,31 +176,39 @@ export const publish: Command = {
       "../../share/publish.ts"
     );
     const format = str(parsed, "format");
-    if (format !== undefined && format !== "ctxsnap" && format !== "lean-ctx") {
-      throw new UsageError(`--format takes ctxsnap or lean-ctx, not ${JSON.stringify(format)}`);
+    // The format to write: ctxsnap's own, or one kept as itself (lean-ctx).
+    const { keptFormatNamed, keptFormatNames } = await import("../../share/formats/registry.ts");
+    const formats = ["ctxsnap", ...keptFormatNames()];
+    if (format !== undefined && !formats.includes(format)) {
+      throw new UsageError(
+        `--format takes ${formats.join(" or ")}, not ${JSON.stringify(format)}`,
+      );
     }
     const store = openStore(ctx, { readOnly: true });
     try {
       // One committed state for every query this command makes (DESIGN.md §3.4).
       return await store.readAsync(async () => {
         const target = await resolveTarget(ctx, store, prefix);
-        if (format === "lean-ctx" || (format === undefined && target.format === "lean-ctx")) {
+        const writing = format ?? target.format;
+        if (writing !== "ctxsnap") {
+          const kept = await keptFormatNamed(writing);
           if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
             throw new UsageError(
-              "A lean-ctx file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply",
+              `A ${kept.name} file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply`,
             );
           }
-          return await publishLeanCtx(
+          return await publishKept(
             ctx,
             store,
+            kept,
             target,
             str(parsed, "out"),
             flag(parsed, "force"),
           );
         }
-        if (target.format === "lean-ctx") {
-          throw new UsageError(`${short(target.id)} is a lean-ctx snapshot`, {
-            hint: "publish it as itself with --format lean-ctx",
+        if (target.kept !== null) {
+          throw new UsageError(`${short(target.id)} is a ${target.format} snapshot`, {
+            hint: `publish it as itself with --format ${target.format}`,
           });
         }
         const id = target.id;

@@ -27,6 +27,7 @@ import {
   type Parsed,
   short,
   str,
+  type Target,
   target,
 } from "../command.ts";
 
@@ -241,65 +242,36 @@ async function runRestore(
   }
 }
 
-/** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
-async function runLeanCtxRestore(
+/**
+ * `restore` of a stored snapshot of a format kept as itself (lean-ctx): it
+ * records no workspace, so its format merges its session slice and, with
+ * --git, checks out its anchor.
+ */
+async function runKeptRestore(
   ctx: CommandContext,
   parsed: Parsed,
-  id: string,
+  found: Target,
   store: Store,
 ): Promise<number> {
+  const kept = found.kept!;
   for (const option of ["workspace", "force"]) {
     if (flag(parsed, option)) {
       throw new UsageError(
-        `--${option} does not apply to a lean-ctx snapshot (it has no workspace)`,
+        `--${option} does not apply to a ${kept.name} snapshot (it has no workspace)`,
         {
           hint: "restore its session (the default) and, with --git, its git anchor",
         },
       );
     }
   }
-  const { restoreLeanCtx } = await import("../../share/leanctx_restore.ts");
   const signer = await identity();
   {
-    const result = await restoreLeanCtx(store, signer, id, {
+    const done = await kept.restoreSession(store, signer, found.id, {
       git: flag(parsed, "git"),
       dryRun: flag(parsed, "dry-run"),
       ...(str(parsed, "branch") !== undefined ? { branch: str(parsed, "branch")! } : {}),
     });
-    const m = result.merge;
-    ctx.out.result({
-      target: result.target,
-      format: "lean-ctx",
-      dry_run: result.dryRun,
-      session_merged: result.sessionMerged,
-      task: m.task,
-      progress_pct: m.progressPct,
-      decisions_added: m.decisionsAdded,
-      files_added: m.filesAdded,
-      git_commit: result.gitCommit,
-      operation: result.operation,
-      snapshot: result.snapshot,
-    }, () => {
-      const lines = [
-        result.dryRun
-          ? `plan to restore lean-ctx ${short(result.target)} (dry run, nothing changed):`
-          : `restored lean-ctx ${short(result.target)}; recorded as ${short(result.snapshot)}`,
-      ];
-      if (!result.sessionMerged) lines.push("  no session slice to merge");
-      else {
-        if (m.task !== null) lines.push(`  task       ${esc(m.task)}`);
-        if (m.progressPct !== null) lines.push(`  progress   ${m.progressPct}%`);
-        lines.push(
-          `  ${m.decisionsAdded.length} decision(s) and ${m.filesAdded.length} file(s) added to the live session`,
-        );
-      }
-      if (result.gitCommit !== null) {
-        lines.push(
-          `  ${result.dryRun ? "would check out" : "checked out"} ${result.gitCommit} (detached)`,
-        );
-      }
-      return lines.join("\n");
-    });
+    ctx.out.result(done.document, done.text);
     return 0;
   }
 }
@@ -333,7 +305,7 @@ export const restore: Command = {
     const store = openStore(ctx);
     try {
       const found = await target(ctx, store, given ?? "HEAD", { before: str(parsed, "before") });
-      if (found.format === "lean-ctx") return await runLeanCtxRestore(ctx, parsed, found.id, store);
+      if (found.kept !== null) return await runKeptRestore(ctx, parsed, found, store);
       return await runRestore(ctx, parsed, found.id, store);
     } finally {
       store.close();

@@ -5,10 +5,8 @@
 import { readEnvelope } from "../../history/timeline.ts";
 import { summarize } from "../../history/summary.ts";
 import { promptOfRevision } from "../../history/names.ts";
-import type { Store } from "../../repository/store.ts";
 import {
   type Command,
-  type CommandContext,
   flag,
   list,
   openStore,
@@ -18,56 +16,11 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
-import { contextLines, gitLine, leanCtxContentLines, leanCtxJson } from "./_leanctx.ts";
+import { contextLines, gitLine } from "./_body_lines.ts";
 import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
 import * as fs from "node:fs";
 import { looksLikeFile } from "./verify.ts";
-/** `show` of a stored lean-ctx snapshot. */
-async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
-  const { readLeanCtx } = await import("../../share/leanctx_store.ts");
-  const { keyIdOf } = await import("../../crypto/ed25519.ts");
-  const { fromHex } = await import("../../encoding/hex.ts");
-  const { row, snapshot } = readLeanCtx(store, id);
-  const trust = await trustPolicy([]);
-  const sig = snapshot.signature;
-  const keyId = sig === null ? null : keyIdOf(fromHex(sig.public_key, 32));
-  const signer = sig === null || keyId === null ? null : {
-    key_id: keyId,
-    public_key: sig.public_key,
-    name: trust.nameOf(keyId),
-    trusted: trust.isTrusted(keyId, sig.public_key),
-  };
-  ctx.out.result({
-    id,
-    format: "lean-ctx",
-    imported: true,
-    imported_at: new Date(row.imported_at).toISOString(),
-    session: row.session,
-    branch: row.branch,
-    signer,
-    snapshot: leanCtxJson(snapshot),
-  }, () =>
-    [
-      `snapshot   ${id}  (lean-ctx CONTEXT_SNAPSHOT_V1, written by ${
-        esc(snapshot.lean_ctx_version)
-      })`,
-      `created    ${esc(snapshot.created_at)}`,
-      `timeline   ${esc(row.session)}/${esc(row.branch)}  lean-ctx parent ${
-        snapshot.parent_id === null ? "-" : esc(snapshot.parent_id.slice(0, 12))
-      }`,
-      `signer     ${
-        signer === null
-          ? "none (unsigned)"
-          : `${signer.key_id}${signer.name ? ` (${esc(signer.name)})` : ""}${
-            signer.trusted ? "" : "  untrusted"
-          }`
-      }`,
-      ...leanCtxContentLines(snapshot),
-    ].join("\n"));
-  return 0;
-}
-
 /** The `show` command. */
 export const show: Command = {
   name: "show",
@@ -133,7 +86,19 @@ export const show: Command = {
           session: str(parsed, "session"),
           before: str(parsed, "before"),
         });
-        if (found.format === "lean-ctx") return await showLeanCtx(ctx, store, found.id);
+        if (found.kept !== null) {
+          // A snapshot kept as itself (lean-ctx): its format shows it.
+          if (flag(parsed, "skipped")) {
+            throw new UsageError(
+              `${
+                short(found.id)
+              } is a ${found.format} snapshot, which records no workspace: --skipped does not apply`,
+            );
+          }
+          const shown = await found.kept.show(store, found.id, await trustPolicy([]));
+          ctx.out.result(shown.document, shown.text);
+          return 0;
+        }
         const id = found.id;
         const envelope = await readEnvelope(store, id); // id and signature checked
         if (flag(parsed, "skipped")) {

@@ -17,6 +17,7 @@ import * as fs from "node:fs";
 import { environmentReadable } from "../../runtime.ts";
 import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
+import type { Presented, StoredVerdict } from "../../share/formats/format.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../history/verify.ts";
 import { currentSelection, getBranch } from "../../history/timeline.ts";
 import { hasRevisionSyntax } from "../../history/names.ts";
@@ -152,20 +153,6 @@ export function signatureTamper(report: FileReport): IntegrityError | null {
   });
 }
 
-/** A lean-ctx file's failed check as a tamper verdict. */
-export function leanTamper(
-  any: Extract<AnyFileReport, { format: "lean-ctx" }>,
-): IntegrityError | null {
-  if (any.verdict !== "tampered") return null;
-  const failed = any.check.idMatches ? "signature" : "id";
-  return new IntegrityError(
-    failed === "signature"
-      ? "The signature does not verify"
-      : `The content hashes to ${any.check.computedId}, not its snapshot_id`,
-    { check: failed, at: `snapshot ${any.check.snapshot.snapshot_id}` },
-  );
-}
-
 /** The error a ctxsnap file's trust verdict ends with (untrusted: exit 3), or null. */
 export function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
   if (!report.trusted) {
@@ -204,21 +191,42 @@ export function reportTampered(
   return ctx.out.error(tamperError(source, error));
 }
 
-/** Verifies one file; a tampered one (any failed check) is an {@linkcode IntegrityError} verdict. */
-async function verifyOne(
+/** A file of a format kept as itself (lean-ctx), presented by its format. */
+export interface KeptFileCheck {
+  /** The report document, verdict text and verdict error. */
+  presented: Presented;
+  /** The batch line after the label and the name. */
+  line: string;
+}
+
+/**
+ * Verifies one file; a tampered one (any failed check) is an
+ * {@linkcode IntegrityError} verdict. A file of a kept format comes with
+ * its format's presentation (`kept`), null for a ctxsnap file.
+ */
+export async function verifyOne(
   source: string,
   trust: Keyring,
-): Promise<{ any: AnyFileReport | null; tampered: IntegrityError | null }> {
+): Promise<
+  { any: AnyFileReport | null; tampered: IntegrityError | null; kept: KeptFileCheck | null }
+> {
   const { verifyAnyFile } = await import("../../share/verify_file.ts");
   let any: AnyFileReport;
   try {
     any = await verifyAnyFile(userPath(source), trust);
   } catch (error) {
-    if (error instanceof IntegrityError) return { any: null, tampered: error };
+    if (error instanceof IntegrityError) return { any: null, tampered: error, kept: null };
     throw error;
   }
-  const tampered = any.format === "lean-ctx" ? leanTamper(any) : signatureTamper(any.report);
-  return { any, tampered };
+  if (any.format === "ctxsnap") {
+    return { any, tampered: signatureTamper(any.report), kept: null };
+  }
+  const { keptFormatNamed } = await import("../../share/formats/registry.ts");
+  const { tampered, presented, line } = (await keptFormatNamed(any.format)).presentFileCheck(
+    any,
+    trust,
+  );
+  return { any, tampered, kept: { presented, line } };
 }
 
 async function verifyFileCommand(
@@ -231,28 +239,21 @@ async function verifyFileCommand(
     str(parsed, "trusted-keys"),
     (m) => ctx.out.warn(m),
   );
-  const { any, tampered } = await verifyOne(source, trust);
-  if (any !== null && any.format === "lean-ctx") {
-    const lean = await import("./_leanctx.ts");
-    if (tampered !== null) {
-      return reportTampered(ctx, source, tampered, {
-        document: { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
-      });
-    }
-    ctx.out.result(
-      { file: source, ...lean.checkJson(any.check, any.verdict, trust) },
-      () => lean.checkText(any.check, any.verdict, trust),
-    );
-    const error = lean.leanVerdictError(any.check, any.verdict);
+  const { any, tampered, kept } = await verifyOne(source, trust);
+  if (kept !== null) {
+    const document = { file: source, ...kept.presented.document };
+    if (tampered !== null) return reportTampered(ctx, source, tampered, { document });
+    ctx.out.result(document, kept.presented.text);
+    const error = kept.presented.error;
     return error === null ? 0 : ctx.out.error(error);
   }
   if (tampered !== null) {
     // Nothing the file says is shown: it cannot be believed.
     return reportTampered(ctx, source, tampered, {
-      document: any === null ? { kind: null } : { kind: any.report.kind },
+      document: { kind: any?.format === "ctxsnap" ? any.report.kind : null },
     });
   }
-  const report = any!.report;
+  const report = (any as Extract<AnyFileReport, { format: "ctxsnap" }>).report;
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   ctx.out.result(fileDocument(source, report), () => {
@@ -314,8 +315,10 @@ export function worseStatus(a: number, b: number): number {
 interface BatchResult {
   file: string;
   exit: number;
-  /** What the file held, once it could be read: ctxsnap or lean-ctx. */
+  /** What the file held, once it could be read. */
   report: AnyFileReport | null;
+  /** A kept format's presentation of it (lean-ctx), or null. */
+  kept: KeptFileCheck | null;
   /** The JSON document `verify FILE --json` prints for it, or null. */
   document: Record<string, unknown> | null;
   error: CtxsnapError | Error | null;
@@ -343,13 +346,9 @@ function batchLine(result: BatchResult): string {
     }`;
   }
   const label = (BATCH_LABELS[result.exit] ?? "ERROR").padEnd(9);
+  if (result.kept !== null) return `${label}  ${name}  ${result.kept.line}`;
   const any = result.report;
-  if (any !== null && any.format === "lean-ctx") {
-    const c = any.check;
-    const signer = c.keyId === null ? "unsigned" : `signed by ${c.keyId}`;
-    return `${label}  ${name}  ${short(c.snapshot.snapshot_id)}  lean-ctx snapshot, ${signer}`;
-  }
-  const r = any === null ? null : any.report;
+  const r = any === null || any.format !== "ctxsnap" ? null : any.report;
   if (r !== null) {
     const who = r.snapshots.find((s) => s.id === r.primary.id)!;
     const signer = `signed by ${who.keyId}${who.signer ? ` (${esc(who.signer)})` : ""}`;
@@ -376,7 +375,6 @@ async function verifyFilesCommand(
   parsed: Parsed,
   sources: string[],
 ): Promise<number> {
-  const lean = await import("./_leanctx.ts");
   const trust = await fileTrust(
     list(parsed, "trust"),
     str(parsed, "trusted-keys"),
@@ -388,17 +386,16 @@ async function verifyFilesCommand(
     ctx.out.progress("verifying files", index, sources.length);
     let result: BatchResult;
     try {
-      const { any: report, tampered } = await verifyOne(file, trust);
+      const { any: report, tampered, kept } = await verifyOne(file, trust);
       if (tampered !== null) {
-        const base = report === null
-          ? { format: "ctxsnap", kind: null }
-          : report.format === "lean-ctx"
-          ? { file, ...lean.checkJson(report.check, report.verdict, trust) }
-          : { format: "ctxsnap", kind: report.report.kind };
+        const base = kept !== null
+          ? { file, ...kept.presented.document }
+          : { format: "ctxsnap", kind: report?.format === "ctxsnap" ? report.report.kind : null };
         result = {
           file,
           exit: 1,
           report: null,
+          kept: null,
           document: { ...tamperDocument(file, tampered), ...base },
           error: tamperError(file, tampered),
           tampered,
@@ -407,16 +404,16 @@ async function verifyFilesCommand(
         worst = worseStatus(worst, result.exit);
         continue;
       }
-      const error = report!.format === "lean-ctx"
-        ? lean.leanVerdictError(report!.check, report!.verdict)
-        : verdictError(report!.report, trust);
-      const document = report!.format === "lean-ctx"
-        ? { file, ...lean.checkJson(report!.check, report!.verdict, trust) }
-        : fileDocument(file, report!.report);
+      const own = report!.format === "ctxsnap" ? report!.report : null;
+      const error = kept !== null ? kept.presented.error : verdictError(own!, trust);
+      const document = kept !== null
+        ? { file, ...kept.presented.document }
+        : fileDocument(file, own!);
       result = {
         file,
         exit: error === null ? 0 : exitCodeOf(error),
         report,
+        kept,
         document,
         error,
         tampered: null,
@@ -428,6 +425,7 @@ async function verifyFilesCommand(
         file,
         exit: exitCodeOf(error),
         report: null,
+        kept: null,
         document: null,
         error,
         tampered: null,
@@ -536,39 +534,53 @@ export const verify: Command = {
             trust,
             (done, total) => ctx.out.progress("verifying objects", done, total),
           );
-          const { verifyStoredLeanCtx } = await import("../../share/leanctx_store.ts");
-          const lean = await verifyStoredLeanCtx(store, trust);
+          // Every stored snapshot of a format kept as itself, re-checked by its format.
+          const { keptFormats } = await import("../../share/formats/registry.ts");
+          const kept: { name: string; verdict: StoredVerdict }[] = [];
+          const keptJson: Record<string, unknown[]> = {};
+          for (const format of await keptFormats()) {
+            const list = keptJson[format.name.replace(/-/g, "_")] = [] as unknown[];
+            for (const l of await format.verifyAll(store, trust)) {
+              kept.push({ name: format.name, verdict: l });
+              list.push({
+                id: l.id,
+                verdict: l.verdict,
+                valid: l.verdict !== "tampered",
+                trusted: l.verdict === "trusted",
+                key_id: l.keyId,
+                signer: l.signer,
+                problems: l.problems,
+              });
+            }
+          }
           const invalid = report.snapshots.filter((s) => !s.valid).length +
-            lean.filter((l) => l.verdict === "tampered").length;
+            kept.filter((k) => k.verdict.verdict === "tampered").length;
           const untrusted = report.snapshots.filter((s) => s.valid && !s.trusted).length +
-            lean.filter((l) => l.verdict === "untrusted" || l.verdict === "unsigned").length;
+            kept.filter((k) =>
+              k.verdict.verdict === "untrusted" || k.verdict.verdict === "unsigned"
+            )
+              .length;
           const ok = report.problems.length === 0 && invalid === 0;
-          const leanJson = lean.map((l) => ({
-            id: l.id,
-            verdict: l.verdict,
-            valid: l.verdict !== "tampered",
-            trusted: l.verdict === "trusted",
-            key_id: l.keyId,
-            signer: l.signer,
-            problems: l.problems,
-          }));
+          const keptCounts = [...new Set(kept.map((k) => k.name))].map((name) =>
+            `${kept.filter((k) => k.name === name).length} ${name}`
+          );
           ctx.out.result(
             {
               ok,
               trusted: ok && untrusted === 0,
               ...report,
               snapshots: report.snapshots.map(reportJson),
-              lean_ctx: leanJson,
+              ...keptJson,
             },
             () => {
               const lines = report.snapshots.map(describe);
-              for (const l of lean) {
+              for (const { name, verdict: l } of kept) {
                 lines.push(
                   l.verdict === "tampered"
-                    ? `TAMPERED: snapshot ${l.id}: lean-ctx: ${esc(l.problems.join("; "))}`
+                    ? `TAMPERED: snapshot ${l.id}: ${name}: ${esc(l.problems.join("; "))}`
                     : `${l.verdict === "trusted" ? "ok   " : l.verdict.toUpperCase()}  ${
                       short(l.id)
-                    }  lean-ctx, ${
+                    }  ${name}, ${
                       l.keyId === null
                         ? "unsigned"
                         : `signed by ${l.keyId}${l.signer ? ` (${esc(l.signer)})` : ""}`
@@ -578,7 +590,7 @@ export const verify: Command = {
               lines.push(...report.problems.map((p) => `FAIL  ${esc(p)}`));
               lines.push(
                 `${report.objects.checked} objects, ${report.snapshots.length} snapshots${
-                  lean.length > 0 ? ` (and ${lean.length} lean-ctx)` : ""
+                  keptCounts.length > 0 ? ` (and ${keptCounts.join(", ")})` : ""
                 }, ${report.branches} branches checked: ` +
                   (ok
                     ? (untrusted === 0
@@ -595,18 +607,12 @@ export const verify: Command = {
         let id: string;
         const given = parsed.positionals[0];
         if (given !== undefined) {
-          const { checkStoredLeanCtx } = await import("../../share/leanctx_store.ts");
-          const { leanCtxVerdict } = await import("../../share/leanctx.ts");
           const target = await resolveTarget(ctx, store, given);
-          if (target.format === "lean-ctx") {
-            const lean = await import("./_leanctx.ts");
-            const check = await checkStoredLeanCtx(store, target.id);
-            const verdict = leanCtxVerdict(check, trust);
-            ctx.out.result(
-              lean.checkJson(check, verdict, trust),
-              () => lean.checkText(check, verdict, trust),
-            );
-            return lean.exitForVerdict(ctx.out, check, verdict);
+          if (target.kept !== null) {
+            // A snapshot kept as itself (lean-ctx): its stored bytes re-checked by its format.
+            const checked = await target.kept.verifyStored(store, target.id, trust);
+            ctx.out.result(checked.document, checked.text);
+            return checked.error === null ? 0 : ctx.out.error(checked.error);
           }
           id = target.id;
         } else {

@@ -210,15 +210,18 @@ async function resolve(
 ): Promise<{ ok: true; id: string } | { ok: false; message: string }> {
   // Resolved in the store, never through a command that would also take a file: a model's id
   // (`a/../../x`, `-`, a name a repository committed as a file) names a snapshot or nothing.
-  const { resolveAnyId } = await import("../../share/leanctx_store.ts");
   const { resolveRevision } = await import("../../history/names.ts");
-  const { leanCtxIdsWithPrefix } = await import("../../repository/leanctx_rows.ts");
   try {
-    const t = given.trim().toLowerCase();
-    if (/^[0-9a-f]{4,64}$/.test(t) && leanCtxIdsWithPrefix(ctx.store, t, 1).length > 0) {
-      return { ok: true, id: resolveAnyId(ctx.store, given).id };
+    try {
+      return { ok: true, id: resolveRevision(ctx.store, given) };
+    } catch (error) {
+      // No ctxsnap snapshot: a stored snapshot of a kept format (lean-ctx) may match.
+      if (!(error instanceof NotFoundError)) throw error;
+      const { findKept } = await import("../../share/formats/registry.ts");
+      const found = await findKept(ctx.store, given);
+      if (found === null) throw error;
+      return { ok: true, id: found.id };
     }
-    return { ok: true, id: resolveRevision(ctx.store, given) };
   } catch (error) {
     if (error instanceof NotFoundError) {
       return {

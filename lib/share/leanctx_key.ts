@@ -1,12 +1,23 @@
 /**
  * Reading a lean-ctx signing key file for `key import --lean-ctx FILE`: a
  * regular file of at most 4096 bytes holding 64 hex characters of Ed25519
- * seed (lean-ctx's `keys/ctxpkg-ed25519.key`).
+ * seed (lean-ctx's `keys/ctxpkg-ed25519.key`). Reached through the lean-ctx
+ * format adapter (`formats/leanctx.ts`).
+ *
+ * @example
+ * ```ts
+ * import { readLeanCtxSeedFile } from "./leanctx_key.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/k`, "1b".repeat(32), { mode: 0o600 });
+ * const { seed, looseMode } = readLeanCtxSeedFile(`${dir}/k`);
+ * if (seed.length !== 32 || looseMode) throw new Error("read");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  * @module
  */
 import * as fs from "node:fs";
-import { IntegrityError, openError, quote } from "../../errors.ts";
-import { parseLeanCtxSeed } from "../../share/leanctx.ts";
+import { IntegrityError, openError, quote } from "../errors.ts";
+import { parseLeanCtxSeed } from "./leanctx.ts";
 
 const MAX_KEY_FILE_BYTES = 4096;
 
