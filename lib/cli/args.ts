@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { parseCommandArgs } from "./args.ts";
- * const parsed = parseCommandArgs({ name: "x", summary: "", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
+ * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
  * if (parsed.values.json !== true || parsed.positionals[0] !== "a") throw new Error("parse");
  * ```
  * @module
@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { errnoOf, openError, UsageError } from "../errors.ts";
 import { cwd, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
+import { GLOBAL_OPTIONS } from "./flags.ts";
 
 /** One option of a command, as `parseArgs` takes it plus help text. */
 export interface OptionSpec {
@@ -57,17 +58,23 @@ export interface Parsed {
   positionals: string[];
 }
 
-/** A command of the CLI. */
+/**
+ * A command of the CLI: one leaf of the command tree (`init`, `key show`,
+ * `remote add`), declared as data. Its one-line summary lives in the
+ * registry (`registry.ts`), which lists every command without loading it.
+ */
 export interface Command {
-  /** Name as typed. */
+  /** Its path in the tree as typed: `restore`, or `key show` for a subcommand. */
   name: string;
-  /** One line for the command list. */
-  summary: string;
   /** Usage line(s) after `ctxsnap `. */
   usage: string;
   /** Example invocations with a comment. */
   examples: string[];
-  /** Command-specific options. */
+  /**
+   * Every option the command takes besides the global ones; any other is a
+   * usage error. Shared options come from the groups of `flags.ts`, so a
+   * flag has one type everywhere.
+   */
   options: Record<string, OptionSpec>;
   /** How many positionals are allowed: a number, or "any". */
   positionals: number | "any";
@@ -81,17 +88,7 @@ export interface Command {
   run(ctx: CommandContext, parsed: Parsed): Promise<number>;
 }
 
-/** Options every command accepts. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  json: { type: "boolean", help: "print one JSON document on stdout" },
-  store: {
-    type: "string",
-    arg: "DIR",
-    help: "use the store in DIR (default: nearest .ctxsnap/, or $CTXSNAP_STORE)",
-  },
-  quiet: { type: "boolean", short: "q", help: "no notes or progress on stderr" },
-  help: { type: "boolean", short: "h", help: "show this help" },
-};
+export { GLOBAL_OPTIONS } from "./flags.ts";
 
 /** Parses `argv` for `command`; unknown options and extra positionals are usage errors. */
 export function parseCommandArgs(command: Command, argv: string[]): Parsed {
@@ -151,9 +148,14 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       }
     }
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""), {
-      hint: `see \`ctxsnap ${command.name} --help\``,
-    });
+    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
+    const unknown = /^Unknown option '(-{1,2}[^']*)'$/.exec(message);
+    throw new UsageError(
+      unknown === null
+        ? message
+        : `Option ${unknown[1]} does not apply to \`ctxsnap ${command.name}\``,
+      { hint: `see \`ctxsnap ${command.name} --help\` for the options it takes` },
+    );
   }
   const positionals = parsed.positionals;
   if (
@@ -168,32 +170,6 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
     );
   }
   return { values: { ...parsed.values, ...valued } as Parsed["values"], positionals };
-}
-
-/** Renders `ctxsnap CMD --help`. */
-export function helpText(command: Command): string {
-  const lines = [`ctxsnap ${command.name} — ${command.summary}`, "", "Usage:"];
-  for (const usage of command.usage.split("\n")) lines.push(`  ctxsnap ${usage}`);
-  const render = (specs: Record<string, OptionSpec>) => {
-    for (const [name, spec] of Object.entries(specs)) {
-      if (spec.help === undefined) continue;
-      const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${
-        spec.arg ? ` ${spec.arg}` : ""
-      }${spec.values ? `[=${spec.values.join("|")}]` : ""}`;
-      lines.push(`  ${flag.padEnd(28)} ${spec.help}`);
-    }
-  };
-  if (Object.keys(command.options).length > 0) {
-    lines.push("", "Options:");
-    render(command.options);
-  }
-  lines.push("", "Global options:");
-  render(GLOBAL_OPTIONS);
-  if (command.examples.length > 0) {
-    lines.push("", "Examples:");
-    for (const example of command.examples) lines.push(`  ${example}`);
-  }
-  return lines.join("\n");
 }
 
 /** String option value, or undefined. */

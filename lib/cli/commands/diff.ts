@@ -91,7 +91,6 @@ function patchLines(changes: FileChange[]): string[] {
 /** The `diff` command. */
 export const diff: Command = {
   name: "diff",
-  summary: "show what changed between snapshots: files and session",
   usage: "diff [A] [B] [--stat | --patch] [--session S]",
   examples: [
     "ctxsnap diff HEAD              # the head against the workspace as it is now",

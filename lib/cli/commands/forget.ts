@@ -12,7 +12,6 @@ import { esc } from "../output.ts";
 /** The `forget` command. */
 export const forget: Command = {
   name: "forget",
-  summary: "remove snapshots (objects are freed by gc)",
   usage:
     "forget ID... [--dry-run]\nforget --branch B [--dry-run]\nforget --keep-last N [--dry-run]\nforget --policy [--dry-run]",
   examples: [

@@ -22,7 +22,6 @@ const HARNESSES = ["claude-code"];
 /** The `hook` command. */
 export const hook: Command = {
   name: "hook",
-  summary: "checkpoint for an agent harness's hook event (JSON on stdin); never fails the agent",
   usage: "hook claude-code [--record-prompts] [--strict]",
   examples: [
     "ctxsnap hook claude-code < event.json        # what .claude/settings.json runs (see the README)",

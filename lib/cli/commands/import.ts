@@ -19,8 +19,6 @@ import { esc } from "../output.ts";
 /** The `import` command. */
 export const importCommand: Command = {
   name: "import",
-  summary:
-    "verify a published snapshot, bundle or lean-ctx snapshot, then add it on a quarantine branch",
   usage: "import FILE|- [--trust KEY]... [--allow-untrusted]",
   examples: [
     "ctxsnap import 3f2a9c81bd04.ctxbundle --trust alice.pub.pem",

@@ -29,7 +29,6 @@ function enclosingStore(workspace: string): string | null {
 /** The `init` command. */
 export const init: Command = {
   name: "init",
-  summary: "create a store for this workspace, or adopt one you did not create here",
   usage:
     "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published|retention]...]",
   examples: [

@@ -82,7 +82,6 @@ function elsewhere(store: Store, session: string, branch: string): string | null
 /** The `list` command. */
 export const list: Command = {
   name: "list",
-  summary: "list snapshots, newest first",
   usage:
     "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]\nlist --prompts [--agent-session ID] [--limit N]",
   examples: [

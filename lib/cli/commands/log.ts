@@ -22,7 +22,6 @@ function nextReverts(store: Store): { undo: string | null; redo: string | null }
 /** The `log` command. */
 export const log: Command = {
   name: "log",
-  summary: "show the operations log: creates, restores, switches, undos, edits, forks, imports, gc",
   usage: "log [--all] [--limit N]",
   examples: ["ctxsnap log", "ctxsnap log --all --json"],
   options: {

@@ -11,7 +11,6 @@ import { esc } from "../output.ts";
 /** The `materialize` command. */
 export const materialize: Command = {
   name: "materialize",
-  summary: "write a snapshot's tree, or some paths of it, into a directory (deletes nothing)",
   usage: "materialize REVISION DEST [PATH...]",
   examples: [
     "ctxsnap materialize 3f2a /tmp/old-state",

@@ -128,7 +128,6 @@ import { esc } from "../output.ts";
 /** The `publish` command. */
 export const publish: Command = {
   name: "publish",
-  summary: "write a snapshot to a portable, verifiable file",
   usage:
     "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|--all]\npublish REVISION --format lean-ctx [--out FILE|DIR|-]",
   examples: [

@@ -9,7 +9,6 @@ import { esc } from "../output.ts";
 /** The `recover` command. */
 export const recover: Command = {
   name: "recover",
-  summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
   usage: "recover [--abort | --discard] [--force] [--session S]",
   examples: [
     "ctxsnap recover            # finish what was interrupted",

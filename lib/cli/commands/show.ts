@@ -21,7 +21,7 @@ import { contextLines, gitLine, leanCtxContentLines, leanCtxJson } from "./_lean
 import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
 import * as fs from "node:fs";
-import { looksLikeFile } from "./verify.ts";
+import { looksLikeFile } from "../_file_verdict.ts";
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
   const { readLeanCtx } = await import("../../share/leanctx_store.ts");
@@ -70,7 +70,6 @@ async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promi
 /** The `show` command. */
 export const show: Command = {
   name: "show",
-  summary: "show what a snapshot recorded",
   usage:
     "show [REVISION] [--before TIME] [--skipped]\nshow FILE|- [--skipped] [--patch] [--trust KEY]... [--trusted-keys FILE]",
   examples: [

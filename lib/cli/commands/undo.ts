@@ -12,7 +12,7 @@ import {
   openStore,
   type Parsed,
 } from "../command.ts";
-import { planJson, planLines, showConflicts } from "./restore.ts";
+import { planJson, planLines, showConflicts } from "../_plan.ts";
 
 const OPTIONS = {
   "dry-run": { type: "boolean" as const, help: "print what would change, change nothing" },
@@ -74,7 +74,6 @@ async function run(
 /** The `undo` command. */
 export const undo: Command = {
   name: "undo",
-  summary: "revert the last operation that changed the workspace, the session or a branch",
   usage: "undo [--dry-run] [--force]",
   examples: [
     "ctxsnap undo --dry-run     # what the last operation was, and what undoing it changes",
@@ -89,7 +88,6 @@ export const undo: Command = {
 /** The `redo` command. */
 export const redo: Command = {
   name: "redo",
-  summary: "re-apply the operation the last undo reverted",
   usage: "redo [--dry-run] [--force]",
   examples: ["ctxsnap redo --dry-run", "ctxsnap redo"],
   options: OPTIONS,

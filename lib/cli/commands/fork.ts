@@ -1,0 +1,36 @@
+/**
+ * `ctxsnap fork REVISION`: starts a new branch at a snapshot.
+ * @module
+ */
+import { UsageError } from "../../errors.ts";
+import { forkBranch } from "../../history/branch.ts";
+import { type Command, openStore, revision, short, str } from "../command.ts";
+import { esc } from "../output.ts";
+
+/** The `fork` command. */
+export const fork: Command = {
+  name: "fork",
+  usage: "fork REVISION [--name NAME]",
+  examples: ["ctxsnap fork 3f2a --name try-sqlite", "ctxsnap fork HEAD~2 --name retry"],
+  options: { name: { type: "string", arg: "NAME", help: "branch name (default fork-<id8>)" } },
+  positionals: 1,
+  run(ctx, parsed) {
+    const given = parsed.positionals[0];
+    if (given === undefined) throw new UsageError("fork needs a snapshot (an id, HEAD, …)");
+    const store = openStore(ctx);
+    try {
+      const id = revision(ctx, store, given);
+      const row = forkBranch(store, id, str(parsed, "name"));
+      ctx.out.result(
+        { session: row.session, branch: row.name, head: row.head },
+        () =>
+          `Created branch ${esc(row.name)} at ${esc(short(row.head))} in session ${
+            esc(row.session)
+          }.\nSwitch to it: ctxsnap switch ${esc(row.name)}`,
+      );
+      return Promise.resolve(0);
+    } finally {
+      store.close();
+    }
+  },
+};
