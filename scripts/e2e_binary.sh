@@ -168,7 +168,7 @@ if [ "${1:-}" = "--inner" ]; then
   printf 'hello, reviewer\n' >"$W1/README.md"
   expect 0 "create a second step" -- ctxsnap --json create -m "second step"
   REVIEW=$T/out/review.ctxbundle
-  expect 0 "publish --all --with-workspace" -- ctxsnap --json publish HEAD --all --with-workspace --out "$REVIEW"
+  expect 0 "publish --history all --with-workspace" -- ctxsnap --json publish HEAD --history all --with-workspace --out "$REVIEW"
   ctxsnap key export >"$T/out/alice.pub.pem"
   mkdir -p "$T/reviewer"
   cd "$T/reviewer" || exit 1

@@ -76,6 +76,11 @@ export interface Command {
    * flag has one type everywhere.
    */
   options: Record<string, OptionSpec>;
+  /**
+   * Flags this command used to take under another name, with their
+   * replacement: the usage error for the old name says what to type instead.
+   */
+  renamed?: Record<string, string>;
   /** How many positionals are allowed: a number, or "any". */
   positionals: number | "any";
   /**
@@ -103,7 +108,7 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       ...(spec.multiple ? { multiple: true } : {}),
     };
   }
-  // Boolean options that may carry a value (`--session=replace`).
+  // Boolean options that may carry a value (`--session-state=replace`).
   const valued: Record<string, string> = {};
   const args = argv.map((arg) => {
     const m = /^--([a-z][a-z-]*)=(.*)$/s.exec(arg);
@@ -150,11 +155,18 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
     const unknown = /^Unknown option '(-{1,2}[^']*)'$/.exec(message);
+    const renamed = unknown === null
+      ? undefined
+      : command.renamed?.[unknown[1]!.replace(/^--/, "")];
     throw new UsageError(
       unknown === null
         ? message
         : `Option ${unknown[1]} does not apply to \`ctxsnap ${command.name}\``,
-      { hint: `see \`ctxsnap ${command.name} --help\` for the options it takes` },
+      {
+        hint: renamed !== undefined
+          ? `${unknown![1]} was renamed: use ${renamed}`
+          : `see \`ctxsnap ${command.name} --help\` for the options it takes`,
+      },
     );
   }
   const positionals = parsed.positionals;

@@ -21,7 +21,7 @@ import { keysFile, S3_FLAGS, SELECTION_FLAGS, TRUST_FLAGS, UNTRUSTED_FLAGS } fro
 export const clone: Command = {
   name: "clone",
   usage:
-    "clone URL DIR [--endpoint URL] [--region R] [--path-style|--virtual-hosted] [--branch B] [--signer KEY_ID] [--trust KEY]... [--allow-untrusted]",
+    "clone URL DIR [--endpoint URL] [--region R] [--path-style|--virtual-hosted] [--branch B] [--signer KEY_ID] [--trust KEY]... [--trusted-keys FILE] [--allow-untrusted]",
   examples: [
     "ctxsnap clone s3://team-bucket/ctx review --endpoint https://s3.example.net --trust alice.pub.pem",
     "ctxsnap clone file:///mnt/nfs/ctx work --branch exp",

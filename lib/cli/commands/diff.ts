@@ -16,6 +16,7 @@ import { readEnvelope, selection } from "../../history/timeline.ts";
 import type { FileChange } from "../../view/patch.ts";
 import { type Command, flag, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { SELECTION_FLAGS } from "../flags.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
@@ -101,7 +102,7 @@ export const diff: Command = {
     "ctxsnap diff HEAD~1 --patch    # unified text diffs (binary files marked)",
   ],
   options: {
-    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    session: { ...SELECTION_FLAGS.session, help: "session whose HEAD and branches names mean" },
     stat: { type: "boolean", help: "lines added and removed per file (binary files marked)" },
     patch: { type: "boolean", help: "unified text diffs of the files (binary files marked)" },
   },

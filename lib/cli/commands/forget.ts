@@ -8,6 +8,7 @@ import { selection } from "../../history/timeline.ts";
 import { planRetention, readRetention } from "../../history/retention.ts";
 import { type Command, flag, intOption, openStore, revision, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 
 /** The `forget` command. */
 export const forget: Command = {
@@ -20,7 +21,7 @@ export const forget: Command = {
     "ctxsnap forget --policy --dry-run",
   ],
   options: {
-    branch: { type: "string", arg: "B", help: "forget every snapshot of branch B and the branch" },
+    branch: { ...SELECTION_FLAGS.branch, help: "forget every snapshot of branch B and the branch" },
     "keep-last": {
       type: "string",
       arg: "N",
@@ -30,8 +31,8 @@ export const forget: Command = {
       type: "boolean",
       help: "apply the store's retention policy (<store>/retention) to every branch",
     },
-    "dry-run": { type: "boolean", help: "list what would be forgotten" },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
+    "dry-run": { ...MOVE_FLAGS["dry-run"], help: "list what would be forgotten" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current)" },
   },
   positionals: "any",
   run(ctx, parsed) {

@@ -13,6 +13,7 @@ import { checkStorePaths, isRegistered, registerStore } from "../../repository/t
 import { excludeStoreFromGit } from "../../integrations/git/git_exclude.ts";
 import { type Command, flag, identity, list, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 /** The nearest store in a directory above `workspace`, or null. */
 function enclosingStore(workspace: string): string | null {
@@ -54,7 +55,7 @@ export const init: Command = {
         "use an existing store you did not create here (cloned, copied, moved), after checking it",
     },
     "dry-run": {
-      type: "boolean",
+      ...MOVE_FLAGS["dry-run"],
       help: "with --adopt: check and describe the store, change nothing",
     },
     keep: {

@@ -17,6 +17,7 @@ import type { Store } from "../../repository/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { SELECTION_FLAGS } from "../flags.ts";
 
 /** Summaries of stored lean-ctx snapshots; the task stands in for the reason. */
 async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotSummary[]> {
@@ -93,13 +94,12 @@ export const list: Command = {
     "ctxsnap list --prompts                              # the prompts of the latest agent session",
   ],
   options: {
-    session: { type: "string", arg: "S", help: "session (default: current)" },
-    branch: { type: "string", arg: "B", help: "branch (default: the session's current)" },
-    all: { type: "boolean", help: "every snapshot of every session and branch" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current)" },
+    branch: { ...SELECTION_FLAGS.branch, help: "branch (default: the session's current)" },
+    all: { ...SELECTION_FLAGS.all, help: "every snapshot of every session and branch" },
     limit: { type: "string", arg: "N", help: "show at most N snapshots" },
     before: {
-      type: "string",
-      arg: "TIME",
+      ...SELECTION_FLAGS.before,
       help: "only snapshots created at or before TIME (ISO 8601; UTC without a zone)",
     },
     "agent-session": {

@@ -11,7 +11,7 @@ import { keysFile, TRUST_FLAGS, UNTRUSTED_FLAGS } from "../flags.ts";
 /** The `pull` command. */
 export const pull: Command = {
   name: "pull",
-  usage: "pull [NAME] [ID] [--trust KEY]... [--allow-untrusted]",
+  usage: "pull [NAME] [ID] [--trust KEY]... [--trusted-keys FILE] [--allow-untrusted]",
   examples: [
     "ctxsnap pull                       # every ref of origin, onto origin/<key id>/<branch>",
     "ctxsnap pull team --trust bob.pub.pem",

@@ -5,6 +5,7 @@
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 
 /** The `recover` command. */
 export const recover: Command = {
@@ -21,8 +22,8 @@ export const recover: Command = {
       type: "boolean",
       help: "close the operation as aborted without reading its plan or changing any file",
     },
-    force: { type: "boolean", help: "overwrite paths changed since the interruption" },
-    session: { type: "string", arg: "S", help: "session (default: current, else any)" },
+    force: { ...MOVE_FLAGS.force, help: "overwrite paths changed since the interruption" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current, else any)" },
   },
   positionals: 0,
   async run(ctx, parsed) {

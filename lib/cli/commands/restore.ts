@@ -14,6 +14,7 @@ import type {
 const restoreModule = () => import("../../workspace/move/restore.ts");
 import { isEmptyChange } from "../../history/session_state.ts";
 import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 import { esc, type Output } from "../output.ts";
 import {
   type Command,
@@ -21,6 +22,7 @@ import {
   flag,
   identity,
   openStore,
+  type OptionSpec,
   type Parsed,
   short,
   str,
@@ -48,36 +50,27 @@ function sessionLine(session: SessionPlan): string {
   return `session: ${session.mode}: ${parts.join("; ")}`;
 }
 
-const RESTORE_OPTIONS = {
-  "dry-run": { type: "boolean" as const, help: "print the plan, change nothing" },
-  workspace: {
-    type: "boolean" as const,
-    help: "restore workspace files (default: files and session)",
+const RESTORE_OPTIONS: Record<string, OptionSpec> = {
+  ...MOVE_FLAGS,
+  files: {
+    type: "boolean",
+    help: "restore the workspace files (default: files and session state)",
   },
-  session: {
-    type: "boolean" as const,
-    values: ["merge", "replace"] as const,
-    help: "restore the session; =merge (default) joins it into the live one, " +
+  "session-state": {
+    type: "boolean",
+    values: ["merge", "replace"],
+    help: "restore the session state; =merge (default) joins it into the live one, " +
       "=replace rewinds it exactly",
   },
   git: {
-    type: "boolean" as const,
+    type: "boolean",
     help: "also check out the anchored commit (refuses a dirty tree)",
   },
-  force: {
-    type: "boolean" as const,
-    help: "also overwrite conflicts and local changes, after snapshotting the current content",
-  },
   branch: {
-    type: "string" as const,
-    arg: "B",
+    ...SELECTION_FLAGS.branch,
     help: "branch the restore is recorded on (default: current)",
   },
-  before: {
-    type: "string" as const,
-    arg: "TIME",
-    help: "the newest snapshot of REVISION's history at or before TIME",
-  },
+  before: SELECTION_FLAGS.before,
 };
 
 function position(p: GitPosition): string {
@@ -155,9 +148,9 @@ async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): 
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const session = parsed.values.session;
+    const session = parsed.values["session-state"];
     const options: RestoreOptions = {
-      workspace: flag(parsed, "workspace"),
+      workspace: flag(parsed, "files"),
       session: session !== undefined && session !== false,
       sessionMode: session === "replace" ? "replace" : "merge",
       git: flag(parsed, "git"),
@@ -182,7 +175,7 @@ async function runRestore(ctx: CommandContext, parsed: Parsed, target: string): 
 
 /** `restore` of a stored lean-ctx snapshot: its session slice, and with --git its anchor. */
 async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string): Promise<number> {
-  for (const option of ["workspace", "force"]) {
+  for (const option of ["files", "force"]) {
     if (flag(parsed, option)) {
       throw new UsageError(
         `--${option} does not apply to a lean-ctx snapshot (it has no workspace)`,
@@ -245,18 +238,19 @@ async function runLeanCtxRestore(ctx: CommandContext, parsed: Parsed, id: string
 export const restore: Command = {
   name: "restore",
   usage:
-    "restore REVISION [--dry-run] [--workspace] [--session[=merge|replace]] [--git] [--force] [--before TIME]",
+    "restore REVISION [--dry-run] [--files] [--session-state[=merge|replace]] [--git] [--force] [--branch B] [--before TIME]",
   examples: [
     "ctxsnap restore 3f2a --dry-run          # what would change",
     "ctxsnap restore HEAD~1                  # files and session, one snapshot back",
     "ctxsnap restore prompt:3:3f6c --dry-run # before prompt 3 of agent session 3f6c…",
-    "ctxsnap restore 3f2a --session          # only merge the session state",
-    "ctxsnap restore 3f2a --workspace --session=replace   # files, and rewind the session exactly",
+    "ctxsnap restore 3f2a --session-state    # only merge the session state",
+    "ctxsnap restore 3f2a --files --session-state=replace   # files, and rewind the session exactly",
     "ctxsnap restore main --before 2026-11-30T10:00      # main as it was at 10:00 UTC",
     "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
     "ctxsnap restore 3707b221 --git          # a lean-ctx snapshot: merge its session, check out its commit",
   ],
   options: RESTORE_OPTIONS,
+  renamed: { workspace: "--files", session: "--session-state[=merge|replace]" },
   positionals: 1,
   async run(ctx, parsed) {
     const given = parsed.positionals[0];

@@ -22,6 +22,7 @@ import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
 import * as fs from "node:fs";
 import { looksLikeFile } from "../_file_verdict.ts";
+import { SELECTION_FLAGS, TRUST_FLAGS } from "../flags.ts";
 /** `show` of a stored lean-ctx snapshot. */
 async function showLeanCtx(ctx: CommandContext, store: Store, id: string): Promise<number> {
   const { readLeanCtx } = await import("../../share/leanctx_store.ts");
@@ -86,19 +87,19 @@ export const show: Command = {
   ],
   options: {
     before: {
-      type: "string",
-      arg: "TIME",
+      ...SELECTION_FLAGS.before,
       help: "the newest snapshot of REVISION's history at or before TIME",
     },
-    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    session: { ...SELECTION_FLAGS.session, help: "session whose HEAD and branches names mean" },
     patch: { type: "boolean", help: "FILE: each step's text diffs too" },
     trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
+      ...TRUST_FLAGS.trust,
       help: "FILE: trust this public key (hex, PEM text or PEM file); repeatable",
     },
-    "trusted-keys": { type: "string", arg: "FILE", help: "FILE: also trust the keys in this file" },
+    "trusted-keys": {
+      ...TRUST_FLAGS["trusted-keys"],
+      help: "FILE: also trust the keys in this file",
+    },
     skipped: {
       type: "boolean",
       help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",

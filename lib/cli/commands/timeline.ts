@@ -22,6 +22,7 @@ import { esc } from "../output.ts";
 import { checkOverwrite } from "../_overwrite.ts";
 import { fileTrust } from "../_file_verdict.ts";
 import { storeScope, VIEW_OPTIONS } from "../_view.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData> {
   const { timelineFromFile, timelineFromStore } = await import("../../view/model.ts");
@@ -73,7 +74,7 @@ export const timeline: Command = {
   options: {
     html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
     force: {
-      type: "boolean",
+      ...MOVE_FLAGS.force,
       help: "replace an existing FILE that is not a ctxsnap page (never the input file)",
     },
     ...VIEW_OPTIONS,

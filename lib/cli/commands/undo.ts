@@ -13,11 +13,12 @@ import {
   type Parsed,
 } from "../command.ts";
 import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 const OPTIONS = {
-  "dry-run": { type: "boolean" as const, help: "print what would change, change nothing" },
+  "dry-run": { ...MOVE_FLAGS["dry-run"], help: "print what would change, change nothing" },
   force: {
-    type: "boolean" as const,
+    ...MOVE_FLAGS.force,
     help: "overwrite files changed since, after saving them in a snapshot",
   },
 };

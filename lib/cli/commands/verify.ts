@@ -42,6 +42,7 @@ import {
   signatureTamper,
   verdictError,
 } from "../_file_verdict.ts";
+import { SELECTION_FLAGS, TRUST_FLAGS } from "../flags.ts";
 
 function describe(report: SnapshotReport): string {
   const who = report.signer ? ` (${esc(report.signer)})` : "";
@@ -345,16 +346,13 @@ export const verify: Command = {
     "ctxsnap verify 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot file",
   ],
   options: {
-    all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
+    all: { ...SELECTION_FLAGS.all, help: "verify every object, snapshot and branch chain" },
     "trusted-keys": {
-      type: "string",
-      arg: "FILE",
+      ...TRUST_FLAGS["trusted-keys"],
       help: "with FILE: also trust the keys in this trusted-keys file",
     },
     trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
+      ...TRUST_FLAGS.trust,
       help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
   },

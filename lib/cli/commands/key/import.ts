@@ -7,6 +7,7 @@
 import { UsageError } from "../../../errors.ts";
 import { configDir, importIdentity } from "../../../keys/identity.ts";
 import { type Command, flag, str, userPath } from "../../command.ts";
+import { MOVE_FLAGS } from "../../flags.ts";
 
 /** The `key import` command. */
 export const keyImport: Command = {
@@ -21,10 +22,7 @@ export const keyImport: Command = {
       arg: "FILE",
       help: "a lean-ctx signing key file (64 hex characters of seed)",
     },
-    force: {
-      type: "boolean",
-      help: "replace an existing identity (kept as a backup)",
-    },
+    force: { ...MOVE_FLAGS.force, help: "replace an existing identity (kept as a backup)" },
   },
   positionals: 0,
   async run(ctx, parsed) {
