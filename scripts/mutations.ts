@@ -634,7 +634,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "key-export-public-only",
-    file: "lib/cli/commands/key.ts",
+    file: "lib/cli/commands/key/export.ts",
     find: '} else ctx.out.raw(pem.endsWith("\\n") ? pem : pem + "\\n");',
     replace: "} else ctx.out.raw(await Deno.readTextFile(me.path));",
     tests: [
@@ -851,8 +851,24 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "app-nested-store-refused",
+    file: "lib/app/workspace.ts",
+    find: "  if (outer !== null && options.nested !== true) {",
+    replace: "  if (false) {",
+    tests: [
+      t(
+        "app/workspace_test.ts",
+        "initStore() refuses a store nested in another store's workspace, as ctxsnap init does, unless nested: true",
+      ),
+      t(
+        "cli/defaults_test.ts",
+        "init refuses a store nested in another store's workspace (exit 5) unless --nested",
+      ),
+    ],
+  },
+  {
     id: "store-foreign-workspace",
-    file: "lib/cli/command.ts",
+    file: "lib/app/workspace.ts",
     find: "    if (workspaceRoot !== path.dirname(probe.dir)) {",
     replace: "    if (false) {",
     tests: [
@@ -1328,7 +1344,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "verify-file-config-unreadable-warns",
-    file: "lib/cli/commands/verify.ts",
+    file: "lib/cli/_file_verdict.ts",
     find: "    if (!environmentReadable()) {\n      warn(",
     replace: "    if (!environmentReadable()) {\n      void (",
     tests: [
