@@ -851,6 +851,16 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "cli-flag-not-declared-refused",
+    file: "lib/cli/args.ts",
+    find: "parsed = parseArgs({ args, options, allowPositionals: true, strict: true });",
+    replace: "parsed = parseArgs({ args, options, allowPositionals: true, strict: false });",
+    tests: [
+      t("cli/tree_test.ts", "key show --force is a usage error (exit 2)"),
+      t("cli/tree_test.ts", "property: every command refuses every flag it does not declare"),
+    ],
+  },
+  {
     id: "app-nested-store-refused",
     file: "lib/app/workspace.ts",
     find: "  if (outer !== null && options.nested !== true) {",
