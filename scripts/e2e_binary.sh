@@ -127,7 +127,7 @@ if [ "${1:-}" = "--inner" ]; then
   export CTXSNAP_CONFIG_DIR="$T/config/two"
   expect 0 "init a second store" -- ctxsnap --json init
   expect 0 "import BUNDLE --trust KEY" -- ctxsnap --json import "$BUNDLE" --trust "$KEY"
-  expect 0 "restore the imported snapshot" -- ctxsnap --json restore "$ID" --workspace
+  expect 0 "restore the imported snapshot" -- ctxsnap --json restore "$ID" --files
   if diff -r -x .ctxsnap "$W1" "$W2" >"$T/last.out" 2>&1; then
     ok "restored workspace equals the original, byte for byte"
   else
