@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { parseCommandArgs } from "./args.ts";
- * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
+ * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, args: [{ name: "X", help: "", repeat: true }], run: () => Promise.resolve(0) }, ["--json", "a"]);
  * if (parsed.values.json !== true || parsed.positionals[0] !== "a") throw new Error("parse");
  * ```
  * @module
@@ -38,6 +38,18 @@ export interface OptionSpec {
    * (then {@linkcode Parsed.values} holds the string; bare `--name` is true).
    */
   values?: readonly string[];
+}
+
+/** One positional argument of a command. */
+export interface ArgSpec {
+  /** As usage shows it (`REVISION`, `FILE|-`). */
+  name: string;
+  /** Help text. */
+  help: string;
+  /** May be left out. */
+  optional?: boolean;
+  /** May be given more than once (only the last argument). */
+  repeat?: boolean;
 }
 
 /** Everything a running command may use. */
@@ -81,8 +93,11 @@ export interface Command {
    * replacement: the usage error for the old name says what to type instead.
    */
   renamed?: Record<string, string>;
-  /** How many positionals are allowed: a number, or "any". */
-  positionals: number | "any";
+  /**
+   * The positional arguments, in order: one more than these is a usage
+   * error, unless the last repeats.
+   */
+  args: readonly ArgSpec[];
   /**
    * Exit 0 even on failure (the error is still reported on stderr) unless
    * this flag is given: for hooks a harness runs, where a non-zero status
@@ -170,12 +185,10 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
     );
   }
   const positionals = parsed.positionals;
-  if (
-    parsed.values.help !== true && command.positionals !== "any" &&
-    positionals.length > command.positionals
-  ) {
+  const most = command.args.at(-1)?.repeat === true ? Infinity : command.args.length;
+  if (parsed.values.help !== true && positionals.length > most) {
     throw new UsageError(
-      `Unexpected argument ${JSON.stringify(positionals[command.positionals])}`,
+      `Unexpected argument ${JSON.stringify(positionals[most])}`,
       {
         hint: `usage: ctxsnap ${command.usage.split("\n")[0]}`,
       },

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { parseCommandArgs } from "./command.ts";
- * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
+ * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, args: [{ name: "X", help: "", repeat: true }], run: () => Promise.resolve(0) }, ["--json", "a"]);
  * if (!(parsed.values.json === true && parsed.positionals[0] === "a")) throw new Error("Example failed");
  * ```
  * @module

@@ -84,6 +84,13 @@ function subcommandLines(lines: string[], name: string): void {
 export function helpText(command: Command): string {
   const lines = [`ctxsnap ${command.name} — ${summaryOf(command.name)}`, "", "Usage:"];
   for (const usage of command.usage.split("\n")) lines.push(`  ctxsnap ${usage}`);
+  if (command.args.length > 0) {
+    lines.push("", "Arguments:");
+    for (const arg of command.args) {
+      const shown = `${arg.name}${arg.repeat ? "..." : ""}${arg.optional ? " (optional)" : ""}`;
+      lines.push(`  ${shown.padEnd(28)} ${arg.help}`);
+    }
+  }
   options(lines, "Options:", command.options);
   options(lines, "Global options:", GLOBAL_OPTIONS);
   subcommandLines(lines, command.name);
@@ -100,6 +107,7 @@ export function helpJson(command: Command): Record<string, unknown> {
     command: command.name,
     summary: summaryOf(command.name),
     usage: command.usage,
+    arguments: command.args,
     options: Object.keys(command.options),
     examples: command.examples,
     subcommands: subcommandsOf(command.name).map((s) => ({ name: s.name, summary: s.summary })),

@@ -132,7 +132,7 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     }
     const { parseCommandArgs, workingDir } = await import("./args.ts");
     const command = loaded = await found.entry.load();
-    if (found.word !== undefined && command.positionals === 0) {
+    if (found.word !== undefined && command.args.length === 0) {
       throw new UsageError(`Unknown ${name} subcommand ${JSON.stringify(found.word)}`, {
         hint: `one of: ${subcommandsOf(name).map((s) => s.name.slice(name.length + 1)).join(", ")}`,
       });

@@ -131,7 +131,7 @@ Deno.test("an unknown subcommand is a usage error naming the subcommands; a know
   }
 });
 
-Deno.test("help is rendered from the tree: help, CMD --help, CMD SUB --help and help CMD SUB agree, listing each declared flag", async () => {
+Deno.test("help is rendered from the tree: help, CMD --help, CMD SUB --help and help CMD SUB agree, listing each declared argument and flag", async () => {
   const ws = await tempWorkspace();
   try {
     const overview = await ws.run(["help"]);
@@ -147,6 +147,9 @@ Deno.test("help is rendered from the tree: help, CMD --help, CMD SUB --help and 
       assert(own.stdout.startsWith(`ctxsnap ${entry.name} — ${entry.summary}\n`), own.stdout);
       for (const name of Object.keys(command.options)) {
         assert(own.stdout.includes(`--${name}`), `${entry.name} --help shows --${name}`);
+      }
+      for (const arg of command.args) {
+        assert(own.stdout.includes(`\n  ${arg.name}`), `${entry.name} --help shows ${arg.name}`);
       }
       const viaHelp = await ws.run(["help", ...path]);
       assertEquals(viaHelp.stdout, own.stdout, `help ${entry.name}`);
@@ -214,7 +217,7 @@ function documentedFlags(section: string): Set<string> {
   return flags;
 }
 
-Deno.test("docs/CLI.md documents every command, subcommand and flag the tree declares, and no flag it does not", async () => {
+Deno.test("docs/CLI.md documents every command, subcommand, argument and flag the tree declares, and no flag it does not", async () => {
   const text = await Deno.readTextFile(join(REPO, "docs", "CLI.md"));
   const bySection = sections(text);
   const commands = await tree();
@@ -232,6 +235,12 @@ Deno.test("docs/CLI.md documents every command, subcommand and flag the tree dec
       const [, sub] = leaf.name.split(" ");
       if (sub !== undefined && !new RegExp(`ctxsnap ${top} \\[?${sub}\\b`).test(section)) {
         problems.push(`"## ${top}" does not show \`ctxsnap ${leaf.name}\``);
+      }
+      const usage = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+      for (const arg of leaf.args) {
+        if (!arg.name.split("|").every((part) => usage.includes(part))) {
+          problems.push(`"## ${top}" usage does not show ${arg.name} (of ${leaf.name})`);
+        }
       }
       for (const name of Object.keys(leaf.options)) {
         declared.add(name);

@@ -36,7 +36,10 @@ export const clone: Command = {
     },
     signer: { type: "string", arg: "KEY_ID", help: "restore only a ref of this signer" },
   },
-  positionals: 2,
+  args: [{ name: "URL", help: "s3://BUCKET[/PREFIX] or file:///DIR" }, {
+    name: "DIR",
+    help: "the new workspace (must not exist, or be empty)",
+  }],
   async run(ctx, parsed) {
     const [url, dir] = parsed.positionals;
     if (url === undefined || dir === undefined) throw new UsageError("clone needs URL and DIR");

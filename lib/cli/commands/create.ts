@@ -67,7 +67,7 @@ export const create: Command = {
       help: "record a new snapshot even if nothing changed since the branch head",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     let context = null;
     const contextPath = str(parsed, "context");

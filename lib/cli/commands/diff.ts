@@ -106,7 +106,11 @@ export const diff: Command = {
     stat: { type: "boolean", help: "lines added and removed per file (binary files marked)" },
     patch: { type: "boolean", help: "unified text diffs of the files (binary files marked)" },
   },
-  positionals: 2,
+  args: [{ name: "A", help: "the snapshot to compare from (default HEAD)", optional: true }, {
+    name: "B",
+    help: "the snapshot to compare with (default: the workspace and live session now)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const [a, b] = parsed.positionals;
     const store = openStore(ctx, { readOnly: true });

@@ -34,7 +34,12 @@ export const forget: Command = {
     "dry-run": { ...MOVE_FLAGS["dry-run"], help: "list what would be forgotten" },
     session: { ...SELECTION_FLAGS.session, help: "session (default: current)" },
   },
-  positionals: "any",
+  args: [{
+    name: "ID",
+    help: "a snapshot to forget (or select with --branch, --keep-last or --policy)",
+    optional: true,
+    repeat: true,
+  }],
   run(ctx, parsed) {
     const branch = str(parsed, "branch");
     const keepLast = intOption(parsed, "keep-last", 0, 1_000_000_000);

@@ -13,7 +13,7 @@ export const fork: Command = {
   usage: "fork REVISION [--name NAME]",
   examples: ["ctxsnap fork 3f2a --name try-sqlite", "ctxsnap fork HEAD~2 --name retry"],
   options: { name: { type: "string", arg: "NAME", help: "branch name (default fork-<id8>)" } },
-  positionals: 1,
+  args: [{ name: "REVISION", help: "the snapshot the new branch starts at" }],
   run(ctx, parsed) {
     const given = parsed.positionals[0];
     if (given === undefined) throw new UsageError("fork needs a snapshot (an id, HEAD, …)");

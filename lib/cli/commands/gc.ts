@@ -11,7 +11,7 @@ export const gc: Command = {
   usage: "gc [--dry-run]",
   examples: ["ctxsnap gc --dry-run", "ctxsnap gc --json"],
   options: { "dry-run": { type: "boolean", help: "count what would be freed" } },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const store = openStore(ctx);
     try {

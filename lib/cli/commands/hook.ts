@@ -40,7 +40,7 @@ export const hook: Command = {
       help: "exit with ctxsnap's status on a problem (default: report on stderr and exit 0)",
     },
   },
-  positionals: 1,
+  args: [{ name: "claude-code", help: "the agent harness whose hook event is on stdin" }],
   exitZeroUnless: "--strict",
   async run(ctx, parsed) {
     const harness = parsed.positionals[0];

@@ -34,7 +34,10 @@ export const importCommand: Command = {
       help: "import even if the signer is not trusted or it is unsigned (still verified)",
     },
   },
-  positionals: 1,
+  args: [{
+    name: "FILE|-",
+    help: "the published snapshot, bundle or lean-ctx file to import (- reads stdin)",
+  }],
   async run(ctx, parsed) {
     const source = parsed.positionals[0];
     if (source === undefined) throw new UsageError("import needs FILE or -");

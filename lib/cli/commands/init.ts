@@ -52,7 +52,7 @@ export const init: Command = {
         "with --adopt: keep the store's allow-secrets list or published/ files (refused otherwise)",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const workspace = path.resolve(ctx.cwd, str(parsed, "workspace") ?? ".");
     if (!fs.existsSync(workspace) || !fs.statSync(workspace).isDirectory()) {

@@ -120,7 +120,7 @@ export const list: Command = {
         "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 4 if there is no prompt N",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const limit = intOption(parsed, "limit", 1, 1_000_000);
     const beforeText = str(parsed, "before");

@@ -32,7 +32,7 @@ export const log: Command = {
     },
     limit: { type: "string", arg: "N", help: "at most N entries" },
   },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {

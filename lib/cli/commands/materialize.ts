@@ -17,7 +17,15 @@ export const materialize: Command = {
     "ctxsnap materialize 3f2a ./out src/parser.ts docs",
   ],
   options: {},
-  positionals: "any",
+  args: [{ name: "REVISION", help: "the snapshot to write out" }, {
+    name: "DEST",
+    help: "the directory to write into (created if missing)",
+  }, {
+    name: "PATH",
+    help: "only these paths of the snapshot, and everything below them",
+    optional: true,
+    repeat: true,
+  }],
   async run(ctx, parsed) {
     const [prefix, dest, ...paths] = parsed.positionals;
     if (prefix === undefined || dest === undefined) {

@@ -23,7 +23,7 @@ export const mcp: Command = {
   options: {
     ...CAPTURE_FLAGS,
   },
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => serve(ctx, sizeOption(str(parsed, "max-file-size"))),
 };
 

@@ -162,7 +162,7 @@ export const publish: Command = {
     },
   },
   renamed: { all: "--history all" },
-  positionals: 1,
+  args: [{ name: "REVISION", help: "the snapshot to publish" }],
   async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
     if (prefix === undefined) throw new UsageError("publish needs a snapshot (an id, HEAD, …)");

@@ -19,7 +19,11 @@ export const pull: Command = {
     "ctxsnap restore origin/5c1de0a977b3f812/main --dry-run",
   ],
   options: { ...TRUST_FLAGS, ...UNTRUSTED_FLAGS },
-  positionals: 2,
+  args: [{ name: "NAME", help: "the remote (default: origin, or the only one)", optional: true }, {
+    name: "ID",
+    help: "one snapshot by full 64-hex id (default: every ref)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     await identity(); // pulls are recorded by a store that has an owner key
     const store = openStore(ctx);

@@ -22,7 +22,11 @@ export const push: Command = {
     all: { ...SELECTION_FLAGS.all, help: "push every branch whose head this machine signed" },
     session: { ...SELECTION_FLAGS.session, help: "session of BRANCH (default: current)" },
   },
-  positionals: 2,
+  args: [{ name: "NAME", help: "the remote (default: origin, or the only one)", optional: true }, {
+    name: "BRANCH|ID",
+    help: "a branch of the session, or one snapshot and its history (default: the current branch)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const signer = await identity();
     const store = openStore(ctx);

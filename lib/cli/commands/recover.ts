@@ -25,7 +25,7 @@ export const recover: Command = {
     force: { ...MOVE_FLAGS.force, help: "overwrite paths changed since the interruption" },
     session: { ...SELECTION_FLAGS.session, help: "session (default: current, else any)" },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const signer = await identity();
     const store = openStore(ctx);

@@ -251,7 +251,11 @@ export const restore: Command = {
   ],
   options: RESTORE_OPTIONS,
   renamed: { workspace: "--files", session: "--session-state[=merge|replace]" },
-  positionals: 1,
+  args: [{
+    name: "REVISION",
+    help: "the snapshot to restore (with --before, default HEAD)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
     if (given === undefined && str(parsed, "before") === undefined) {

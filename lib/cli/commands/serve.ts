@@ -18,7 +18,7 @@ export const serve: Command = {
   options: {
     ...VIEW_OPTIONS,
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {

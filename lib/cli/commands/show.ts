@@ -105,7 +105,12 @@ export const show: Command = {
       help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
     },
   },
-  positionals: 1,
+  args: [{
+    name: "REVISION|FILE|-",
+    help:
+      "the snapshot (default HEAD), or a published file or bundle to verify and show (- reads stdin)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
     // A file: `-`, a published file's name, or an existing path written as a path (`./x`, `d/x`).

@@ -98,6 +98,6 @@ export const switchCommand: Command = {
     "ctxsnap switch main --pointer-only # only where new snapshots go",
   ],
   options: SWITCH_OPTIONS,
-  positionals: 1,
+  args: [{ name: "NAME", help: "the branch to switch to" }],
   run: (ctx, parsed) => runSwitch(ctx, parsed, parsed.positionals[0]),
 };

@@ -64,7 +64,7 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
 export const timeline: Command = {
   name: "timeline",
   usage: "timeline --html FILE|- [--session S] [--branch B] [--all] [--trust KEY]...\n" +
-    "timeline --html FILE|- BUNDLE|- [--trust KEY]... [--trusted-keys FILE]",
+    "timeline --html FILE|- BUNDLE|SNAPSHOT_FILE|- [--trust KEY]... [--trusted-keys FILE]",
   examples: [
     "ctxsnap timeline --html timeline.html            # the current session, every branch",
     "ctxsnap timeline --html all.html --all           # every session in the store",
@@ -79,7 +79,11 @@ export const timeline: Command = {
     },
     ...VIEW_OPTIONS,
   },
-  positionals: 1,
+  args: [{
+    name: "BUNDLE|SNAPSHOT_FILE|-",
+    help: "a published snapshot or bundle to draw instead of the store (- reads stdin)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const out = str(parsed, "html");
     if (out === undefined || out === "") {

@@ -82,7 +82,7 @@ export const undo: Command = {
     "ctxsnap redo               # re-apply what undo reverted",
   ],
   options: OPTIONS,
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => run(ctx, parsed, "undo"),
 };
 
@@ -92,6 +92,6 @@ export const redo: Command = {
   usage: "redo [--dry-run] [--force]",
   examples: ["ctxsnap redo --dry-run", "ctxsnap redo"],
   options: OPTIONS,
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => run(ctx, parsed, "redo"),
 };

@@ -356,7 +356,13 @@ export const verify: Command = {
       help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
   },
-  positionals: "any",
+  args: [{
+    name: "ID|FILE|-",
+    help:
+      "a snapshot (default: the current head), or published files to verify offline (- reads stdin)",
+    optional: true,
+    repeat: true,
+  }],
   async run(ctx, parsed) {
     const given0 = parsed.positionals[0];
     if (parsed.positionals.length > 1) {

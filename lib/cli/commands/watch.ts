@@ -30,7 +30,7 @@ export const watch: Command = {
     },
     ...CAPTURE_FLAGS,
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     if (flag(parsed, "status") || flag(parsed, "stop")) {
       const op = flag(parsed, "stop") ? "stop" : "status";

@@ -14,7 +14,7 @@ export const branchList: Command = {
   usage: "branch [list] [--session S]",
   examples: ["ctxsnap branch", "ctxsnap branch list --session experiment --json"],
   options: { session: SELECTION_FLAGS.session },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {

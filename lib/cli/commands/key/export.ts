@@ -14,7 +14,7 @@ export const keyExport: Command = {
     "ctxsnap key export > me.pub.pem            # share this with people who verify your snapshots",
   ],
   options: {},
-  positionals: 0,
+  args: [],
   async run(ctx) {
     const me = await identity();
     const pem = publicKeyToSpkiPem(me.publicKey);

@@ -24,7 +24,7 @@ export const keyImport: Command = {
     },
     force: { ...MOVE_FLAGS.force, help: "replace an existing identity (kept as a backup)" },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const file = str(parsed, "lean-ctx");
     if (file === undefined) {

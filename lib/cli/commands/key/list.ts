@@ -13,7 +13,7 @@ export const keyList: Command = {
   usage: "key list",
   examples: ["ctxsnap key list --json"],
   options: {},
-  positionals: 0,
+  args: [],
   run(ctx) {
     const keys = readConfigTrustedKeys(configDir());
     ctx.out.result(

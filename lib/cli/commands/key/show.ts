@@ -12,7 +12,7 @@ export const keyShow: Command = {
   usage: "key [show]",
   examples: ["ctxsnap key show", "ctxsnap key show --json"],
   options: {},
-  positionals: 0,
+  args: [],
   async run(ctx) {
     const me = await identity();
     ctx.out.result(

@@ -19,7 +19,7 @@ export const keyTrust: Command = {
     "ctxsnap key trust 6060205618d3…9fe6 --name lean-ci   # a lean-ctx public key (hex or PEM)",
   ],
   options: { name: { type: "string", arg: "N", help: "a name shown by verify" } },
-  positionals: 1,
+  args: [{ name: "KEY", help: "the public key: 64 hex, PEM text, or a PEM file" }],
   run(ctx, parsed) {
     const arg = parsed.positionals[0];
     if (arg === undefined) {

@@ -15,7 +15,7 @@ export const keyUntrust: Command = {
   usage: "key untrust KEY_ID|NAME",
   examples: ["ctxsnap key untrust alice"],
   options: {},
-  positionals: 1,
+  args: [{ name: "KEY_ID|NAME", help: "the key's id, a unique id prefix, or its name" }],
   run(ctx, parsed) {
     const arg = parsed.positionals[0];
     if (arg === undefined) throw new UsageError("key untrust needs a key id or name");

@@ -17,7 +17,10 @@ export const remoteAdd: Command = {
     "ctxsnap remote add share file:///mnt/nfs/ctx",
   ],
   options: S3_FLAGS,
-  positionals: 2,
+  args: [{ name: "NAME", help: "the remote's name" }, {
+    name: "URL",
+    help: "s3://BUCKET[/PREFIX] or file:///DIR",
+  }],
   async run(ctx, parsed) {
     const [name, url] = parsed.positionals;
     const { addRemote, checkRemoteName } = await config();

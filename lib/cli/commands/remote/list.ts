@@ -11,7 +11,7 @@ export const remoteList: Command = {
   usage: "remote [list]",
   examples: ["ctxsnap remote list --json"],
   options: {},
-  positionals: 0,
+  args: [],
   async run(ctx) {
     const { listRemotes } = await config();
     const store = openStore(ctx, { readOnly: true });

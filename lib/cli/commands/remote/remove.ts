@@ -13,7 +13,7 @@ export const remoteRemove: Command = {
   usage: "remote remove NAME",
   examples: ["ctxsnap remote remove share"],
   options: {},
-  positionals: 1,
+  args: [{ name: "NAME", help: "the remote to forget" }],
   async run(ctx, parsed) {
     const name = parsed.positionals[0];
     const { removeRemote } = await config();

@@ -13,7 +13,7 @@ export const sessionDecide: Command = {
   usage: "session decide TEXT [--session S]",
   examples: ['ctxsnap session decide "keep the old API behind a flag"'],
   options: SESSION_FLAG,
-  positionals: "any",
+  args: [{ name: "TEXT", help: "the decision (the words are joined with spaces)", repeat: true }],
   run(ctx, parsed) {
     const text = needText("decide", parsed.positionals);
     return withSession(

@@ -13,7 +13,7 @@ export const sessionFinding: Command = {
   usage: "session finding TEXT [--session S]",
   examples: ['ctxsnap session finding "the parser allocates per token"'],
   options: SESSION_FLAG,
-  positionals: "any",
+  args: [{ name: "TEXT", help: "the finding (the words are joined with spaces)", repeat: true }],
   run(ctx, parsed) {
     const text = needText("finding", parsed.positionals);
     return withSession(

@@ -13,7 +13,11 @@ export const sessionKnow: Command = {
   usage: "session know TEXT [--session S]",
   examples: ['ctxsnap session know "the CI runs on ARM"'],
   options: SESSION_FLAG,
-  positionals: "any",
+  args: [{
+    name: "TEXT",
+    help: "the piece of knowledge (the words are joined with spaces)",
+    repeat: true,
+  }],
   run(ctx, parsed) {
     const text = needText("know", parsed.positionals);
     return withSession(

@@ -13,7 +13,7 @@ export const sessionList: Command = {
   usage: "session list",
   examples: ["ctxsnap session list --json"],
   options: {},
-  positionals: 0,
+  args: [],
   run(ctx) {
     const store = openStore(ctx);
     try {

@@ -25,7 +25,11 @@ export const sessionRemove: Command = {
     "ctxsnap undo                          # an edit of the session is undone like any operation",
   ],
   options: SESSION_FLAG,
-  positionals: "any",
+  args: [{ name: "decision|finding|knowledge|file", help: "which list to remove TEXT from" }, {
+    name: "TEXT",
+    help: "the item, exactly as `session show` lists it",
+    repeat: true,
+  }],
   run(ctx, parsed) {
     const [kind = "", ...words] = parsed.positionals;
     const list = LISTS[kind as keyof typeof LISTS];

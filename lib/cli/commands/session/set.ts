@@ -17,7 +17,7 @@ export const sessionSet: Command = {
     progress: { type: "string", arg: "N", help: "progress, whole percent 0-100" },
     ...SESSION_FLAG,
   },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const task = str(parsed, "task");
     const progress = intOption(parsed, "progress", 0, 100);

@@ -12,7 +12,7 @@ export const sessionShow: Command = {
   usage: "session [show] [--session S]",
   examples: ["ctxsnap session show", "ctxsnap session show --session experiment --json"],
   options: SESSION_FLAG,
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     return withSession(ctx, parsed, (store, session) => readSessionState(store, session));
   },

@@ -13,7 +13,7 @@ export const sessionSwitch: Command = {
   usage: "session switch NAME",
   examples: ["ctxsnap session switch experiment   # later snapshots go to session 'experiment'"],
   options: {},
-  positionals: 1,
+  args: [{ name: "NAME", help: "the session later snapshots go to" }],
   run(ctx, parsed) {
     const store = openStore(ctx);
     try {

@@ -13,7 +13,7 @@ export const sessionTouch: Command = {
   usage: "session touch PATH... [--session S]",
   examples: ["ctxsnap session touch src/parser.ts src/lexer.ts"],
   options: SESSION_FLAG,
-  positionals: "any",
+  args: [{ name: "PATH", help: "a file the session touched", repeat: true }],
   run(ctx, parsed) {
     const paths = parsed.positionals;
     if (paths.length === 0) throw new UsageError("session touch needs at least one PATH");
