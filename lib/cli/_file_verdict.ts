@@ -5,7 +5,7 @@
  * the verdict it ends with.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { looksLikeFile } from "./_file_verdict.ts";
  * if (!looksLikeFile("review.ctxbundle") || looksLikeFile("3f2a9c")) throw new Error("file");
  * ```

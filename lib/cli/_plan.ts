@@ -3,9 +3,13 @@
  * `undo`, `redo` and `recover` print it, and the conflicts of a refused move.
  *
  * @example
- * ```ts ignore
- * import { planLines } from "./_plan.ts";
- * ctx.out.result({ plan: planJson(plan) }, () => planLines(plan).join("\n"));
+ * ```ts
+ * import { planJson, planLines } from "./_plan.ts";
+ * const plan = { writes: [], deletes: ["old.txt"], conflicts: [], unchanged: [], preserved: [], forced: [] };
+ * const lines = planLines(plan);
+ * if (lines[0] !== "delete   old.txt" || (planJson(plan) as { deletes: string[] }).deletes[0] !== "old.txt") {
+ *   throw new Error("plan");
+ * }
  * ```
  * @module
  */
