@@ -137,7 +137,12 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
         hint: `one of: ${subcommandsOf(name).map((s) => s.name.slice(name.length + 1)).join(", ")}`,
       });
     }
-    const parsed = parseCommandArgs(command, [...globals, ...found.rest]);
+    let parsed;
+    try {
+      parsed = parseCommandArgs(command, [...globals, ...found.rest]);
+    } catch (error) {
+      throw await withOwner(error, command.name);
+    }
     if (parsed.values.help === true) {
       const { helpJson, helpText } = await import("./help.ts");
       out.result(helpJson(command), () => helpText(command));
@@ -161,6 +166,35 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   } finally {
     if (!failed && waits !== undefined) noteWaits(out, waits.storeWaits());
   }
+}
+
+/**
+ * A flag refused by a subcommand (`key show --force`) that a sibling takes
+ * (`key import`): the hint says which, so the user finds the right command.
+ */
+async function withOwner(error: unknown, name: string): Promise<unknown> {
+  const flag = /^Option (--[a-z][a-z-]*) does not apply/.exec(
+    error instanceof UsageError ? error.message : "",
+  )?.[1];
+  const top = name.split(" ")[0]!;
+  const siblings = COMMANDS.filter((c) =>
+    c.name !== name && (c.name === top || c.name.startsWith(`${top} `))
+  );
+  if (
+    flag === undefined || siblings.length === 0 || (error as UsageError).hint?.includes("renamed")
+  ) {
+    return error;
+  }
+  const owners: string[] = [];
+  for (const sibling of siblings) {
+    if ((await sibling.load()).options[flag.slice(2)] !== undefined) owners.push(sibling.name);
+  }
+  if (owners.length === 0) return error;
+  return new UsageError((error as UsageError).message, {
+    hint: `${flag} is an option of ${
+      owners.map((o) => `\`ctxsnap ${o}\``).join(" and ")
+    }; see \`ctxsnap ${name} --help\` for the options of this one`,
+  });
 }
 
 /** `ctxsnap help TOP [SUB]` and `ctxsnap GROUP --help`: a command's, subcommand's or group's help. */
