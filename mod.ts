@@ -131,10 +131,8 @@
  * ```
  * @module
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { Store, type StoreOpenOptions } from "./lib/repository/store.ts";
-import { registerStore } from "./lib/repository/trust.ts";
+import type { Store, StoreOpenOptions } from "./lib/repository/store.ts";
+import { initWorkspace, openStoreAt } from "./lib/app/workspace.ts";
 
 // ---------------------------------------------------------------------------
 // Errors: every class, the exit-status table, and the mapping to it.
@@ -423,25 +421,26 @@ export { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V2 } from "./lib/format/body.ts";
 /**
  * Opens the store in `dir` (a `.ctxsnap` directory), after checking its
  * paths and schema; with `registry` (a config directory, as `configDir()`
- * returns) it must also be registered there as this user's.
+ * returns) it must also be registered there as this user's. The rules are
+ * the ones the command line follows (`lib/app/workspace.ts`).
  */
 export function openStore(dir: string, options: StoreOpenOptions = {}): Store {
-  return Store.open(dir, options);
+  return openStoreAt(dir, options);
 }
 
 /**
  * Creates (or reopens) a store in `dir` capturing the workspace at
- * `workspace`; with `registry` a store it creates is registered there.
+ * `workspace`, by the rules `ctxsnap init` follows: a workspace inside the
+ * workspace of a store in a parent directory is refused
+ * ({@linkcode ConflictError}) unless `nested`; the store is kept out of git
+ * (`.git/info/exclude`); with `registry` a store it creates is registered
+ * there, and an existing one is reopened only if registered
+ * ({@linkcode StoreTrustError} otherwise).
  */
 export function initStore(
   dir: string,
   workspace: string,
-  options: { registry?: string } = {},
+  options: { registry?: string; nested?: boolean } = {},
 ): Store {
-  const created = !existsSync(join(dir, "index.db"));
-  const store = Store.init(dir, workspace);
-  if (created && options.registry !== undefined) {
-    registerStore(options.registry, store.dir, "init");
-  }
-  return store;
+  return initWorkspace(dir, workspace, options).store;
 }

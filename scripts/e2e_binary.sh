@@ -127,7 +127,7 @@ if [ "${1:-}" = "--inner" ]; then
   export CTXSNAP_CONFIG_DIR="$T/config/two"
   expect 0 "init a second store" -- ctxsnap --json init
   expect 0 "import BUNDLE --trust KEY" -- ctxsnap --json import "$BUNDLE" --trust "$KEY"
-  expect 0 "restore the imported snapshot" -- ctxsnap --json restore "$ID" --workspace
+  expect 0 "restore the imported snapshot" -- ctxsnap --json restore "$ID" --files
   if diff -r -x .ctxsnap "$W1" "$W2" >"$T/last.out" 2>&1; then
     ok "restored workspace equals the original, byte for byte"
   else
@@ -168,7 +168,7 @@ if [ "${1:-}" = "--inner" ]; then
   printf 'hello, reviewer\n' >"$W1/README.md"
   expect 0 "create a second step" -- ctxsnap --json create -m "second step"
   REVIEW=$T/out/review.ctxbundle
-  expect 0 "publish --all --with-workspace" -- ctxsnap --json publish HEAD --all --with-workspace --out "$REVIEW"
+  expect 0 "publish --history all --with-workspace" -- ctxsnap --json publish HEAD --history all --with-workspace --out "$REVIEW"
   ctxsnap key export >"$T/out/alice.pub.pem"
   mkdir -p "$T/reviewer"
   cd "$T/reviewer" || exit 1

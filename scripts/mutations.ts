@@ -634,7 +634,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "key-export-public-only",
-    file: "lib/cli/commands/key.ts",
+    file: "lib/cli/commands/key/export.ts",
     find: '} else ctx.out.raw(pem.endsWith("\\n") ? pem : pem + "\\n");',
     replace: "} else ctx.out.raw(await Deno.readTextFile(me.path));",
     tests: [
@@ -860,6 +860,32 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    if (false) {\n      throw new IntegrityError(",
     tests: [
       t("security/hostile_repo_test.ts", "store trust: adopt refuses a store that does not verify"),
+    ],
+  },
+  {
+    id: "cli-flag-not-declared-refused",
+    file: "lib/cli/args.ts",
+    find: "parsed = parseArgs({ args, options, allowPositionals: true, strict: true });",
+    replace: "parsed = parseArgs({ args, options, allowPositionals: true, strict: false });",
+    tests: [
+      t("cli/tree_test.ts", "key show --force is a usage error (exit 2)"),
+      t("cli/tree_test.ts", "property: every command refuses every flag it does not declare"),
+    ],
+  },
+  {
+    id: "app-nested-store-refused",
+    file: "lib/app/workspace.ts",
+    find: "  if (outer !== null && options.nested !== true) {",
+    replace: "  if (false) {",
+    tests: [
+      t(
+        "app/workspace_test.ts",
+        "initStore() refuses a store nested in another store's workspace, as ctxsnap init does, unless nested: true",
+      ),
+      t(
+        "cli/defaults_test.ts",
+        "init refuses a store nested in another store's workspace (exit 5) unless --nested",
+      ),
     ],
   },
   {
@@ -1340,7 +1366,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "verify-file-config-unreadable-warns",
-    file: "lib/cli/commands/verify.ts",
+    file: "lib/cli/_file_verdict.ts",
     find: "    if (!environmentReadable()) {\n      warn(",
     replace: "    if (!environmentReadable()) {\n      void (",
     tests: [

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { parseCommandArgs } from "./args.ts";
- * const parsed = parseCommandArgs({ name: "x", summary: "", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
+ * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, args: [{ name: "X", help: "", repeat: true }], run: () => Promise.resolve(0) }, ["--json", "a"]);
  * if (parsed.values.json !== true || parsed.positionals[0] !== "a") throw new Error("parse");
  * ```
  * @module
@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { errnoOf, openError, UsageError } from "../errors.ts";
 import { cwd, viewStdin } from "../runtime.ts";
 import type { Output } from "./output.ts";
+import { GLOBAL_OPTIONS } from "./flags.ts";
 
 /** One option of a command, as `parseArgs` takes it plus help text. */
 export interface OptionSpec {
@@ -39,6 +40,18 @@ export interface OptionSpec {
   values?: readonly string[];
 }
 
+/** One positional argument of a command. */
+export interface ArgSpec {
+  /** As usage shows it (`REVISION`, `FILE|-`). */
+  name: string;
+  /** Help text. */
+  help: string;
+  /** May be left out. */
+  optional?: boolean;
+  /** May be given more than once (only the last argument). */
+  repeat?: boolean;
+}
+
 /** Everything a running command may use. */
 export interface CommandContext {
   /** Output (the only place that prints). */
@@ -57,20 +70,34 @@ export interface Parsed {
   positionals: string[];
 }
 
-/** A command of the CLI. */
+/**
+ * A command of the CLI: one leaf of the command tree (`init`, `key show`,
+ * `remote add`), declared as data. Its one-line summary lives in the
+ * registry (`registry.ts`), which lists every command without loading it.
+ */
 export interface Command {
-  /** Name as typed. */
+  /** Its path in the tree as typed: `restore`, or `key show` for a subcommand. */
   name: string;
-  /** One line for the command list. */
-  summary: string;
   /** Usage line(s) after `ctxsnap `. */
   usage: string;
   /** Example invocations with a comment. */
   examples: string[];
-  /** Command-specific options. */
+  /**
+   * Every option the command takes besides the global ones; any other is a
+   * usage error. Shared options come from the groups of `flags.ts`, so a
+   * flag has one type everywhere.
+   */
   options: Record<string, OptionSpec>;
-  /** How many positionals are allowed: a number, or "any". */
-  positionals: number | "any";
+  /**
+   * Flags this command used to take under another name, with their
+   * replacement: the usage error for the old name says what to type instead.
+   */
+  renamed?: Record<string, string>;
+  /**
+   * The positional arguments, in order: one more than these is a usage
+   * error, unless the last repeats.
+   */
+  args: readonly ArgSpec[];
   /**
    * Exit 0 even on failure (the error is still reported on stderr) unless
    * this flag is given: for hooks a harness runs, where a non-zero status
@@ -81,17 +108,7 @@ export interface Command {
   run(ctx: CommandContext, parsed: Parsed): Promise<number>;
 }
 
-/** Options every command accepts. */
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  json: { type: "boolean", help: "print one JSON document on stdout" },
-  store: {
-    type: "string",
-    arg: "DIR",
-    help: "use the store in DIR (default: nearest .ctxsnap/, or $CTXSNAP_STORE)",
-  },
-  quiet: { type: "boolean", short: "q", help: "no notes or progress on stderr" },
-  help: { type: "boolean", short: "h", help: "show this help" },
-};
+export { GLOBAL_OPTIONS } from "./flags.ts";
 
 /** Parses `argv` for `command`; unknown options and extra positionals are usage errors. */
 export function parseCommandArgs(command: Command, argv: string[]): Parsed {
@@ -106,7 +123,7 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       ...(spec.multiple ? { multiple: true } : {}),
     };
   }
-  // Boolean options that may carry a value (`--session=replace`).
+  // Boolean options that may carry a value (`--session-state=replace`).
   const valued: Record<string, string> = {};
   const args = argv.map((arg) => {
     const m = /^--([a-z][a-z-]*)=(.*)$/s.exec(arg);
@@ -151,49 +168,33 @@ export function parseCommandArgs(command: Command, argv: string[]): Parsed {
       }
     }
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify a positional.*$/s, ""), {
-      hint: `see \`ctxsnap ${command.name} --help\``,
-    });
+    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
+    const unknown = /^Unknown option '(-{1,2}[^']*)'$/.exec(message);
+    const renamed = unknown === null
+      ? undefined
+      : command.renamed?.[unknown[1]!.replace(/^--/, "")];
+    throw new UsageError(
+      unknown === null
+        ? message
+        : `Option ${unknown[1]} does not apply to \`ctxsnap ${command.name}\``,
+      {
+        hint: renamed !== undefined
+          ? `${unknown![1]} was renamed: use ${renamed}`
+          : `see \`ctxsnap ${command.name} --help\` for the options it takes`,
+      },
+    );
   }
   const positionals = parsed.positionals;
-  if (
-    parsed.values.help !== true && command.positionals !== "any" &&
-    positionals.length > command.positionals
-  ) {
+  const most = command.args.at(-1)?.repeat === true ? Infinity : command.args.length;
+  if (parsed.values.help !== true && positionals.length > most) {
     throw new UsageError(
-      `Unexpected argument ${JSON.stringify(positionals[command.positionals])}`,
+      `Unexpected argument ${JSON.stringify(positionals[most])}`,
       {
         hint: `usage: ctxsnap ${command.usage.split("\n")[0]}`,
       },
     );
   }
   return { values: { ...parsed.values, ...valued } as Parsed["values"], positionals };
-}
-
-/** Renders `ctxsnap CMD --help`. */
-export function helpText(command: Command): string {
-  const lines = [`ctxsnap ${command.name} — ${command.summary}`, "", "Usage:"];
-  for (const usage of command.usage.split("\n")) lines.push(`  ctxsnap ${usage}`);
-  const render = (specs: Record<string, OptionSpec>) => {
-    for (const [name, spec] of Object.entries(specs)) {
-      if (spec.help === undefined) continue;
-      const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${
-        spec.arg ? ` ${spec.arg}` : ""
-      }${spec.values ? `[=${spec.values.join("|")}]` : ""}`;
-      lines.push(`  ${flag.padEnd(28)} ${spec.help}`);
-    }
-  };
-  if (Object.keys(command.options).length > 0) {
-    lines.push("", "Options:");
-    render(command.options);
-  }
-  lines.push("", "Global options:");
-  render(GLOBAL_OPTIONS);
-  if (command.examples.length > 0) {
-    lines.push("", "Examples:");
-    for (const example of command.examples) lines.push(`  ${example}`);
-  }
-  return lines.join("\n");
 }
 
 /** String option value, or undefined. */

@@ -6,13 +6,12 @@
  * @example
  * ```ts
  * import { parseCommandArgs } from "./command.ts";
- * const parsed = parseCommandArgs({ name: "x", summary: "", usage: "", examples: [], options: { json: { type: "boolean" } }, positionals: "any", run: () => Promise.resolve(0) }, ["--json", "a"]);
+ * const parsed = parseCommandArgs({ name: "x", usage: "", examples: [], options: { json: { type: "boolean" } }, args: [{ name: "X", help: "", repeat: true }], run: () => Promise.resolve(0) }, ["--json", "a"]);
  * if (!(parsed.values.json === true && parsed.positionals[0] === "a")) throw new Error("Example failed");
  * ```
  * @module
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { ConfigError, NotFoundError, quote } from "../errors.ts";
 import {
   configDir,
@@ -22,9 +21,8 @@ import {
 } from "../keys/identity.ts";
 import { Keyring, readConfigTrustedKeys, readKeyFile, readTrustedKeys } from "../keys/keyring.ts";
 import { parsePublicKey } from "../crypto/ed25519.ts";
-import { locateStore } from "../repository/locate.ts";
-import { Store } from "../repository/store.ts";
-import { getEnv } from "../runtime.ts";
+import type { Store } from "../repository/store.ts";
+import { openWorkspace } from "../app/workspace.ts";
 import { resolveRevision } from "../history/names.ts";
 import type { KeptFormat } from "../share/formats/format.ts";
 
@@ -32,28 +30,20 @@ export * from "./args.ts";
 import { type CommandContext, userPath } from "./args.ts";
 
 /**
- * Opens the store this invocation refers to. It must be this user's: created
- * by `init` or adopted with `init --adopt` on this machine (registered in the
- * config directory), with safe paths and ctxsnap's exact schema; see
- * `lib/repository/trust.ts`. Nothing is read from or written to a store that
- * fails, and nothing is repaired.
+ * Opens the store this invocation refers to (`--store`, `$CTXSNAP_STORE`,
+ * else found by walking up). It must be this user's: created by `init` or
+ * adopted with `init --adopt` on this machine (registered in the config
+ * directory), with safe paths and ctxsnap's exact schema; see
+ * `lib/repository/trust.ts`. The rules are the application layer's
+ * (`lib/app/workspace.ts`), which the library follows too.
  */
 export function openStore(ctx: CommandContext, options: { readOnly?: boolean } = {}): Store {
-  const dir = locateStore({ store: ctx.store, cwd: ctx.cwd });
-  const explicit = ctx.store !== undefined || (getEnv("CTXSNAP_STORE") ?? "") !== "";
-  const registry = configDir();
-  // A store found by walking up must also belong to the directory holding
-  // it; it may not point capture and restore at some other directory.
-  // Checked by the one open, before anything is written.
-  if (!explicit) {
-    return Store.open(dir, {
-      ...options,
-      registry,
-      owner: path.dirname(path.resolve(dir)),
-      ...(options.readOnly ? { brief: false } : {}),
-    });
-  }
-  return Store.open(dir, { ...options, registry });
+  return openWorkspace({
+    store: ctx.store,
+    cwd: ctx.cwd,
+    registry: configDir(),
+    ...(options.readOnly ? { readOnly: true } : {}),
+  });
 }
 
 /** Loads this machine's identity, creating it on first use. */

@@ -10,187 +10,15 @@
  * ```
  * @module
  */
-import { CtxsnapError, EXIT_MEANINGS, UsageError } from "../errors.ts";
+import { CtxsnapError, UsageError } from "../errors.ts";
 import { cwd, environment, getEnv, runtimeName, withProcessView } from "../runtime.ts";
 import { FORMATS, SOURCE, VERSION } from "../version.ts";
 import type { Command } from "./args.ts";
 import { Output, type Writer } from "./output.ts";
+import { COMMANDS, GROUPS, resolveCommand, subcommandsOf } from "./registry.ts";
 
-/**
- * A command as the dispatcher knows it before loading it: each command's
- * module (and what it imports: the store, crypto, capture) is loaded only
- * when that command runs, so `--version` and `--help` load almost nothing.
- */
-export interface CommandEntry {
-  /** Name as typed. */
-  name: string;
-  /** One line for the command list (the command's own `summary`). */
-  summary: string;
-  /** Loads the command. */
-  load(): Promise<Command>;
-}
-
-/** Every command, in the order `--help` lists them. */
-export const COMMANDS: readonly CommandEntry[] = [
-  {
-    name: "init",
-    summary: "create a store for this workspace, or adopt one you did not create here",
-    load: async () => (await import("./commands/init.ts")).init,
-  },
-  {
-    name: "create",
-    summary: "capture the workspace and session into a signed snapshot",
-    load: async () => (await import("./commands/create.ts")).create,
-  },
-  {
-    name: "list",
-    summary: "list snapshots, newest first",
-    load: async () => (await import("./commands/list.ts")).list,
-  },
-  {
-    name: "show",
-    summary: "show what a snapshot recorded",
-    load: async () => (await import("./commands/show.ts")).show,
-  },
-  {
-    name: "verify",
-    summary: "check snapshots: id, signature, signer trust, tree and every blob",
-    load: async () => (await import("./commands/verify.ts")).verify,
-  },
-  {
-    name: "diff",
-    summary: "show what changed between snapshots: files and session",
-    load: async () => (await import("./commands/diff.ts")).diff,
-  },
-  {
-    name: "restore",
-    summary: "restore a snapshot's workspace and session, three-way, losing nothing",
-    load: async () => (await import("./commands/restore.ts")).restore,
-  },
-  {
-    name: "switch",
-    summary: "switch to a branch, moving the workspace files to its head (three-way)",
-    load: async () => (await import("./commands/switch.ts")).switchCommand,
-  },
-  {
-    name: "recover",
-    summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
-    load: async () => (await import("./commands/recover.ts")).recover,
-  },
-  {
-    name: "undo",
-    summary: "revert the last operation that changed the workspace, the session or a branch",
-    load: async () => (await import("./commands/undo.ts")).undo,
-  },
-  {
-    name: "redo",
-    summary: "re-apply the operation the last undo reverted",
-    load: async () => (await import("./commands/undo.ts")).redo,
-  },
-  {
-    name: "branch",
-    summary: "list branches, or switch to one (moving the workspace)",
-    load: async () => (await import("./commands/branch.ts")).branch,
-  },
-  {
-    name: "fork",
-    summary: "start a new branch at a snapshot",
-    load: async () => (await import("./commands/branch.ts")).fork,
-  },
-  {
-    name: "log",
-    summary:
-      "show the operations log: creates, restores, switches, undos, edits, forks, imports, gc",
-    load: async () => (await import("./commands/log.ts")).log,
-  },
-  {
-    name: "timeline",
-    summary: "write the timeline as one self-contained HTML page (graph, context, signers, diffs)",
-    load: async () => (await import("./commands/timeline.ts")).timeline,
-  },
-  {
-    name: "serve",
-    summary: "serve the timeline page live on 127.0.0.1 (read-only, token in the URL)",
-    load: async () => (await import("./commands/serve.ts")).serve,
-  },
-  {
-    name: "forget",
-    summary: "remove snapshots (objects are freed by gc)",
-    load: async () => (await import("./commands/forget.ts")).forget,
-  },
-  {
-    name: "gc",
-    summary: "remove trees and blobs that no retained snapshot references; return the disk",
-    load: async () => (await import("./commands/gc.ts")).gc,
-  },
-  {
-    name: "materialize",
-    summary: "write a snapshot's tree, or some paths of it, into a directory (deletes nothing)",
-    load: async () => (await import("./commands/materialize.ts")).materialize,
-  },
-  {
-    name: "publish",
-    summary: "write a snapshot to a portable, verifiable file",
-    load: async () => (await import("./commands/publish.ts")).publish,
-  },
-  {
-    name: "import",
-    summary:
-      "verify a published snapshot, bundle or lean-ctx snapshot, then add it on a quarantine branch",
-    load: async () => (await import("./commands/import.ts")).importCommand,
-  },
-  {
-    name: "remote",
-    summary: "add, list or remove the remotes snapshots are pushed to and pulled from",
-    load: async () => (await import("./commands/remote.ts")).remote,
-  },
-  {
-    name: "push",
-    summary: "upload snapshots and a signed ref to a remote",
-    load: async () => (await import("./commands/remote.ts")).push,
-  },
-  {
-    name: "pull",
-    summary: "download, verify and quarantine what a remote has that this store lacks",
-    load: async () => (await import("./commands/remote.ts")).pull,
-  },
-  {
-    name: "clone",
-    summary: "create a workspace and store from a remote",
-    load: async () => (await import("./commands/remote.ts")).clone,
-  },
-  {
-    name: "session",
-    summary: "show or edit the live session state that the next snapshot records",
-    load: async () => (await import("./commands/session.ts")).session,
-  },
-  {
-    name: "key",
-    summary: "show, export or import (from lean-ctx) this machine's key; manage trusted keys",
-    load: async () => (await import("./commands/key.ts")).key,
-  },
-  {
-    name: "watch",
-    summary:
-      "watch the workspace and make checkpoints for create and hooks at the speed of a change",
-    load: async () => (await import("./commands/watch.ts")).watch,
-  },
-  {
-    name: "hook",
-    summary: "checkpoint for an agent harness's hook event (JSON on stdin); never fails the agent",
-    load: async () => (await import("./commands/hook.ts")).hook,
-  },
-  {
-    name: "resume",
-    summary: "rewind files and conversation to before prompt N of an agent session, then continue",
-    load: async () => (await import("./commands/resume.ts")).resume,
-  },
-  {
-    name: "mcp",
-    summary: "serve the store to an agent over the Model Context Protocol (stdio)",
-    load: async () => (await import("./commands/mcp.ts")).mcp,
-  },
-];
+export { COMMANDS, GROUPS } from "./registry.ts";
+export type { CommandEntry, GroupEntry } from "./registry.ts";
 
 /**
  * A raw SQLite failure that escaped a command (a read outside a
@@ -202,23 +30,6 @@ async function typed(error: unknown): Promise<unknown> {
   if (!/database|SQLITE|locked|disk I\/O/i.test(error.message)) return error;
   const { mapSqliteError } = await import("../repository/store.ts");
   return mapSqliteError(error, "the command");
-}
-
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  return [
-    "ctxsnap — a context time machine for agent and research workspaces",
-    "",
-    "Usage: ctxsnap [--store DIR] [--json] COMMAND [ARGS]",
-    "",
-    "Commands:",
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    "",
-    "Run `ctxsnap COMMAND --help` for a command's options and examples.",
-    "",
-    "Exit status:",
-    ...EXIT_MEANINGS.map((m) => `  ${String(m.exit).padEnd(4)}${m.meaning}`),
-  ].join("\n");
 }
 
 /** Splits global options that appear before the command name. */
@@ -300,29 +111,41 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
       return 0;
     }
     if (name === undefined || name === "help") {
-      const entry = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
-      const target = await entry?.load();
-      const { helpText } = await import("./args.ts");
-      out.result(
-        { commands: COMMANDS.map((c) => ({ name: c.name, summary: c.summary })) },
-        () => target ? helpText(target) : overview(),
-      );
+      const help = await import("./help.ts");
+      if (name === "help" && rest.some((a) => !a.startsWith("-"))) {
+        const [top = "", ...more] = rest.filter((a) => !a.startsWith("-"));
+        return await showHelp(out, top, more);
+      }
+      out.result(help.overviewJson(), () => help.overviewText());
       return name === undefined && !globals.includes("--help") && !globals.includes("-h") ? 2 : 0;
     }
-    const entry = COMMANDS.find((c) => c.name === name);
-    if (entry === undefined) {
+    const found = resolveCommand(name, rest);
+    if (found.entry === undefined) {
       throw new UsageError(`Unknown command ${JSON.stringify(name)}`, {
         hint: "run `ctxsnap --help` to list commands",
       });
     }
-    const { helpText, parseCommandArgs, workingDir } = await import("./args.ts");
-    const command = loaded = await entry.load();
-    const parsed = parseCommandArgs(command, [...globals, ...rest]);
+    const asksHelp = [...globals, ...rest].some((a) => a === "--help" || a === "-h");
+    const groupOnly = GROUPS.some((g) => g.name === name);
+    if (asksHelp && groupOnly && found.rest.length === rest.length) {
+      return await showHelp(out, name, []);
+    }
+    const { parseCommandArgs, workingDir } = await import("./args.ts");
+    const command = loaded = await found.entry.load();
+    if (found.word !== undefined && command.args.length === 0) {
+      throw new UsageError(`Unknown ${name} subcommand ${JSON.stringify(found.word)}`, {
+        hint: `one of: ${subcommandsOf(name).map((s) => s.name.slice(name.length + 1)).join(", ")}`,
+      });
+    }
+    let parsed;
+    try {
+      parsed = parseCommandArgs(command, [...globals, ...found.rest]);
+    } catch (error) {
+      throw await withOwner(error, command.name);
+    }
     if (parsed.values.help === true) {
-      out.result(
-        { command: command.name, usage: command.usage, examples: command.examples },
-        () => helpText(command),
-      );
+      const { helpJson, helpText } = await import("./help.ts");
+      out.result(helpJson(command), () => helpText(command));
       return 0;
     }
     const store = typeof parsed.values.store === "string" ? parsed.values.store : undefined;
@@ -346,6 +169,57 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
   } finally {
     if (!failed && waits !== undefined) noteWaits(out, waits.storeWaits());
   }
+}
+
+/**
+ * A flag refused by a subcommand (`key show --force`) that a sibling takes
+ * (`key import`): the hint says which, so the user finds the right command.
+ */
+async function withOwner(error: unknown, name: string): Promise<unknown> {
+  const flag = /^Option (--[a-z][a-z-]*) does not apply/.exec(
+    error instanceof UsageError ? error.message : "",
+  )?.[1];
+  const top = name.split(" ")[0]!;
+  const siblings = COMMANDS.filter((c) =>
+    c.name !== name && (c.name === top || c.name.startsWith(`${top} `))
+  );
+  if (
+    flag === undefined || siblings.length === 0 || (error as UsageError).hint?.includes("renamed")
+  ) {
+    return error;
+  }
+  const owners: string[] = [];
+  for (const sibling of siblings) {
+    if ((await sibling.load()).options[flag.slice(2)] !== undefined) owners.push(sibling.name);
+  }
+  if (owners.length === 0) return error;
+  return new UsageError((error as UsageError).message, {
+    hint: `${flag} is an option of ${
+      owners.map((o) => `\`ctxsnap ${o}\``).join(" and ")
+    }; see \`ctxsnap ${name} --help\` for the options of this one`,
+  });
+}
+
+/** `ctxsnap help TOP [SUB]` and `ctxsnap GROUP --help`: a command's, subcommand's or group's help. */
+async function showHelp(out: Output, top: string, more: string[]): Promise<number> {
+  const help = await import("./help.ts");
+  const found = resolveCommand(top, more);
+  const known = COMMANDS.some((c) => c.name === top || c.name.startsWith(`${top} `));
+  if (
+    !known || found.entry === undefined || (more.length > 0 && found.rest.length === more.length)
+  ) {
+    throw new UsageError(`No command ${JSON.stringify([top, ...more].join(" "))}`, {
+      hint: "run `ctxsnap --help` to list commands",
+    });
+  }
+  if (more.length === 0 && GROUPS.some((g) => g.name === top)) {
+    const group = await help.groupHelp(top);
+    out.result(group.json, () => group.text);
+    return 0;
+  }
+  const command = await found.entry.load();
+  out.result(help.helpJson(command), () => help.helpText(command));
+  return 0;
 }
 
 /**

@@ -10,11 +10,12 @@ import { COMMANDS } from "../../lib/cli/main.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { CLI } from "../_cli.ts";
 
-Deno.test("start: every command in the registry loads with the name and summary the registry gives", async () => {
+Deno.test("start: every command in the registry loads with the name the registry gives", async () => {
   const names = new Set<string>();
   for (const entry of COMMANDS) {
     const command = await entry.load();
-    assertEquals([command.name, command.summary], [entry.name, entry.summary], entry.name);
+    assertEquals(command.name, entry.name, entry.name);
+    assert(entry.summary.length > 0, `${entry.name} has a summary`);
     assert(!names.has(entry.name), `${entry.name} twice`);
     names.add(entry.name);
   }

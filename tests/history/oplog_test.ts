@@ -313,25 +313,29 @@ Deno.test("create on an unchanged workspace and session returns the head (create
   });
 });
 
-Deno.test("restore --session=replace rewinds the live session exactly; the default merge keeps later decisions; session remove removes one item (exit 4 when absent)", async () => {
+Deno.test("restore --session-state=replace rewinds the live session exactly; the default merge keeps later decisions; session remove removes one item (exit 4 when absent)", async () => {
   await withStore(async (ws) => {
     expectCode(await ws.run(["session", "decide", "D1"]), 0, "decide");
     const snap = (await ws.run(["create", "--json"])).json().id;
     expectCode(await ws.run(["session", "decide", "D2 made later"]), 0, "decide");
     expectCode(await ws.run(["session", "finding", "F later"]), 0, "finding");
 
-    const merged = await ws.run(["restore", snap, "--session", "--dry-run", "--json"]);
+    const merged = await ws.run(["restore", snap, "--session-state", "--dry-run", "--json"]);
     expectCode(merged, 0, "restore --session --dry-run");
     assertEquals(merged.json().session.mode, "merge");
     assertEquals(merged.json().session.change.decisions, { added: [], removed: [] });
 
-    const replaced = await ws.run(["restore", snap, "--session=replace", "--json"]);
-    expectCode(replaced, 0, "restore --session=replace");
+    const replaced = await ws.run(["restore", snap, "--session-state=replace", "--json"]);
+    expectCode(replaced, 0, "restore --session-state=replace");
     assertEquals(replaced.json().session.mode, "replace");
     assertEquals(replaced.json().session.change.decisions.removed, ["D2 made later"]);
     const state = (await ws.run(["session", "show", "--json"])).json().state;
     assertEquals([state.decisions, state.findings], [["D1"], []]);
-    expectCode(await ws.run(["restore", snap, "--session=rewind"]), 2, "a bad --session value");
+    expectCode(
+      await ws.run(["restore", snap, "--session-state=rewind"]),
+      2,
+      "a bad --session-state value",
+    );
 
     expectCode(await ws.run(["session", "remove", "decision", "D1"]), 0, "remove");
     assertEquals((await ws.run(["session", "show", "--json"])).json().state.decisions, []);

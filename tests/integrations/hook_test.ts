@@ -459,7 +459,7 @@ Deno.test("hook: a byte-identical Stop after prompt 2 checkpoints prompt 2's end
     assert(stop2.id !== stop1.id, "the second Stop returned the first Stop's snapshot");
     // The checkpoint holds prompt 2's end state.
     await Deno.writeTextFile(join(ws.path, "a.txt"), "later\n");
-    expectCode(await ws.run(["restore", stop2.id, "--workspace", "--force"]), 0, "restore stop 2");
+    expectCode(await ws.run(["restore", stop2.id, "--files", "--force"]), 0, "restore stop 2");
     assertEquals(await Deno.readTextFile(join(ws.path, "a.txt")), "end of prompt 2\n");
     // The same bytes a third time are an event of their own, never a redelivery: nothing changed
     // since the restore, so it is attached to the snapshot holding the workspace now.

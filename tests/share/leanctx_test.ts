@@ -1404,7 +1404,7 @@ Deno.test("restore of a lean-ctx snapshot merges its session and, with --git, ch
       .json();
     assertEquals(dry.decisions_added, ["ship on Friday"]);
     assertEquals(storeCounts(m), counts, "a dry run changed the store");
-    expect(await m.run(["restore", id, "--workspace"]), 2, "--workspace does not apply");
+    expect(await m.run(["restore", id, "--files"]), 2, "--files does not apply");
 
     const done = expect(await m.run(["restore", id, "--git", "--json"]), 0, "restore").json();
     assertEquals([done.format, done.git_commit, done.session_merged], [
@@ -1564,7 +1564,7 @@ Deno.test("create --context sets roi, lineage and ledger; show prints them; publ
     );
     // Across machines, through a bundle with history.
     const bundle = join(alice.root, "b.ctxbundle");
-    expect(await alice.run(["publish", plain, "--all", "--out", bundle]), 0, "publish");
+    expect(await alice.run(["publish", plain, "--history", "all", "--out", bundle]), 0, "publish");
     const me = expect(await alice.run(["key", "show", "--json"]), 0, "key").json();
     expect(await bob.run(["import", bundle, "--trust", me.public_key]), 0, "import");
     const there = expect(await bob.run(["show", id, "--json"]), 0, "show on bob").json();

@@ -239,7 +239,14 @@ async function reviewBundle(
   await Deno.writeTextFile(join(alice.path, "a.txt"), "alpha\nbeta\n");
   await Deno.writeTextFile(join(alice.path, ".env"), "TOKEN=x\n");
   const second = await createSnap(alice, "second");
-  const bundle = await publish(alice, second, "review.ctxbundle", "--with-workspace", "--all");
+  const bundle = await publish(
+    alice,
+    second,
+    "review.ctxbundle",
+    "--with-workspace",
+    "--history",
+    "all",
+  );
   const pem = join(alice.root, "alice.pub.pem");
   await Deno.writeTextFile(pem, (await alice.run(["key", "export"])).stdout);
   return { bundle, pem, ids: [first, second] };

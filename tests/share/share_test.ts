@@ -162,7 +162,7 @@ Deno.test("publish --with-workspace --out - to a pipe streams a bundle that impo
     const imported = await runRaw(bob, ["import", "-", "--trust", key, "--json"], out.stdout);
     assertEquals(imported.code, 0, `import -: ${imported.stderr}`);
     assertEquals(JSON.parse(decoder.decode(imported.stdout)).imported, [id]);
-    expectCode(await bob.run(["restore", id, "--workspace"]), 0, "restore --workspace");
+    expectCode(await bob.run(["restore", id, "--files"]), 0, "restore --files");
     assertEquals(await Deno.readTextFile(join(bob.path, "d/b.txt")), "bravo\n");
   });
 });
@@ -704,13 +704,13 @@ Deno.test("an envelope-only import cannot restore its workspace (exit 4, names t
     expectCode(first, 0, "import envelope");
     assertEquals([first.json().kind, first.json().with_workspace], ["snapshot", false]);
 
-    const restore = await bob.run(["restore", id, "--workspace"]);
+    const restore = await bob.run(["restore", id, "--files"]);
     expectCode(restore, 4, "restore --workspace of an envelope-only import");
     assert(/workspace content/i.test(restore.stderr), restore.stderr);
     assert(/bundle|--with-workspace/.test(restore.stderr), restore.stderr);
     assert(!await exists(join(bob.path, "a.txt")), "a file was restored");
 
-    expectCode(await bob.run(["restore", id, "--session"]), 0, "restore --session");
+    expectCode(await bob.run(["restore", id, "--session-state"]), 0, "restore --session-state");
     const session = await bob.run(["session", "show", "--json"]);
     expectCode(session, 0, "session show");
     assert(session.stdout.includes("ship share"), session.stdout);
@@ -720,7 +720,7 @@ Deno.test("an envelope-only import cannot restore its workspace (exit 4, names t
     expectCode(second, 0, "import bundle after envelope");
     assertEquals(second.json().already_present, false);
     expectCode(
-      await bob.run(["restore", id, "--workspace"]),
+      await bob.run(["restore", id, "--files"]),
       0,
       "restore --workspace after bundle",
     );
@@ -749,7 +749,7 @@ Deno.test("--history N and --all bundles carry ancestors (oldest first) and impo
     assertEquals(m2.trees.length, 3);
     assertEquals(m2.blobs.length, 3);
 
-    const all = await publish(alice, head, "all.ctxbundle", "--all", "--with-workspace");
+    const all = await publish(alice, head, "all.ctxbundle", "--history", "all", "--with-workspace");
     assertEquals((await manifestOf(all)).snapshots, ids);
 
     const first = await bob.run(["import", h1, "--trust", key, "--json"]);
@@ -762,11 +762,12 @@ Deno.test("--history N and --all bundles carry ancestors (oldest first) and impo
     assertEquals(second.json().present.sort(), ids.slice(2).sort());
     for (const id of ids) expectCode(await bob.run(["show", id]), 0, `show ${id}`);
     // Any ancestor's workspace can be restored from the --all bundle.
-    expectCode(await bob.run(["restore", ids[0]!, "--workspace"]), 0, "restore the oldest");
+    expectCode(await bob.run(["restore", ids[0]!, "--files"]), 0, "restore the oldest");
     assertEquals(await Deno.readTextFile(join(bob.path, "a.txt")), "v1\n");
 
-    const usage = await alice.run(["publish", head, "--history", "1", "--all"]);
-    expectCode(usage, 2, "--history with --all");
+    const usage = await alice.run(["publish", head, "--all"]);
+    expectCode(usage, 2, "publish --all is now --history all");
+    assert(usage.stderr.includes("use --history all"), usage.stderr);
   });
 });
 
@@ -1116,7 +1117,14 @@ Deno.test("verify FILE of a bundle mixing a pinned and an unpinned signer is unt
     const otherKey = other.json().public_key as string;
     const aliceKey = await publicKeyHex(alice);
     assert(otherKey !== aliceKey, "two keys");
-    const bundle = await publish(alice, second, "mixed.ctxbundle", "--all", "--with-workspace");
+    const bundle = await publish(
+      alice,
+      second,
+      "mixed.ctxbundle",
+      "--history",
+      "all",
+      "--with-workspace",
+    );
     assertEquals((await manifestOf(bundle)).snapshots, [first, second]);
 
     for (const pinned of [aliceKey, otherKey]) {

@@ -624,7 +624,7 @@ Deno.test("restore merges the session: task replaced when non-empty, lists de-du
     expectCode(await ws.run(["session", "touch", "src/b.ts", "src/c.ts"]), 0, "touch");
     expectCode(await ws.run(["session", "finding", "F0"]), 0, "finding");
 
-    const result = await runJson(ws, ["restore", snap, "--session"]);
+    const result = await runJson(ws, ["restore", snap, "--session-state"]);
     assertEquals(result.session.mode, "merge");
     const state = (await runJson(ws, ["session", "show"])).state;
     assertEquals(state.task, "task from the snapshot");
@@ -639,7 +639,7 @@ Deno.test("restore merges the session: task replaced when non-empty, lists de-du
       stdin: JSON.stringify({ task: "", decisions: ["D4"] }),
     });
     expectCode(empty, 0, "create with an empty task");
-    await runJson(ws, ["restore", empty.json().id, "--session"]);
+    await runJson(ws, ["restore", empty.json().id, "--session-state"]);
     const after = (await runJson(ws, ["session", "show"])).state;
     assertEquals(after.task, "task from the snapshot");
     assertEquals(after.decisions, ["D2", "D3", "D1", "D4"]);
@@ -651,7 +651,7 @@ Deno.test("restore merges every session field by one rule: a progress the snapsh
     const before = await create(ws, "nothing set yet");
     expectCode(await ws.run(["session", "set", "--task", "live", "--progress", "60"]), 0, "set");
     expectCode(await ws.run(["session", "decide", "D1"]), 0, "decide");
-    const result = await runJson(ws, ["restore", before, "--session"]);
+    const result = await runJson(ws, ["restore", before, "--session-state"]);
     assertEquals(result.session.change.progress_pct, null, "the plan changes no progress");
     const state = (await runJson(ws, ["session", "show"])).state;
     assertEquals([state.task, state.progress_pct, state.decisions], ["live", 60, ["D1"]]);
@@ -662,7 +662,7 @@ Deno.test("restore merges every session field by one rule: a progress the snapsh
     });
     expectCode(set, 0, "create --context");
     expectCode(await ws.run(["session", "set", "--task", "now", "--progress", "80"]), 0, "set");
-    await runJson(ws, ["restore", set.json().id, "--session"]);
+    await runJson(ws, ["restore", set.json().id, "--session-state"]);
     const back = (await runJson(ws, ["session", "show"])).state;
     assertEquals([back.task, back.progress_pct], ["then", 30]);
   });
@@ -680,7 +680,7 @@ Deno.test("restore --workspace leaves the live session untouched and --session l
     await create(ws, "new");
     const liveBefore = (await runJson(ws, ["session", "show"])).state;
 
-    const workspaceOnly = await runJson(ws, ["restore", s1, "--workspace"]);
+    const workspaceOnly = await runJson(ws, ["restore", s1, "--files"]);
     assertEquals(workspaceOnly.session, null);
     assertEquals((await runJson(ws, ["session", "show"])).state, liveBefore);
     assertEquals(await read(ws, "a.txt"), "alpha\n");
@@ -690,7 +690,7 @@ Deno.test("restore --workspace leaves the live session untouched and --session l
     await write(ws, "a.txt", "edited after\n");
     await write(ws, "b.md", "edited b\n");
     const filesBefore = await readState(ws);
-    const sessionOnly = await runJson(ws, ["restore", s1, "--session"]);
+    const sessionOnly = await runJson(ws, ["restore", s1, "--session-state"]);
     assertEquals(sessionOnly.session.mode, "merge");
     assertEquals(sessionOnly.plan, null);
     assertSameState(await readState(ws), filesBefore, "after restore --session");

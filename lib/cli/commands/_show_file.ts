@@ -20,7 +20,7 @@ import {
   shownName,
   signatureTamper,
   verdictError,
-} from "./verify.ts";
+} from "../_file_verdict.ts";
 
 function entryJson(e: TreeEntry): Record<string, unknown> {
   return e.type === "file"

@@ -9,23 +9,7 @@ import { checkpoint } from "../_checkpoint.ts";
 import type { CreateResult } from "../../history/create.ts";
 import { summaryOf } from "../../format/summary_shape.ts";
 import { esc } from "../output.ts";
-
-/** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
-export function sizeOption(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const match = /^(\d+)([KMG]?)$/i.exec(text.trim());
-  const scale = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(match?.[2] ?? "").toUpperCase()];
-  const value = match && scale ? Number(match[1]) * scale : NaN;
-  if (!Number.isSafeInteger(value) || value < 1 || value > 64 * 1024 ** 3) {
-    throw new UsageError(
-      `--max-file-size ${JSON.stringify(text)} is not a size from 1 byte to 64G`,
-      {
-        hint: "for example --max-file-size 4G",
-      },
-    );
-  }
-  return value;
-}
+import { CAPTURE_FLAGS, SELECTION_FLAGS, sizeOption } from "../flags.ts";
 
 /**
  * The `create --json` document of a checkpoint (also the MCP `checkpoint`
@@ -45,7 +29,6 @@ export function createJson(result: CreateResult, via: string): Record<string, un
 /** The `create` command. */
 export const create: Command = {
   name: "create",
-  summary: "capture the workspace and session into a signed snapshot",
   usage:
     "create [-m REASON] [--context FILE|-] [--no-workspace] [--source KIND:ID] [--session S] [--branch B] [--expect-head ID] [--allow-unchanged]",
   examples: [
@@ -68,17 +51,12 @@ export const create: Command = {
       arg: "KIND:ID",
       help: "idempotency key: the same source twice returns the same snapshot",
     },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
+    session: SELECTION_FLAGS.session,
     branch: {
-      type: "string",
-      arg: "B",
+      ...SELECTION_FLAGS.branch,
       help: "branch (default: the session's current; created if missing)",
     },
-    "max-file-size": {
-      type: "string",
-      arg: "SIZE",
-      help: "skip files larger than SIZE (bytes, or with K, M, G; default 256M)",
-    },
+    ...CAPTURE_FLAGS,
     "expect-head": {
       type: "string",
       arg: "ID",
@@ -89,7 +67,7 @@ export const create: Command = {
       help: "record a new snapshot even if nothing changed since the branch head",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     let context = null;
     const contextPath = str(parsed, "context");

@@ -17,6 +17,7 @@ import { ctxsnapFormat } from "../../share/formats/ctxsnap.ts";
 import type { FileChange } from "../../view/patch.ts";
 import { type Command, flag, openStore, short, str, type Target, target } from "../command.ts";
 import { esc } from "../output.ts";
+import { SELECTION_FLAGS } from "../flags.ts";
 
 const EMPTY: TreeManifest = { version: 1, entries: [], skipped: [] };
 
@@ -97,7 +98,6 @@ function patchLines(changes: FileChange[]): string[] {
 /** The `diff` command. */
 export const diff: Command = {
   name: "diff",
-  summary: "show what changed between snapshots: files and session",
   usage: "diff [A] [B] [--stat | --patch] [--session S]",
   examples: [
     "ctxsnap diff HEAD              # the head against the workspace as it is now",
@@ -108,11 +108,15 @@ export const diff: Command = {
     "ctxsnap diff HEAD~1 --patch    # unified text diffs (binary files marked)",
   ],
   options: {
-    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    session: { ...SELECTION_FLAGS.session, help: "session whose HEAD and branches names mean" },
     stat: { type: "boolean", help: "lines added and removed per file (binary files marked)" },
     patch: { type: "boolean", help: "unified text diffs of the files (binary files marked)" },
   },
-  positionals: 2,
+  args: [{ name: "A", help: "the snapshot to compare from (default HEAD)", optional: true }, {
+    name: "B",
+    help: "the snapshot to compare with (default: the workspace and live session now)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const [a, b] = parsed.positionals;
     const store = openStore(ctx, { readOnly: true });

@@ -8,11 +8,11 @@ import { selection } from "../../history/timeline.ts";
 import { planRetention, readRetention } from "../../history/retention.ts";
 import { type Command, flag, intOption, openStore, short, str, target } from "../command.ts";
 import { esc } from "../output.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 
 /** The `forget` command. */
 export const forget: Command = {
   name: "forget",
-  summary: "remove snapshots (objects are freed by gc)",
   usage:
     "forget ID... [--dry-run]\nforget --branch B [--dry-run]\nforget --keep-last N [--dry-run]\nforget --policy [--dry-run]",
   examples: [
@@ -21,7 +21,7 @@ export const forget: Command = {
     "ctxsnap forget --policy --dry-run",
   ],
   options: {
-    branch: { type: "string", arg: "B", help: "forget every snapshot of branch B and the branch" },
+    branch: { ...SELECTION_FLAGS.branch, help: "forget every snapshot of branch B and the branch" },
     "keep-last": {
       type: "string",
       arg: "N",
@@ -31,10 +31,15 @@ export const forget: Command = {
       type: "boolean",
       help: "apply the store's retention policy (<store>/retention) to every branch",
     },
-    "dry-run": { type: "boolean", help: "list what would be forgotten" },
-    session: { type: "string", arg: "S", help: "session (default: current)" },
+    "dry-run": { ...MOVE_FLAGS["dry-run"], help: "list what would be forgotten" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current)" },
   },
-  positionals: "any",
+  args: [{
+    name: "ID",
+    help: "a snapshot to forget (or select with --branch, --keep-last or --policy)",
+    optional: true,
+    repeat: true,
+  }],
   async run(ctx, parsed) {
     const branch = str(parsed, "branch");
     const keepLast = intOption(parsed, "keep-last", 0, 1_000_000_000);

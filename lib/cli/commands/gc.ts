@@ -8,11 +8,10 @@ import { type Command, flag, openStore } from "../command.ts";
 /** The `gc` command. */
 export const gc: Command = {
   name: "gc",
-  summary: "remove trees and blobs that no retained snapshot references; return the disk",
   usage: "gc [--dry-run]",
   examples: ["ctxsnap gc --dry-run", "ctxsnap gc --json"],
   options: { "dry-run": { type: "boolean", help: "count what would be freed" } },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const store = openStore(ctx);
     try {

@@ -10,7 +10,7 @@
  * `{"systemMessage": …}` object, shown to the user and never the model, the
  * first time an agent session's checkpoint leaves a file out; Gemini CLI:
  * `{}` or that object; Cursor: its "allow" answer), or the result with
- * `--json`. `ctxsnap hook install AGENT` is `./hook_install.ts`.
+ * `--json`. `ctxsnap hook install AGENT` is `./hook/install.ts`.
  *
  * @module
  */
@@ -33,9 +33,7 @@ const HARNESSES = ["claude-code", "gemini-cli", "codex", "cursor", "opencode"];
 /** The `hook` command. */
 export const hook: Command = {
   name: "hook",
-  summary: "checkpoint for an agent harness's hook event (JSON on stdin); never fails the agent",
-  usage:
-    "hook claude-code|gemini-cli|codex|cursor|opencode [--record-prompts] [--strict]\n       hook install AGENT [--dry-run]",
+  usage: "hook claude-code|gemini-cli|codex|cursor|opencode [--record-prompts] [--strict]",
   examples: [
     "ctxsnap hook claude-code < event.json        # what .claude/settings.json runs (see the README)",
     "ctxsnap hook claude-code --record-prompts    # also keep the text of each prompt",
@@ -53,18 +51,14 @@ export const hook: Command = {
       type: "boolean",
       help: "exit with ctxsnap's status on a problem (default: report on stderr and exit 0)",
     },
-    "dry-run": {
-      type: "boolean",
-      help: "with `install`: print what would change, write nothing",
-    },
   },
-  positionals: 2,
+  args: [{
+    name: "AGENT",
+    help: "the agent whose hook event is on stdin: " + HARNESSES.join(", "),
+  }],
   exitZeroUnless: "--strict",
   async run(ctx, parsed) {
     const harness = parsed.positionals[0];
-    if (harness === "install") {
-      return await (await import("./hook_install.ts")).runHookInstall(ctx, parsed);
-    }
     if (harness === undefined || !HARNESSES.includes(harness) || parsed.positionals.length > 1) {
       throw new UsageError(`Unknown harness ${quote(parsed.positionals.join(" "))}`, {
         hint: `ctxsnap hook ${HARNESSES.join("|")}, or ctxsnap hook install AGENT`,

@@ -15,32 +15,29 @@ import {
   userPath,
 } from "../command.ts";
 import { esc } from "../output.ts";
+import { keysFile, TRUST_FLAGS, UNTRUSTED_FLAGS } from "../flags.ts";
 
 /** The `import` command. */
 export const importCommand: Command = {
   name: "import",
-  summary:
-    "verify a published snapshot, bundle or lean-ctx snapshot, then add it on a quarantine branch",
-  usage: "import FILE|- [--trust KEY]... [--allow-untrusted]",
+  usage: "import FILE|- [--trust KEY]... [--trusted-keys FILE] [--allow-untrusted]",
   examples: [
     "ctxsnap import 3f2a9c81bd04.ctxbundle --trust alice.pub.pem",
     "ctxsnap import - < review.ctxsnapshot.json",
     "ctxsnap import 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot, kept as itself",
-    "ctxsnap restore 3f2a --workspace     # then materialize what you imported",
+    "ctxsnap restore 3f2a --files         # then materialize what you imported",
   ],
   options: {
-    trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
-      help: "trust this public key (hex, PEM text or PEM file); repeatable",
-    },
+    ...TRUST_FLAGS,
     "allow-untrusted": {
-      type: "boolean",
+      ...UNTRUSTED_FLAGS["allow-untrusted"],
       help: "import even if the signer is not trusted or it is unsigned (still verified)",
     },
   },
-  positionals: 1,
+  args: [{
+    name: "FILE|-",
+    help: "the published snapshot, bundle or lean-ctx file to import (- reads stdin)",
+  }],
   async run(ctx, parsed) {
     const source = parsed.positionals[0];
     if (source === undefined) throw new UsageError("import needs FILE or -");
@@ -48,7 +45,7 @@ export const importCommand: Command = {
     const store = openStore(ctx);
     try {
       const { importAnyFile } = await import("../../share/import.ts");
-      const trust = await trustPolicy(list(parsed, "trust"));
+      const trust = await trustPolicy(list(parsed, "trust"), keysFile(parsed));
       const runTrust = list(parsed, "trust").length > 0;
       let any;
       try {

@@ -5,31 +5,17 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ConflictError, NoStoreError, quote, StoreTrustError, UsageError } from "../../errors.ts";
+import { NoStoreError, UsageError } from "../../errors.ts";
 import { configDir } from "../../keys/identity.ts";
-import { DEFAULT_STORE_NAME, defaultStoreFor } from "../../repository/locate.ts";
-import { INDEX_FILE, Store } from "../../repository/store.ts";
-import { checkStorePaths, isRegistered, registerStore } from "../../repository/trust.ts";
-import { excludeStoreFromGit } from "../../integrations/git/git_exclude.ts";
+import { defaultStoreFor } from "../../repository/locate.ts";
+import { initWorkspace } from "../../app/workspace.ts";
 import { type Command, flag, identity, list, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
-
-/** The nearest store in a directory above `workspace`, or null. */
-function enclosingStore(workspace: string): string | null {
-  let dir = path.dirname(workspace);
-  for (;;) {
-    const candidate = path.join(dir, DEFAULT_STORE_NAME);
-    if (fs.existsSync(path.join(candidate, INDEX_FILE))) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-}
+import { MOVE_FLAGS } from "../flags.ts";
 
 /** The `init` command. */
 export const init: Command = {
   name: "init",
-  summary: "create a store for this workspace, or adopt one you did not create here",
   usage:
     "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published|retention]...]",
   examples: [
@@ -55,7 +41,7 @@ export const init: Command = {
         "use an existing store you did not create here (cloned, copied, moved), after checking it",
     },
     "dry-run": {
-      type: "boolean",
+      ...MOVE_FLAGS["dry-run"],
       help: "with --adopt: check and describe the store, change nothing",
     },
     keep: {
@@ -66,7 +52,7 @@ export const init: Command = {
         "with --adopt: keep the store's allow-secrets list or published/ files (refused otherwise)",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const workspace = path.resolve(ctx.cwd, str(parsed, "workspace") ?? ".");
     if (!fs.existsSync(workspace) || !fs.statSync(workspace).isDirectory()) {
@@ -166,35 +152,17 @@ export const init: Command = {
       });
       return 0;
     }
-    const outer = existed ? null : enclosingStore(workspace);
-    if (outer !== null && !flag(parsed, "nested")) {
-      throw new ConflictError(
-        `${quote(workspace)} is inside the workspace of the store at ${quote(outer)}`,
-        {
-          hint: "run ctxsnap from there (it finds that store by walking up), or pass --nested " +
-            "to give this directory a store of its own",
-        },
-      );
+    const { store, gitExclude } = initWorkspace(dir, workspace, {
+      registry,
+      nested: flag(parsed, "nested"),
+    });
+    let me;
+    try {
+      me = await identity();
+    } catch (error) {
+      store.close();
+      throw error;
     }
-    if (existed) {
-      // Someone else's store, or this one copied or moved: never taken over silently.
-      checkStorePaths(dir);
-      if (!isRegistered(registry, dir)) {
-        throw new StoreTrustError(
-          `A store already exists at ${
-            JSON.stringify(path.resolve(dir))
-          }, but you did not create or adopt it on this machine`,
-          {
-            hint:
-              "look at it with `ctxsnap init --adopt --dry-run`, then `ctxsnap init --adopt` to use it",
-          },
-        );
-      }
-    }
-    const store = Store.init(dir, workspace);
-    const me = await identity();
-    if (!existed) registerStore(registry, store.dir, "init");
-    const gitExclude = excludeStoreFromGit(store.workspaceRoot, store.dir);
     const result = {
       store: store.dir,
       workspace: store.workspaceRoot,

@@ -16,6 +16,7 @@ import type { Store } from "../../repository/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { SELECTION_FLAGS } from "../flags.ts";
 
 /**
  * Summaries of the stored snapshots of every format kept as itself
@@ -77,7 +78,6 @@ function eventTime(item: object): string | null {
 /** The `list` command. */
 export const list: Command = {
   name: "list",
-  summary: "list snapshots, newest first",
   usage:
     "list [--session S] [--branch B] [--all] [--limit N] [--before TIME]\nlist --agent-session ID [--prompt N] [--limit N]\nlist --prompts [--agent-session ID] [--limit N]",
   examples: [
@@ -89,13 +89,12 @@ export const list: Command = {
     "ctxsnap list --prompts                              # the prompts of the latest agent session",
   ],
   options: {
-    session: { type: "string", arg: "S", help: "session (default: current)" },
-    branch: { type: "string", arg: "B", help: "branch (default: the session's current)" },
-    all: { type: "boolean", help: "every snapshot of every session and branch" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current)" },
+    branch: { ...SELECTION_FLAGS.branch, help: "branch (default: the session's current)" },
+    all: { ...SELECTION_FLAGS.all, help: "every snapshot of every session and branch" },
     limit: { type: "string", arg: "N", help: "show at most N snapshots" },
     before: {
-      type: "string",
-      arg: "TIME",
+      ...SELECTION_FLAGS.before,
       help: "only snapshots created at or before TIME (ISO 8601; UTC without a zone)",
     },
     "agent-session": {
@@ -116,7 +115,7 @@ export const list: Command = {
         "with --agent-session: the snapshot holding the state before prompt N (the revision prompt:N:ID); exit 4 if there is no prompt N",
     },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const limit = intOption(parsed, "limit", 1, 1_000_000);
     const beforeText = str(parsed, "before");

@@ -8,6 +8,7 @@ import type { Store } from "../../repository/store.ts";
 import { type Command, flag, intOption, iso, openStore, short } from "../command.ts";
 import { selection } from "../../history/timeline.ts";
 import { esc } from "../output.ts";
+import { SELECTION_FLAGS } from "../flags.ts";
 
 /** The ids undo and redo would revert next (null for a store not yet migrated, opened read-only). */
 function nextReverts(store: Store): { undo: string | null; redo: string | null } {
@@ -22,17 +23,16 @@ function nextReverts(store: Store): { undo: string | null; redo: string | null }
 /** The `log` command. */
 export const log: Command = {
   name: "log",
-  summary: "show the operations log: creates, restores, switches, undos, edits, forks, imports, gc",
   usage: "log [--all] [--limit N]",
   examples: ["ctxsnap log", "ctxsnap log --all --json"],
   options: {
     all: {
-      type: "boolean",
+      ...SELECTION_FLAGS.all,
       help: "every session (default: current session and store-wide operations)",
     },
     limit: { type: "string", arg: "N", help: "at most N entries" },
   },
-  positionals: 0,
+  args: [],
   run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {

@@ -11,14 +11,21 @@ import { esc } from "../output.ts";
 /** The `materialize` command. */
 export const materialize: Command = {
   name: "materialize",
-  summary: "write a snapshot's tree, or some paths of it, into a directory (deletes nothing)",
   usage: "materialize REVISION DEST [PATH...]",
   examples: [
     "ctxsnap materialize 3f2a /tmp/old-state",
     "ctxsnap materialize 3f2a ./out src/parser.ts docs",
   ],
   options: {},
-  positionals: "any",
+  args: [{ name: "REVISION", help: "the snapshot to write out" }, {
+    name: "DEST",
+    help: "the directory to write into (created if missing)",
+  }, {
+    name: "PATH",
+    help: "only these paths of the snapshot, and everything below them",
+    optional: true,
+    repeat: true,
+  }],
   async run(ctx, parsed) {
     const [prefix, dest, ...paths] = parsed.positionals;
     if (prefix === undefined || dest === undefined) {

@@ -10,25 +10,20 @@ import process from "node:process";
 import { CtxsnapError } from "../../errors.ts";
 import { environment } from "../../runtime.ts";
 import { type Command, type CommandContext, identity, openStore, str } from "../command.ts";
-import { sizeOption } from "./create.ts";
+import { CAPTURE_FLAGS, sizeOption } from "../flags.ts";
 
 /** The `mcp` command. */
 export const mcp: Command = {
   name: "mcp",
-  summary: "serve the store to an agent over the Model Context Protocol (stdio)",
   usage: "mcp [--max-file-size SIZE]",
   examples: [
     "claude mcp add ctxsnap -- ctxsnap mcp            # register with Claude Code (run in the project)",
     '{"mcpServers":{"ctxsnap":{"command":"ctxsnap","args":["mcp"]}}}   # .mcp.json',
   ],
   options: {
-    "max-file-size": {
-      type: "string",
-      arg: "SIZE",
-      help: "skip files larger than SIZE (bytes, or with K, M, G; default 256M)",
-    },
+    ...CAPTURE_FLAGS,
   },
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => serve(ctx, sizeOption(str(parsed, "max-file-size"))),
 };
 

@@ -124,13 +124,13 @@ async function publishKept(
   return 0;
 }
 import { esc } from "../output.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 /** The `publish` command. */
 export const publish: Command = {
   name: "publish",
-  summary: "write a snapshot to a portable, verifiable file",
   usage:
-    "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|--all]\npublish REVISION --format lean-ctx [--out FILE|DIR|-]",
+    "publish REVISION [--out FILE|DIR|-] [--with-workspace] [--history N|all] [--force]\npublish REVISION --format lean-ctx [--out FILE|DIR|-]",
   examples: [
     "ctxsnap publish 3f2a                      # 3f2a….ctxsnapshot.json: the signed envelope, no file content",
     "ctxsnap publish HEAD --with-workspace --out /tmp/   # /tmp/<id12>.ctxbundle: envelope, tree and every file",
@@ -146,11 +146,14 @@ export const publish: Command = {
     },
     "with-workspace": { type: "boolean", help: "include the workspace files (a bundle)" },
     force: {
-      type: "boolean",
+      ...MOVE_FLAGS.force,
       help: "replace an existing file that is not this snapshot's published file of the same kind",
     },
-    history: { type: "string", arg: "N", help: "include N ancestors (a bundle)" },
-    all: { type: "boolean", help: "include every ancestor (a bundle)" },
+    history: {
+      type: "string",
+      arg: "N|all",
+      help: "include N ancestors, or all of them (a bundle)",
+    },
     "with-conversation": {
       type: "boolean",
       help:
@@ -163,15 +166,14 @@ export const publish: Command = {
         "ctxsnap (default) or lean-ctx: a lean-ctx CONTEXT_SNAPSHOT_V1 file signed with your key",
     },
   },
-  positionals: 1,
+  renamed: { all: "--history all" },
+  args: [{ name: "REVISION", help: "the snapshot to publish" }],
   async run(ctx, parsed) {
     const prefix = parsed.positionals[0];
     if (prefix === undefined) throw new UsageError("publish needs a snapshot (an id, HEAD, …)");
-    const n = intOption(parsed, "history", 0, 1_000_000);
-    if (n !== undefined && flag(parsed, "all")) {
-      throw new UsageError("use --history N or --all, not both");
-    }
-    const history = flag(parsed, "all") ? "all" as const : n ?? 0;
+    const all = str(parsed, "history") === "all";
+    const n = all ? undefined : intOption(parsed, "history", 0, 1_000_000);
+    const history = all ? "all" as const : n ?? 0;
     const { planPublish, publishToFile, writePublished } = await import(
       "../../share/publish.ts"
     );
@@ -192,9 +194,9 @@ export const publish: Command = {
         const writing = format ?? target.format;
         if (writing !== "ctxsnap") {
           const kept = await keptFormatNamed(writing);
-          if (flag(parsed, "with-workspace") || n !== undefined || flag(parsed, "all")) {
+          if (flag(parsed, "with-workspace") || str(parsed, "history") !== undefined) {
             throw new UsageError(
-              `A ${kept.name} file holds one snapshot and no workspace: --with-workspace, --history and --all do not apply`,
+              `A ${kept.name} file holds one snapshot and no workspace: --with-workspace and --history do not apply`,
             );
           }
           return await publishKept(

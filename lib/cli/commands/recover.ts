@@ -5,11 +5,11 @@
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, identity, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 
 /** The `recover` command. */
 export const recover: Command = {
   name: "recover",
-  summary: "finish an interrupted restore, switch, undo or redo, or --abort it",
   usage: "recover [--abort | --discard] [--force] [--session S]",
   examples: [
     "ctxsnap recover            # finish what was interrupted",
@@ -22,10 +22,10 @@ export const recover: Command = {
       type: "boolean",
       help: "close the operation as aborted without reading its plan or changing any file",
     },
-    force: { type: "boolean", help: "overwrite paths changed since the interruption" },
-    session: { type: "string", arg: "S", help: "session (default: current, else any)" },
+    force: { ...MOVE_FLAGS.force, help: "overwrite paths changed since the interruption" },
+    session: { ...SELECTION_FLAGS.session, help: "session (default: current, else any)" },
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const signer = await identity();
     const store = openStore(ctx);

@@ -1,11 +1,8 @@
 /**
- * `ctxsnap restore`: three-way restore of a snapshot's files and session;
- * the plan rendering that `switch`, `undo` and `redo` share.
+ * `ctxsnap restore`: three-way restore of a snapshot's files and session.
  * @module
  */
 import { UsageError } from "../../errors.ts";
-import type { MovePlan } from "../../workspace/plan.ts";
-import type { SkippedEntry } from "../../format/tree.ts";
 import type { Store } from "../../repository/store.ts";
 // The restore machinery loads only when a restore runs (start-up stays light).
 import type {
@@ -15,8 +12,9 @@ import type {
   SessionPlan,
 } from "../../workspace/move/restore.ts";
 const restoreModule = () => import("../../workspace/move/restore.ts");
-import { type ConflictReason, MoveConflictError } from "../../workspace/overwrite.ts";
 import { isEmptyChange } from "../../history/session_state.ts";
+import { notCapturedLines, planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 import { esc, type Output } from "../output.ts";
 import {
   type Command,
@@ -24,68 +22,13 @@ import {
   flag,
   identity,
   openStore,
+  type OptionSpec,
   type Parsed,
   short,
   str,
   type Target,
   target,
 } from "../command.ts";
-
-/** The human lines of a move plan. */
-export function planLines(plan: MovePlan): string[] {
-  const lines: string[] = [];
-  const forced = new Set(plan.forced);
-  const mark = (path: string) => forced.has(path) ? "  (overwrites a local change: --force)" : "";
-  for (const w of plan.writes) {
-    lines.push(`${w.action === "create" ? "create " : "replace"}  ${esc(w.path)}${mark(w.path)}`);
-  }
-  for (const d of plan.deletes) lines.push(`delete   ${esc(d)}${mark(d)}`);
-  for (const c of plan.conflicts) {
-    lines.push(`CONFLICT ${esc(c.path)}  (${reasonText(c.reason)})`);
-  }
-  lines.push(
-    `${plan.writes.length} to write, ${plan.deletes.length} to delete, ${plan.conflicts.length} conflicts, ` +
-      `${plan.unchanged.length} unchanged, ${plan.preserved.length} local changes kept`,
-  );
-  return lines;
-}
-
-/** A move plan as `--json` prints it (entries shown by kind, not content). */
-export function planJson(plan: MovePlan | null): unknown {
-  if (plan === null) return null;
-  return {
-    writes: plan.writes.map((w) => ({ path: w.path, action: w.action, type: w.entry.type })),
-    deletes: plan.deletes,
-    conflicts: plan.conflicts,
-    unchanged: plan.unchanged,
-    preserved: plan.preserved,
-    forced: plan.forced,
-  };
-}
-
-/** What a conflict reason means, for people (`--json` keeps the code). */
-const REASON_TEXT: Readonly<Record<ConflictReason, string>> = {
-  changed_since_baseline: "changed on disk and in the target",
-  deleted_target_changed: "changed on disk, deleted in the target",
-  deleted_on_disk_target_changed: "deleted on disk, changed in the target",
-  untracked_in_the_way: "something no snapshot records in the way",
-  parent_in_the_way: "parent in the way: a symlink or file on disk",
-  directory_in_the_way: "directory in the way, not empty",
-};
-
-function reasonText(reason: ConflictReason): string {
-  return REASON_TEXT[reason] ?? esc(reason);
-}
-
-/** Notes the conflicts of a refused move on stderr (text mode); rethrows. */
-export function showConflicts(out: Output, error: unknown): never {
-  if (error instanceof MoveConflictError && !out.json) {
-    for (const c of error.conflicts.slice(0, 50)) {
-      out.note(`CONFLICT ${esc(c.path)}  (${reasonText(c.reason)})`);
-    }
-  }
-  throw error;
-}
 
 function sessionLine(session: SessionPlan): string {
   const c = session.change;
@@ -108,36 +51,27 @@ function sessionLine(session: SessionPlan): string {
   return `session: ${session.mode}: ${parts.join("; ")}`;
 }
 
-const RESTORE_OPTIONS = {
-  "dry-run": { type: "boolean" as const, help: "print the plan, change nothing" },
-  workspace: {
-    type: "boolean" as const,
-    help: "restore workspace files (default: files and session)",
+const RESTORE_OPTIONS: Record<string, OptionSpec> = {
+  ...MOVE_FLAGS,
+  files: {
+    type: "boolean",
+    help: "restore the workspace files (default: files and session state)",
   },
-  session: {
-    type: "boolean" as const,
-    values: ["merge", "replace"] as const,
-    help: "restore the session; =merge (default) joins it into the live one, " +
+  "session-state": {
+    type: "boolean",
+    values: ["merge", "replace"],
+    help: "restore the session state; =merge (default) joins it into the live one, " +
       "=replace rewinds it exactly",
   },
   git: {
-    type: "boolean" as const,
+    type: "boolean",
     help: "also check out the anchored commit (refuses a dirty tree)",
   },
-  force: {
-    type: "boolean" as const,
-    help: "also overwrite conflicts and local changes, after snapshotting the current content",
-  },
   branch: {
-    type: "string" as const,
-    arg: "B",
+    ...SELECTION_FLAGS.branch,
     help: "branch the restore is recorded on (default: current)",
   },
-  before: {
-    type: "string" as const,
-    arg: "TIME",
-    help: "the newest snapshot of REVISION's history at or before TIME",
-  },
+  before: SELECTION_FLAGS.before,
 };
 
 function position(p: GitPosition): string {
@@ -167,24 +101,6 @@ function gitLines(result: RestoreResult): string[] {
         })`,
     );
   } else lines.push(`  ${moved}; the anchor has no commit to check out`);
-  return lines;
-}
-
-/** Most paths named in the text output (`--json` lists all). */
-const MAX_NOT_CAPTURED_SHOWN = 20;
-
-/** The lines naming what existed at a target but was never captured. */
-export function notCapturedLines(skipped: readonly SkippedEntry[]): string[] {
-  if (skipped.length === 0) return [];
-  const lines = [
-    `${skipped.length} path(s) existed at the target but were never captured; a restore cannot bring them back:`,
-    ...skipped.slice(0, MAX_NOT_CAPTURED_SHOWN).map((s) =>
-      `  not captured  ${esc(s.path)}  (${esc(s.reason)})`
-    ),
-  ];
-  if (skipped.length > MAX_NOT_CAPTURED_SHOWN) {
-    lines.push(`  and ${skipped.length - MAX_NOT_CAPTURED_SHOWN} more (--json lists all)`);
-  }
   return lines;
 }
 
@@ -219,9 +135,9 @@ async function runRestore(
 ): Promise<number> {
   const signer = await identity();
   {
-    const session = parsed.values.session;
+    const session = parsed.values["session-state"];
     const options: RestoreOptions = {
-      workspace: flag(parsed, "workspace"),
+      workspace: flag(parsed, "files"),
       session: session !== undefined && session !== false,
       sessionMode: session === "replace" ? "replace" : "merge",
       git: flag(parsed, "git"),
@@ -254,7 +170,7 @@ async function runKeptRestore(
   store: Store,
 ): Promise<number> {
   const kept = found.kept!;
-  for (const option of ["workspace", "force"]) {
+  for (const option of ["files", "force"]) {
     if (flag(parsed, option)) {
       throw new UsageError(
         `--${option} does not apply to a ${kept.name} snapshot (it has no workspace)`,
@@ -279,21 +195,25 @@ async function runKeptRestore(
 /** The `restore` command. */
 export const restore: Command = {
   name: "restore",
-  summary: "restore a snapshot's workspace and session, three-way, losing nothing",
   usage:
-    "restore REVISION [--dry-run] [--workspace] [--session[=merge|replace]] [--git] [--force] [--before TIME]",
+    "restore REVISION [--dry-run] [--files] [--session-state[=merge|replace]] [--git] [--force] [--branch B] [--before TIME]",
   examples: [
     "ctxsnap restore 3f2a --dry-run          # what would change",
     "ctxsnap restore HEAD~1                  # files and session, one snapshot back",
     "ctxsnap restore prompt:3:3f6c --dry-run # before prompt 3 of agent session 3f6c…",
-    "ctxsnap restore 3f2a --session          # only merge the session state",
-    "ctxsnap restore 3f2a --workspace --session=replace   # files, and rewind the session exactly",
+    "ctxsnap restore 3f2a --session-state    # only merge the session state",
+    "ctxsnap restore 3f2a --files --session-state=replace   # files, and rewind the session exactly",
     "ctxsnap restore main --before 2026-11-30T10:00      # main as it was at 10:00 UTC",
     "ctxsnap restore 3f2a --force            # snapshot current work, then overwrite conflicts",
     "ctxsnap restore 3707b221 --git          # a lean-ctx snapshot: merge its session, check out its commit",
   ],
   options: RESTORE_OPTIONS,
-  positionals: 1,
+  renamed: { workspace: "--files", session: "--session-state[=merge|replace]" },
+  args: [{
+    name: "REVISION",
+    help: "the snapshot to restore (with --before, default HEAD)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
     if (given === undefined && str(parsed, "before") === undefined) {

@@ -11,12 +11,12 @@ import { UsageError } from "../../errors.ts";
 import { esc } from "../output.ts";
 import { type Command, flag, identity, openStore, str } from "../command.ts";
 import { intOption, short } from "../args.ts";
-import { notCapturedLines, planJson, planLines, showConflicts } from "./restore.ts";
+import { notCapturedLines, planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 /** The `resume` command. */
 export const resume: Command = {
   name: "resume",
-  summary: "rewind files and conversation to before prompt N of an agent session, then continue",
   usage: "resume --prompt N [--agent-session S] [--dry-run] [--force]",
   examples: [
     "ctxsnap resume --agent-session 3f6c --prompt 3 --dry-run   # what would change",
@@ -30,13 +30,10 @@ export const resume: Command = {
       help: "the agent session (its id or a prefix of 4+ characters; default: the latest)",
     },
     prompt: { type: "string", arg: "N", help: "the prompt to go back before (1, 2, …)" },
-    "dry-run": { type: "boolean", help: "print the plan, change nothing, write no fork" },
-    force: {
-      type: "boolean",
-      help: "also overwrite conflicts and local changes, after snapshotting the current content",
-    },
+    "dry-run": { ...MOVE_FLAGS["dry-run"], help: "print the plan, change nothing, write no fork" },
+    force: MOVE_FLAGS.force,
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const prompt = intOption(parsed, "prompt", 1, 1_000_000_000);
     if (prompt === undefined) {

@@ -5,12 +5,11 @@
  */
 import process from "node:process";
 import { type Command, list, openStore, str, trustPolicy } from "../command.ts";
-import { storeScope, VIEW_OPTIONS } from "./timeline.ts";
+import { storeScope, VIEW_OPTIONS } from "../_view.ts";
 
 /** The `serve` command. */
 export const serve: Command = {
   name: "serve",
-  summary: "serve the timeline page live on 127.0.0.1 (read-only, token in the URL)",
   usage: "serve [--session S] [--branch B] [--all] [--trust KEY]...",
   examples: [
     "ctxsnap serve                 # prints http://127.0.0.1:PORT/TOKEN/; Ctrl-C stops",
@@ -19,7 +18,7 @@ export const serve: Command = {
   options: {
     ...VIEW_OPTIONS,
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     const store = openStore(ctx, { readOnly: true });
     try {

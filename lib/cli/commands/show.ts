@@ -20,11 +20,11 @@ import { contextLines, gitLine } from "./_body_lines.ts";
 import { esc } from "../output.ts";
 import { UsageError } from "../../errors.ts";
 import * as fs from "node:fs";
-import { looksLikeFile } from "./verify.ts";
+import { looksLikeFile } from "../_file_verdict.ts";
+import { SELECTION_FLAGS, TRUST_FLAGS } from "../flags.ts";
 /** The `show` command. */
 export const show: Command = {
   name: "show",
-  summary: "show what a snapshot recorded",
   usage:
     "show [REVISION] [--before TIME] [--skipped]\nshow FILE|- [--skipped] [--patch] [--trust KEY]... [--trusted-keys FILE]",
   examples: [
@@ -41,25 +41,30 @@ export const show: Command = {
   ],
   options: {
     before: {
-      type: "string",
-      arg: "TIME",
+      ...SELECTION_FLAGS.before,
       help: "the newest snapshot of REVISION's history at or before TIME",
     },
-    session: { type: "string", arg: "S", help: "session whose HEAD and branches names mean" },
+    session: { ...SELECTION_FLAGS.session, help: "session whose HEAD and branches names mean" },
     patch: { type: "boolean", help: "FILE: each step's text diffs too" },
     trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
+      ...TRUST_FLAGS.trust,
       help: "FILE: trust this public key (hex, PEM text or PEM file); repeatable",
     },
-    "trusted-keys": { type: "string", arg: "FILE", help: "FILE: also trust the keys in this file" },
+    "trusted-keys": {
+      ...TRUST_FLAGS["trusted-keys"],
+      help: "FILE: also trust the keys in this file",
+    },
     skipped: {
       type: "boolean",
       help: "list the paths the capture left out (secrets, ignored, too large, …) with the reason",
     },
   },
-  positionals: 1,
+  args: [{
+    name: "REVISION|FILE|-",
+    help:
+      "the snapshot (default HEAD), or a published file or bundle to verify and show (- reads stdin)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const given = parsed.positionals[0];
     // A file: `-`, a published file's name, or an existing path written as a path (`./x`, `d/x`).

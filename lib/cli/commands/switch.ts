@@ -17,20 +17,21 @@ import {
   str,
 } from "../command.ts";
 import { esc } from "../output.ts";
-import { planJson, planLines, showConflicts } from "./restore.ts";
+import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 
 /** Options of `switch` and `branch switch`. */
 export const SWITCH_OPTIONS: Record<string, OptionSpec> = {
-  "dry-run": { type: "boolean", help: "print the plan, change nothing" },
+  ...MOVE_FLAGS,
   force: {
-    type: "boolean",
+    ...MOVE_FLAGS.force,
     help: "apply despite conflicts, after snapshotting the current content on the branch left",
   },
   "pointer-only": {
     type: "boolean",
     help: "only change where new snapshots go; leave the files",
   },
-  session: { type: "string", arg: "S", help: "session (default: current)" },
+  session: SELECTION_FLAGS.session,
 };
 
 /** Runs a switch to `name` and reports it. */
@@ -90,7 +91,6 @@ export async function runSwitch(
 /** The `switch` command. */
 export const switchCommand: Command = {
   name: "switch",
-  summary: "switch to a branch, moving the workspace files to its head (three-way)",
   usage: "switch NAME [--dry-run] [--force] [--pointer-only] [--session S]",
   examples: [
     "ctxsnap switch try-zod --dry-run   # what moves",
@@ -98,6 +98,6 @@ export const switchCommand: Command = {
     "ctxsnap switch main --pointer-only # only where new snapshots go",
   ],
   options: SWITCH_OPTIONS,
-  positionals: 1,
+  args: [{ name: "NAME", help: "the branch to switch to" }],
   run: (ctx, parsed) => runSwitch(ctx, parsed, parsed.positionals[0]),
 };

@@ -4,17 +4,15 @@
  * verified published snapshot or bundle.
  * @module
  */
-import { IntegrityError, NotFoundError, quote, UntrustedError, UsageError } from "../../errors.ts";
+import { IntegrityError, UntrustedError, UsageError } from "../../errors.ts";
 import { writeFileAtomic } from "../../workspace/io/atomic.ts";
-import { listBranches, listSnapshotRows, selection } from "../../history/timeline.ts";
-import type { StoreScope, TimelineData } from "../../view/model.ts";
+import type { TimelineData } from "../../view/model.ts";
 import {
   type Command,
   type CommandContext,
   flag,
   list,
   openStore,
-  type OptionSpec,
   type Parsed,
   str,
   trustPolicy,
@@ -22,40 +20,9 @@ import {
 } from "../command.ts";
 import { esc } from "../output.ts";
 import { checkOverwrite } from "../_overwrite.ts";
-import { fileTrust } from "./verify.ts";
-
-/** Resolves `--all`, `--session S`, `--branch B` to a scope (the current session by default). */
-export function storeScope(
-  store: ReturnType<typeof openStore>,
-  parsed: Parsed,
-): StoreScope {
-  const session = str(parsed, "session");
-  const branch = str(parsed, "branch");
-  if (flag(parsed, "all")) {
-    if (session !== undefined || branch !== undefined) {
-      throw new UsageError("use --all, or --session/--branch, not both");
-    }
-    return { kind: "all" };
-  }
-  const sel = selection(store, session, branch);
-  const branches = listBranches(store, sel.session);
-  // The current session may be empty (a new store); a session asked for by name must exist.
-  if (
-    session !== undefined && branches.length === 0 &&
-    listSnapshotRows(store, { session: sel.session, limit: 1 }).length === 0
-  ) {
-    throw new NotFoundError(`No session ${quote(sel.session)}`, {
-      hint: "list sessions with `ctxsnap session list`, or use --all",
-    });
-  }
-  if (branch === undefined) return { kind: "session", session: sel.session };
-  if (!branches.some((b) => b.name === sel.branch)) {
-    throw new NotFoundError(`No branch ${quote(sel.branch)} in session ${quote(sel.session)}`, {
-      hint: "list branches with `ctxsnap branch list`",
-    });
-  }
-  return { kind: "branch", session: sel.session, branch: sel.branch };
-}
+import { fileTrust } from "../_file_verdict.ts";
+import { storeScope, VIEW_OPTIONS } from "../_view.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData> {
   const { timelineFromFile, timelineFromStore } = await import("../../view/model.ts");
@@ -93,26 +60,11 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
   }
 }
 
-/** The options `timeline` and `serve` share: what to show and whom to trust. */
-export const VIEW_OPTIONS: Record<string, OptionSpec> = {
-  session: { type: "string", arg: "S", help: "session (default: current)" },
-  branch: { type: "string", arg: "B", help: "only this branch's history" },
-  all: { type: "boolean", help: "every session and branch of the store" },
-  trust: {
-    type: "string",
-    multiple: true,
-    arg: "KEY",
-    help: "trust this public key (hex, PEM text or PEM file); repeatable",
-  },
-  "trusted-keys": { type: "string", arg: "FILE", help: "also trust the keys in this file" },
-};
-
 /** The `timeline` command. */
 export const timeline: Command = {
   name: "timeline",
-  summary: "write the timeline as one self-contained HTML page (graph, context, signers, diffs)",
   usage: "timeline --html FILE|- [--session S] [--branch B] [--all] [--trust KEY]...\n" +
-    "timeline --html FILE|- BUNDLE|- [--trust KEY]... [--trusted-keys FILE]",
+    "timeline --html FILE|- BUNDLE|SNAPSHOT_FILE|- [--trust KEY]... [--trusted-keys FILE]",
   examples: [
     "ctxsnap timeline --html timeline.html            # the current session, every branch",
     "ctxsnap timeline --html all.html --all           # every session in the store",
@@ -122,12 +74,16 @@ export const timeline: Command = {
   options: {
     html: { type: "string", arg: "FILE|-", help: "write the page to FILE, or - for stdout" },
     force: {
-      type: "boolean",
+      ...MOVE_FLAGS.force,
       help: "replace an existing FILE that is not a ctxsnap page (never the input file)",
     },
     ...VIEW_OPTIONS,
   },
-  positionals: 1,
+  args: [{
+    name: "BUNDLE|SNAPSHOT_FILE|-",
+    help: "a published snapshot or bundle to draw instead of the store (- reads stdin)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const out = str(parsed, "html");
     if (out === undefined || out === "") {

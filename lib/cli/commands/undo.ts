@@ -12,12 +12,13 @@ import {
   openStore,
   type Parsed,
 } from "../command.ts";
-import { planJson, planLines, showConflicts } from "./restore.ts";
+import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { MOVE_FLAGS } from "../flags.ts";
 
 const OPTIONS = {
-  "dry-run": { type: "boolean" as const, help: "print what would change, change nothing" },
+  "dry-run": { ...MOVE_FLAGS["dry-run"], help: "print what would change, change nothing" },
   force: {
-    type: "boolean" as const,
+    ...MOVE_FLAGS.force,
     help: "overwrite files changed since, after saving them in a snapshot",
   },
 };
@@ -74,7 +75,6 @@ async function run(
 /** The `undo` command. */
 export const undo: Command = {
   name: "undo",
-  summary: "revert the last operation that changed the workspace, the session or a branch",
   usage: "undo [--dry-run] [--force]",
   examples: [
     "ctxsnap undo --dry-run     # what the last operation was, and what undoing it changes",
@@ -82,17 +82,16 @@ export const undo: Command = {
     "ctxsnap redo               # re-apply what undo reverted",
   ],
   options: OPTIONS,
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => run(ctx, parsed, "undo"),
 };
 
 /** The `redo` command. */
 export const redo: Command = {
   name: "redo",
-  summary: "re-apply the operation the last undo reverted",
   usage: "redo [--dry-run] [--force]",
   examples: ["ctxsnap redo --dry-run", "ctxsnap redo"],
   options: OPTIONS,
-  positionals: 0,
+  args: [],
   run: (ctx, parsed) => run(ctx, parsed, "redo"),
 };

@@ -13,14 +13,11 @@ import {
   UntrustedError,
   UsageError,
 } from "../../errors.ts";
-import * as fs from "node:fs";
-import { environmentReadable } from "../../runtime.ts";
 import type { Keyring } from "../../keys/keyring.ts";
-import type { AnyFileReport, FileReport } from "../../share/verify_file.ts";
+import type { AnyFileReport } from "../../share/verify_file.ts";
 import type { Presented, StoredVerdict } from "../../share/formats/format.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../history/verify.ts";
 import { currentSelection, getBranch } from "../../history/timeline.ts";
-import { hasRevisionSyntax } from "../../history/names.ts";
 import {
   type Command,
   type CommandContext,
@@ -35,7 +32,17 @@ import {
   userPath,
 } from "../command.ts";
 import { esc } from "../output.ts";
-import { tamperDocument, tamperError, tamperHeadline, tamperText } from "./_tamper.ts";
+import { tamperDocument, tamperError, tamperHeadline } from "./_tamper.ts";
+import {
+  fileDocument,
+  fileTrust,
+  looksLikeFile,
+  reportTampered,
+  shownName,
+  signatureTamper,
+  verdictError,
+} from "../_file_verdict.ts";
+import { SELECTION_FLAGS, TRUST_FLAGS } from "../flags.ts";
 
 function describe(report: SnapshotReport): string {
   const who = report.signer ? ` (${esc(report.signer)})` : "";
@@ -62,133 +69,6 @@ function reportJson(report: SnapshotReport): unknown {
     has_workspace: report.hasWorkspace,
     problems: report.problems,
   };
-}
-
-/**
- * Whether the argument names a file: `-`, or anything but an id prefix (all
- * hex) or a revision (`HEAD`, `@`, `REV~N`, `REV@{TIME}`) that names no
- * existing file.
- */
-export function looksLikeFile(arg: string): boolean {
-  if (arg === "-") return true;
-  if (!/[^0-9a-fA-F]/.test(arg)) return false;
-  if (!hasRevisionSyntax(arg)) return true;
-  return fs.existsSync(userPath(arg));
-}
-
-/**
- * The trust policy for a file: like `trustPolicy`, but works without a config
- * dir (offline). When the config directory exists but cannot be read (Deno
- * without `--allow-env` cannot even locate it), `warn` says that its pinned
- * keys are not used: never a silent drop.
- */
-export async function fileTrust(
-  trust: string[],
-  keysFile: string | undefined,
-  warn: (message: string) => void = () => {},
-): Promise<Keyring> {
-  const options = keysFile === undefined ? {} : { keysFile };
-  if (keysFile !== undefined && !fs.existsSync(userPath(keysFile))) {
-    throw new NotFoundError(`No trusted-keys file at ${JSON.stringify(keysFile)}`);
-  }
-  try {
-    return await trustPolicy(trust, options);
-  } catch (error) {
-    // No config dir (or no permission to read it): verify with what was given.
-    if (error instanceof CtxsnapError && error.code !== "not_found" && error.code !== "usage") {
-      throw error;
-    }
-    const fallback = await trustPolicy(trust, { ...options, config: false });
-    if (!environmentReadable()) {
-      warn(
-        "cannot read the environment (Deno without --allow-env), so the config directory is unknown: " +
-          "keys pinned there are not used, only --trust and --trusted-keys",
-      );
-    } else if (!(error instanceof CtxsnapError)) {
-      warn(
-        `cannot read the config directory (${
-          error instanceof Error ? error.message : error
-        }): keys pinned there are not used, only --trust and --trusted-keys`,
-      );
-    }
-    return fallback;
-  }
-}
-
-/** The JSON document `verify FILE --json` prints for one ctxsnap file. */
-export function fileDocument(source: string, report: FileReport): Record<string, unknown> {
-  const b = report.primary.body;
-  const who = report.snapshots.find((s) => s.id === report.primary.id)!;
-  return {
-    file: source,
-    format: "ctxsnap",
-    kind: report.kind,
-    valid: report.valid,
-    trusted: report.trusted,
-    primary: report.primary.id,
-    signer: { key_id: who.keyId, name: who.signer, trusted: who.trusted },
-    created_at: b.created_at,
-    reason: b.reason,
-    git: b.git,
-    workspace: b.workspace,
-    with_workspace: report.withWorkspace,
-    blob_bytes: report.blobBytes,
-    snapshots: report.snapshots.map((s) => ({
-      id: s.id,
-      key_id: s.keyId,
-      signer: s.signer,
-      valid: s.valid,
-      trusted: s.trusted,
-    })),
-  };
-}
-
-/** A bad signature as a tamper verdict: the first snapshot whose signature does not verify. */
-export function signatureTamper(report: FileReport): IntegrityError | null {
-  const bad = report.snapshots.find((s) => !s.valid);
-  if (bad === undefined) return null;
-  return new IntegrityError(`The signature of snapshot ${bad.id} does not verify`, {
-    check: "signature",
-    at: `snapshot ${bad.id}`,
-  });
-}
-
-/** The error a ctxsnap file's trust verdict ends with (untrusted: exit 3), or null. */
-export function verdictError(report: FileReport, trust: Keyring): CtxsnapError | null {
-  if (!report.trusted) {
-    const keys = [...new Set(report.snapshots.filter((s) => !s.trusted).map((s) => s.keyId))];
-    const pinned = trust.runKeyIds();
-    if (pinned.length > 0) {
-      return new UntrustedError(
-        `Intact, but signed by key ${keys.join(", ")}, and the key you pinned (--trust ${
-          pinned.join(", ")
-        }) is not the signer`,
-        {
-          hint:
-            "check with the sender which key signed it (`ctxsnap key show` on their machine); pin that key",
-        },
-      );
-    }
-    return new UntrustedError(`Intact, but signed by untrusted key ${keys.join(", ")}`, {
-      hint: "pin the signer's key: --trust KEY, --trusted-keys FILE, or `ctxsnap key trust KEY`",
-    });
-  }
-  return null;
-}
-
-/** Prints a tamper verdict for `source` (document and headline) and returns exit 1. */
-export function reportTampered(
-  ctx: CommandContext,
-  source: string,
-  error: IntegrityError,
-  extra: { document?: Record<string, unknown> } = {},
-): number {
-  // Nothing else the file says is shown: it cannot be believed.
-  ctx.out.result(
-    { format: "ctxsnap", ...tamperDocument(source, error), ...extra.document },
-    () => tamperText(source, error),
-  );
-  return ctx.out.error(tamperError(source, error));
 }
 
 /** A file of a format kept as itself (lean-ctx), presented by its format. */
@@ -333,11 +213,6 @@ const BATCH_LABELS: Record<number, string> = {
   4: "NOT FOUND",
 };
 
-/** A file name for a human line: as given if plain, else quoted (no control characters). */
-export function shownName(file: string): string {
-  return /^[\x21-\x7e]+$/.test(file) ? file : esc(quote(file));
-}
-
 function batchLine(result: BatchResult): string {
   const name = shownName(result.file);
   if (result.tampered !== null) {
@@ -470,7 +345,6 @@ async function verifyFilesCommand(
 /** The `verify` command. */
 export const verify: Command = {
   name: "verify",
-  summary: "check snapshots: id, signature, signer trust, tree and every blob",
   usage:
     "verify [ID|--all] [--trust KEY]...\nverify FILE|-... [--trust KEY]... [--trusted-keys FILE]",
   examples: [
@@ -483,20 +357,23 @@ export const verify: Command = {
     "ctxsnap verify 3707b221cfe2.ctxsnapshot.json --trust lean.pub.pem   # a lean-ctx snapshot file",
   ],
   options: {
-    all: { type: "boolean", help: "verify every object, snapshot and branch chain" },
+    all: { ...SELECTION_FLAGS.all, help: "verify every object, snapshot and branch chain" },
     "trusted-keys": {
-      type: "string",
-      arg: "FILE",
+      ...TRUST_FLAGS["trusted-keys"],
       help: "with FILE: also trust the keys in this trusted-keys file",
     },
     trust: {
-      type: "string",
-      multiple: true,
-      arg: "KEY",
+      ...TRUST_FLAGS.trust,
       help: "trust this public key (hex, PEM text or PEM file); repeatable",
     },
   },
-  positionals: "any",
+  args: [{
+    name: "ID|FILE|-",
+    help:
+      "a snapshot (default: the current head), or published files to verify offline (- reads stdin)",
+    optional: true,
+    repeat: true,
+  }],
   async run(ctx, parsed) {
     const given0 = parsed.positionals[0];
     if (parsed.positionals.length > 1) {

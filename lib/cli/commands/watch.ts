@@ -11,12 +11,11 @@ import { locateStore } from "../../repository/locate.ts";
 import { checkRegistered } from "../../repository/trust.ts";
 import { askWatch } from "../../integrations/watch/client.ts";
 import { type Command, flag, identity, openStore, str } from "../command.ts";
-import { sizeOption } from "./create.ts";
+import { CAPTURE_FLAGS, sizeOption } from "../flags.ts";
 
 /** The `watch` command. */
 export const watch: Command = {
   name: "watch",
-  summary: "watch the workspace and make checkpoints for create and hooks at the speed of a change",
   usage: "watch [--max-file-size SIZE]\nwatch --status\nwatch --stop",
   examples: [
     "ctxsnap watch &                 # then: ctxsnap create, and hooks, hand their checkpoints to it",
@@ -29,13 +28,9 @@ export const watch: Command = {
       type: "boolean",
       help: "ask the watch process serving this store to exit (exit 4: none)",
     },
-    "max-file-size": {
-      type: "string",
-      arg: "SIZE",
-      help: "skip files larger than SIZE (bytes, or with K, M, G; default 256M)",
-    },
+    ...CAPTURE_FLAGS,
   },
-  positionals: 0,
+  args: [],
   async run(ctx, parsed) {
     if (flag(parsed, "status") || flag(parsed, "stop")) {
       const op = flag(parsed, "stop") ? "stop" : "status";

@@ -175,7 +175,7 @@ export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | 
 export function requireContent(store: Store, envelope: Envelope): TreeManifest {
   if (envelope.body.workspace === null) {
     throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
-      hint: "restore only its session with --session",
+      hint: "restore only its session state with --session-state",
     });
   }
   const tree = workspaceTree(store, envelope);

@@ -8,17 +8,32 @@
  * @module
  */
 import * as path from "node:path";
-import { NoStoreError, quote, UsageError } from "../../errors.ts";
-import { locateStore } from "../../repository/locate.ts";
-import { esc } from "../output.ts";
-import { type CommandContext, flag, type Parsed } from "../command.ts";
+import { NoStoreError, quote, UsageError } from "../../../errors.ts";
+import { locateStore } from "../../../repository/locate.ts";
+import { esc } from "../../output.ts";
+import { type Command, type CommandContext, flag, type Parsed } from "../../command.ts";
 
-/** Runs `hook install` (called by `hook` for its `install` positional). */
-export async function runHookInstall(ctx: CommandContext, parsed: Parsed): Promise<number> {
+/** The `hook install` command. */
+export const hookInstall: Command = {
+  name: "hook install",
+  usage: "hook install claude-code|gemini-cli|codex|cursor|opencode [--dry-run]",
+  examples: [
+    "ctxsnap hook install claude-code            # merge the hooks into .claude/settings.local.json",
+    "ctxsnap hook install codex --dry-run        # what installing the hooks would change",
+  ],
+  options: {
+    "dry-run": { type: "boolean", help: "print what would change, write nothing" },
+  },
+  args: [{ name: "AGENT", help: "the agent whose configuration gets ctxsnap's hooks" }],
+  run: runHookInstall,
+};
+
+/** Runs `hook install AGENT`. */
+async function runHookInstall(ctx: CommandContext, parsed: Parsed): Promise<number> {
   const { INSTALLABLE, applyInstall, planInstall } = await import(
-    "../../integrations/agents/install.ts"
+    "../../../integrations/agents/install.ts"
   );
-  const agent = parsed.positionals[1];
+  const agent = parsed.positionals[0];
   if (agent === undefined || !INSTALLABLE.includes(agent)) {
     throw new UsageError(`Unknown agent ${quote(agent ?? "")}`, {
       hint: `ctxsnap hook install ${INSTALLABLE.join("|")} [--dry-run]`,

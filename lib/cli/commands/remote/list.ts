@@ -1,0 +1,34 @@
+/**
+ * `ctxsnap remote list`: the remotes of this store.
+ * @module
+ */
+import { type Command, openStore } from "../../command.ts";
+import { config, configJson } from "../../_remote.ts";
+
+/** The `remote list` command. */
+export const remoteList: Command = {
+  name: "remote list",
+  usage: "remote [list]",
+  examples: ["ctxsnap remote list --json"],
+  options: {},
+  args: [],
+  async run(ctx) {
+    const { listRemotes } = await config();
+    const store = openStore(ctx, { readOnly: true });
+    try {
+      const remotes = listRemotes(store);
+      ctx.out.result(
+        { remotes: remotes.map(configJson) },
+        () =>
+          remotes.length === 0
+            ? "No remotes (add one with `ctxsnap remote add NAME URL`)"
+            : remotes.map((r) =>
+              `${r.name}\t${r.url}${r.endpoint ? `  (endpoint ${r.endpoint})` : ""}`
+            ).join("\n"),
+      );
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};
