@@ -85,6 +85,8 @@ import {
 } from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
 import { Spool, type SpoolRange } from "./_spool.ts";
+import { packKey } from "./pack.ts";
+import { loadRemoteIndex, type PackedLocation, type RemoteIndex } from "./_remote_index.ts";
 
 /** The local branch that tracks signer `keyId`'s `branch` on `remote`. */
 export function trackingBranch(remote: string, keyId: string, branch: string): string {
@@ -281,15 +283,79 @@ export async function pull(
       subtrees: string[];
     }>();
 
+    /** The remote's pack indexes, read once, when an object is first needed. */
+    let remoteIndex: Promise<RemoteIndex> | null = null;
+    const located = async (id: string): Promise<PackedLocation | undefined> => {
+      remoteIndex ??= loadRemoteIndex(backend, concurrency);
+      return (await remoteIndex).byId.get(id);
+    };
+    /** Why an object is missing: the remote lacks it, or lacks it but for a refused index. */
+    const lacks = async (what: string): Promise<string> => {
+      const refused = remoteIndex === null ? [] : (await remoteIndex).refused;
+      return refused.length === 0
+        ? `the remote lacks ${what}`
+        : `the remote lacks ${what} (pack index refused: ${refused[0]!.reason})`;
+    };
+    /** Packs fetched whole and verified, by id (a rejected promise keeps its refusal). */
+    const packs = new Map<string, Promise<Uint8Array>>();
+    const fetchPack = (where: PackedLocation): Promise<Uint8Array> => {
+      let promise = packs.get(where.pack);
+      if (promise === undefined) {
+        promise = (async () => {
+          const name = `pack ${where.pack.slice(0, 12)}`;
+          const bytes = await backend.get(packKey(where.pack), where.packLength).catch((error) => {
+            if (error instanceof IntegrityError) {
+              throw new RefRefused(`${name}: ${error.message}`);
+            }
+            throw error;
+          });
+          if (bytes === null) throw new RefRefused(await lacks(name));
+          if (bytes.byteLength !== where.packLength || sha256Hex(bytes) !== where.pack) {
+            throw new RefRefused(`${name} is truncated or does not hash to its id`);
+          }
+          return bytes;
+        })();
+        promise.catch(() => {}); // awaited by every caller; never unhandled
+        packs.set(where.pack, promise);
+      }
+      return promise;
+    };
+    /** An object's encoded bytes from its verified pack, its kind checked against the index. */
+    const packedObject = async (
+      where: PackedLocation,
+      kind: "blob" | "tree",
+    ): Promise<Uint8Array> => {
+      const { entry } = where;
+      if (entry.kind !== kind) {
+        throw new RefRefused(
+          `pack ${where.pack.slice(0, 12)} files ${kind} ${
+            entry.id.slice(0, 12)
+          } as a ${entry.kind}`,
+        );
+      }
+      const pack = await fetchPack(where);
+      return pack.subarray(entry.offset, entry.offset + entry.length);
+    };
+
     /** Fetches, checks and stages one tree object (false when the remote lacks it). */
     const fetchTree = async (id: string): Promise<boolean> => {
-      const encoded = await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
+      const where = await located(id);
+      const encoded = where !== undefined
+        ? await packedObject(where, "tree")
+        : await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
       if (encoded === null) return false;
       let bytes: Uint8Array;
       try {
         bytes = decodeObject(encoded, "tree", MAX_TREE_BYTES);
       } catch (error) {
         throw new RefRefused(`tree ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (where !== undefined && bytes.byteLength !== where.entry.size) {
+        throw new RefRefused(
+          `tree ${
+            id.slice(0, 12)
+          } has ${bytes.byteLength} bytes, its pack index says ${where.entry.size}`,
+        );
       }
       if (sha256Hex(bytes) !== id) {
         throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);
@@ -383,6 +449,49 @@ export async function pull(
       return out;
     };
 
+    /** Checks a blob's decoded bytes and stages them (keeping DEFLATE where the store would). */
+    const stageBlob = (id: string, size: number, encoded: Uint8Array): void => {
+      let bytes: Uint8Array;
+      try {
+        bytes = decodeObject(encoded, "blob", size);
+      } catch (error) {
+        throw new RefRefused(`blob ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (sha256Hex(bytes) !== id) {
+        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);
+      }
+      // Keep the remote's DEFLATE form when the store would keep a compressed row anyway.
+      const keepPacked = encoded[0] === OBJECT_DEFLATE && size <= INLINE_BLOB_MAX &&
+        size >= COMPRESS_MIN_BYTES && packPays(size, encoded.byteLength - 1);
+      staged.set(id, {
+        kind: "blob",
+        size,
+        encoding: keepPacked ? "deflate" : "raw",
+        range: spool.append(keepPacked ? encoded.subarray(1) : bytes),
+      });
+    };
+
+    /** Fetches one pack's blobs of `wanted` (id, size), checks and stages each. */
+    const fetchPackedBlobs = async (
+      pack: string,
+      wanted: [string, number, PackedLocation][],
+    ): Promise<void> => {
+      for (const [id, size, where] of wanted) {
+        if (where.entry.size !== size) {
+          throw new RefRefused(
+            `pack ${pack.slice(0, 12)} gives blob ${
+              id.slice(0, 12)
+            } ${where.entry.size} bytes, its tree ${size}`,
+          );
+        }
+      }
+      for (const [id, size, where] of wanted) {
+        if (staged.has(id)) continue;
+        stageBlob(id, size, await packedObject(where, "blob"));
+      }
+      packs.delete(pack); // blobs are needed once: free the pack's memory
+    };
+
     /** Fetches, checks and stages one blob. */
     const fetchBlob = async (id: string, size: number): Promise<void> => {
       const key = objectKey(id);
@@ -428,25 +537,8 @@ export async function pull(
         }
         throw error;
       });
-      if (encoded === null) throw new RefRefused(`the remote lacks blob ${id.slice(0, 12)}`);
-      let bytes: Uint8Array;
-      try {
-        bytes = decodeObject(encoded, "blob", size);
-      } catch (error) {
-        throw new RefRefused(`blob ${id.slice(0, 12)}: ${(error as Error).message}`);
-      }
-      if (sha256Hex(bytes) !== id) {
-        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);
-      }
-      // Keep the remote's DEFLATE form when the store would keep a compressed row anyway.
-      const keepPacked = encoded[0] === OBJECT_DEFLATE && size <= INLINE_BLOB_MAX &&
-        size >= COMPRESS_MIN_BYTES && packPays(size, encoded.byteLength - 1);
-      staged.set(id, {
-        kind: "blob",
-        size,
-        encoding: keepPacked ? "deflate" : "raw",
-        range: spool.append(keepPacked ? encoded.subarray(1) : bytes),
-      });
+      if (encoded === null) throw new RefRefused(await lacks(`blob ${id.slice(0, 12)}`));
+      stageBlob(id, size, encoded);
     };
 
     const failedObjects = new Map<string, string>();
@@ -504,7 +596,7 @@ export async function pull(
         await mapLimit(level, concurrency, async ({ id, depth }) => {
           try {
             if (!(await fetchTree(id))) {
-              throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+              throw new RefRefused(await lacks(`tree ${id.slice(0, 12)}`));
             }
           } catch (error) {
             if (error instanceof RefRefused) failedObjects.set(id, error.message);
@@ -549,7 +641,31 @@ export async function pull(
         if (failedObjects.has(id)) throw new RefRefused(failedObjects.get(id)!);
       }
       let done = 0;
-      const list = [...blobs.entries()];
+      // Packed blobs by pack (each pack fetched once, whole), the others one key each.
+      const byPack = new Map<string, [string, number, PackedLocation][]>();
+      const list: [string, number][] = [];
+      for (const [id, size] of blobs) {
+        const where = await located(id);
+        if (where === undefined) list.push([id, size]);
+        else {
+          const group = byPack.get(where.pack) ?? [];
+          group.push([id, size, where]);
+          byPack.set(where.pack, group);
+        }
+      }
+      const total = blobs.size;
+      await mapLimit([...byPack], Math.max(1, concurrency >> 1), async ([pack, wanted]) => {
+        try {
+          await fetchPackedBlobs(pack, wanted);
+        } catch (error) {
+          if (error instanceof RefRefused) {
+            for (const [id] of wanted) failedObjects.set(id, error.message);
+          }
+          throw error;
+        }
+        done += wanted.length;
+        progress("fetching objects", done, total);
+      });
       await mapLimit(list, concurrency, async ([id, size]) => {
         try {
           await fetchBlob(id, size);
@@ -557,7 +673,7 @@ export async function pull(
           if (error instanceof RefRefused) failedObjects.set(id, error.message);
           throw error;
         }
-        progress("fetching objects", ++done, list.length);
+        progress("fetching objects", ++done, total);
       });
     };
 

@@ -76,6 +76,8 @@ import {
   PART_SIZE,
   refKey,
   refPrefix,
+  REMOTE_FORMAT,
+  REMOTE_FORMAT_V1,
   snapshotKey,
   withTag,
 } from "./layout.ts";
@@ -86,6 +88,8 @@ import {
   signRefRecord,
 } from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
+import { indexKey, PACK_OBJECT_MAX_BYTES, packKey, PackWriter } from "./pack.ts";
+import { loadRemoteIndex } from "./_remote_index.ts";
 
 /** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
 export const PROBE_LIMIT = 32;
@@ -103,6 +107,11 @@ export interface PushOptions {
   concurrency?: number;
   /** Progress: a phase and counts. */
   onProgress?: (phase: string, done: number, total: number) => void;
+  /**
+   * Write one object per key, as releases before packs did (the v1 layout;
+   * a v1 marker on an empty remote). For compatibility tests; off by default.
+   */
+  loose?: boolean;
 }
 
 /** One ref written (or found up to date). */
@@ -131,6 +140,8 @@ export interface PushResult {
   snapshots: { uploaded: number; present: number };
   /** Objects uploaded, and those the remote had. */
   objects: { uploaded: number; present: number };
+  /** Packs uploaded (each with its index). */
+  packs: number;
   /** Bytes of request bodies sent. */
   bytesSent: number;
   /** Requests made. */
@@ -199,11 +210,89 @@ function selectBranches(
   return [{ session, branch, head: row.head }];
 }
 
-/** Makes sure the remote carries the layout marker (writing it on an empty remote). */
-export async function ensureMarker(backend: Backend): Promise<void> {
+/**
+ * Makes sure the remote carries a layout marker, writing one on an empty
+ * remote (v2, or v1 when `loose`); returns the layout it had (null: none).
+ */
+export async function ensureMarker(backend: Backend, loose = false): Promise<1 | 2 | null> {
   const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
-  if (marker === null) await backend.put(MARKER_KEY, markerBytes());
-  else checkMarker(marker, backend.location);
+  if (marker === null) {
+    await backend.put(MARKER_KEY, markerBytes(loose ? REMOTE_FORMAT_V1 : REMOTE_FORMAT));
+    return null;
+  }
+  return checkMarker(marker, backend.location);
+}
+
+/**
+ * Uploads `objects` in packs (trees and blobs in packs of their own), each
+ * object read and verified from the store as it is added; an object too
+ * large to pack goes up under its own key. A pack goes up before its index,
+ * so an index names only bytes that are there. Returns the packs written.
+ */
+async function uploadPacked(
+  store: Store,
+  backend: Backend,
+  objects: NeededObject[],
+  concurrency: number,
+  guarded: <T>(id: string, fn: () => Promise<T> | T) => Promise<T>,
+  done: () => void,
+): Promise<number> {
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  const start = (task: () => Promise<void>) => {
+    const promise: Promise<void> = task().catch((error) => {
+      failure ??= { error };
+    }).finally(() => inFlight.delete(promise));
+    inFlight.add(promise);
+  };
+  const settle = async (limit: number) => {
+    while (inFlight.size > limit) await Promise.race(inFlight);
+    if (failure !== null) throw (failure as { error: unknown }).error;
+  };
+  let packs = 0;
+  const ship = (writer: PackWriter) => {
+    if (writer.count === 0) return;
+    const pack = writer.finish();
+    const count = writer.count;
+    packs++;
+    start(async () => {
+      await backend.put(packKey(pack.id), pack.bytes);
+      await backend.put(indexKey(pack.id), pack.index);
+      for (let i = 0; i < count; i++) done();
+    });
+  };
+  for (const kind of ["tree", "blob"] as const) {
+    let writer = new PackWriter();
+    for (const object of objects) {
+      if (object.kind !== kind) continue;
+      if (kind === "blob" && object.size > PACK_OBJECT_MAX_BYTES) {
+        await settle(concurrency - 1);
+        start(async () => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+        continue;
+      }
+      const encoded = await guarded(object.id, () => encodedObject(store, object));
+      if (encoded.byteLength > PACK_OBJECT_MAX_BYTES) {
+        await settle(concurrency - 1);
+        start(async () => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+        continue;
+      }
+      writer.add(object.id, kind, object.size, encoded);
+      if (writer.full()) {
+        await settle(Math.max(1, concurrency >> 1) - 1);
+        ship(writer);
+        writer = new PackWriter();
+      }
+    }
+    ship(writer);
+  }
+  await settle(0);
+  return packs;
 }
 
 interface NeededObject {
@@ -216,6 +305,7 @@ interface NeededObject {
 function encodedObject(store: Store, object: NeededObject): Uint8Array {
   if (object.kind === "tree") {
     const { bytes } = store.getTreeObject(object.id); // re-hashed and validated
+    object.size = bytes.byteLength;
     return encodeObject(bytes, 6);
   }
   const row = store.storedInlineBlob(object.id);
@@ -350,6 +440,8 @@ export async function push(
 ): Promise<PushResult> {
   const backend = new CountingBackend(inner);
   const concurrency = options.concurrency ?? 8;
+  const loose = options.loose === true;
+  let packs = 0;
   const progress = options.onProgress ?? (() => {});
   const skipped: PushResult["skipped"] = [];
   // What to send and the objects themselves are read from one committed
@@ -358,7 +450,7 @@ export async function push(
     async () => {
       const branches = selectBranches(store, signer, target, skipped);
       const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
-      await ensureMarker(backend);
+      const layout = await ensureMarker(backend, loose);
 
       // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
       const onRemote = new Set<string>();
@@ -417,41 +509,57 @@ export async function push(
         }
       }
       const candidates = [...needed.values()];
-      let missing: NeededObject[];
-      if (candidates.length <= PROBE_LIMIT) {
-        const found = await mapLimit(
-          candidates,
-          concurrency,
-          async (object) => (await backend.head(objectKey(object.id))) !== null,
-        );
-        missing = candidates.filter((_, i) => !found[i]);
-      } else {
-        const listed = new Set<string>();
-        for (const info of await backend.list("objects/")) {
-          const id = parseObjectKey(info.key);
-          if (id !== null) listed.add(id);
+      let missing = candidates;
+      if (!loose && candidates.length > 0) {
+        const index = await loadRemoteIndex(backend, concurrency);
+        missing = missing.filter((object) => !index.byId.has(object.id));
+      }
+      if (missing.length > 0 && layout !== null) {
+        // One object per key: what a v1 remote holds, and large objects anywhere.
+        if (layout === 1 && missing.length <= PROBE_LIMIT) {
+          const found = await mapLimit(
+            missing,
+            concurrency,
+            async (object) => (await backend.head(objectKey(object.id))) !== null,
+          );
+          missing = missing.filter((_, i) => !found[i]);
+        } else {
+          const listed = new Set<string>();
+          for (const info of await backend.list("objects/")) {
+            const id = parseObjectKey(info.key);
+            if (id !== null) listed.add(id);
+          }
+          missing = missing.filter((object) => !listed.has(object.id));
         }
-        missing = candidates.filter((object) => !listed.has(object.id));
       }
 
       // 3. Objects, then envelopes oldest first, then refs: each step only names what is there.
-      let uploaded = 0;
-      await mapLimit(missing, concurrency, async (object) => {
+      const guarded = async <T>(id: string, fn: () => Promise<T> | T): Promise<T> => {
         try {
-          await uploadObject(store, backend, object);
+          return await fn();
         } catch (error) {
-          if (error instanceof IntegrityError && store.objectGone(object.id)) {
+          if (error instanceof IntegrityError && store.objectGone(id)) {
             throw new BusyError(
               `The store changed during push: object ${
-                quote(object.id)
+                quote(id)
               } was removed by a concurrent forget and gc`,
               { hint: "run the push again; it sends what the store holds now", cause: error },
             );
           }
           throw error;
         }
-        progress("uploading objects", ++uploaded, missing.length);
-      });
+      };
+      let uploaded = 0;
+      const done = () => progress("uploading objects", ++uploaded, missing.length);
+      if (loose) {
+        await mapLimit(missing, concurrency, async (object) => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+      } else {
+        if (layout === 1) await backend.put(MARKER_KEY, markerBytes()); // now v2: packs too
+        packs = await uploadPacked(store, backend, missing, concurrency, guarded, done);
+      }
       return { branches, toSend, envelopes, present, needed, missing };
     },
   );
@@ -471,6 +579,7 @@ export async function push(
     skipped,
     snapshots: { uploaded: toSend.length, present },
     objects: { uploaded: missing.length, present: needed.size - missing.length },
+    packs,
     bytesSent: backend.traffic.sent,
     requests: backend.traffic.requests,
   };
