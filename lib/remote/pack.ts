@@ -187,7 +187,7 @@ export function parseIndex(bytes: Uint8Array, pack: string): PackIndex {
 export interface FinishedPack {
   /** SHA-256 of `bytes`. */
   id: string;
-  /** The pack. */
+  /** The pack (a writer may let it go once it is uploaded). */
   bytes: Uint8Array;
   /** Its index's bytes. */
   index: Uint8Array;

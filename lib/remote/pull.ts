@@ -86,7 +86,12 @@ import {
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
 import { Spool, type SpoolRange } from "./_spool.ts";
 import { packKey } from "./pack.ts";
-import { loadRemoteIndex, type PackedLocation, type RemoteIndex } from "./_remote_index.ts";
+import {
+  cacheIndexes,
+  loadRemoteIndex,
+  type PackedLocation,
+  type RemoteIndex,
+} from "./_remote_index.ts";
 
 /** The local branch that tracks signer `keyId`'s `branch` on `remote`. */
 export function trackingBranch(remote: string, keyId: string, branch: string): string {
@@ -286,7 +291,7 @@ export async function pull(
     /** The remote's pack indexes, read once, when an object is first needed. */
     let remoteIndex: Promise<RemoteIndex> | null = null;
     const located = async (id: string): Promise<PackedLocation | undefined> => {
-      remoteIndex ??= loadRemoteIndex(backend, concurrency);
+      remoteIndex ??= loadRemoteIndex(backend, concurrency, store);
       return (await remoteIndex).byId.get(id);
     };
     /** Why an object is missing: the remote lacks it, or lacks it but for a refused index. */
@@ -736,7 +741,9 @@ export async function pull(
     }
 
     if (plans.length > 0) {
-      await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted);
+      // Indexes read are cached as the objects land (nothing is written otherwise).
+      const index = remoteIndex === null ? null : await remoteIndex;
+      await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted, index);
     }
     return finish(result, backend);
   } finally {
@@ -868,8 +875,10 @@ async function land(
   spool: Spool,
   result: PullResult,
   allowUntrusted: boolean,
+  index: RemoteIndex | null,
 ): Promise<void> {
   await store.transactionAsync("pull", async () => {
+    if (index !== null) cacheIndexes(store, index);
     const inserted = new Set<string>();
     const landed: string[] = [];
     let present = 0;

@@ -88,8 +88,12 @@ import {
   signRefRecord,
 } from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
-import { indexKey, PACK_OBJECT_MAX_BYTES, packKey, PackWriter } from "./pack.ts";
-import { loadRemoteIndex } from "./_remote_index.ts";
+import { type FinishedPack, indexKey, PACK_OBJECT_MAX_BYTES, packKey, PackWriter } from "./pack.ts";
+import { cacheIndexes, loadRemoteIndex, type RemoteIndex } from "./_remote_index.ts";
+
+function emptyIndex(): RemoteIndex {
+  return { byId: new Map(), packs: new Map(), refused: [], fetched: new Map() };
+}
 
 /** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
 export const PROBE_LIMIT = 32;
@@ -227,7 +231,8 @@ export async function ensureMarker(backend: Backend, loose = false): Promise<1 |
  * Uploads `objects` in packs (trees and blobs in packs of their own), each
  * object read and verified from the store as it is added; an object too
  * large to pack goes up under its own key. A pack goes up before its index,
- * so an index names only bytes that are there. Returns the packs written.
+ * so an index names only bytes that are there. Returns the packs written
+ * (their bytes are let go: only ids and indexes are kept).
  */
 async function uploadPacked(
   store: Store,
@@ -236,7 +241,7 @@ async function uploadPacked(
   concurrency: number,
   guarded: <T>(id: string, fn: () => Promise<T> | T) => Promise<T>,
   done: () => void,
-): Promise<number> {
+): Promise<FinishedPack[]> {
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | null = null;
   const start = (task: () => Promise<void>) => {
@@ -249,15 +254,16 @@ async function uploadPacked(
     while (inFlight.size > limit) await Promise.race(inFlight);
     if (failure !== null) throw (failure as { error: unknown }).error;
   };
-  let packs = 0;
+  const packs: FinishedPack[] = [];
   const ship = (writer: PackWriter) => {
     if (writer.count === 0) return;
     const pack = writer.finish();
     const count = writer.count;
-    packs++;
+    packs.push(pack);
     start(async () => {
       await backend.put(packKey(pack.id), pack.bytes);
       await backend.put(indexKey(pack.id), pack.index);
+      pack.bytes = new Uint8Array();
       for (let i = 0; i < count; i++) done();
     });
   };
@@ -442,6 +448,7 @@ export async function push(
   const concurrency = options.concurrency ?? 8;
   const loose = options.loose === true;
   let packs = 0;
+  let remoteIndex: RemoteIndex | null = null;
   const progress = options.onProgress ?? (() => {});
   const skipped: PushResult["skipped"] = [];
   // What to send and the objects themselves are read from one committed
@@ -511,8 +518,8 @@ export async function push(
       const candidates = [...needed.values()];
       let missing = candidates;
       if (!loose && candidates.length > 0) {
-        const index = await loadRemoteIndex(backend, concurrency);
-        missing = missing.filter((object) => !index.byId.has(object.id));
+        remoteIndex = await loadRemoteIndex(backend, concurrency, store);
+        missing = missing.filter((object) => !remoteIndex!.byId.has(object.id));
       }
       if (missing.length > 0 && layout !== null) {
         // One object per key: what a v1 remote holds, and large objects anywhere.
@@ -558,12 +565,18 @@ export async function push(
         });
       } else {
         if (layout === 1) await backend.put(MARKER_KEY, markerBytes()); // now v2: packs too
-        packs = await uploadPacked(store, backend, missing, concurrency, guarded, done);
+        const written = await uploadPacked(store, backend, missing, concurrency, guarded, done);
+        packs = written.length;
+        for (const pack of written) (remoteIndex ??= emptyIndex()).fetched.set(pack.id, pack.index);
       }
       return { branches, toSend, envelopes, present, needed, missing };
     },
   );
   await backend.flush();
+  // Indexes read or written are cached (they only locate bytes), so the next push skips them.
+  if (remoteIndex !== null && (remoteIndex as RemoteIndex).fetched.size > 0) {
+    store.transaction("push", () => cacheIndexes(store, remoteIndex!));
+  }
   let sent = 0;
   for (const id of toSend) {
     await backend.put(snapshotKey(id), envelopeBytes(envelopes.get(id)!));

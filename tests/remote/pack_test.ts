@@ -319,7 +319,7 @@ Deno.test("push skips objects another signer already packed: the same files cost
   }
 });
 
-Deno.test("pull reads the indexes first and fetches only the packs holding what it lacks", async () => {
+Deno.test("pull reads the indexes first (new ones only) and fetches only the packs holding what it lacks", async () => {
   const alice = await machine();
   const bob = await machine({});
   try {
@@ -343,6 +343,8 @@ Deno.test("pull reads the indexes first and fetches only the packs holding what 
       const packs = remote.gets.filter((k) => k.startsWith("packs/"));
       assertEquals(packs.length, 2);
       for (const key of packs) assert(!oldPacks.includes(key), `fetched ${key} again`);
+      // Indexes read once are cached: only the two new ones were read.
+      assertEquals(remote.gets.filter((k) => k.startsWith("index/")).length, 2);
       await assertVerifies(bob.store, trusting(bob, alice));
     });
   } finally {
@@ -422,6 +424,7 @@ async function hostile(
       assertEquals(ref.status, "refused");
       assert(reason.test(ref.reason ?? ""), `reason ${ref.reason} does not match ${reason}`);
       assertEquals(counts(bob.store), before, "something landed");
+      assertEquals(bob.store.metaWithPrefix("pack-index:"), [], "an index was cached");
       assertEquals(result.operation, null);
       assertEquals(listBranches(bob.store).filter((b) => b.name.startsWith("origin/")), []);
       assertEquals([...Deno.readDirSync(join(bob.ws, ".ctxsnap", "tmp"))], [], "staging left");
