@@ -122,6 +122,11 @@ export const PULL_MAX_BYTES: number = 256 * 1024 ** 3;
 /** Most envelope bytes a pull holds in memory. */
 export const PULL_MAX_ENVELOPE_BYTES: number = 1024 ** 3;
 
+/** A pack at most this large is fetched whole, however little of it is wanted. */
+export const RANGE_MIN_PACK_BYTES: number = 256 * 1024;
+/** Wanted objects at most this far apart in a pack are fetched in one range. */
+export const RANGE_GAP_BYTES: number = 64 * 1024;
+
 /** What became of one ref. */
 export type PulledStatus = "updated" | "unchanged" | "stale" | "untrusted" | "refused";
 
@@ -490,11 +495,52 @@ export async function pull(
           );
         }
       }
-      for (const [id, size, where] of wanted) {
-        if (staged.has(id)) continue;
-        stageBlob(id, size, await packedObject(where, "blob"));
+      const needed = wanted.filter(([id]) => !staged.has(id));
+      const packLength = wanted[0]![2].packLength;
+      const bytes = needed.reduce((n, [, , where]) => n + where.entry.length, 0);
+      if (packs.has(pack) || bytes * 2 >= packLength || packLength <= RANGE_MIN_PACK_BYTES) {
+        // Most of the pack is wanted (or it is small): one GET, the pack's hash checked.
+        for (const [id, size, where] of needed) {
+          if (staged.has(id)) continue;
+          stageBlob(id, size, await packedObject(where, "blob"));
+        }
+        packs.delete(pack); // blobs are needed once: free the pack's memory
+        return;
       }
-      packs.delete(pack); // blobs are needed once: free the pack's memory
+      // A little of a large pack: ranged GETs of runs of wanted objects (gaps up to
+      // RANGE_GAP_BYTES read through), each object then hashed against its id.
+      const runs: [string, number, PackedLocation][][] = [];
+      for (const item of [...needed].sort((a, b) => a[2].entry.offset - b[2].entry.offset)) {
+        const run = runs.at(-1);
+        const last = run?.at(-1)?.[2].entry;
+        if (
+          run !== undefined && last !== undefined &&
+          item[2].entry.offset - (last.offset + last.length) <= RANGE_GAP_BYTES
+        ) {
+          run.push(item);
+        } else runs.push([item]);
+      }
+      for (const run of runs) {
+        const start = run[0]![2].entry.offset;
+        const last = run.at(-1)![2].entry;
+        const name = `pack ${pack.slice(0, 12)}`;
+        const range = await backend.getRange(
+          packKey(pack),
+          start,
+          last.offset + last.length - start,
+        )
+          .catch((error) => {
+            if (error instanceof IntegrityError) {
+              throw new RefRefused(`${name}: ${error.message}`);
+            }
+            throw error;
+          });
+        if (range === null) throw new RefRefused(await lacks(name));
+        for (const [id, size, where] of run) {
+          const at = where.entry.offset - start;
+          stageBlob(id, size, range.subarray(at, at + where.entry.length));
+        }
+      }
     };
 
     /** Fetches, checks and stages one blob. */

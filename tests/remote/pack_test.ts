@@ -36,6 +36,7 @@ import { loadRemoteIndex } from "../../lib/remote/_remote_index.ts";
 import { push } from "../../lib/remote/push.ts";
 import { pull } from "../../lib/remote/pull.ts";
 import { assert, assertEquals, assertThrows } from "../_assert.ts";
+import { prng } from "../_util.ts";
 import {
   assertVerifies,
   counts,
@@ -214,6 +215,10 @@ class Recording implements Backend {
   getStream(key: string, maxBytes: number, onChunk: (chunk: Uint8Array) => void) {
     this.gets.push(key);
     return this.inner.getStream(key, maxBytes, onChunk);
+  }
+  getRange(key: string, offset: number, length: number) {
+    this.gets.push(`${key}@${offset}+${length}`);
+    return this.inner.getRange(key, offset, length);
   }
   head(key: string) {
     return this.inner.head(key);
@@ -521,4 +526,80 @@ Deno.test("pull refuses a pack index that files a tree as a blob, nothing landin
     for (const entry of trees.entries) entry.kind = "blob";
     await writeIndex(dir, trees);
   }, /files tree \w+ as a blob/);
+});
+
+/** 40 incompressible files of 10 KiB: a blob pack of about 400 KiB. */
+function manyFiles(seed: number): Record<string, Uint8Array> {
+  const next = prng(seed);
+  const files: Record<string, Uint8Array> = {};
+  for (let i = 0; i < 40; i++) {
+    files[`data/f${String(i).padStart(2, "0")}.bin`] = new Uint8Array(10 * 1024).map(() =>
+      Math.floor(next() * 256)
+    );
+  }
+  return files;
+}
+
+Deno.test("pull fetches one wanted object of a large pack with a ranged GET, not the whole pack", async () => {
+  const files = manyFiles(7);
+  const alice = await machine(files);
+  // Bob already has every file but one.
+  const bob = await machine({ ...files, "data/f17.bin": encoder.encode("bob's own\n") });
+  try {
+    await withRemote(async (inner) => {
+      await snap(alice);
+      await push(alice.store, inner, alice.me, "origin", { kind: "current" });
+      await snap(bob);
+      const index = await loadRemoteIndex(inner, 4);
+      const blobPack = [...index.packs.values()].find((p) => p.entries[0]!.kind === "blob")!;
+      assert(blobPack.packLength > 400 * 1024, `pack of ${blobPack.packLength} bytes`);
+      const remote = new Recording(inner);
+      const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(refOf(result, alice.me.keyId).status, "updated");
+      const reads = remote.gets.filter((k) => k.startsWith(packKey(blobPack.pack)));
+      const wanted = index.byId.get(sha256Hex(files["data/f17.bin"]!))!.entry;
+      assertEquals(reads, [`${packKey(blobPack.pack)}@${wanted.offset}+${wanted.length}`]);
+      assert(result.bytesReceived < 64 * 1024, `received ${result.bytesReceived}`);
+      await assertVerifies(bob.store, trusting(bob, alice));
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("pull refuses a ranged object cut short or changed in its pack, nothing landing", async () => {
+  const files = manyFiles(8);
+  for (const change of ["truncate", "flip"] as const) {
+    const alice = await machine(files);
+    const bob = await machine({ ...files, "data/f17.bin": encoder.encode("bob's own\n") });
+    try {
+      await withRemote(async (remote, dir) => {
+        await snap(alice);
+        await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+        await snap(bob);
+        const index = await loadRemoteIndex(remote, 4);
+        const wanted = index.byId.get(sha256Hex(files["data/f17.bin"]!))!;
+        const file = join(dir, packKey(wanted.pack));
+        const bytes = await Deno.readFile(file);
+        if (change === "truncate") {
+          await Deno.writeFile(file, bytes.subarray(0, wanted.entry.offset + 10));
+        } else {
+          bytes[wanted.entry.offset + 100]! ^= 0x01;
+          await Deno.writeFile(file, bytes);
+        }
+        const before = counts(bob.store);
+        const result = await pull(bob.store, remote, trusting(bob, alice), "origin");
+        const ref = refOf(result, alice.me.keyId);
+        assertEquals(ref.status, "refused");
+        const reason = change === "truncate" ? /shorter than the range/ : /does not hash to its id/;
+        assert(reason.test(ref.reason ?? ""), `${change}: ${ref.reason}`);
+        assertEquals(counts(bob.store), before, "something landed");
+        await assertVerifies(bob.store, trusting(bob, alice));
+      });
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  }
 });
