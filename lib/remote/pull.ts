@@ -13,7 +13,11 @@
  * snapshot this store has (each canonical, its id recomputed, its signature
  * verified, its signer trusted), their trees (hash, schema, reserved names,
  * workspace counts) and every blob the store lacks (decoded with its size as
- * the bound, then hashed) are fetched into a staging file. Nothing has landed
+ * the bound, then hashed) are fetched into a staging file. Objects are found
+ * in the pack indexes first (read once, cached when the pull lands), then
+ * under their own keys; a pack is fetched whole and checked against its key
+ * when most of it is wanted, else as ranges of the wanted objects; packs
+ * holding nothing this store lacks are never fetched. Nothing has landed
  * yet.
  *
  * A ref whose content fails any check, or that the remote cannot serve

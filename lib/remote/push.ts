@@ -4,7 +4,9 @@
  * reader could mistake for complete, and a rerun finishes the job:
  *
  * 1. objects (trees, blobs) that the remote lacks, each verified from the
- *    store before it leaves, large ones in parts;
+ *    store before it leaves: small ones packed (`pack.ts`; trees and blobs
+ *    in packs of their own, each pack before its index), large ones under
+ *    their own keys, in parts;
  * 2. then the envelopes, oldest first (an envelope on the remote means its
  *    objects and its ancestors' are there);
  * 3. last, one signed ref record per branch (FORMAT.md §13).
@@ -12,9 +14,10 @@
  * What the remote already has is found without listing everything: walking
  * each branch down from its head, the first snapshot the remote has (a HEAD
  * request) ends the walk; the objects of that snapshot's tree are known to
- * be there, and the few others are probed one by one (or, when there are
- * many, by listing `objects/`). So anything a teammate already pushed is
- * never sent again.
+ * be there; of the others, whatever a pack index names is there (the
+ * indexes are read once and cached in the store), and the rest are looked
+ * for under `objects/` (a listing; HEAD probes of a few on a v1 remote).
+ * So anything a teammate already pushed, packed or not, is never sent again.
  *
  * Only branches whose head this machine's key signed are pushed, and never a
  * quarantine branch (`imported/…`, `<remote>/…`). A snapshot whose tree this
