@@ -128,6 +128,8 @@ export const PULL_MAX_ENVELOPE_BYTES: number = 1024 ** 3;
 
 /** A pack at most this large is fetched whole, however little of it is wanted. */
 export const RANGE_MIN_PACK_BYTES: number = 256 * 1024;
+/** The most a pull fetches ahead, in small packs, before it knows it needs them. */
+export const PREFETCH_MAX_BYTES: number = 32 * 1024 * 1024;
 /** Wanted objects at most this far apart in a pack are fetched in one range. */
 export const RANGE_GAP_BYTES: number = 64 * 1024;
 
@@ -334,6 +336,26 @@ export async function pull(
       }
       return promise;
     };
+    /**
+     * Starts reading the indexes, and fetching the small packs of indexes new
+     * to this store that hold objects it lacks (up to PREFETCH_MAX_BYTES in
+     * all), while the refs and envelopes are read: what an incremental pull
+     * needs arrives in one round. Failures surface where the objects are used.
+     */
+    const prefetch = (): void => {
+      remoteIndex ??= loadRemoteIndex(backend, concurrency, store);
+      remoteIndex.then((index) => {
+        let budget = PREFETCH_MAX_BYTES;
+        for (const pack of index.fetched.keys()) {
+          const { packLength, entries } = index.packs.get(pack)!;
+          if (packLength > RANGE_MIN_PACK_BYTES || packLength > budget) continue;
+          if (entries.every((entry) => store.hasObject(entry.id))) continue;
+          budget -= packLength;
+          fetchPack({ pack, packLength, entry: entries[0]! });
+        }
+      }).catch(() => {});
+    };
+
     /** An object's encoded bytes from its verified pack, its kind checked against the index. */
     const packedObject = async (
       where: PackedLocation,
@@ -767,6 +789,7 @@ export async function pull(
       if (hasSnapshot(store, id)) {
         throw new CtxsnapError(`Snapshot ${quote(id)} is in this store already`, "conflict");
       }
+      prefetch();
       await runPlan(plan, id, null);
       const head = plan.chain[0];
       if (head !== undefined) {
@@ -779,7 +802,9 @@ export async function pull(
       }
       result.refs.push(ref);
     } else {
-      for (const ref of await readRefs(store, backend, trust, remoteName, allowUntrusted)) {
+      const refs = await readRefs(store, backend, trust, remoteName, allowUntrusted);
+      if (refs.some((ref) => ref.record !== null)) prefetch();
+      for (const ref of refs) {
         result.refs.push(ref.ref);
         if (ref.record === null) continue;
         await runPlan(

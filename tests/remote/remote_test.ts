@@ -1125,6 +1125,7 @@ Deno.test("CLI: remote add/list/remove, push and pull --json, exit statuses", as
       "finished_at",
       "location",
       "objects",
+      "packs",
       "refs",
       "remote",
       "requests",
