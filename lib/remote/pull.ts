@@ -66,7 +66,7 @@ import {
 } from "../history/timeline.ts";
 import { type TrustPolicy, verifySnapshot } from "../history/verify.ts";
 import { quarantineBranch } from "../share/import.ts";
-import { type Backend, mapLimit } from "./backend.ts";
+import { type Backend, mapLimit, type ObjectInfo } from "./backend.ts";
 import {
   checkMarker,
   decodeObject,
@@ -230,6 +230,9 @@ export async function pull(
     operation: null,
     snapshot: null,
   };
+  // The refs are listed while the marker is read (the listing is used only if it checks).
+  const refListing = options.snapshot === undefined ? backend.list("refs/") : null;
+  refListing?.catch(() => {});
   const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
   if (marker === null) {
     if (options.snapshot !== undefined) {
@@ -802,7 +805,7 @@ export async function pull(
       }
       result.refs.push(ref);
     } else {
-      const refs = await readRefs(store, backend, trust, remoteName, allowUntrusted);
+      const refs = await readRefs(store, backend, trust, remoteName, allowUntrusted, refListing!);
       if (refs.some((ref) => ref.record !== null)) prefetch();
       for (const ref of refs) {
         result.refs.push(ref.ref);
@@ -845,9 +848,10 @@ async function readRefs(
   trust: TrustPolicy,
   remoteName: string,
   allowUntrusted: boolean,
+  listing: Promise<ObjectInfo[]>,
 ): Promise<ReadRef[]> {
   const newest = new Map<string, RefKey>();
-  for (const info of await backend.list("refs/")) {
+  for (const info of await listing) {
     const key = parseRefKey(info.key);
     if (key === null) continue; // not a ref record: ignored
     const group = `${key.keyId}\0${key.session}\0${key.branch}`;

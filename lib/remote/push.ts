@@ -63,7 +63,7 @@ import {
   readEnvelope,
   readEnvelopeUnverified,
 } from "../history/timeline.ts";
-import { type Backend, mapLimit } from "./backend.ts";
+import { type Backend, mapLimit, type ObjectInfo } from "./backend.ts";
 import {
   checkMarker,
   encodeObject,
@@ -169,6 +169,8 @@ interface BranchPlan {
   session: string;
   branch: string;
   head: string;
+  /** The listing of the remote's records of this branch, started early. */
+  listing?: Promise<ObjectInfo[]>;
 }
 
 function selectBranches(
@@ -466,7 +468,14 @@ export async function push(
     async () => {
       const branches = selectBranches(store, signer, target, skipped);
       const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
-      const layout = await ensureMarker(backend, loose);
+      // Reads that do not depend on each other go out together: the marker, the ref
+      // listings (for step 3, read-only) and the walk below.
+      const marker = ensureMarker(backend, loose);
+      marker.catch(() => {});
+      for (const plan of branches) {
+        plan.listing = backend.list(refPrefix(signer.keyId, plan.session, plan.branch));
+        plan.listing.catch(() => {});
+      }
 
       // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
       const onRemote = new Set<string>();
@@ -526,13 +535,20 @@ export async function push(
       }
       const candidates = [...needed.values()];
       let missing = candidates;
+      const layout = await marker;
+      // One object per key: what a v1 remote holds, and large objects anywhere. Listed
+      // while the indexes are read, unless a few HEAD probes on a v1 remote do.
+      const probe = layout === 1 && candidates.length <= PROBE_LIMIT;
+      const looseKeys = candidates.length > 0 && layout !== null && !probe
+        ? backend.list("objects/")
+        : null;
+      looseKeys?.catch(() => {});
       if (!loose && candidates.length > 0) {
         remoteIndex = await loadRemoteIndex(backend, concurrency, store);
         missing = missing.filter((object) => !remoteIndex!.byId.has(object.id));
       }
       if (missing.length > 0 && layout !== null) {
-        // One object per key: what a v1 remote holds, and large objects anywhere.
-        if (layout === 1 && missing.length <= PROBE_LIMIT) {
+        if (probe) {
           const found = await mapLimit(
             missing,
             concurrency,
@@ -541,7 +557,7 @@ export async function push(
           missing = missing.filter((_, i) => !found[i]);
         } else {
           const listed = new Set<string>();
-          for (const info of await backend.list("objects/")) {
+          for (const info of await looseKeys!) {
             const id = parseObjectKey(info.key);
             if (id !== null) listed.add(id);
           }
@@ -640,7 +656,7 @@ async function writeRef(
   plan: BranchPlan,
 ): Promise<PushedRef> {
   const { session, branch, head } = plan;
-  const listed = (await backend.list(refPrefix(signer.keyId, session, branch)))
+  const listed = (await (plan.listing ?? backend.list(refPrefix(signer.keyId, session, branch))))
     .map((info) => parseRefKey(info.key))
     .filter((key) =>
       key !== null && key.keyId === signer.keyId && key.session === session && key.branch === branch
