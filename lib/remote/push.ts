@@ -98,6 +98,9 @@ function emptyIndex(): RemoteIndex {
   return { byId: new Map(), packs: new Map(), refused: [], fetched: new Map() };
 }
 
+/** A push of at most this many raw bytes of objects puts trees and blobs in one pack. */
+export const MIXED_PACK_MAX_BYTES: number = 256 * 1024;
+
 /** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
 export const PROBE_LIMIT = 32;
 
@@ -272,10 +275,26 @@ async function uploadPacked(
       for (let i = 0; i < count; i++) done();
     });
   };
-  for (const kind of ["tree", "blob"] as const) {
+  // A small push (an incremental one, typically) sends one pack of trees and blobs
+  // together; a larger one keeps trees in packs of their own, so a reader that needs
+  // only a little of the blobs can read every tree without them.
+  const rawBytes = objects.reduce(
+    (n, o) => n + (o.kind === "blob" ? o.size : store.objectSize(o.id) ?? 0),
+    0,
+  );
+  const groups = rawBytes <= MIXED_PACK_MAX_BYTES
+    ? [["tree", "blob"]]
+    : [["tree"], ["blob"]] as const;
+  for (const kinds of groups as readonly (readonly ("tree" | "blob")[])[]) {
     let writer = new PackWriter();
-    for (const object of objects) {
-      if (object.kind !== kind) continue;
+    for (
+      const object of [...objects].sort((
+        a,
+        b,
+      ) => (a.kind === b.kind ? 0 : a.kind === "tree" ? -1 : 1))
+    ) {
+      const kind = object.kind;
+      if (!kinds.includes(kind)) continue;
       if (kind === "blob" && object.size > PACK_OBJECT_MAX_BYTES) {
         await settle(concurrency - 1);
         start(async () => {
