@@ -4,8 +4,8 @@
  * reader could mistake for complete, and a rerun finishes the job:
  *
  * 1. objects (trees, blobs) that the remote lacks, each verified from the
- *    store before it leaves: small ones packed (`pack.ts`; trees and blobs
- *    in packs of their own, each pack before its index), large ones under
+ *    store before it leaves: small ones packed (`pack.ts`; trees in packs
+ *    of their own unless the push is small, each pack before its index), large ones under
  *    their own keys, in parts;
  * 2. then the envelopes, oldest first (an envelope on the remote means its
  *    objects and its ancestors' are there);
@@ -236,7 +236,7 @@ export async function ensureMarker(backend: Backend, loose = false): Promise<1 |
 }
 
 /**
- * Uploads `objects` in packs (trees and blobs in packs of their own), each
+ * Uploads `objects` in packs (trees apart from blobs unless small), each
  * object read and verified from the store as it is added; an object too
  * large to pack goes up under its own key. A pack goes up before its index,
  * so an index names only bytes that are there. Returns the packs written
