@@ -465,6 +465,33 @@ function objectsOf(store: Store, envelope: Envelope, seen: Set<string>): NeededO
   return out;
 }
 
+/**
+ * Adds to `known` the subtrees and blobs that tree `next` shares with tree
+ * `base` at the same paths, descending only into directories that differ
+ * (O(changed paths), not O(files)). A flat (version 1) tree on either side
+ * adds nothing: its objects are then looked up like any other.
+ */
+function knownShared(store: Store, base: string, next: string, known: Set<string>): void {
+  if (base === next) {
+    known.add(next);
+    return;
+  }
+  const a = store.getTreeObject(base).tree;
+  const b = store.getTreeObject(next).tree;
+  if (a.version !== 2 || b.version !== 2) return;
+  const before = new Map(a.entries.map((entry) => [entry.name, entry]));
+  for (const entry of b.entries) {
+    const old = before.get(entry.name);
+    if (old === undefined) continue;
+    if (entry.type === "tree" && old.type === "tree") {
+      if (entry.tree === old.tree) known.add(entry.tree);
+      else knownShared(store, old.tree, entry.tree, known);
+    } else if (entry.type === "file" && old.type === "file" && entry.blob === old.blob) {
+      known.add(entry.blob);
+    }
+  }
+}
+
 /** Pushes `target` to `backend`, signing ref records with `signer`. */
 export async function push(
   store: Store,
@@ -509,15 +536,27 @@ export async function push(
           branches.find((b) => b.head === head)!.branch,
         );
         const segment: string[] = [];
-        for (const id of chain) {
-          if (onRemote.has(id) || sending.has(id)) break;
-          if ((await backend.head(snapshotKey(id))) !== null) {
-            onRemote.add(id);
-            bases.push(id);
-            present++;
-            break;
+        // Probed two at a time (a new head and its parent, the usual case, in one round).
+        walk: for (let at = 0; at < chain.length;) {
+          const batch: string[] = [];
+          for (const id of chain.slice(at, at + 2)) {
+            if (onRemote.has(id) || sending.has(id)) break;
+            batch.push(id);
           }
-          segment.push(id);
+          const found = await Promise.all(
+            batch.map(async (id) => (await backend.head(snapshotKey(id))) !== null),
+          );
+          for (const [i, id] of batch.entries()) {
+            if (found[i]) {
+              onRemote.add(id);
+              bases.push(id);
+              present++;
+              break walk;
+            }
+            segment.push(id);
+          }
+          if (batch.length < 2) break; // the chain ends, or reaches what is being sent
+          at += batch.length;
         }
         for (const id of segment.reverse()) {
           sending.add(id);
@@ -529,9 +568,17 @@ export async function push(
       const envelopes = new Map<string, Envelope>();
       for (const id of toSend) envelopes.set(id, await readEnvelope(store, id));
       const known = new Set<string>();
+      // What the bases hold is on the remote: the parts of their trees that the snapshots
+      // sent share with them are known, found by walking both trees only where they differ.
       for (const base of bases) {
-        const envelope = await readEnvelope(store, base);
-        objectsOf(store, envelope, known);
+        const baseTree = (await readEnvelope(store, base)).body.workspace?.tree;
+        if (baseTree === undefined || !store.hasObject(baseTree)) continue;
+        for (const id of toSend) {
+          const tree = envelopes.get(id)!.body.workspace?.tree;
+          if (tree !== undefined && store.hasObject(tree)) {
+            knownShared(store, baseTree, tree, known);
+          }
+        }
       }
       const needed = new Map<string, NeededObject>();
       for (const id of toSend) {
