@@ -282,17 +282,15 @@ async function uploadPacked(
     (n, o) => n + (o.kind === "blob" ? o.size : store.objectSize(o.id) ?? 0),
     0,
   );
-  const groups = rawBytes <= MIXED_PACK_MAX_BYTES
+  const groups: ("tree" | "blob")[][] = rawBytes <= MIXED_PACK_MAX_BYTES
     ? [["tree", "blob"]]
-    : [["tree"], ["blob"]] as const;
-  for (const kinds of groups as readonly (readonly ("tree" | "blob")[])[]) {
+    : [["tree"], ["blob"]];
+  const treesFirst = [...objects].sort((a, b) =>
+    a.kind === b.kind ? 0 : a.kind === "tree" ? -1 : 1
+  );
+  for (const kinds of groups) {
     let writer = new PackWriter();
-    for (
-      const object of [...objects].sort((
-        a,
-        b,
-      ) => (a.kind === b.kind ? 0 : a.kind === "tree" ? -1 : 1))
-    ) {
+    for (const object of treesFirst) {
       const kind = object.kind;
       if (!kinds.includes(kind)) continue;
       if (kind === "blob" && object.size > PACK_OBJECT_MAX_BYTES) {
