@@ -35,7 +35,7 @@ import {
 import { loadRemoteIndex } from "../../lib/remote/_remote_index.ts";
 import { push } from "../../lib/remote/push.ts";
 import { pull } from "../../lib/remote/pull.ts";
-import { assert, assertEquals, assertThrows } from "../_assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../_assert.ts";
 import { prng } from "../_util.ts";
 import {
   assertVerifies,
@@ -609,5 +609,30 @@ Deno.test("pull refuses a ranged object cut short or changed in its pack, nothin
       await alice.close();
       await bob.close();
     }
+  }
+});
+
+Deno.test("a remote whose marker names another layout is refused by push and pull, nothing written", async () => {
+  const alice = await machine();
+  try {
+    await withRemote(async (remote) => {
+      await snap(alice);
+      await remote.put(MARKER_KEY, encoder.encode('{"format":"ctxsnap.remote/v3"}'));
+      await assertRejects(
+        () => push(alice.store, remote, alice.me, "origin", { kind: "current" }),
+        IntegrityError,
+        "ctxsnap.remote/v3",
+      );
+      assertEquals((await remote.list("")).map((o) => o.key), [MARKER_KEY]);
+      const before = counts(alice.store);
+      await assertRejects(
+        () => pull(alice.store, remote, trusting(alice), "origin"),
+        IntegrityError,
+        "ctxsnap.remote/v3",
+      );
+      assertEquals(counts(alice.store), before);
+    });
+  } finally {
+    await alice.close();
   }
 });
