@@ -685,6 +685,13 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "remote-marker-version",
+    file: "lib/remote/layout.ts",
+    find: "  if (format !== REMOTE_FORMAT && format !== REMOTE_FORMAT_V1) {",
+    replace: "  if (false) {",
+    tests: [t("remote/pack_test.ts", "a remote whose marker names another layout is refused")],
+  },
+  {
     id: "pack-index-overlap",
     file: "lib/remote/pack.ts",
     find: "    if (entry.offset !== end) {",
