@@ -711,7 +711,9 @@ async function testCertificates(dir: string): Promise<{ ca: string; cert: string
 
 if (want("remote") && hasRestic) {
   console.log(
-    "remote: push and pull 30 successive commits of this repository through OpenStack Swift's S3 API, vs restic",
+    `remote: push and pull ${
+      QUICK ? 10 : 30
+    } successive commits of this repository through OpenStack Swift's S3 API, vs restic`,
   );
   const started = await run(["bash", `${REPO}/scripts/swift.sh`, "start"], { check: false });
   if (started.stdout.trim() === "") {
@@ -741,8 +743,10 @@ if (want("remote") && hasRestic) {
       AWS_SECRET_ACCESS_KEY: settings.get("AWS_SECRET_ACCESS_KEY")!,
       AWS_REGION: "us-east-1",
     });
-    const commits = (await sh(`git -C '${REPO}' rev-list --reverse HEAD | tail -30`)).stdout.trim()
-      .split("\n");
+    // --quick: 10 commits instead of 30.
+    const commits =
+      (await sh(`git -C '${REPO}' rev-list --reverse HEAD | tail -${QUICK ? 10 : 30}`))
+        .stdout.trim().split("\n");
     const ws = `${root}/remote-ws`;
     const wsB = `${root}/remote-ws-b`;
     await run(["git", "clone", "-q", REPO, ws]);

@@ -679,7 +679,93 @@ export const MUTATIONS: readonly Mutation[] = [
       "      if (sha256Hex(bytes) !== id) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
     replace:
       "      if (false) {\n        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);",
-    tests: [t("remote/remote_test.ts", "pull refuses tampered, truncated and withheld objects")],
+    tests: [
+      t("remote/remote_test.ts", "pull refuses tampered, truncated and withheld objects"),
+      t("remote/pack_test.ts", "pull refuses an object whose packed bytes do not hash"),
+    ],
+  },
+  {
+    id: "remote-marker-version",
+    file: "lib/remote/layout.ts",
+    find: "  if (format !== REMOTE_FORMAT && format !== REMOTE_FORMAT_V1) {",
+    replace: "  if (false) {",
+    tests: [t("remote/pack_test.ts", "a remote whose marker names another layout is refused")],
+  },
+  {
+    id: "pack-index-overlap",
+    file: "lib/remote/pack.ts",
+    find: "    if (entry.offset !== end) {",
+    replace: "    if (entry.offset > end) {",
+    tests: [
+      t("remote/pack_test.ts", "pack index: overlapping ranges are refused"),
+      t("remote/pack_test.ts", "pull refuses a pack index with overlapping ranges"),
+    ],
+  },
+  {
+    id: "pack-index-past-end",
+    file: "lib/remote/pack.ts",
+    find: "    if (offset + length > packLength) {",
+    replace: "    if (false) {",
+    tests: [
+      t("remote/pack_test.ts", "pack index: a range past the end of the pack"),
+      t("remote/pack_test.ts", "pull refuses a pack index with wrong offsets"),
+    ],
+  },
+  {
+    id: "pack-index-size-bound",
+    file: "lib/remote/pack.ts",
+    find: "    if (size > bound || length < 1 || length > maxEncodedBytes(size)) {",
+    replace: "    if (false) {",
+    tests: [
+      t("remote/pack_test.ts", "pack index: oversize sizes, lengths, packs and entry counts"),
+    ],
+  },
+  {
+    id: "pack-index-length",
+    file: "lib/remote/pack.ts",
+    find: "  if (bytes.byteLength !== INDEX_HEADER_BYTES + INDEX_ENTRY_BYTES * count) {",
+    replace: "  if (false) {",
+    tests: [
+      t("remote/pack_test.ts", "pack index: a truncated or padded index is refused"),
+      t("remote/pack_test.ts", "pull refuses a truncated pack or index"),
+    ],
+  },
+  {
+    id: "pack-index-order",
+    file: "lib/remote/pack.ts",
+    find: "    if (id <= previous) refuse(pack,",
+    replace: "    if (id < previous) refuse(pack,",
+    tests: [t("remote/pack_test.ts", "pack index: entries out of order or repeated are refused")],
+  },
+  {
+    id: "pull-pack-hash",
+    file: "lib/remote/pull.ts",
+    find:
+      "          if (bytes.byteLength !== where.packLength || sha256Hex(bytes) !== where.pack) {",
+    replace: "          if (false) {",
+    tests: [
+      t("remote/pack_test.ts", "pull refuses a pack whose bytes were changed under its id"),
+      t("remote/pack_test.ts", "pull refuses a truncated pack or index"),
+    ],
+  },
+  {
+    id: "pull-pack-get-bound",
+    file: "lib/remote/pull.ts",
+    find: "await backend.get(packKey(where.pack), where.packLength)",
+    replace: "await backend.get(packKey(where.pack), 64 * 1024 * 1024)",
+    tests: [
+      t(
+        "remote/pack_test.ts",
+        "pull refuses an oversize pack index, and a pack larger than its index says",
+      ),
+    ],
+  },
+  {
+    id: "pull-pack-kind",
+    file: "lib/remote/pull.ts",
+    find: "      if (entry.kind !== kind) {",
+    replace: "      if (false) {",
+    tests: [t("remote/pack_test.ts", "pull refuses a pack index that files a tree as a blob")],
   },
   {
     id: "remote-ref-filed-under-signer",

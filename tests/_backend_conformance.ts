@@ -79,6 +79,19 @@ export function backendConformance(
           assertEquals(await b.get("a/empty", 0), new Uint8Array());
         });
 
+        await t.step("getRange reads exactly a byte range, refuses one past the end", async () => {
+          const bytes = pattern(100_000, 5);
+          await b.put("a/ranged", bytes);
+          assertEquals(await b.getRange("a/ranged", 0, 1), bytes.subarray(0, 1));
+          assertEquals(
+            await b.getRange("a/ranged", 12_345, 54_321),
+            bytes.subarray(12_345, 66_666),
+          );
+          assertEquals(await b.getRange("a/ranged", 99_990, 10), bytes.subarray(99_990));
+          assertEquals(await b.getRange("a/none", 0, 10), null);
+          await assertRejects(() => b.getRange("a/ranged", 99_990, 11), IntegrityError);
+        });
+
         await t.step("a put replaces the object whole", async () => {
           await b.put("a/replace", encoder.encode("first version, longer"));
           await b.put("a/replace", encoder.encode("second"));

@@ -18,6 +18,7 @@ import { createSnapshot } from "../lib/history/create.ts";
 import { verifyAll } from "../lib/history/verify.ts";
 import type { Backend } from "../lib/remote/backend.ts";
 import { objectKey } from "../lib/remote/layout.ts";
+import { loadRemoteIndex } from "../lib/remote/_remote_index.ts";
 import { pull, type PulledRef, type PullResult } from "../lib/remote/pull.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { CLI, expectCode, realDenoDir, type TempWorkspace, tempWorkspace } from "./_cli.ts";
@@ -193,7 +194,12 @@ export async function assertRemoteConsistent(
     const bytes = await backend.get(info.key, 4 * 1024 * 1024);
     const body = JSON.parse(new TextDecoder().decode(bytes!)).body;
     if (body.workspace === null) continue;
-    assert((await backend.head(objectKey(body.workspace.tree))) !== null, `tree of ${info.key}`);
+    const tree = body.workspace.tree;
+    const packed = (await loadRemoteIndex(backend, 4)).byId.get(tree);
+    assert(
+      packed?.entry.kind === "tree" || (await backend.head(objectKey(tree))) !== null,
+      `tree of ${info.key}`,
+    );
   }
   const checker = await machine({});
   try {

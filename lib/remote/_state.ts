@@ -124,6 +124,13 @@ export class CountingBackend implements Backend {
     });
   }
 
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    this.traffic.requests++;
+    const bytes = await this.inner.getRange(key, offset, length);
+    this.#count(bytes?.byteLength ?? 0);
+    return bytes;
+  }
+
   head(key: string): Promise<ObjectInfo | null> {
     this.traffic.requests++;
     return this.inner.head(key);

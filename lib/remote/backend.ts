@@ -1,7 +1,7 @@
 /**
  * The one storage-backend interface every remote goes through (restic's
- * approach): get, put, list, head, delete and multipart upload of opaque
- * objects under string keys. Two backends implement it, `file://`
+ * approach): get (whole or a byte range), put, list, head, delete and
+ * multipart upload of opaque objects under string keys. Two backends implement it, `file://`
  * ({@linkcode FileBackend} in `file_backend.ts`) and `s3://`
  * (`S3Backend` in `s3_backend.ts`), and one conformance suite
  * (`tests/_backend_conformance.ts`) runs against both.
@@ -92,6 +92,12 @@ export interface Backend {
     maxBytes: number,
     onChunk: (chunk: Uint8Array) => void,
   ): Promise<boolean>;
+  /**
+   * Exactly `length` bytes of the object from `offset` (an HTTP range
+   * request), or null when absent; an object too short for the range is
+   * refused (IntegrityError).
+   */
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array | null>;
   /** The object's size, or null when absent. */
   head(key: string): Promise<ObjectInfo | null>;
   /** Stores the object atomically, replacing any object under that key. */

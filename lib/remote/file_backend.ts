@@ -223,6 +223,41 @@ export class FileBackend implements Backend {
     }
   }
 
+  /** {@inheritDoc Backend.getRange} */
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    const opened = this.openObject(key);
+    if (opened === null) return Promise.resolve(null);
+    const { fd } = opened;
+    try {
+      if (offset + length > opened.size) {
+        throw new IntegrityError(
+          `The remote object ${quote(key)} in ${
+            quote(this.location)
+          } is shorter than the range asked for`,
+        );
+      }
+      const out = new Uint8Array(length);
+      let done = 0;
+      while (done < length) {
+        let n: number;
+        try {
+          n = fs.readSync(fd, out, done, length - done, offset + done);
+        } catch (error) {
+          throw this.ioError("read", key, error);
+        }
+        if (n === 0) {
+          throw new IntegrityError(`The remote object ${quote(key)} shrank while it was read`);
+        }
+        done += n;
+      }
+      return Promise.resolve(out);
+    } catch (error) {
+      return Promise.reject(error);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** {@inheritDoc Backend.head} */
   head(key: string): Promise<ObjectInfo | null> {
     const dir = this.parentDir(key, false);

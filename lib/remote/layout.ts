@@ -1,10 +1,11 @@
 /**
- * The remote layout (`ctxsnap.remote/v1`, FORMAT.md §13): which key holds
+ * The remote layout (`ctxsnap.remote/v2`, FORMAT.md §13): which key holds
  * what, and how an object's bytes are encoded on the remote.
  *
  * ```
- * ctxsnap-remote.json                              {"format":"ctxsnap.remote/v1"}
+ * ctxsnap-remote.json                              {"format":"ctxsnap.remote/v2"} (or v1)
  * objects/<id[0:2]>/<id>                           a blob or tree: 1 encoding byte + payload
+ * packs/<id[0:2]>/<id>, index/<id>                 a pack of small objects and its index (pack.ts)
  * snapshots/<id>.json                              a canonical snapshot envelope
  * refs/<key_id>/<session>@<branch>/<seq>-<h>.json  a signed ref record (ref_record.ts)
  * ```
@@ -42,8 +43,13 @@ import { isHex } from "../encoding/hex.ts";
 import { builtin } from "../runtime.ts";
 import { isValidName } from "../format/body.ts";
 
-/** The layout version tag, in `ctxsnap-remote.json`. */
-export const REMOTE_FORMAT = "ctxsnap.remote/v1";
+/**
+ * The layout version tag a push writes in `ctxsnap-remote.json`: v2 is v1
+ * plus packs (`pack.ts`, FORMAT.md §13.8). A reader accepts both.
+ */
+export const REMOTE_FORMAT = "ctxsnap.remote/v2";
+/** The layout before packs: one object per key only. */
+export const REMOTE_FORMAT_V1 = "ctxsnap.remote/v1";
 /** The key of the format marker. */
 export const MARKER_KEY = "ctxsnap-remote.json";
 /** Largest marker accepted. */
@@ -64,13 +70,13 @@ function zlib(): typeof NodeZlib {
   return zlibModule ??= builtin<typeof NodeZlib>("node:zlib");
 }
 
-/** The marker's bytes. */
-export function markerBytes(): Uint8Array {
-  return canonicalBytes({ format: REMOTE_FORMAT });
+/** The marker's bytes (of `format`, by default the current one). */
+export function markerBytes(format: string = REMOTE_FORMAT): Uint8Array {
+  return canonicalBytes({ format });
 }
 
-/** Checks a marker read from a remote. */
-export function checkMarker(bytes: Uint8Array, location: string): void {
+/** Checks a marker read from a remote; returns its layout version (1 or 2). */
+export function checkMarker(bytes: Uint8Array, location: string): 1 | 2 {
   let format: unknown;
   try {
     const value = parseCanonical(bytes, { maxBytes: MAX_MARKER_BYTES }) as Record<string, unknown>;
@@ -79,7 +85,7 @@ export function checkMarker(bytes: Uint8Array, location: string): void {
   } catch {
     format = undefined;
   }
-  if (format !== REMOTE_FORMAT) {
+  if (format !== REMOTE_FORMAT && format !== REMOTE_FORMAT_V1) {
     throw new IntegrityError(
       `The remote ${quote(location)} is not a ${REMOTE_FORMAT} remote (its ${MARKER_KEY} says ${
         quote(format)
@@ -87,6 +93,7 @@ export function checkMarker(bytes: Uint8Array, location: string): void {
       { hint: "upgrade ctxsnap, or check the remote URL" },
     );
   }
+  return format === REMOTE_FORMAT ? 2 : 1;
 }
 
 /** The key of a blob or tree. */

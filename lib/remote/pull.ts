@@ -13,7 +13,11 @@
  * snapshot this store has (each canonical, its id recomputed, its signature
  * verified, its signer trusted), their trees (hash, schema, reserved names,
  * workspace counts) and every blob the store lacks (decoded with its size as
- * the bound, then hashed) are fetched into a staging file. Nothing has landed
+ * the bound, then hashed) are fetched into a staging file. Objects are found
+ * in the pack indexes first (read once, cached when the pull lands), then
+ * under their own keys; a pack is fetched whole and checked against its key
+ * when most of it is wanted, else as ranges of the wanted objects; packs
+ * holding nothing this store lacks are never fetched. Nothing has landed
  * yet.
  *
  * A ref whose content fails any check, or that the remote cannot serve
@@ -62,7 +66,7 @@ import {
 } from "../history/timeline.ts";
 import { type TrustPolicy, verifySnapshot } from "../history/verify.ts";
 import { quarantineBranch } from "../share/import.ts";
-import { type Backend, mapLimit } from "./backend.ts";
+import { type Backend, mapLimit, type ObjectInfo } from "./backend.ts";
 import {
   checkMarker,
   decodeObject,
@@ -85,6 +89,13 @@ import {
 } from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
 import { Spool, type SpoolRange } from "./_spool.ts";
+import { packKey } from "./pack.ts";
+import {
+  cacheIndexes,
+  loadRemoteIndex,
+  type PackedLocation,
+  type RemoteIndex,
+} from "./_remote_index.ts";
 
 /** The local branch that tracks signer `keyId`'s `branch` on `remote`. */
 export function trackingBranch(remote: string, keyId: string, branch: string): string {
@@ -114,6 +125,13 @@ export interface PullOptions {
 export const PULL_MAX_BYTES: number = 256 * 1024 ** 3;
 /** Most envelope bytes a pull holds in memory. */
 export const PULL_MAX_ENVELOPE_BYTES: number = 1024 ** 3;
+
+/** A pack at most this large is fetched whole, however little of it is wanted. */
+export const RANGE_MIN_PACK_BYTES: number = 256 * 1024;
+/** The most a pull fetches ahead, in small packs, before it knows it needs them. */
+export const PREFETCH_MAX_BYTES: number = 32 * 1024 * 1024;
+/** Wanted objects at most this far apart in a pack are fetched in one range. */
+export const RANGE_GAP_BYTES: number = 64 * 1024;
 
 /** What became of one ref. */
 export type PulledStatus = "updated" | "unchanged" | "stale" | "untrusted" | "refused";
@@ -212,6 +230,9 @@ export async function pull(
     operation: null,
     snapshot: null,
   };
+  // The refs are listed while the marker is read (the listing is used only if it checks).
+  const refListing = options.snapshot === undefined ? backend.list("refs/") : null;
+  refListing?.catch(() => {});
   const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
   if (marker === null) {
     if (options.snapshot !== undefined) {
@@ -281,15 +302,99 @@ export async function pull(
       subtrees: string[];
     }>();
 
+    /** The remote's pack indexes, read once, when an object is first needed. */
+    let remoteIndex: Promise<RemoteIndex> | null = null;
+    const located = async (id: string): Promise<PackedLocation | undefined> => {
+      remoteIndex ??= loadRemoteIndex(backend, concurrency, store);
+      return (await remoteIndex).byId.get(id);
+    };
+    /** Why an object is missing: the remote lacks it, or lacks it but for a refused index. */
+    const lacks = async (what: string): Promise<string> => {
+      const refused = remoteIndex === null ? [] : (await remoteIndex).refused;
+      return refused.length === 0
+        ? `the remote lacks ${what}`
+        : `the remote lacks ${what} (pack index refused: ${refused[0]!.reason})`;
+    };
+    /** Packs fetched whole and verified, by id (a rejected promise keeps its refusal). */
+    const packs = new Map<string, Promise<Uint8Array>>();
+    const fetchPack = (where: PackedLocation): Promise<Uint8Array> => {
+      let promise = packs.get(where.pack);
+      if (promise === undefined) {
+        promise = (async () => {
+          const name = `pack ${where.pack.slice(0, 12)}`;
+          const bytes = await backend.get(packKey(where.pack), where.packLength).catch((error) => {
+            if (error instanceof IntegrityError) {
+              throw new RefRefused(`${name}: ${error.message}`);
+            }
+            throw error;
+          });
+          if (bytes === null) throw new RefRefused(await lacks(name));
+          if (bytes.byteLength !== where.packLength || sha256Hex(bytes) !== where.pack) {
+            throw new RefRefused(`${name} is truncated or does not hash to its id`);
+          }
+          return bytes;
+        })();
+        promise.catch(() => {}); // awaited by every caller; never unhandled
+        packs.set(where.pack, promise);
+      }
+      return promise;
+    };
+    /**
+     * Starts reading the indexes, and fetching the small packs of indexes new
+     * to this store that hold objects it lacks (up to PREFETCH_MAX_BYTES in
+     * all), while the refs and envelopes are read: what an incremental pull
+     * needs arrives in one round. Failures surface where the objects are used.
+     */
+    const prefetch = (): void => {
+      remoteIndex ??= loadRemoteIndex(backend, concurrency, store);
+      remoteIndex.then((index) => {
+        let budget = PREFETCH_MAX_BYTES;
+        for (const pack of index.fetched.keys()) {
+          const { packLength, entries } = index.packs.get(pack)!;
+          if (packLength > RANGE_MIN_PACK_BYTES || packLength > budget) continue;
+          if (entries.every((entry) => store.hasObject(entry.id))) continue;
+          budget -= packLength;
+          fetchPack({ pack, packLength, entry: entries[0]! });
+        }
+      }).catch(() => {});
+    };
+
+    /** An object's encoded bytes from its verified pack, its kind checked against the index. */
+    const packedObject = async (
+      where: PackedLocation,
+      kind: "blob" | "tree",
+    ): Promise<Uint8Array> => {
+      const { entry } = where;
+      if (entry.kind !== kind) {
+        throw new RefRefused(
+          `pack ${where.pack.slice(0, 12)} files ${kind} ${
+            entry.id.slice(0, 12)
+          } as a ${entry.kind}`,
+        );
+      }
+      const pack = await fetchPack(where);
+      return pack.subarray(entry.offset, entry.offset + entry.length);
+    };
+
     /** Fetches, checks and stages one tree object (false when the remote lacks it). */
     const fetchTree = async (id: string): Promise<boolean> => {
-      const encoded = await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
+      const where = await located(id);
+      const encoded = where !== undefined
+        ? await packedObject(where, "tree")
+        : await backend.get(objectKey(id), maxEncodedBytes(MAX_TREE_BYTES));
       if (encoded === null) return false;
       let bytes: Uint8Array;
       try {
         bytes = decodeObject(encoded, "tree", MAX_TREE_BYTES);
       } catch (error) {
         throw new RefRefused(`tree ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (where !== undefined && bytes.byteLength !== where.entry.size) {
+        throw new RefRefused(
+          `tree ${
+            id.slice(0, 12)
+          } has ${bytes.byteLength} bytes, its pack index says ${where.entry.size}`,
+        );
       }
       if (sha256Hex(bytes) !== id) {
         throw new RefRefused(`tree ${id.slice(0, 12)} does not hash to its id`);
@@ -383,6 +488,90 @@ export async function pull(
       return out;
     };
 
+    /** Checks a blob's decoded bytes and stages them (keeping DEFLATE where the store would). */
+    const stageBlob = (id: string, size: number, encoded: Uint8Array): void => {
+      let bytes: Uint8Array;
+      try {
+        bytes = decodeObject(encoded, "blob", size);
+      } catch (error) {
+        throw new RefRefused(`blob ${id.slice(0, 12)}: ${(error as Error).message}`);
+      }
+      if (sha256Hex(bytes) !== id) {
+        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);
+      }
+      // Keep the remote's DEFLATE form when the store would keep a compressed row anyway.
+      const keepPacked = encoded[0] === OBJECT_DEFLATE && size <= INLINE_BLOB_MAX &&
+        size >= COMPRESS_MIN_BYTES && packPays(size, encoded.byteLength - 1);
+      staged.set(id, {
+        kind: "blob",
+        size,
+        encoding: keepPacked ? "deflate" : "raw",
+        range: spool.append(keepPacked ? encoded.subarray(1) : bytes),
+      });
+    };
+
+    /** Fetches one pack's blobs of `wanted` (id, size), checks and stages each. */
+    const fetchPackedBlobs = async (
+      pack: string,
+      wanted: [string, number, PackedLocation][],
+    ): Promise<void> => {
+      for (const [id, size, where] of wanted) {
+        if (where.entry.size !== size) {
+          throw new RefRefused(
+            `pack ${pack.slice(0, 12)} gives blob ${
+              id.slice(0, 12)
+            } ${where.entry.size} bytes, its tree ${size}`,
+          );
+        }
+      }
+      const needed = wanted.filter(([id]) => !staged.has(id));
+      const packLength = wanted[0]![2].packLength;
+      const bytes = needed.reduce((n, [, , where]) => n + where.entry.length, 0);
+      if (packs.has(pack) || bytes * 2 >= packLength || packLength <= RANGE_MIN_PACK_BYTES) {
+        // Most of the pack is wanted (or it is small): one GET, the pack's hash checked.
+        for (const [id, size, where] of needed) {
+          if (staged.has(id)) continue;
+          stageBlob(id, size, await packedObject(where, "blob"));
+        }
+        packs.delete(pack); // blobs are needed once: free the pack's memory
+        return;
+      }
+      // A little of a large pack: ranged GETs of runs of wanted objects (gaps up to
+      // RANGE_GAP_BYTES read through), each object then hashed against its id.
+      const runs: [string, number, PackedLocation][][] = [];
+      for (const item of [...needed].sort((a, b) => a[2].entry.offset - b[2].entry.offset)) {
+        const run = runs.at(-1);
+        const last = run?.at(-1)?.[2].entry;
+        if (
+          run !== undefined && last !== undefined &&
+          item[2].entry.offset - (last.offset + last.length) <= RANGE_GAP_BYTES
+        ) {
+          run.push(item);
+        } else runs.push([item]);
+      }
+      for (const run of runs) {
+        const start = run[0]![2].entry.offset;
+        const last = run.at(-1)![2].entry;
+        const name = `pack ${pack.slice(0, 12)}`;
+        const range = await backend.getRange(
+          packKey(pack),
+          start,
+          last.offset + last.length - start,
+        )
+          .catch((error) => {
+            if (error instanceof IntegrityError) {
+              throw new RefRefused(`${name}: ${error.message}`);
+            }
+            throw error;
+          });
+        if (range === null) throw new RefRefused(await lacks(name));
+        for (const [id, size, where] of run) {
+          const at = where.entry.offset - start;
+          stageBlob(id, size, range.subarray(at, at + where.entry.length));
+        }
+      }
+    };
+
     /** Fetches, checks and stages one blob. */
     const fetchBlob = async (id: string, size: number): Promise<void> => {
       const key = objectKey(id);
@@ -428,25 +617,8 @@ export async function pull(
         }
         throw error;
       });
-      if (encoded === null) throw new RefRefused(`the remote lacks blob ${id.slice(0, 12)}`);
-      let bytes: Uint8Array;
-      try {
-        bytes = decodeObject(encoded, "blob", size);
-      } catch (error) {
-        throw new RefRefused(`blob ${id.slice(0, 12)}: ${(error as Error).message}`);
-      }
-      if (sha256Hex(bytes) !== id) {
-        throw new RefRefused(`blob ${id.slice(0, 12)} does not hash to its id`);
-      }
-      // Keep the remote's DEFLATE form when the store would keep a compressed row anyway.
-      const keepPacked = encoded[0] === OBJECT_DEFLATE && size <= INLINE_BLOB_MAX &&
-        size >= COMPRESS_MIN_BYTES && packPays(size, encoded.byteLength - 1);
-      staged.set(id, {
-        kind: "blob",
-        size,
-        encoding: keepPacked ? "deflate" : "raw",
-        range: spool.append(keepPacked ? encoded.subarray(1) : bytes),
-      });
+      if (encoded === null) throw new RefRefused(await lacks(`blob ${id.slice(0, 12)}`));
+      stageBlob(id, size, encoded);
     };
 
     const failedObjects = new Map<string, string>();
@@ -504,7 +676,7 @@ export async function pull(
         await mapLimit(level, concurrency, async ({ id, depth }) => {
           try {
             if (!(await fetchTree(id))) {
-              throw new RefRefused(`the remote lacks tree ${id.slice(0, 12)}`);
+              throw new RefRefused(await lacks(`tree ${id.slice(0, 12)}`));
             }
           } catch (error) {
             if (error instanceof RefRefused) failedObjects.set(id, error.message);
@@ -549,7 +721,31 @@ export async function pull(
         if (failedObjects.has(id)) throw new RefRefused(failedObjects.get(id)!);
       }
       let done = 0;
-      const list = [...blobs.entries()];
+      // Packed blobs by pack (each pack fetched once, whole), the others one key each.
+      const byPack = new Map<string, [string, number, PackedLocation][]>();
+      const list: [string, number][] = [];
+      for (const [id, size] of blobs) {
+        const where = await located(id);
+        if (where === undefined) list.push([id, size]);
+        else {
+          const group = byPack.get(where.pack) ?? [];
+          group.push([id, size, where]);
+          byPack.set(where.pack, group);
+        }
+      }
+      const total = blobs.size;
+      await mapLimit([...byPack], Math.max(1, concurrency >> 1), async ([pack, wanted]) => {
+        try {
+          await fetchPackedBlobs(pack, wanted);
+        } catch (error) {
+          if (error instanceof RefRefused) {
+            for (const [id] of wanted) failedObjects.set(id, error.message);
+          }
+          throw error;
+        }
+        done += wanted.length;
+        progress("fetching objects", done, total);
+      });
       await mapLimit(list, concurrency, async ([id, size]) => {
         try {
           await fetchBlob(id, size);
@@ -557,7 +753,7 @@ export async function pull(
           if (error instanceof RefRefused) failedObjects.set(id, error.message);
           throw error;
         }
-        progress("fetching objects", ++done, list.length);
+        progress("fetching objects", ++done, total);
       });
     };
 
@@ -596,6 +792,7 @@ export async function pull(
       if (hasSnapshot(store, id)) {
         throw new CtxsnapError(`Snapshot ${quote(id)} is in this store already`, "conflict");
       }
+      prefetch();
       await runPlan(plan, id, null);
       const head = plan.chain[0];
       if (head !== undefined) {
@@ -608,7 +805,9 @@ export async function pull(
       }
       result.refs.push(ref);
     } else {
-      for (const ref of await readRefs(store, backend, trust, remoteName, allowUntrusted)) {
+      const refs = await readRefs(store, backend, trust, remoteName, allowUntrusted, refListing!);
+      if (refs.some((ref) => ref.record !== null)) prefetch();
+      for (const ref of refs) {
         result.refs.push(ref.ref);
         if (ref.record === null) continue;
         await runPlan(
@@ -620,7 +819,9 @@ export async function pull(
     }
 
     if (plans.length > 0) {
-      await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted);
+      // Indexes read are cached as the objects land (nothing is written otherwise).
+      const index = remoteIndex === null ? null : await remoteIndex;
+      await land(store, trust, remoteName, plans, staged, spool, result, allowUntrusted, index);
     }
     return finish(result, backend);
   } finally {
@@ -647,9 +848,10 @@ async function readRefs(
   trust: TrustPolicy,
   remoteName: string,
   allowUntrusted: boolean,
+  listing: Promise<ObjectInfo[]>,
 ): Promise<ReadRef[]> {
   const newest = new Map<string, RefKey>();
-  for (const info of await backend.list("refs/")) {
+  for (const info of await listing) {
     const key = parseRefKey(info.key);
     if (key === null) continue; // not a ref record: ignored
     const group = `${key.keyId}\0${key.session}\0${key.branch}`;
@@ -752,8 +954,10 @@ async function land(
   spool: Spool,
   result: PullResult,
   allowUntrusted: boolean,
+  index: RemoteIndex | null,
 ): Promise<void> {
   await store.transactionAsync("pull", async () => {
+    if (index !== null) cacheIndexes(store, index);
     const inserted = new Set<string>();
     const landed: string[] = [];
     let present = 0;

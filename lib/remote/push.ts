@@ -4,7 +4,9 @@
  * reader could mistake for complete, and a rerun finishes the job:
  *
  * 1. objects (trees, blobs) that the remote lacks, each verified from the
- *    store before it leaves, large ones in parts;
+ *    store before it leaves: small ones packed (`pack.ts`; trees in packs
+ *    of their own unless the push is small, each pack before its index), large ones under
+ *    their own keys, in parts;
  * 2. then the envelopes, oldest first (an envelope on the remote means its
  *    objects and its ancestors' are there);
  * 3. last, one signed ref record per branch (FORMAT.md §13).
@@ -12,9 +14,10 @@
  * What the remote already has is found without listing everything: walking
  * each branch down from its head, the first snapshot the remote has (a HEAD
  * request) ends the walk; the objects of that snapshot's tree are known to
- * be there, and the few others are probed one by one (or, when there are
- * many, by listing `objects/`). So anything a teammate already pushed is
- * never sent again.
+ * be there; of the others, whatever a pack index names is there (the
+ * indexes are read once and cached in the store), and the rest are looked
+ * for under `objects/` (a listing; HEAD probes of a few on a v1 remote).
+ * So anything a teammate already pushed, packed or not, is never sent again.
  *
  * Only branches whose head this machine's key signed are pushed, and never a
  * quarantine branch (`imported/…`, `<remote>/…`). A snapshot whose tree this
@@ -60,7 +63,7 @@ import {
   readEnvelope,
   readEnvelopeUnverified,
 } from "../history/timeline.ts";
-import { type Backend, mapLimit } from "./backend.ts";
+import { type Backend, mapLimit, type ObjectInfo } from "./backend.ts";
 import {
   checkMarker,
   encodeObject,
@@ -76,6 +79,8 @@ import {
   PART_SIZE,
   refKey,
   refPrefix,
+  REMOTE_FORMAT,
+  REMOTE_FORMAT_V1,
   snapshotKey,
   withTag,
 } from "./layout.ts";
@@ -86,6 +91,15 @@ import {
   signRefRecord,
 } from "../format/ref_record.ts";
 import { CountingBackend, readRefState, writeRefState } from "./_state.ts";
+import { type FinishedPack, indexKey, PACK_OBJECT_MAX_BYTES, packKey, PackWriter } from "./pack.ts";
+import { cacheIndexes, loadRemoteIndex, type RemoteIndex } from "./_remote_index.ts";
+
+function emptyIndex(): RemoteIndex {
+  return { byId: new Map(), packs: new Map(), refused: [], fetched: new Map() };
+}
+
+/** A push of at most this many raw bytes of objects puts trees and blobs in one pack. */
+export const MIXED_PACK_MAX_BYTES: number = 256 * 1024;
 
 /** Up to this many objects are probed one by one (HEAD); more, and `objects/` is listed. */
 export const PROBE_LIMIT = 32;
@@ -103,6 +117,11 @@ export interface PushOptions {
   concurrency?: number;
   /** Progress: a phase and counts. */
   onProgress?: (phase: string, done: number, total: number) => void;
+  /**
+   * Write one object per key, as releases before packs did (the v1 layout;
+   * a v1 marker on an empty remote). For compatibility tests; off by default.
+   */
+  loose?: boolean;
 }
 
 /** One ref written (or found up to date). */
@@ -131,6 +150,8 @@ export interface PushResult {
   snapshots: { uploaded: number; present: number };
   /** Objects uploaded, and those the remote had. */
   objects: { uploaded: number; present: number };
+  /** Packs uploaded (each with its index). */
+  packs: number;
   /** Bytes of request bodies sent. */
   bytesSent: number;
   /** Requests made. */
@@ -151,6 +172,8 @@ interface BranchPlan {
   session: string;
   branch: string;
   head: string;
+  /** The listing of the remote's records of this branch, started early. */
+  listing?: Promise<ObjectInfo[]>;
 }
 
 function selectBranches(
@@ -199,11 +222,105 @@ function selectBranches(
   return [{ session, branch, head: row.head }];
 }
 
-/** Makes sure the remote carries the layout marker (writing it on an empty remote). */
-export async function ensureMarker(backend: Backend): Promise<void> {
+/**
+ * Makes sure the remote carries a layout marker, writing one on an empty
+ * remote (v2, or v1 when `loose`); returns the layout it had (null: none).
+ */
+export async function ensureMarker(backend: Backend, loose = false): Promise<1 | 2 | null> {
   const marker = await backend.get(MARKER_KEY, MAX_MARKER_BYTES);
-  if (marker === null) await backend.put(MARKER_KEY, markerBytes());
-  else checkMarker(marker, backend.location);
+  if (marker === null) {
+    await backend.put(MARKER_KEY, markerBytes(loose ? REMOTE_FORMAT_V1 : REMOTE_FORMAT));
+    return null;
+  }
+  return checkMarker(marker, backend.location);
+}
+
+/**
+ * Uploads `objects` in packs (trees apart from blobs unless small), each
+ * object read and verified from the store as it is added; an object too
+ * large to pack goes up under its own key. A pack goes up before its index,
+ * so an index names only bytes that are there. Returns the packs written
+ * (their bytes are let go: only ids and indexes are kept).
+ */
+async function uploadPacked(
+  store: Store,
+  backend: Backend,
+  objects: NeededObject[],
+  concurrency: number,
+  guarded: <T>(id: string, fn: () => Promise<T> | T) => Promise<T>,
+  done: () => void,
+): Promise<FinishedPack[]> {
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  const start = (task: () => Promise<void>) => {
+    const promise: Promise<void> = task().catch((error) => {
+      failure ??= { error };
+    }).finally(() => inFlight.delete(promise));
+    inFlight.add(promise);
+  };
+  const settle = async (limit: number) => {
+    while (inFlight.size > limit) await Promise.race(inFlight);
+    if (failure !== null) throw (failure as { error: unknown }).error;
+  };
+  const packs: FinishedPack[] = [];
+  const ship = (writer: PackWriter) => {
+    if (writer.count === 0) return;
+    const pack = writer.finish();
+    const count = writer.count;
+    packs.push(pack);
+    start(async () => {
+      await backend.put(packKey(pack.id), pack.bytes);
+      await backend.put(indexKey(pack.id), pack.index);
+      pack.bytes = new Uint8Array();
+      for (let i = 0; i < count; i++) done();
+    });
+  };
+  // A small push (an incremental one, typically) sends one pack of trees and blobs
+  // together; a larger one keeps trees in packs of their own, so a reader that needs
+  // only a little of the blobs can read every tree without them.
+  const rawBytes = objects.reduce(
+    (n, o) => n + (o.kind === "blob" ? o.size : store.objectSize(o.id) ?? 0),
+    0,
+  );
+  const groups: ("tree" | "blob")[][] = rawBytes <= MIXED_PACK_MAX_BYTES
+    ? [["tree", "blob"]]
+    : [["tree"], ["blob"]];
+  const treesFirst = [...objects].sort((a, b) =>
+    a.kind === b.kind ? 0 : a.kind === "tree" ? -1 : 1
+  );
+  for (const kinds of groups) {
+    let writer = new PackWriter();
+    for (const object of treesFirst) {
+      const kind = object.kind;
+      if (!kinds.includes(kind)) continue;
+      if (kind === "blob" && object.size > PACK_OBJECT_MAX_BYTES) {
+        await settle(concurrency - 1);
+        start(async () => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+        continue;
+      }
+      const encoded = await guarded(object.id, () => encodedObject(store, object, true));
+      if (encoded.byteLength > PACK_OBJECT_MAX_BYTES) {
+        await settle(concurrency - 1);
+        start(async () => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+        continue;
+      }
+      writer.add(object.id, kind, object.size, encoded);
+      if (writer.full()) {
+        await settle(Math.max(1, concurrency >> 1) - 1);
+        ship(writer);
+        writer = new PackWriter();
+      }
+    }
+    ship(writer);
+  }
+  await settle(0);
+  return packs;
 }
 
 interface NeededObject {
@@ -212,10 +329,16 @@ interface NeededObject {
   size: number;
 }
 
-/** Reads an object from the store, verified, and encodes it for the remote. */
-function encodedObject(store: Store, object: NeededObject): Uint8Array {
+/**
+ * Reads an object from the store, verified, and encodes it for the remote. A
+ * blob going into a pack is compressed at level 6 (about 30 % smaller than the
+ * store's level 1 on source text, for a little CPU once); a loose one is sent
+ * in its stored form.
+ */
+function encodedObject(store: Store, object: NeededObject, packed = false): Uint8Array {
   if (object.kind === "tree") {
     const { bytes } = store.getTreeObject(object.id); // re-hashed and validated
+    object.size = bytes.byteLength;
     return encodeObject(bytes, 6);
   }
   const row = store.storedInlineBlob(object.id);
@@ -236,11 +359,12 @@ function encodedObject(store: Store, object: NeededObject): Uint8Array {
         hint: "run `ctxsnap verify --all`",
       });
     }
+    if (packed) return encodeObject(bytes, 6);
     return row.encoding === "deflate"
       ? withTag(OBJECT_DEFLATE, row.data)
       : withTag(OBJECT_RAW, bytes);
   }
-  return encodeObject(store.readBlob(object.id), 1);
+  return encodeObject(store.readBlob(object.id), packed ? 6 : 1);
 }
 
 /**
@@ -339,6 +463,33 @@ function objectsOf(store: Store, envelope: Envelope, seen: Set<string>): NeededO
   return out;
 }
 
+/**
+ * Adds to `known` the subtrees and blobs that tree `next` shares with tree
+ * `base` at the same paths, descending only into directories that differ
+ * (O(changed paths), not O(files)). A flat (version 1) tree on either side
+ * adds nothing: its objects are then looked up like any other.
+ */
+function knownShared(store: Store, base: string, next: string, known: Set<string>): void {
+  if (base === next) {
+    known.add(next);
+    return;
+  }
+  const a = store.getTreeObject(base).tree;
+  const b = store.getTreeObject(next).tree;
+  if (a.version !== 2 || b.version !== 2) return;
+  const before = new Map(a.entries.map((entry) => [entry.name, entry]));
+  for (const entry of b.entries) {
+    const old = before.get(entry.name);
+    if (old === undefined) continue;
+    if (entry.type === "tree" && old.type === "tree") {
+      if (entry.tree === old.tree) known.add(entry.tree);
+      else knownShared(store, old.tree, entry.tree, known);
+    } else if (entry.type === "file" && old.type === "file" && entry.blob === old.blob) {
+      known.add(entry.blob);
+    }
+  }
+}
+
 /** Pushes `target` to `backend`, signing ref records with `signer`. */
 export async function push(
   store: Store,
@@ -350,6 +501,9 @@ export async function push(
 ): Promise<PushResult> {
   const backend = new CountingBackend(inner);
   const concurrency = options.concurrency ?? 8;
+  const loose = options.loose === true;
+  let packs = 0;
+  let remoteIndex: RemoteIndex | null = null;
   const progress = options.onProgress ?? (() => {});
   const skipped: PushResult["skipped"] = [];
   // What to send and the objects themselves are read from one committed
@@ -358,7 +512,14 @@ export async function push(
     async () => {
       const branches = selectBranches(store, signer, target, skipped);
       const heads = target.kind === "snapshot" ? [target.id] : branches.map((b) => b.head);
-      await ensureMarker(backend);
+      // Reads that do not depend on each other go out together: the marker, the ref
+      // listings (for step 3, read-only) and the walk below.
+      const marker = ensureMarker(backend, loose);
+      marker.catch(() => {});
+      for (const plan of branches) {
+        plan.listing = backend.list(refPrefix(signer.keyId, plan.session, plan.branch));
+        plan.listing.catch(() => {});
+      }
 
       // 1. Which snapshots the remote lacks: walk down each chain to the first it has.
       const onRemote = new Set<string>();
@@ -373,15 +534,27 @@ export async function push(
           branches.find((b) => b.head === head)!.branch,
         );
         const segment: string[] = [];
-        for (const id of chain) {
-          if (onRemote.has(id) || sending.has(id)) break;
-          if ((await backend.head(snapshotKey(id))) !== null) {
-            onRemote.add(id);
-            bases.push(id);
-            present++;
-            break;
+        // Probed two at a time (a new head and its parent, the usual case, in one round).
+        walk: for (let at = 0; at < chain.length;) {
+          const batch: string[] = [];
+          for (const id of chain.slice(at, at + 2)) {
+            if (onRemote.has(id) || sending.has(id)) break;
+            batch.push(id);
           }
-          segment.push(id);
+          const found = await Promise.all(
+            batch.map(async (id) => (await backend.head(snapshotKey(id))) !== null),
+          );
+          for (const [i, id] of batch.entries()) {
+            if (found[i]) {
+              onRemote.add(id);
+              bases.push(id);
+              present++;
+              break walk;
+            }
+            segment.push(id);
+          }
+          if (batch.length < 2) break; // the chain ends, or reaches what is being sent
+          at += batch.length;
         }
         for (const id of segment.reverse()) {
           sending.add(id);
@@ -393,9 +566,17 @@ export async function push(
       const envelopes = new Map<string, Envelope>();
       for (const id of toSend) envelopes.set(id, await readEnvelope(store, id));
       const known = new Set<string>();
+      // What the bases hold is on the remote: the parts of their trees that the snapshots
+      // sent share with them are known, found by walking both trees only where they differ.
       for (const base of bases) {
-        const envelope = await readEnvelope(store, base);
-        objectsOf(store, envelope, known);
+        const baseTree = (await readEnvelope(store, base)).body.workspace?.tree;
+        if (baseTree === undefined || !store.hasObject(baseTree)) continue;
+        for (const id of toSend) {
+          const tree = envelopes.get(id)!.body.workspace?.tree;
+          if (tree !== undefined && store.hasObject(tree)) {
+            knownShared(store, baseTree, tree, known);
+          }
+        }
       }
       const needed = new Map<string, NeededObject>();
       for (const id of toSend) {
@@ -417,45 +598,74 @@ export async function push(
         }
       }
       const candidates = [...needed.values()];
-      let missing: NeededObject[];
-      if (candidates.length <= PROBE_LIMIT) {
-        const found = await mapLimit(
-          candidates,
-          concurrency,
-          async (object) => (await backend.head(objectKey(object.id))) !== null,
-        );
-        missing = candidates.filter((_, i) => !found[i]);
-      } else {
-        const listed = new Set<string>();
-        for (const info of await backend.list("objects/")) {
-          const id = parseObjectKey(info.key);
-          if (id !== null) listed.add(id);
+      let missing = candidates;
+      const layout = await marker;
+      // One object per key: what a v1 remote holds, and large objects anywhere. Listed
+      // while the indexes are read, unless a few HEAD probes on a v1 remote do.
+      const probe = layout === 1 && candidates.length <= PROBE_LIMIT;
+      const looseKeys = candidates.length > 0 && layout !== null && !probe
+        ? backend.list("objects/")
+        : null;
+      looseKeys?.catch(() => {});
+      if (!loose && candidates.length > 0) {
+        remoteIndex = await loadRemoteIndex(backend, concurrency, store);
+        missing = missing.filter((object) => !remoteIndex!.byId.has(object.id));
+      }
+      if (missing.length > 0 && layout !== null) {
+        if (probe) {
+          const found = await mapLimit(
+            missing,
+            concurrency,
+            async (object) => (await backend.head(objectKey(object.id))) !== null,
+          );
+          missing = missing.filter((_, i) => !found[i]);
+        } else {
+          const listed = new Set<string>();
+          for (const info of await looseKeys!) {
+            const id = parseObjectKey(info.key);
+            if (id !== null) listed.add(id);
+          }
+          missing = missing.filter((object) => !listed.has(object.id));
         }
-        missing = candidates.filter((object) => !listed.has(object.id));
       }
 
       // 3. Objects, then envelopes oldest first, then refs: each step only names what is there.
-      let uploaded = 0;
-      await mapLimit(missing, concurrency, async (object) => {
+      const guarded = async <T>(id: string, fn: () => Promise<T> | T): Promise<T> => {
         try {
-          await uploadObject(store, backend, object);
+          return await fn();
         } catch (error) {
-          if (error instanceof IntegrityError && store.objectGone(object.id)) {
+          if (error instanceof IntegrityError && store.objectGone(id)) {
             throw new BusyError(
               `The store changed during push: object ${
-                quote(object.id)
+                quote(id)
               } was removed by a concurrent forget and gc`,
               { hint: "run the push again; it sends what the store holds now", cause: error },
             );
           }
           throw error;
         }
-        progress("uploading objects", ++uploaded, missing.length);
-      });
+      };
+      let uploaded = 0;
+      const done = () => progress("uploading objects", ++uploaded, missing.length);
+      if (loose) {
+        await mapLimit(missing, concurrency, async (object) => {
+          await guarded(object.id, () => uploadObject(store, backend, object));
+          done();
+        });
+      } else {
+        if (layout === 1) await backend.put(MARKER_KEY, markerBytes()); // now v2: packs too
+        const written = await uploadPacked(store, backend, missing, concurrency, guarded, done);
+        packs = written.length;
+        for (const pack of written) (remoteIndex ??= emptyIndex()).fetched.set(pack.id, pack.index);
+      }
       return { branches, toSend, envelopes, present, needed, missing };
     },
   );
   await backend.flush();
+  // Indexes read or written are cached (they only locate bytes), so the next push skips them.
+  if (remoteIndex !== null && (remoteIndex as RemoteIndex).fetched.size > 0) {
+    store.transaction("push", () => cacheIndexes(store, remoteIndex!));
+  }
   let sent = 0;
   for (const id of toSend) {
     await backend.put(snapshotKey(id), envelopeBytes(envelopes.get(id)!));
@@ -471,6 +681,7 @@ export async function push(
     skipped,
     snapshots: { uploaded: toSend.length, present },
     objects: { uploaded: missing.length, present: needed.size - missing.length },
+    packs,
     bytesSent: backend.traffic.sent,
     requests: backend.traffic.requests,
   };
@@ -509,7 +720,7 @@ async function writeRef(
   plan: BranchPlan,
 ): Promise<PushedRef> {
   const { session, branch, head } = plan;
-  const listed = (await backend.list(refPrefix(signer.keyId, session, branch)))
+  const listed = (await (plan.listing ?? backend.list(refPrefix(signer.keyId, session, branch))))
     .map((info) => parseRefKey(info.key))
     .filter((key) =>
       key !== null && key.keyId === signer.keyId && key.session === session && key.branch === branch

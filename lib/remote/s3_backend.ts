@@ -80,6 +80,8 @@ interface Call {
   body?: Uint8Array;
   /** Statuses that are answers, not errors (404 for a missing key, say). */
   accept?: number[];
+  /** A `Range` header (sent unsigned). */
+  range?: string;
 }
 
 /** Reads a response body up to `max` bytes (refusing more), optionally streaming it. */
@@ -184,7 +186,9 @@ export class S3Backend implements Backend {
     try {
       response = await fetch(sent, {
         method: call.method,
-        headers: signed.headers,
+        headers: call.range === undefined
+          ? signed.headers
+          : { ...signed.headers, range: call.range },
         ...(body !== undefined ? { body: body as BodyInit } : {}),
         signal: AbortSignal.timeout(timeoutMs()),
         redirect: "manual",
@@ -283,6 +287,33 @@ export class S3Backend implements Backend {
     }
     await readBody(response, maxBytes, quote(key), onChunk);
     return true;
+  }
+
+  /** {@inheritDoc Backend.getRange} */
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
+    checkKey(key);
+    return await withRetries(`GET ${quote(key)} (a range)`, async () => {
+      const response = await this.send({
+        method: "GET",
+        key,
+        accept: [404],
+        range: `bytes=${offset}-${offset + length - 1}`,
+      });
+      if (response.status === 404) {
+        await this.notFoundOrBucket(response);
+        return null;
+      }
+      // A server that ignores the range sends the whole object (200): bounded, then cut.
+      const whole = response.status !== 206;
+      const bytes = await readBody(response, whole ? offset + length : length, quote(key));
+      const out = whole ? bytes.subarray(offset) : bytes;
+      if (out.byteLength !== length) {
+        throw new IntegrityError(
+          `The remote object ${quote(key)} is shorter than the range asked for`,
+        );
+      }
+      return out;
+    });
   }
 
   /** {@inheritDoc Backend.head} */

@@ -594,12 +594,16 @@ Deno.test("a teammate pulls and clones a pushed workspace byte for byte, then bo
   }
 });
 
-/** Alice pushes two snapshots; returns the remote's files of interest. */
+/**
+ * Alice pushes two snapshots one object per key (`loose`: the layout every
+ * release before packs wrote, so these tests also prove such remotes still
+ * pull); returns the head.
+ */
 async function aliceOnRemote(alice: Machine, remote: FileBackend): Promise<{ head: string }> {
   await snap(alice, "one");
   await Deno.writeTextFile(join(alice.ws, "a.txt"), "alpha two\n" + "x".repeat(3000));
   const head = await snap(alice, "two");
-  await push(alice.store, remote, alice.me, "origin", { kind: "current" });
+  await push(alice.store, remote, alice.me, "origin", { kind: "current" }, { loose: true });
   return { head };
 }
 
@@ -1121,6 +1125,7 @@ Deno.test("CLI: remote add/list/remove, push and pull --json, exit statuses", as
       "finished_at",
       "location",
       "objects",
+      "packs",
       "refs",
       "remote",
       "requests",

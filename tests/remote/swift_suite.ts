@@ -23,6 +23,8 @@ import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { S3Backend } from "../../lib/remote/s3_backend.ts";
 import { FileBackend } from "../../lib/remote/file_backend.ts";
 import { objectKey } from "../../lib/remote/layout.ts";
+import { encodeIndex, indexKey, packKey, parseIndex } from "../../lib/remote/pack.ts";
+import { loadRemoteIndex } from "../../lib/remote/_remote_index.ts";
 import { pull } from "../../lib/remote/pull.ts";
 import { push } from "../../lib/remote/push.ts";
 import { readEnvelope } from "../../lib/history/timeline.ts";
@@ -261,7 +263,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "s3: objects tampered with or truncated on the server are refused with nothing landing",
+  name:
+    "s3: packs and indexes tampered with or truncated on the server are refused with nothing landing",
   ignore: skip,
   async fn() {
     const bucket = bucketName();
@@ -274,29 +277,40 @@ Deno.test({
       const head = await snap(alice);
       await push(alice.store, remote, alice.me, "origin", { kind: "current" });
       const trust = trusting(bob, alice);
-      const key = `team/${objectKey(sha256Hex("x".repeat(5000)))}`;
+      // Packed (the default layout): the blob's pack, and the pack of the trees.
+      const index = await loadRemoteIndex(remote, 4);
+      const blob = index.byId.get(sha256Hex("x".repeat(5000)))!;
+      const key = `team/${packKey(blob.pack)}`;
       const original = await swiftGet(bucket, key);
-      const expectRefused = async (what: string) => {
+      const expectRefused = async (what: string, reason: RegExp) => {
         const before = counts(bob.store);
         const result = await pull(bob.store, remote, trust, "origin");
         assertEquals(refOf(result, alice.me.keyId).status, "refused", what);
+        const why = refOf(result, alice.me.keyId).reason ?? "";
+        assert(reason.test(why), `${what}: ${why}`);
         assertEquals(counts(bob.store), before, `${what}: something landed`);
         await assertVerifies(bob.store, trust);
       };
       const flipped = original.slice();
-      flipped[flipped.length >> 1]! ^= 0x20;
+      flipped[blob.entry.offset + (blob.entry.length >> 1)]! ^= 0x20;
       await swiftPut(bucket, key, flipped);
-      await expectRefused("a flipped byte");
+      await expectRefused("a flipped byte", /does not hash to its id/);
       await swiftPut(bucket, key, original.subarray(0, original.length - 7));
-      await expectRefused("a truncated object");
-      const treeKey = `team/${
-        objectKey((await readEnvelope(alice.store, head)).body.workspace!.tree)
-      }`;
+      await expectRefused("a truncated pack", /truncated/);
+      const tree = index.byId.get((await readEnvelope(alice.store, head)).body.workspace!.tree)!;
+      const treeKey = `team/${packKey(tree.pack)}`;
       const treeOriginal = await swiftGet(bucket, treeKey);
       await swiftPut(bucket, key, original);
       await swiftPut(bucket, treeKey, treeOriginal.subarray(0, 20));
-      await expectRefused("a truncated tree");
+      await expectRefused("a truncated tree pack", /truncated/);
       await swiftPut(bucket, treeKey, treeOriginal);
+      // An index whose ranges overlap is refused as a whole: the tree it located is lacking.
+      const indexBytes = await swiftGet(bucket, `team/${indexKey(tree.pack)}`);
+      const parsed = parseIndex(indexBytes, tree.pack);
+      parsed.entries[0]!.length += 1;
+      await swiftPut(bucket, `team/${indexKey(tree.pack)}`, encodeIndex(parsed));
+      await expectRefused("a hostile index", /lacks tree .*(overlapping|past the end|unindexed)/);
+      await swiftPut(bucket, `team/${indexKey(tree.pack)}`, indexBytes);
       const ok = await pull(bob.store, remote, trust, "origin");
       assertEquals(refOf(ok, alice.me.keyId).head, head);
       await assertVerifies(bob.store, trust);

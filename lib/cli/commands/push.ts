@@ -68,6 +68,7 @@ export const push: Command = {
           snapshot: target.kind === "snapshot" ? target.id : null,
           snapshots: result.snapshots,
           objects: result.objects,
+          packs: result.packs,
           bytes_sent: result.bytesSent,
           requests: result.requests,
           started_at: startedAt,
