@@ -890,9 +890,9 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "page-client-text-only",
-    file: "lib/view/_client.ts",
-    find: '  $("shown").textContent = visible.length === D.snapshots.length ? "" :',
-    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length ? "" :',
+    file: "lib/view/client/main.ts",
+    find: '  $("shown").textContent = visible.length === D.snapshots.length',
+    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length',
     tests: [t("view/view_test.ts", "the client script never turns data into markup or code")],
   },
   {
@@ -1318,7 +1318,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "page-unnamed-signer-pinned",
-    file: "lib/view/_client.ts",
+    file: "lib/view/client/main.ts",
     find: '(s.signer.status === "trusted" ? "(pinned, no name)" : "(not pinned)")',
     replace: '"(not pinned)"',
     tests: [{

@@ -9,7 +9,7 @@
  *   with `<`, `>`, `&`, U+2028 and U+2029 written as `\uXXXX` escapes, so no
  *   string can close the element or open a comment ({@linkcode embedJson});
  * - the one inline script renders that JSON with `textContent` only
- *   (`_client.ts`);
+ *   (`client/main.ts`, bundled at build time into `_client_js.ts`);
  * - a Content-Security-Policy allows exactly that script and that stylesheet
  *   by SHA-256, nothing else: no other inline or external script, no event
  *   handler attributes, no `javascript:` URLs, no frames, images only as
@@ -29,7 +29,8 @@
  */
 import { sha256Hex } from "../crypto/hash.ts";
 import { fromHex } from "../encoding/hex.ts";
-import { CLIENT_SCRIPT, PAGE_STYLE } from "./_client.ts";
+import { CLIENT_SCRIPT } from "./_client_js.ts";
+import { PAGE_STYLE } from "./_style.ts";
 import type { TimelineData } from "./model.ts";
 
 /** The base64 SHA-256 of `text` as UTF-8, as CSP hash sources write it. */
