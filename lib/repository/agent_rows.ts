@@ -89,6 +89,8 @@ export interface AgentEventRow {
   tool: string | null;
   /** The agent's tool call id, if any. */
   tool_use_id: string | null;
+  /** The Bash command of a Bash tool event, kept only with `--record-prompts` (schema 8). */
+  command: string | null;
   /** The prompt it belongs to, or null before the first. */
   prompt: number | null;
   /** The snapshot holding the workspace after it. */
@@ -210,7 +212,7 @@ export function updateAgentSession(
 }
 
 const EVENT_COLUMNS =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at";
+  "seq, agent_session, position, key, kind, tool, tool_use_id, command, prompt, snapshot, created, at";
 
 /** The event with this key in the agent session, or null. */
 export function agentEventByKey(
@@ -229,8 +231,8 @@ export function agentEventByKey(
 export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">): number {
   const result = store.stmt(
     `INSERT INTO agent_events
-       (agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       (agent_session, position, key, kind, tool, tool_use_id, command, prompt, snapshot, created, at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     row.agent_session,
     row.position,
@@ -238,6 +240,7 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
     row.kind,
     row.tool,
     row.tool_use_id,
+    row.command,
     row.prompt,
     row.snapshot,
     row.created,
@@ -300,4 +303,26 @@ export function agentCreatedSnapshots(store: Store): Set<string> {
     "SELECT DISTINCT snapshot FROM agent_events WHERE created = 1",
   ).all() as unknown as { snapshot: string }[];
   return new Set(rows.map((row) => row.snapshot));
+}
+
+/** Every agent session, in row order. */
+export function allAgentSessions(store: Store): AgentSessionRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(`SELECT ${SESSION_COLUMNS} FROM agent_sessions ORDER BY seq`)
+    .all() as unknown as AgentSessionRow[];
+}
+
+/** Every event of every agent session, in delivery order. */
+export function allAgentEvents(store: Store): AgentEventRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(`SELECT ${EVENT_COLUMNS} FROM agent_events ORDER BY seq`)
+    .all() as unknown as AgentEventRow[];
+}
+
+/** Every prompt of every agent session, with its session's row number. */
+export function allAgentTurns(store: Store): (AgentTurnRow & { agent_session: number })[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(
+    "SELECT agent_session, prompt, prompt_id, text, event, snapshot, at FROM agent_turns ORDER BY agent_session, prompt",
+  ).all() as unknown as (AgentTurnRow & { agent_session: number })[];
 }

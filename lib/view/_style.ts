@@ -127,4 +127,16 @@ main { flex: 1 1 auto; min-height: 0; display: grid; grid-template-columns: minm
 #keys { color: var(--muted); font-size: 12px; }
 #live, #base, #shown { color: var(--muted); font-size: 12px; }
 #empty { padding: 12px; color: var(--muted); }
+.pnum { font-weight: 700; font-size: 12px; fill: none; stroke: none; }
+.chip.agent { font-family: ui-monospace, Menlo, monospace; fill: none; stroke: none; }
+.tools { color: var(--muted); font-size: 12px; max-width: 14em; overflow: hidden; text-overflow: ellipsis; }
+.ptext-full, .command, .mtext { margin: 4px 0; font-family: ui-monospace, Menlo, monospace; font-size: 12px;
+  white-space: pre-wrap; word-break: break-word; max-height: 240px; overflow: auto; }
+.command { background: var(--bg); border: 1px solid var(--line); border-radius: 4px; padding: 4px 6px; }
+.resume-command { display: block; font-size: 12px; padding: 4px 6px; background: var(--bg);
+  border: 1px solid var(--line); border-radius: 4px; user-select: all; word-break: break-all; }
+.event { border-top: 1px solid var(--line); padding: 6px 0; }
+.ehead { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+.ekind { font-weight: 600; }
+.msg .role { font-size: 11px; color: var(--muted); text-transform: uppercase; }
 `;

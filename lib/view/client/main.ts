@@ -26,8 +26,10 @@
 import type {
   FileDiff,
   TimelineData,
+  ViewAgentSession,
   ViewBranch,
   ViewEntry,
+  ViewPrompt,
   ViewSnapshot,
   ViewTree,
 } from "../model.ts";
@@ -44,7 +46,22 @@ let heads = new Map<string, ViewBranch[]>();
 let forks = new Map<string, ViewBranch[]>();
 let hay = new Map<string, string>();
 let visible: ViewSnapshot[] = [];
+/** One prompt of an agent session as a row of the prompts view. */
+interface PromptRow {
+  id: string;
+  session: ViewAgentSession;
+  p: ViewPrompt;
+  at: string;
+  hay: string;
+  files: string[];
+  delta: { added: number; changed: number; removed: number };
+  tools: string;
+}
+let promptRows: PromptRow[] = [];
+let shownPrompts: PromptRow[] = [];
+type Mode = "snapshots" | "prompts";
 const state = {
+  mode: "snapshots" as Mode,
   idx: -1,
   selId: null as string | null,
   base: null as string | null,
@@ -55,6 +72,11 @@ const state = {
 type TreeMap = Map<string, ViewEntry>;
 const treeCache = new Map<string, TreeMap>();
 
+/** The lane a snapshot is drawn in: its agent session's, else its branch's. */
+const drawLane = (s: ViewSnapshot): string =>
+  s.agent ? "agent:" + s.agent.harness + "/" + s.agent.session_id : s.lane;
+/** Rows of the current view. */
+const count = (): number => (state.mode === "prompts" ? shownPrompts.length : visible.length);
 const laneOf = (lane: string): number =>
   Math.min(laneIndex.has(lane) ? laneIndex.get(lane)! : 0, MAX_LANES - 1);
 const colour = (lane: string): string => "c" + ((laneIndex.get(lane) || 0) % 8);
@@ -70,7 +92,10 @@ function load(data: TimelineData): void {
   byId = new Map(D.snapshots.map((s) => [s.id, s]));
   trees = new Map(Object.entries(D.trees));
   laneIndex = new Map();
-  for (const s of D.snapshots) if (!laneIndex.has(s.lane)) laneIndex.set(s.lane, laneIndex.size);
+  for (const s of D.snapshots) {
+    const lane = drawLane(s);
+    if (!laneIndex.has(lane)) laneIndex.set(lane, laneIndex.size);
+  }
   for (const b of D.branches) if (!laneIndex.has(b.lane)) laneIndex.set(b.lane, laneIndex.size);
   heads = new Map();
   forks = new Map();
@@ -98,6 +123,53 @@ function load(data: TimelineData): void {
     );
   }
   treeCache.clear();
+  loadPrompts();
+}
+
+/** The prompts of every agent session, oldest first, with what the page shows of each. */
+function loadPrompts(): void {
+  promptRows = [];
+  for (const session of D.agent_sessions || []) {
+    if (!laneIndex.has(session.lane)) laneIndex.set(session.lane, laneIndex.size);
+    for (const p of session.prompts) {
+      const files = new Set<string>();
+      const delta = { added: 0, changed: 0, removed: 0 };
+      const tools: string[] = [];
+      const words = [session.session_id, p.text || "", "#" + p.prompt];
+      for (const e of p.events) {
+        if (e.tool) tools.push(e.tool);
+        if (e.command) words.push(e.command);
+        const s = e.created ? byId.get(e.snapshot) : undefined;
+        if (s && s.changes) {
+          delta.added += s.changes.added.length;
+          delta.changed += s.changes.changed.length;
+          delta.removed += s.changes.removed.length;
+          for (const list of [s.changes.added, s.changes.changed, s.changes.removed]) {
+            for (const f of list) files.add(f);
+          }
+        }
+      }
+      const first = p.events[0];
+      promptRows.push({
+        id: session.lane + "#" + p.prompt,
+        session,
+        p,
+        at: p.at || (first ? first.at : session.first_event_at),
+        hay: words.concat(tools, [...files]).join("\n").toLowerCase(),
+        files: [...files],
+        delta,
+        tools: toolSummary(tools),
+      });
+    }
+  }
+  promptRows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+}
+
+/** `Edit ×2, Bash` for the tools of a prompt's events, in first use order. */
+function toolSummary(tools: string[]): string {
+  const counts = new Map<string, number>();
+  for (const t of tools) counts.set(t, (counts.get(t) || 0) + 1);
+  return [...counts].map(([t, n]) => (n > 1 ? t + " \u00d7" + n : t)).join(", ");
 }
 
 function header(): void {
@@ -151,10 +223,24 @@ function pathMatch(s: ViewSnapshot, p: string): boolean {
 }
 function filter(): void {
   const q = state.q.toLowerCase(), p = state.path.toLowerCase();
+  if (state.mode === "prompts") {
+    shownPrompts = [];
+    for (let i = promptRows.length - 1; i >= 0; i--) {
+      const row = promptRows[i]!;
+      if (state.lane && row.session.lane !== state.lane) continue;
+      if (q && !row.hay.includes(q)) continue;
+      if (p && !row.files.some((f) => f.toLowerCase().includes(p))) continue;
+      shownPrompts.push(row);
+    }
+    $("shown").textContent = shownPrompts.length === promptRows.length
+      ? promptRows.length + " prompts"
+      : shownPrompts.length + " of " + promptRows.length + " prompts shown";
+    return;
+  }
   visible = [];
   for (let i = D.snapshots.length - 1; i >= 0; i--) {
     const s = D.snapshots[i]!;
-    if (state.lane && s.lane !== state.lane) continue;
+    if (state.lane && s.lane !== state.lane && drawLane(s) !== state.lane) continue;
     if (q && !hay.get(s.id)!.includes(q)) continue;
     if (p && !pathMatch(s, p)) continue;
     visible.push(s);
@@ -204,7 +290,26 @@ function rowEl(s: ViewSnapshot, r: number): HTMLLIElement {
     );
   }
   li.appendChild(el("span", "when", when(s.created_at)));
-  li.title = s.lane;
+  li.title = drawLane(s);
+  return li;
+}
+function promptRowEl(row: PromptRow, r: number): HTMLLIElement {
+  const li = el("li", "row prompt");
+  li.id = "row-" + r;
+  li.setAttribute("role", "option");
+  li.setAttribute("aria-selected", "false");
+  li.appendChild(el("span", "pnum " + colour(row.session.lane), "#" + row.p.prompt));
+  li.appendChild(chip("agent " + colour(row.session.lane), short(row.session.session_id)));
+  li.appendChild(
+    el("span", "reason ptext", row.p.text === null ? "(prompt text not kept)" : row.p.text),
+  );
+  if (row.tools) li.appendChild(el("span", "tools", row.tools));
+  const d = row.delta;
+  if (d.added + d.changed + d.removed > 0) {
+    li.appendChild(el("span", "delta", "+" + d.added + " ~" + d.changed + " \u2212" + d.removed));
+  }
+  li.appendChild(el("span", "when", when(row.at)));
+  li.title = row.session.lane;
   return li;
 }
 
@@ -221,6 +326,7 @@ interface Drawn {
 let shown = { from: 0, to: 0 };
 let graph: { edges: Drawn[]; nodes: Drawn[] } = { edges: [], nodes: [] };
 function renderList(): void {
+  if (state.mode === "prompts") return renderPromptList();
   const rows = $("rows"), g = $("graph");
   const pos = new Map<string, number>();
   visible.forEach((s, r) => pos.set(s.id, r));
@@ -230,7 +336,7 @@ function renderList(): void {
   g.setAttribute("height", String(height));
   rows.style.marginLeft = width + "px";
   rows.style.height = visible.length * ROW + "px";
-  const x = (s: ViewSnapshot) => LANE / 2 + 2 + laneOf(s.lane) * LANE;
+  const x = (s: ViewSnapshot) => LANE / 2 + 2 + laneOf(drawLane(s)) * LANE;
   const y = (r: number) => r * ROW + ROW / 2;
   // Each item spans rows [a, b]; it is drawn when that span meets the window.
   const edges: Drawn[] = [], nodes: Drawn[] = [];
@@ -243,7 +349,7 @@ function renderList(): void {
         edges.push({
           a: r,
           b: pr,
-          cls: "edge " + colour(s.lane),
+          cls: "edge " + colour(drawLane(s)),
           d: px === sx
             ? "M" + sx + " " + sy + "V" + py
             : "M" + sx + " " + sy + "V" + (py - ROW / 2) + "L" + px + " " + py,
@@ -268,7 +374,7 @@ function renderList(): void {
       });
     }
     const rad = s.reverted_to || s.imported ? 5.5 : 4.5;
-    const cls = "node " + colour(s.lane) + (s.reverted_to ? " rst" : "") +
+    const cls = "node " + colour(drawLane(s)) + (s.reverted_to ? " rst" : "") +
       (s.imported ? " imp" : "") +
       (s.signer.status === "invalid" ? " bad" : "");
     nodes.push({
@@ -281,6 +387,46 @@ function renderList(): void {
   });
   graph = { edges, nodes };
   $("empty").hidden = visible.length > 0;
+  shown = { from: 0, to: 0 };
+  renderWindow(true);
+}
+/** The prompts view: one row per prompt, each agent session in its own lane. */
+function renderPromptList(): void {
+  const rows = $("rows"), g = $("graph");
+  const width = Math.max(1, Math.min(laneIndex.size, MAX_LANES)) * LANE + 2 * LANE;
+  g.setAttribute("width", String(width));
+  g.setAttribute("height", String(Math.max(1, shownPrompts.length) * ROW));
+  rows.style.marginLeft = width + "px";
+  rows.style.height = shownPrompts.length * ROW + "px";
+  const x = (row: PromptRow) => LANE / 2 + 2 + laneOf(row.session.lane) * LANE;
+  const y = (r: number) => r * ROW + ROW / 2;
+  const edges: Drawn[] = [], nodes: Drawn[] = [];
+  // Newest first: the row below of the same session is its previous prompt.
+  const below = new Map<ViewAgentSession, number>();
+  for (let r = shownPrompts.length - 1; r >= 0; r--) {
+    const row = shownPrompts[r]!;
+    const sx = x(row), sy = y(r);
+    const prev = below.get(row.session);
+    if (prev !== undefined) {
+      edges.push({
+        a: r,
+        b: prev,
+        cls: "edge " + colour(row.session.lane),
+        d: "M" + sx + " " + sy + "V" + y(prev),
+      });
+    }
+    below.set(row.session, r);
+    const rad = 4.5;
+    nodes.push({
+      a: r,
+      b: r,
+      cls: "node " + colour(row.session.lane),
+      d: "M" + (sx - rad) + " " + sy + "a" + rad + " " + rad + " 0 1 0 " +
+        2 * rad + " 0a" + rad + " " + rad + " 0 1 0 " + -2 * rad + " 0Z",
+    });
+  }
+  graph = { edges, nodes };
+  $("empty").hidden = shownPrompts.length > 0;
   shown = { from: 0, to: 0 };
   renderWindow(true);
 }
@@ -304,7 +450,7 @@ let viewTop = 0;
 function renderWindow(force: boolean): void {
   const from = Math.max(0, Math.floor(viewTop / ROW) - OVERSCAN);
   const to = Math.min(
-    visible.length,
+    count(),
     Math.ceil((viewTop + globalThis.innerHeight) / ROW) + OVERSCAN,
   );
   if (!force && from === shown.from && to === shown.to) return;
@@ -312,7 +458,7 @@ function renderWindow(force: boolean): void {
   shown = { from, to };
   const frag = document.createDocumentFragment();
   for (let r = from; r < to; r++) {
-    const li = rowEl(visible[r]!, r);
+    const li = state.mode === "prompts" ? promptRowEl(shownPrompts[r]!, r) : rowEl(visible[r]!, r);
     li.style.top = r * ROW + "px";
     if (r === state.idx) {
       li.classList.add("sel");
@@ -334,19 +480,19 @@ function onScroll(): void {
 }
 
 function select(i: number, keepDetail?: boolean): void {
-  if (visible.length === 0) {
+  if (count() === 0) {
     state.idx = -1;
     renderDetail(null);
     return;
   }
-  i = Math.max(0, Math.min(visible.length - 1, i));
+  i = Math.max(0, Math.min(count() - 1, i));
   const old = document.getElementById("row-" + state.idx);
   if (old) {
     old.classList.remove("sel");
     old.setAttribute("aria-selected", "false");
   }
   state.idx = i;
-  state.selId = visible[i]!.id;
+  state.selId = state.mode === "prompts" ? shownPrompts[i]!.id : visible[i]!.id;
   const box = $("timeline");
   const top = i * ROW;
   let want = viewTop;
@@ -367,9 +513,31 @@ function select(i: number, keepDetail?: boolean): void {
   li.classList.add("sel");
   li.setAttribute("aria-selected", "true");
   box.setAttribute("aria-activedescendant", li.id);
-  if (!keepDetail) renderDetail(visible[i]!);
+  if (keepDetail) return;
+  if (state.mode === "prompts") renderPrompt(shownPrompts[i]!);
+  else renderDetail(visible[i]!);
+}
+/** Shows the snapshots view or the prompts view. */
+function setMode(mode: Mode): void {
+  if (mode === state.mode || (mode === "prompts" && promptRows.length === 0)) return;
+  state.mode = mode;
+  $<HTMLSelectElement>("mode").value = mode;
+  state.base = null;
+  $("base").textContent = "";
+  viewTop = 0;
+  $("timeline").scrollTop = 0;
+  state.selId = null;
+  refilter();
 }
 function selectId(id: string): void {
+  if (state.mode !== "snapshots") {
+    state.mode = "snapshots";
+    $<HTMLSelectElement>("mode").value = "snapshots";
+    viewTop = 0;
+    $("timeline").scrollTop = 0;
+    filter();
+    renderList();
+  }
   let i = visible.findIndex((s) => s.id === id);
   if (i < 0 && byId.has(id)) {
     state.q = state.path = state.lane = "";
@@ -603,6 +771,121 @@ function renderDetail(s: ViewSnapshot | null): void {
     ),
   );
   box.appendChild(more);
+}
+
+/** The files a prompt's event changed, as expandable diffs. */
+function eventFiles(s: ViewSnapshot | undefined): HTMLElement {
+  if (!s || !s.workspace || s.changes === null) {
+    return el("p", "muted", "Its file changes are not available here.");
+  }
+  const from = s.parent_tree ? treeMap(s.parent_tree) : new Map<string, ViewEntry>();
+  const to = treeOf(s);
+  if (from === null || to === null) {
+    return el("p", "muted", "Its file changes are not available here.");
+  }
+  const list = compare(from, to);
+  if (list.length === 0) return el("p", "muted", "No file changes.");
+  const files = el("div", "files");
+  files.setAttribute("role", "list");
+  for (const ch of list) files.appendChild(fileItem(ch));
+  return files;
+}
+
+/** The details of one prompt: its text, resume command, conversation and events. */
+function renderPrompt(row: PromptRow): void {
+  const box = $("detail");
+  box.replaceChildren();
+  const { session, p } = row;
+  const head = el("div", "dhead");
+  head.appendChild(el("h2", "dtitle", "Prompt " + p.prompt + " of " + session.session_id));
+  head.appendChild(el("code", "fullid", session.lane));
+  box.appendChild(head);
+
+  const prompt = card("Prompt");
+  prompt.id = "prompt";
+  if (p.text === null) {
+    prompt.appendChild(
+      el(
+        "p",
+        "muted",
+        session.from_records
+          ? "Its text was not kept (ctxsnap hook claude-code --record-prompts keeps it)."
+          : "Its text is not in this file.",
+      ),
+    );
+  } else prompt.appendChild(el("pre", "ptext-full", p.text, true));
+  const t = el("table", "kv");
+  kv(t, "submitted", p.at || "unknown");
+  kv(t, "state before", p.before ? jump(p.before) : "not in view");
+  kv(t, "ctxsnap session", session.ctx_session);
+  if (session.end_reason !== null) kv(t, "session ended", session.end_reason);
+  prompt.appendChild(t);
+  box.appendChild(prompt);
+
+  const resume = card("Resume from here");
+  resume.id = "resume";
+  const command = el("code", "resume-command", p.resume);
+  resume.appendChild(command);
+  const copy = el("button", "action copy", "Copy");
+  copy.type = "button";
+  copy.addEventListener("click", () => {
+    const selectIt = () => {
+      const range = document.createRange();
+      range.selectNodeContents(command);
+      const sel = getSelection();
+      sel?.removeAllRanges();
+      sel?.addRange(range);
+      copy.textContent = "Selected: press Ctrl+C";
+    };
+    if (!navigator.clipboard) return selectIt();
+    navigator.clipboard.writeText(p.resume).then(() => {
+      copy.textContent = "Copied";
+    }, selectIt);
+  });
+  resume.appendChild(copy);
+  resume.appendChild(
+    el(
+      "p",
+      "muted",
+      "Restores the workspace to the state before this prompt, three-way and undoably, and forks the conversation there where the agent can resume one.",
+    ),
+  );
+  box.appendChild(resume);
+
+  const conv = card("Conversation");
+  conv.id = "conversation";
+  if (p.conversation === null) {
+    conv.appendChild(el("p", "muted", "No conversation is kept for this prompt."));
+  } else {
+    for (const m of p.conversation.messages) {
+      const msg = el("div", "msg " + m.role);
+      msg.appendChild(el("span", "role", m.role + (m.tool ? " " + m.tool : "")));
+      msg.appendChild(el("pre", "mtext", m.text, true));
+      conv.appendChild(msg);
+    }
+    if (p.conversation.truncated > 0) {
+      conv.appendChild(el("p", "muted", p.conversation.truncated + " more messages not shown."));
+    }
+  }
+  box.appendChild(conv);
+
+  const events = card("Events (" + p.events.length + ")");
+  events.id = "events";
+  for (const e of p.events) {
+    const item = el("div", "event");
+    const line = el("div", "ehead");
+    line.appendChild(el("span", "ekind", e.kind));
+    if (e.tool) line.appendChild(chip("tool", e.tool));
+    line.appendChild(jump(e.snapshot));
+    line.appendChild(el("span", "when", when(e.at)));
+    item.appendChild(line);
+    if (e.command !== null) item.appendChild(el("pre", "command", e.command, true));
+    item.appendChild(
+      e.created ? eventFiles(byId.get(e.snapshot)) : el("p", "muted", "No file changes."),
+    );
+    events.appendChild(item);
+  }
+  box.appendChild(events);
 }
 
 function changesCard(s: ViewSnapshot): HTMLElement {
@@ -966,6 +1249,7 @@ function fileHeads(): HTMLElement[] {
   return Array.from(document.querySelectorAll<HTMLElement>("#detail .fhead"));
 }
 function setBase(): void {
+  if (state.mode !== "snapshots") return;
   if (state.idx < 0) return;
   const id = visible[state.idx]!.id;
   state.base = state.base === id ? null : id;
@@ -975,7 +1259,7 @@ function setBase(): void {
 function clearBase(): void {
   state.base = null;
   $("base").textContent = "";
-  if (state.idx >= 0) renderDetail(visible[state.idx]!);
+  if (state.idx >= 0 && state.mode === "snapshots") renderDetail(visible[state.idx]!);
 }
 function onKey(e: KeyboardEvent): void {
   const t = e.target instanceof HTMLElement ? e.target : null;
@@ -1010,7 +1294,10 @@ function onKey(e: KeyboardEvent): void {
       break;
     case "End":
     case "G":
-      select(visible.length - 1);
+      select(count() - 1);
+      break;
+    case "m":
+      setMode(state.mode === "prompts" ? "snapshots" : "prompts");
       break;
     case "PageDown":
       move(10);
@@ -1031,10 +1318,12 @@ function onKey(e: KeyboardEvent): void {
       setBase();
       break;
     case "u":
-      if (state.idx >= 0 && visible[state.idx]!.parent) selectId(visible[state.idx]!.parent!);
+      if (state.mode === "snapshots" && state.idx >= 0 && visible[state.idx]!.parent) {
+        selectId(visible[state.idx]!.parent!);
+      }
       break;
     case "r":
-      if (state.idx >= 0 && visible[state.idx]!.reverted_to) {
+      if (state.mode === "snapshots" && state.idx >= 0 && visible[state.idx]!.reverted_to) {
         selectId(visible[state.idx]!.reverted_to!);
       }
       break;
@@ -1063,7 +1352,9 @@ function refilter(keepDetail?: boolean): void {
   const keep = state.selId;
   filter();
   renderList();
-  const i = visible.findIndex((s) => s.id === keep);
+  const i = state.mode === "prompts"
+    ? shownPrompts.findIndex((row) => row.id === keep)
+    : visible.findIndex((s) => s.id === keep);
   select(i >= 0 ? i : 0, keepDetail && i >= 0);
 }
 
@@ -1077,6 +1368,8 @@ function live(): void {
       .then((data: TimelineData) => {
         const diffs = D.diffs;
         load(data);
+        $("mode").hidden = promptRows.length === 0;
+        if (state.mode === "prompts" && promptRows.length === 0) state.mode = "snapshots";
         D.diffs = Object.assign(diffs, data.diffs);
         header();
         refilter(true);
@@ -1098,6 +1391,12 @@ function live(): void {
 
 function main(): void {
   load(JSON.parse($("ctxsnap-data").textContent ?? "null"));
+  // With agent sessions, the page opens on their prompts (m switches).
+  const modeSelect = $<HTMLSelectElement>("mode");
+  modeSelect.hidden = promptRows.length === 0;
+  if (promptRows.length > 0) state.mode = "prompts";
+  modeSelect.value = state.mode;
+  modeSelect.addEventListener("change", () => setMode(modeSelect.value as Mode));
   header();
   filter();
   renderList();
