@@ -139,7 +139,8 @@ function loadPrompts(): void {
       for (const e of p.events) {
         if (e.tool) tools.push(e.tool);
         if (e.command) words.push(e.command);
-        const s = e.created ? byId.get(e.snapshot) : undefined;
+        // The prompt's own snapshot is the state before it: not the prompt's changes.
+        const s = e.created && e.kind !== "UserPromptSubmit" ? byId.get(e.snapshot) : undefined;
         if (s && s.changes) {
           delta.added += s.changes.added.length;
           delta.changed += s.changes.changed.length;
