@@ -1847,6 +1847,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: "lib/cli/commands/log.ts",
     find: "    : esc(p.text.length > TEXT_SHOWN ? `${p.text.slice(0, TEXT_SHOWN)}…` : p.text);",
     replace: "    : (p.text.length > TEXT_SHOWN ? `${p.text.slice(0, TEXT_SHOWN)}…` : p.text);",
-    tests: [t("history/prompt_log_test.ts", "log --prompts escapes hostile prompt text")],
+    tests: [
+      t("history/prompt_log_test.ts", "log --prompts escapes hostile prompt text: a newline"),
+    ],
   },
 ];

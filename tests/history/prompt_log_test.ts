@@ -79,11 +79,13 @@ Deno.test("log --prompts: one line per prompt, interleaved sessions each named, 
   });
 });
 
-Deno.test("log --prompts escapes hostile prompt text: bidi overrides and control characters", async () => {
+Deno.test("log --prompts escapes hostile prompt text: a newline that would forge a line, bidi overrides and control characters", async () => {
   await withStore(async (ws) => {
-    await interleaved(ws, true, (s, n) => `${s} ${n} \u202Egnp.exe\u001b[31m\u0007`, 1);
+    const forged = "\n2026-01-01 00:00:00  sess-z #9  no tools  +0 ~0 −0";
+    await interleaved(ws, true, (s, n) => `${s} ${n} \u202Egnp.exe\u001b[31m\u0007${forged}`, 1);
     const text = await ws.run(["log", "--prompts"]);
     expectCode(text, 0, "log --prompts");
+    assertEquals(text.stdout.trimEnd().split("\n").length, 2, "one line per prompt");
     assert(!/[\u202E\u001b\u0007]/.test(text.stdout), JSON.stringify(text.stdout));
     assert(text.stdout.includes("gnp.exe"), text.stdout);
   });
