@@ -86,7 +86,9 @@ Deno.test("log --prompts escapes hostile prompt text: a newline that would forge
     const text = await ws.run(["log", "--prompts"]);
     expectCode(text, 0, "log --prompts");
     assertEquals(text.stdout.trimEnd().split("\n").length, 2, "one line per prompt");
-    assert(!/[\u202E\u001b\u0007]/.test(text.stdout), JSON.stringify(text.stdout));
+    for (const c of ["\u202E", "\u001b", "\u0007"]) {
+      assert(!text.stdout.includes(c), JSON.stringify(text.stdout));
+    }
     assert(text.stdout.includes("gnp.exe"), text.stdout);
   });
 });
