@@ -1426,4 +1426,5 @@ function main(): void {
   document.documentElement.dataset.ready = "1";
   performance.mark("ctxsnap-rendered");
 }
-main();
+// Only in a page: a tool importing every module (tests/api_test.ts) has no document.
+if (typeof document === "object") main();
