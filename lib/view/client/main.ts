@@ -103,27 +103,32 @@ function load(data: TimelineData): void {
     if (b.head) push(heads, b.head, b);
     if (b.kind === "fork" && b.base) push(forks, b.base, b);
   }
+  // The search text of each snapshot is built on the first search, not before the first render.
   hay = new Map();
-  for (const s of D.snapshots) {
-    const c = s.context;
-    hay.set(
-      s.id,
-      [s.id, s.reason, s.lane, c.task].concat(
-        c.decisions,
-        c.findings,
-        c.knowledge,
-        c.files_touched,
-        [
-          s.git ? s.git.commit ?? "" : "",
-          s.git ? s.git.branch ?? "" : "",
-          s.signer.key_id,
-          s.signer.name || "",
-        ],
-      ).join("\n").toLowerCase(),
-    );
-  }
   treeCache.clear();
   loadPrompts();
+}
+
+/** The lowercased text a search looks in for snapshot `s`. */
+function hayOf(s: ViewSnapshot): string {
+  let text = hay.get(s.id);
+  if (text === undefined) {
+    const c = s.context;
+    text = [s.id, s.reason, s.lane, drawLane(s), c.task].concat(
+      c.decisions,
+      c.findings,
+      c.knowledge,
+      c.files_touched,
+      [
+        s.git ? s.git.commit ?? "" : "",
+        s.git ? s.git.branch ?? "" : "",
+        s.signer.key_id,
+        s.signer.name || "",
+      ],
+    ).join("\n").toLowerCase();
+    hay.set(s.id, text);
+  }
+  return text;
 }
 
 /** The prompts of every agent session, oldest first, with what the page shows of each. */
@@ -242,7 +247,7 @@ function filter(): void {
   for (let i = D.snapshots.length - 1; i >= 0; i--) {
     const s = D.snapshots[i]!;
     if (state.lane && s.lane !== state.lane && drawLane(s) !== state.lane) continue;
-    if (q && !hay.get(s.id)!.includes(q)) continue;
+    if (q && !hayOf(s).includes(q)) continue;
     if (p && !pathMatch(s, p)) continue;
     visible.push(s);
   }
