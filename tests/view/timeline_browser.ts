@@ -459,9 +459,21 @@ Deno.test("Replay by prompt: interleaved agent sessions in lanes of their own, p
       prompt: (session, n) =>
         n === 1 && session === "sess-alpha" ? HOSTILE_PROMPT : `p${n} ${session}`,
     });
+    // A conversation slice where one is kept (prompt 1 of sess-alpha), hostile like the prompt.
     const data = await timelineFromStore(store, { kind: "all" }, {
       isTrusted: () => false,
       nameOf: () => null,
+    }, {
+      conversation: (_harness, session, n) =>
+        session === "sess-alpha" && n === 1
+          ? {
+            messages: [
+              { role: "assistant", text: "<img src=x onerror=globalThis.__xss=2>", tool: null },
+              { role: "tool_use", text: "rm -rf \u202E/", tool: "Bash" },
+            ],
+            truncated: 3,
+          }
+          : null,
     });
     page = renderPage(data);
   } finally {
@@ -512,7 +524,21 @@ Deno.test("Replay by prompt: interleaved agent sessions in lanes of their own, p
       await p.textContent("#resume .resume-command"),
       "ctxsnap resume --agent-session sess-alpha --prompt 1",
     );
-    assert((await p.textContent("#conversation"))!.includes("No conversation is kept"));
+    assertEquals(
+      await p.$$eval(
+        "#conversation .msg",
+        (e) =>
+          e.map((
+            x,
+          ) => [x.querySelector(".role")?.textContent, x.querySelector(".mtext")?.textContent]),
+      ),
+      [
+        ["assistant", "<img src=x onerror=globalThis.__xss=2>"],
+        ["tool_use Bash", "rm -rf \\u{202E}/"],
+      ],
+      "the conversation slice, as text",
+    );
+    assert((await p.textContent("#conversation"))!.includes("3 more messages not shown"));
     // Its events: the prompt, an Edit with its changed file and diff, a Bash command.
     const kinds = await p.$$eval("#events .event .ekind", (e) => e.map((x) => x.textContent));
     assertEquals(kinds, ["UserPromptSubmit", "PostToolUse", "PostToolUse"]);
@@ -526,7 +552,9 @@ Deno.test("Replay by prompt: interleaved agent sessions in lanes of their own, p
     const diff = await edited.locator(".fbody").first().textContent();
     assert(diff!.includes("edited by sess-alpha at prompt 1"), `the diff: ${diff}`);
     await screenshot(p, "7-replay-by-prompt");
-    // The path filter keeps the prompts that changed a file; m shows the snapshots.
+    await press(p, "Escape", "k");
+    assert((await p.textContent("#conversation"))!.includes("No conversation is kept"));
+    // m shows the snapshots.
     await press(p, "m");
     assertEquals(await p.$eval("#mode", (e) => (e as HTMLSelectElement).value), "snapshots");
     assertEquals(await p.$$eval("#rows li.prompt", (e) => e.length), 0);
