@@ -386,12 +386,19 @@ export {
 } from "./lib/view/model.ts";
 export type {
   BuildOptions,
+  ConversationSource,
   StoreScope,
   TimelineData,
+  ViewAgentEvent,
+  ViewAgentSession,
   ViewBranch,
+  ViewConversation,
   ViewEntry,
+  ViewMessage,
+  ViewPrompt,
   ViewSigner,
   ViewSnapshot,
+  ViewSnapshotAgent,
   ViewSource,
   ViewTree,
 } from "./lib/view/model.ts";

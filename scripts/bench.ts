@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,gc,retention,chunks,release,timeline,soak,trees
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,gc,retention,chunks,release,timeline,replay,soak,trees
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -1659,6 +1659,297 @@ if (want("timeline")) {
     empty_page_renderer_cpu_ms: plain.emptyCpu,
     first_render_niced_ms: niced?.painted ?? null,
   };
+}
+
+if (want("replay")) {
+  // Replay by prompt: the page size of an agent history on a std-like repository, and the time
+  // to first render of 10,000 snapshots (built as view data: recording 10,000 real events would
+  // take most of an hour here; the page cannot tell the difference).
+  const total = QUICK ? 2000 : 10_000;
+  console.log(
+    `replay page: size of 82 agent snapshots of a 2,800-file repository; render of ${total}`,
+  );
+  const { Store } = await import("../lib/repository/store.ts");
+  const { stdTree, writeTree } = await import("../tests/_std_tree.ts");
+  const { makeSigner, recordInterleaved } = await import("../tests/_agent_history.ts");
+  const { timelineFromStore, TIMELINE_SCHEMA, DEFAULT_LIMITS } = await import(
+    "../lib/view/model.ts"
+  );
+  const { renderPage } = await import("../lib/view/html.ts");
+  const trust = { isTrusted: () => false, nameOf: () => null };
+  const ws = `${root}/replay-ws`;
+  const tree = stdTree();
+  await writeTree(ws, tree);
+  const store = Store.init(`${ws}/.ctxsnap`, ws);
+  const made = performance.now();
+  await recordInterleaved(store, await makeSigner(), ws, {
+    snapshots: 82,
+    paths: [...tree.keys()].filter((p) => p.endsWith(".ts")),
+  });
+  const data = await timelineFromStore(store, { kind: "all" }, trust);
+  store.close();
+  const small = renderPage(data);
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  console.log(
+    `  82 snapshots of ${tree.size} files (2 interleaved agent sessions, recorded in ${
+      fmt(performance.now() - made)
+    }): page ${(bytes(small) / 1048576).toFixed(2)} MiB; target < 1.5 MB: ${
+      bytes(small) < 1.5e6 ? "met" : "NOT met"
+    } (trees ${(JSON.stringify(data.trees).length / 1048576).toFixed(2)} MiB, diffs ${
+      (JSON.stringify(data.diffs).length / 1048576).toFixed(2)
+    } MiB, snapshots ${(JSON.stringify(data.snapshots).length / 1048576).toFixed(2)} MiB)`,
+  );
+
+  // 10,000 snapshots: three agent sessions taking turns on one branch of a 200-file workspace,
+  // each prompt a UserPromptSubmit, an Edit of one file and a Bash command.
+  const hex = (n: number, salt: number) =>
+    (n * 2654435761 + salt).toString(16).padStart(16, "0").repeat(4).slice(0, 64);
+  const sessionIds = ["sess-alpha", "sess-beta", "sess-gamma"];
+  const files = Array.from({ length: 200 }, (_, i) => `src/module_${i}/file_${i}.ts`);
+  const blob = new Map(files.map((f, i) => [f, hex(i, 7)]));
+  type Data = Awaited<ReturnType<typeof timelineFromStore>>;
+  const snapshots: Data["snapshots"] = [];
+  const trees: Data["trees"] = {};
+  const sessions: Data["agent_sessions"] = sessionIds.map((id) => ({
+    harness: "claude-code",
+    session_id: id,
+    lane: `agent:claude-code/${id}`,
+    ctx_session: "main",
+    first_event_at: new Date(1.7e12).toISOString(),
+    last_event_at: new Date(1.7e12).toISOString(),
+    end_reason: null,
+    from_records: true,
+    before_first_prompt: [],
+    prompts: [],
+  }));
+  const signer = {
+    key_id: hex(1, 1).slice(0, 16),
+    public_key: hex(2, 2),
+    name: null,
+    id_matches: true,
+    signature_valid: true,
+    trusted: false,
+    status: "untrusted" as const,
+  };
+  let parent: string | null = null;
+  let parentTree: string | null = null;
+  for (let i = 0; i < total; i++) {
+    const step = i % 3; // 0 prompt, 1 edit, 2 bash
+    const turn = Math.floor(i / 3);
+    const session = sessions[turn % sessionIds.length]!;
+    const prompt = Math.floor(turn / sessionIds.length) + 1;
+    const id = hex(i, 11);
+    const at = new Date(1.7e12 + i * 1000).toISOString();
+    const changed = files[(i * 7) % files.length]!;
+    let treeId: string;
+    let changes: { added: string[]; changed: string[]; removed: string[] };
+    if (parentTree === null) {
+      treeId = hex(i, 13);
+      trees[treeId] = {
+        base: null,
+        set: files.map((f) => [f, "file", blob.get(f)!, 1000, 0o644]),
+        unset: [],
+        skipped: [],
+        skipped_total: 0,
+      };
+      changes = { added: [...files], changed: [], removed: [] };
+    } else if (step === 0) {
+      treeId = parentTree;
+      changes = { added: [], changed: [], removed: [] };
+    } else {
+      treeId = hex(i, 13);
+      const now = hex(i, 17);
+      trees[treeId] = {
+        base: parentTree,
+        set: [[changed, "file", now, 1000 + i, 0o644]],
+        unset: [],
+        skipped: null,
+        skipped_total: 0,
+      };
+      data.diffs[`${blob.get(changed)}..${now}`] = {
+        status: "text",
+        old_size: 1000,
+        new_size: 1000 + i,
+        added: 1,
+        removed: 1,
+        hunks: [{
+          old_start: 1,
+          old_lines: 1,
+          new_start: 1,
+          new_lines: 1,
+          lines: [`-old line of ${changed}`, `+line changed at step ${i}`],
+        }],
+        exact: true,
+        truncated_lines: 0,
+      };
+      blob.set(changed, now);
+      changes = { added: [], changed: [changed], removed: [] };
+    }
+    const kind = step === 0 ? "UserPromptSubmit" : "PostToolUse";
+    const tool = step === 1 ? "Edit" : step === 2 ? "Bash" : null;
+    snapshots.push(
+      {
+        id,
+        format: "ctxsnap",
+        parent,
+        session: "main",
+        branch: "main",
+        lane: "main/main",
+        created_at: at,
+        reason: tool === null
+          ? `${kind}: prompt ${prompt} of ${session.session_id}`
+          : `${kind} ${tool}`,
+        source: null,
+        reverted_to: null,
+        pre_restore_for: null,
+        imported: false,
+        readable: true,
+        context: {
+          task: "",
+          progress_pct: 0,
+          decisions: [],
+          files_touched: [],
+          findings: [],
+          knowledge: [],
+          extensions: {},
+        },
+        cursors: null,
+        facets: {
+          metadata: {
+            agent: { harness: "claude-code", session_id: session.session_id, event: kind, prompt },
+          },
+        },
+        slices: null,
+        git: null,
+        workspace: { tree: treeId, files: files.length, bytes: files.length * 1000, skipped: 0 },
+        tree: treeId,
+        tool: { name: "ctxsnap", version: "bench" },
+        signer,
+        problems: [],
+        changes,
+        parent_tree: parentTree,
+        agent: { harness: "claude-code", session_id: session.session_id, event: kind, prompt },
+      } as Data["snapshots"][number],
+    );
+    if (step === 0) {
+      session.prompts.push({
+        prompt,
+        text: `prompt ${prompt} of ${session.session_id}: change ${changed}`,
+        at,
+        before: id,
+        events: [],
+        conversation: null,
+        resume: `ctxsnap resume --agent-session ${session.session_id} --prompt ${prompt}`,
+      });
+    }
+    session.prompts.at(-1)?.events.push({
+      position: i + 1,
+      kind,
+      tool,
+      command: step === 2 ? `deno test -A ${changed}` : null,
+      prompt,
+      snapshot: id,
+      created: true,
+      at,
+    });
+    parent = id;
+    parentTree = treeId;
+  }
+  const big: Data = {
+    schema: TIMELINE_SCHEMA,
+    generated_at: new Date().toISOString(),
+    tool: { name: "ctxsnap", version: "bench" },
+    source: {
+      kind: "store",
+      scope: "all",
+      session: null,
+      branch: null,
+      file: null,
+      primary: null,
+      with_workspace: true,
+    },
+    live: false,
+    verification: { trusted: 0, untrusted: total, invalid: 0 },
+    branches: [{
+      session: "main",
+      name: "main",
+      lane: "main/main",
+      head: parent,
+      base: null,
+      kind: "branch",
+      current: true,
+    }],
+    snapshots,
+    trees,
+    diffs: data.diffs,
+    limits: { ...DEFAULT_LIMITS },
+    notes: [],
+    agent_sessions: sessions,
+  };
+  const pages = {
+    prompts: `${root}/replay-prompts.html`,
+    snapshots: `${root}/replay-snapshots.html`,
+  };
+  await Deno.writeTextFile(pages.prompts, renderPage(big));
+  await Deno.writeTextFile(pages.snapshots, renderPage({ ...big, agent_sessions: [] }));
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+  });
+  const replay: Record<string, unknown> = { page_82_bytes: bytes(small) };
+  try {
+    for (const [mode, file] of Object.entries(pages)) {
+      const painted: number[] = [];
+      const cpu: number[] = [];
+      for (let i = -1; i < RUNS; i++) {
+        const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+        try {
+          const tab = await context.newPage();
+          // Injected by the driver (outside the page's CSP), as in the timeline section.
+          await tab.addInitScript(`new PerformanceObserver((list) => {
+            for (const e of list.getEntries()) if (e.name === "ctxsnap-rendered")
+              requestAnimationFrame(() => setTimeout(() => { globalThis.__painted = performance.now(); }, 0));
+          }).observe({ entryTypes: ["mark"] });`);
+          await tab.goto(`file://${file}`);
+          await tab.waitForFunction(() =>
+            (globalThis as { __painted?: number }).__painted !== undefined
+          );
+          const t = await tab.evaluate(`globalThis.__painted`) as number;
+          // The renderer's CPU time by then: much less inflated than wall time by other load.
+          const cdp = await context.newCDPSession(tab);
+          await cdp.send("Performance.enable");
+          const { metrics } = await cdp.send("Performance.getMetrics");
+          const ms = (metrics.find((m) => m.name === "ProcessTime")?.value ?? NaN) * 1000;
+          if (i >= 0) {
+            painted.push(t);
+            cpu.push(ms);
+          }
+        } finally {
+          await context.close();
+        }
+      }
+      const size = (await Deno.stat(file)).size;
+      console.log(
+        `  ${total} snapshots, opened ${mode === "prompts" ? "by prompt" : "by snapshot"} (page ${
+          (size / 1048576).toFixed(1)
+        } MiB): first render on screen in ${
+          fmt(median(painted))
+        } (median of ${RUNS}); target < 1 s: ${
+          median(painted) < 1000 ? "met" : "NOT met"
+        }; renderer CPU ${fmt(median(cpu))}; load average ${
+          (await Deno.readTextFile("/proc/loadavg")).split(" ")[0]
+        }`,
+      );
+      replay[`render_${mode}_ms`] = median(painted);
+      replay[`renderer_cpu_${mode}_ms`] = median(cpu);
+      replay[`page_${mode}_bytes`] = size;
+    }
+  } finally {
+    await browser.close();
+  }
+  results.replay = replay;
+  console.log();
 }
 
 if (want("memory") && (await have("/usr/bin/time"))) {

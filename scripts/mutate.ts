@@ -121,6 +121,23 @@ interface RunOutcome {
 
 const children = new Set<Deno.ChildProcess>();
 
+/** The page script's sources, bundled into `lib/view/_client_js.ts` by `scripts/build_client.ts`. */
+const CLIENT_SOURCES = "lib/view/client/";
+
+/** Rebuilds the bundled page script of the tree at `cwd`. */
+async function rebuildClient(cwd: string): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "scripts/build_client.ts"],
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`build_client failed in ${cwd}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
 async function runTests(
   cwd: string,
   file: string,
@@ -314,6 +331,9 @@ async function main(): Promise<number> {
       const original = await Deno.readTextFile(path);
       const mutated = original.replace(m.find, () => m.replace);
       await Deno.writeTextFile(path, mutated);
+      // The page script is bundled at build time: the tests see a mutation of its source once rebuilt.
+      const bundled = m.file.startsWith(CLIENT_SOURCES);
+      if (bundled) await rebuildClient(tree);
       const t0 = Date.now();
       let verdict = "survived";
       const notes: string[] = [];
@@ -344,6 +364,7 @@ async function main(): Promise<number> {
         }
       } finally {
         await Deno.writeTextFile(path, original);
+        if (bundled) await rebuildClient(tree);
       }
       if (verdict === "survived") {
         survivors.push(`${m.id}: ${m.file}: ${m.tests.map(describe).join("; ")}`);

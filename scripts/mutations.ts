@@ -1014,9 +1014,9 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "page-client-text-only",
-    file: "lib/view/_client.ts",
-    find: '  $("shown").textContent = visible.length === D.snapshots.length ? "" :',
-    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length ? "" :',
+    file: "lib/view/client/main.ts",
+    find: '  $("shown").textContent = visible.length === D.snapshots.length',
+    replace: '  $("shown").innerHTML = visible.length === D.snapshots.length',
     tests: [t("view/view_test.ts", "the client script never turns data into markup or code")],
   },
   {
@@ -1442,7 +1442,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "page-unnamed-signer-pinned",
-    file: "lib/view/_client.ts",
+    file: "lib/view/client/main.ts",
     find: '(s.signer.status === "trusted" ? "(pinned, no name)" : "(not pinned)")',
     replace: '"(not pinned)"',
     tests: [{
@@ -2085,6 +2085,48 @@ export const MUTATIONS: readonly Mutation[] = [
         "share/formats_test.ts",
         "a plain restore, create and show run no query against the lean-ctx table",
       ),
+    ],
+  },
+  {
+    id: "page-text-escapes-controls",
+    file: "lib/view/client/_dom.ts",
+    find: "  const re = oneLine ? HIDDEN_LINE : HIDDEN;",
+    replace: "  const re = /(?!)/g;",
+    tests: [{
+      file: "tests/view/timeline_browser.ts",
+      filter: "Replay by prompt",
+    }],
+  },
+  {
+    id: "page-agent-metadata-shape",
+    file: "lib/view/_agent.ts",
+    find: '  if (typeof session_id !== "string" || !ID_RE.test(session_id)) return null;',
+    replace: '  if (typeof session_id !== "string") return null;',
+    tests: [t("view/agent_test.ts", "agentOfBody() takes a snapshot's agent metadata only")],
+  },
+  {
+    id: "page-step-diff-bound",
+    file: "lib/view/model.ts",
+    find: "      if (!live && stepSize <= limits.max_diffs_per_step) {",
+    replace: "      if (!live) {",
+    tests: [t("view/agent_test.ts", "a step changing more files than max_diffs_per_step")],
+  },
+  {
+    id: "hook-bash-command-opt-in",
+    file: "lib/history/agent.ts",
+    find: "    command: options.recordPrompts ? bashCommand(o) : null,",
+    replace: "    command: bashCommand(o),",
+    tests: [
+      t("history/prompt_log_test.ts", "the hook keeps a Bash command only with --record-prompts"),
+    ],
+  },
+  {
+    id: "log-prompts-text-escaped",
+    file: "lib/cli/commands/log.ts",
+    find: "    : esc(p.text.length > TEXT_SHOWN ? `${p.text.slice(0, TEXT_SHOWN)}…` : p.text);",
+    replace: "    : (p.text.length > TEXT_SHOWN ? `${p.text.slice(0, TEXT_SHOWN)}…` : p.text);",
+    tests: [
+      t("history/prompt_log_test.ts", "log --prompts escapes hostile prompt text: a newline"),
     ],
   },
 ];

@@ -171,6 +171,8 @@ export interface AgentEvent {
   detail: string | null;
   /** The prompt's text: only when the hook was asked to record prompts. */
   prompt: string | null;
+  /** A Bash tool event's command (`tool_input.command`): only when asked to record prompts. */
+  command: string | null;
   /** The directory the event happened in (absolute), or null. */
   cwd: string | null;
   /** The agent's transcript file (absolute), or null. */
@@ -264,9 +266,25 @@ export function parseClaudeCodeEvent(
     prompt_id: optionalId(o, "prompt_id"),
     detail: detailKey === null ? null : optionalLabel(o, detailKey, 64),
     prompt: options.recordPrompts && prompt !== null && prompt.isWellFormed() ? prompt : null,
+    command: options.recordPrompts ? bashCommand(o) : null,
     cwd,
     transcript_path: transcript,
   };
+}
+
+/** Longest Bash command kept (characters); a longer one is cut and ends with `…`. */
+export const MAX_COMMAND_CHARS = 4096;
+
+/** `tool_input.command` of a Bash tool event, cut to {@linkcode MAX_COMMAND_CHARS}; else null. */
+function bashCommand(o: Record<string, unknown>): string | null {
+  if (o.tool_name !== "Bash") return null;
+  const input = o.tool_input;
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return null;
+  const command = (input as Record<string, unknown>).command;
+  if (typeof command !== "string" || !command.isWellFormed()) return null;
+  return command.length > MAX_COMMAND_CHARS
+    ? `${command.slice(0, MAX_COMMAND_CHARS - 1)}…`
+    : command;
 }
 
 /**
@@ -286,6 +304,7 @@ export function validateAgentEvent(value: unknown): AgentEvent {
     "prompt_id",
     "detail",
     "prompt",
+    "command",
     "cwd",
     "transcript_path",
   ];
@@ -306,10 +325,17 @@ export function validateAgentEvent(value: unknown): AgentEvent {
     prompt_id: optionalId(o, "prompt_id"),
     detail: optionalLabel(o, "detail", 64),
     prompt: optionalString(o, "prompt"),
+    command: optionalString(o, "command"),
     cwd: optionalPath(o, "cwd"),
     transcript_path: optionalPath(o, "transcript_path"),
   };
   if (event.prompt !== null && !event.prompt.isWellFormed()) bad("prompt is not text");
+  if (
+    event.command !== null &&
+    (event.command.length > MAX_COMMAND_CHARS || !event.command.isWellFormed())
+  ) {
+    bad("command is not a command");
+  }
   return event;
 }
 
@@ -549,6 +575,7 @@ export async function recordAgentEvent(
           kind: event.event,
           tool: event.tool,
           tool_use_id: event.tool_use_id,
+          command: event.command,
           prompt,
           snapshot: envelope.id,
           created: envelope.id === headBefore ? 0 : 1,

@@ -89,6 +89,8 @@ export interface AgentEventRow {
   tool: string | null;
   /** The agent's tool call id, if any. */
   tool_use_id: string | null;
+  /** The Bash command of a Bash tool event, kept only with `--record-prompts` (schema 9). */
+  command: string | null;
   /** The prompt it belongs to, or null before the first. */
   prompt: number | null;
   /** The snapshot holding the workspace after it. */
@@ -259,11 +261,14 @@ export function updateAgentSession(
   ).run(fields.prompts, fields.events, fields.end_reason, fields.notified, seq);
 }
 
+const EVENT_COLUMNS_9 =
+  "seq, agent_session, position, key, kind, tool, tool_use_id, command, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind";
 const EVENT_COLUMNS_8 =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind";
+  "seq, agent_session, position, key, kind, tool, tool_use_id, NULL AS command, prompt, snapshot, created, at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind";
 const EVENT_COLUMNS_5 =
-  "seq, agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at, NULL AS transcript_path, NULL AS transcript_len, NULL AS transcript_sha256, NULL AS transcript_chain, NULL AS model_kind";
+  "seq, agent_session, position, key, kind, tool, tool_use_id, NULL AS command, prompt, snapshot, created, at, NULL AS transcript_path, NULL AS transcript_len, NULL AS transcript_sha256, NULL AS transcript_chain, NULL AS model_kind";
 const transcriptsKnown = new WeakMap<Store, boolean>();
+const commandKnown = new WeakMap<Store, boolean>();
 
 /** Whether the store has schema 8's transcript columns and table (a read-only open of an older store has not). */
 export function hasTranscriptTables(store: Store): boolean {
@@ -277,8 +282,21 @@ export function hasTranscriptTables(store: Store): boolean {
   return known;
 }
 
+/** Whether `agent_events` has schema 9's `command` column. */
+function hasCommandColumn(store: Store): boolean {
+  let known = commandKnown.get(store);
+  if (known === undefined) {
+    known = store.stmt(
+      "SELECT 1 FROM pragma_table_info('agent_events') WHERE name = 'command'",
+    ).get() !== undefined;
+    commandKnown.set(store, known);
+  }
+  return known;
+}
+
 function eventColumns(store: Store): string {
-  return hasTranscriptTables(store) ? EVENT_COLUMNS_8 : EVENT_COLUMNS_5;
+  if (!hasTranscriptTables(store)) return EVENT_COLUMNS_5;
+  return hasCommandColumn(store) ? EVENT_COLUMNS_9 : EVENT_COLUMNS_8;
 }
 
 /** The event with this key in the agent session, or null. */
@@ -298,9 +316,9 @@ export function agentEventByKey(
 export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">): number {
   const result = store.stmt(
     `INSERT INTO agent_events
-       (agent_session, position, key, kind, tool, tool_use_id, prompt, snapshot, created, at,
-        transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       (agent_session, position, key, kind, tool, tool_use_id, command, prompt, snapshot, created,
+        at, transcript_path, transcript_len, transcript_sha256, transcript_chain, model_kind)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     row.agent_session,
     row.position,
@@ -308,6 +326,7 @@ export function insertAgentEvent(store: Store, row: Omit<AgentEventRow, "seq">):
     row.kind,
     row.tool,
     row.tool_use_id,
+    row.command,
     row.prompt,
     row.snapshot,
     row.created,
@@ -391,4 +410,26 @@ export function recentPromptSnapshots(store: Store, perSession: number): Set<str
      ) WHERE n <= ?`,
   ).all(perSession) as unknown as { snapshot: string }[];
   return new Set(rows.map((row) => row.snapshot));
+}
+
+/** Every agent session, in row order. */
+export function allAgentSessions(store: Store): AgentSessionRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(`SELECT ${SESSION_COLUMNS} FROM agent_sessions ORDER BY seq`)
+    .all() as unknown as AgentSessionRow[];
+}
+
+/** Every event of every agent session, in delivery order. */
+export function allAgentEvents(store: Store): AgentEventRow[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(`SELECT ${eventColumns(store)} FROM agent_events ORDER BY seq`)
+    .all() as unknown as AgentEventRow[];
+}
+
+/** Every prompt of every agent session, with its session's row number. */
+export function allAgentTurns(store: Store): (AgentTurnRow & { agent_session: number })[] {
+  if (!hasAgentTables(store)) return [];
+  return store.stmt(
+    "SELECT agent_session, prompt, prompt_id, text, event, snapshot, at FROM agent_turns ORDER BY agent_session, prompt",
+  ).all() as unknown as (AgentTurnRow & { agent_session: number })[];
 }

@@ -298,6 +298,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (agent_session, chain, start)
   ) WITHOUT ROWID;
   `,
+  `
+  -- 9: the Bash command of a tool event, kept only with --record-prompts
+  -- (docs/FORMAT.md 8.2, 16), for the Replay view and log --prompts.
+  ALTER TABLE agent_events ADD COLUMN command TEXT;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -9,7 +9,7 @@
  *   with `<`, `>`, `&`, U+2028 and U+2029 written as `\uXXXX` escapes, so no
  *   string can close the element or open a comment ({@linkcode embedJson});
  * - the one inline script renders that JSON with `textContent` only
- *   (`_client.ts`);
+ *   (`client/main.ts`, bundled at build time into `_client_js.ts`);
  * - a Content-Security-Policy allows exactly that script and that stylesheet
  *   by SHA-256, nothing else: no other inline or external script, no event
  *   handler attributes, no `javascript:` URLs, no frames, images only as
@@ -29,7 +29,8 @@
  */
 import { sha256Hex } from "../crypto/hash.ts";
 import { fromHex } from "../encoding/hex.ts";
-import { CLIENT_SCRIPT, PAGE_STYLE } from "./_client.ts";
+import { CLIENT_SCRIPT } from "./_client_js.ts";
+import { PAGE_STYLE } from "./_style.ts";
 import type { TimelineData } from "./model.ts";
 
 /** The base64 SHA-256 of `text` as UTF-8, as CSP hash sources write it. */
@@ -103,6 +104,7 @@ export function renderPage(data: TimelineData, served = false): string {
 <input id="q" type="search" placeholder="Search text  (/)" aria-label="Search text" autocomplete="off">
 <input id="path" type="search" placeholder="Filter by path  (p)" aria-label="Filter by path" autocomplete="off">
 <select id="lane" aria-label="Filter by branch"></select>
+<select id="mode" aria-label="Show" hidden><option value="prompts">by prompt</option><option value="snapshots">by snapshot</option></select>
 <span id="shown"></span>
 <span id="base"></span>
 <span id="keys">Press ? for keys</span>
@@ -122,7 +124,7 @@ export function renderPage(data: TimelineData, served = false): string {
 <div><kbd>j</kbd>/<kbd>↓</kbd> older, <kbd>k</kbd>/<kbd>↑</kbd> newer, <kbd>g</kbd>/<kbd>G</kbd> newest/oldest, <kbd>PgUp</kbd>/<kbd>PgDn</kbd> by ten</div>
 <div><kbd>u</kbd> parent, <kbd>r</kbd> restore target, <kbd>b</kbd> compare from here (again to clear), <kbd>Esc</kbd> clear</div>
 <div><kbd>Enter</kbd> into the changed files; there <kbd>↓</kbd>/<kbd>↑</kbd> move, <kbd>Enter</kbd> opens a diff, <kbd>Esc</kbd> back</div>
-<div><kbd>/</kbd> search, <kbd>p</kbd> path filter, <kbd>l</kbd> branch filter, <kbd>?</kbd> this help</div>
+<div><kbd>/</kbd> search, <kbd>p</kbd> path filter, <kbd>l</kbd> branch filter, <kbd>m</kbd> by prompt / by snapshot, <kbd>?</kbd> this help</div>
 </div>
 <script type="application/json" id="ctxsnap-data">${embedJson(data)}</script>
 <script>${CLIENT_SCRIPT}</script>

@@ -68,6 +68,7 @@ import type { TrustPolicy } from "../history/verify.ts";
 import { fdReader } from "../format/tar.ts";
 import { openSource, verifyStream } from "../share/verify_file.ts";
 import { VERSION } from "../version.ts";
+import { agentOfBody, agentSessionsFromSnapshots, agentSessionsFromStore } from "./_agent.ts";
 
 /** The schema tag of the view data. */
 export const TIMELINE_SCHEMA = "ctxsnap.timeline/v1";
@@ -82,6 +83,12 @@ export interface ViewLimits {
   diff_budget_bytes: number;
   /** Skipped records kept per tree (`skipped_total` gives the full count). */
   max_skipped_shown: number;
+  /**
+   * A step (parent → child) changing more files than this gets no diffs in
+   * the page (a first snapshot, a restore far away): they are the workspace's
+   * content, not a change to review. `serve` computes any diff on request.
+   */
+  max_diffs_per_step: number;
 }
 
 /** The limits used unless overridden. */
@@ -90,6 +97,7 @@ export const DEFAULT_LIMITS: Readonly<ViewLimits> = Object.freeze({
   max_diff_lines: 2000,
   diff_budget_bytes: 16 * 1024 * 1024,
   max_skipped_shown: 1000,
+  max_diffs_per_step: 200,
 });
 
 /** How far a snapshot's signature was checked and what it says. */
@@ -162,6 +170,107 @@ export interface ViewSnapshot {
   changes: { added: string[]; changed: string[]; removed: string[] } | null;
   /** The parent's tree id when `changes` is known and the parent captured a workspace, else null. */
   parent_tree: string | null;
+  /** The agent event that made it (its body's `facets.metadata.agent`, checked for shape), or null. */
+  agent: ViewSnapshotAgent | null;
+}
+
+/** The agent event a snapshot was made for (from its signed body). */
+export interface ViewSnapshotAgent {
+  /** The harness (`claude-code`). */
+  harness: string;
+  /** The agent's session id. */
+  session_id: string;
+  /** The hook event (`UserPromptSubmit`, `PostToolUse`, …). */
+  event: string;
+  /** The prompt it belongs to, or null before the first. */
+  prompt: number | null;
+}
+
+/** One recorded hook event of an agent session. */
+export interface ViewAgentEvent {
+  /** Its position in the agent session (0 when known only from a snapshot's metadata). */
+  position: number;
+  /** The event (`PostToolUse`, …). */
+  kind: string;
+  /** The tool, for tool events. */
+  tool: string | null;
+  /** The Bash command of a Bash event, when the hook kept it (`--record-prompts`). */
+  command: string | null;
+  /** The prompt it belongs to, or null before the first. */
+  prompt: number | null;
+  /** The snapshot holding the workspace after it (in view). */
+  snapshot: string;
+  /** It made that snapshot (its changes are the event's); false when nothing changed. */
+  created: boolean;
+  /** When it was recorded. */
+  at: string;
+}
+
+/** One message of a prompt's conversation slice. */
+export interface ViewMessage {
+  /** `user` (the prompt), `assistant` (its text), `tool_use` (a call) or `tool_result`. */
+  role: "user" | "assistant" | "tool_use" | "tool_result";
+  /** The text, shown as text. */
+  text: string;
+  /** The tool of a `tool_use` or `tool_result`, else null. */
+  tool: string | null;
+}
+
+/** The conversation between a prompt and the next, where the transcript is kept. */
+export interface ViewConversation {
+  /** Messages in order. */
+  messages: ViewMessage[];
+  /** Messages left out past the page's bound. */
+  truncated: number;
+}
+
+/** Where conversation slices come from: null when the transcript is not kept. */
+export type ConversationSource = (
+  harness: string,
+  sessionId: string,
+  prompt: number,
+) => ViewConversation | null;
+
+/** One prompt of an agent session: the group of events recorded for it. */
+export interface ViewPrompt {
+  /** Its number in the agent session (1, 2, …). */
+  prompt: number;
+  /** Its text, when the hook kept it (`--record-prompts`), else null. */
+  text: string | null;
+  /** When it was submitted, or null when unknown. */
+  at: string | null;
+  /** The snapshot holding the state before it, when in view, else null. */
+  before: string | null;
+  /** Its events in view, in order. */
+  events: ViewAgentEvent[];
+  /** Its conversation slice, where the transcript is kept, else null. */
+  conversation: ViewConversation | null;
+  /** The command that resumes the agent session from the state before it. */
+  resume: string;
+}
+
+/** An agent session, drawn as a lane of its own. */
+export interface ViewAgentSession {
+  /** The harness. */
+  harness: string;
+  /** The agent's session id. */
+  session_id: string;
+  /** Its lane: `agent:<harness>/<session_id>`. */
+  lane: string;
+  /** The ctxsnap session its first event was recorded in. */
+  ctx_session: string;
+  /** Its first and latest events. */
+  first_event_at: string;
+  /** Its latest event. */
+  last_event_at: string;
+  /** Why it ended (`SessionEnd`), or null. */
+  end_reason: string | null;
+  /** From the store's agent records (true), or only from snapshots' metadata (a file). */
+  from_records: boolean;
+  /** Events before its first prompt (`SessionStart`). */
+  before_first_prompt: ViewAgentEvent[];
+  /** Its prompts in view, first first. */
+  prompts: ViewPrompt[];
 }
 
 /** A branch (lane) of the graph. */
@@ -263,6 +372,8 @@ export interface TimelineData {
   limits: ViewLimits;
   /** Notes for the reader (limits reached, content missing). */
   notes: string[];
+  /** Agent sessions with events in view, each with its prompts (empty when none). */
+  agent_sessions: ViewAgentSession[];
 }
 
 /** Which part of a store to show. */
@@ -281,6 +392,8 @@ export interface BuildOptions {
   limits?: Partial<ViewLimits>;
   /** The build time (default now). */
   now?: Date;
+  /** Conversation slices of prompts, where transcripts are kept. */
+  conversation?: ConversationSource;
 }
 
 /** Where trees and blob bytes come from; each returns verified content or null. */
@@ -537,6 +650,7 @@ async function buildFromStore(
     (id) => outsideTrees.get(id) ?? null,
   );
   await addKept(store, scope, trust, data);
+  data.agent_sessions = agentSessionsFromStore(store, data.snapshots, options.conversation);
   return data;
 }
 
@@ -608,6 +722,7 @@ async function addKept(
         problems: v?.problems ?? ["not re-checked"],
         changes: null,
         parent_tree: null,
+        agent: null,
       });
       data.verification[status]++;
       const lanes = data.branches.filter((b) => b.lane === lane);
@@ -762,7 +877,9 @@ export async function timelineFromFile(
     with_workspace: report.withWorkspace,
   };
   if (!report.withWorkspace) notes.push("the file carries no workspace content: no file changes");
-  return assemble(inputs, branches, held, source, notes, options, () => null);
+  const data = await assemble(inputs, branches, held, source, notes, options, () => null);
+  data.agent_sessions = agentSessionsFromSnapshots(data.snapshots);
+  return data;
 }
 
 function emptyDiff(
@@ -880,6 +997,7 @@ async function assemble(
   let budget = limits.diff_budget_bytes;
   let omitted = 0;
   let diffInputs = 0;
+  let wholeSteps = 0;
   const snapshots: ViewSnapshot[] = [];
   for (const input of inputs) {
     const body = input.envelope?.body ?? null;
@@ -903,7 +1021,9 @@ async function assemble(
     let changes: ViewSnapshot["changes"] = null;
     if (tree !== null && before !== null && body?.workspace) {
       changes = diffTrees(before, tree);
-      if (!live) {
+      const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
+      if (!live && stepSize > limits.max_diffs_per_step) wholeSteps++;
+      if (!live && stepSize <= limits.max_diffs_per_step) {
         const left = entryMap(before);
         const right = entryMap(tree);
         for (const p of [...changes.added, ...changes.changed, ...changes.removed]) {
@@ -954,7 +1074,15 @@ async function assemble(
       problems: input.problems,
       changes,
       parent_tree: changes !== null && parent !== null && parent.id !== "" ? parent.id : null,
+      agent: agentOfBody(metadata),
     });
+  }
+  if (wholeSteps > 0) {
+    notes.push(
+      `${wholeSteps} ${
+        wholeSteps === 1 ? "step changes" : "steps change"
+      } more than ${limits.max_diffs_per_step} files (a first snapshot, a distant restore): their diffs are not in the page`,
+    );
   }
   if (omitted > 0) {
     notes.push(
@@ -983,6 +1111,7 @@ async function assemble(
     diffs,
     limits,
     notes,
+    agent_sessions: [],
   };
 }
 

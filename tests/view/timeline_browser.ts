@@ -26,6 +26,7 @@ import { timelineFromStore } from "../../lib/view/model.ts";
 import { loadOrCreateIdentity } from "../../lib/keys/identity.ts";
 import { Keyring } from "../../lib/keys/keyring.ts";
 import { ARTIFACTS, launch, screenshot, type Watched, watchedPage } from "./_browser.ts";
+import { makeSigner, recordInterleaved } from "../_agent_history.ts";
 
 /** Writes the page of the fixture's store with `ctxsnap timeline --html` (in-process). */
 async function writePage(fx: TimelineFixture, file: string, extra: string[] = []): Promise<void> {
@@ -434,4 +435,133 @@ Deno.test("a received file's page does not contradict itself: a trusted unnamed 
       await browser.close();
     }
   });
+});
+
+/** Hostile prompt text: markup, a bidi override, terminal escapes and other control characters. */
+const HOSTILE_PROMPT =
+  `<script>globalThis.__xss=1</script> rename \u202Egnp.exe\u202C\u0007\u001b[31m red`;
+
+Deno.test("Replay by prompt: interleaved agent sessions in lanes of their own, prompts grouped with tools, Bash commands, changed files and diffs, hostile prompt text shown as text", async () => {
+  const root = await Deno.makeTempDir({ prefix: "ctxsnap-replay-" });
+  const ws = join(root, "ws");
+  await Deno.mkdir(ws);
+  for (const name of ["a.ts", "b.ts", "c.ts"]) {
+    await Deno.writeTextFile(join(ws, name), `export const ${name[0]} = 1;\n`);
+  }
+  const store = Store.init(join(ws, ".ctxsnap"), ws);
+  const signer = await makeSigner();
+  let page = "";
+  try {
+    await recordInterleaved(store, signer, ws, {
+      snapshots: 12,
+      sessions: ["sess-alpha", "sess-beta"],
+      paths: ["a.ts", "b.ts", "c.ts"],
+      prompt: (session, n) =>
+        n === 1 && session === "sess-alpha" ? HOSTILE_PROMPT : `p${n} ${session}`,
+    });
+    // A conversation slice where one is kept (prompt 1 of sess-alpha), hostile like the prompt.
+    const data = await timelineFromStore(store, { kind: "all" }, {
+      isTrusted: () => false,
+      nameOf: () => null,
+    }, {
+      conversation: (_harness, session, n) =>
+        session === "sess-alpha" && n === 1
+          ? {
+            messages: [
+              { role: "assistant", text: "<img src=x onerror=globalThis.__xss=2>", tool: null },
+              { role: "tool_use", text: "rm -rf \u202E/", tool: "Bash" },
+            ],
+            truncated: 3,
+          }
+          : null,
+    });
+    page = renderPage(data);
+  } finally {
+    store.close();
+  }
+  const file = join(ARTIFACTS, "replay-by-prompt.html");
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  await Deno.writeTextFile(file, page);
+  const url = pathToFileURL(file).href;
+  const browser = await launch();
+  try {
+    const w = await watchedPage(browser, url);
+    const p = w.page;
+    await p.goto(url);
+    await p.waitForSelector("html[data-ready]");
+    assertEquals(await p.$eval("#mode", (e) => (e as HTMLSelectElement).value), "prompts");
+    // Newest first, the two sessions alternate: each prompt row names its session.
+    const sessions = await p.$$eval("#rows li .chip.agent", (e) => e.map((x) => x.textContent));
+    const numbers = await p.$$eval("#rows li .pnum", (e) => e.map((x) => x.textContent));
+    assertEquals(sessions.length, numbers.length);
+    assert(sessions.length >= 4, `prompt rows: ${sessions.length}`);
+    for (let i = 1; i < sessions.length; i++) {
+      assert(sessions[i] !== sessions[i - 1], `the sessions interleave: ${sessions}`);
+    }
+    // Kept apart: each session's nodes are drawn in a lane (column) of its own.
+    const lanes = await p.$$eval("#rows li", (rows) => rows.map((r) => r.getAttribute("title")));
+    assertEquals(
+      new Set(lanes),
+      new Set(["agent:claude-code/sess-alpha", "agent:claude-code/sess-beta"]),
+    );
+    const columns = await p.$$eval(
+      "#graph path",
+      (paths) =>
+        paths.filter((e) => (e.getAttribute("class") ?? "").startsWith("node")).map((e) =>
+          Number(/^M([0-9.]+)/.exec(e.getAttribute("d") ?? "")?.[1])
+        ),
+    );
+    assertEquals(new Set(columns).size, 2, "two node columns");
+    // Prompt 1 of sess-alpha is the oldest row.
+    await press(p, "G");
+    assertEquals(await p.textContent("#rows li.sel .pnum"), "#1");
+    assertEquals(await p.textContent("#rows li.sel .chip.agent"), "sess-alpha");
+    const expected =
+      "<script>globalThis.__xss=1</script> rename \\u{202E}gnp.exe\\u{202C}\\u{7}\\u{1B}[31m red";
+    assertEquals(await p.textContent("#rows li.sel .ptext"), expected, "the row shows it as text");
+    assertEquals(await p.textContent("#prompt .ptext-full"), expected, "the details too");
+    assertEquals(
+      await p.textContent("#resume .resume-command"),
+      "ctxsnap resume --agent-session sess-alpha --prompt 1",
+    );
+    assertEquals(
+      await p.$$eval(
+        "#conversation .msg",
+        (e) =>
+          e.map((
+            x,
+          ) => [x.querySelector(".role")?.textContent, x.querySelector(".mtext")?.textContent]),
+      ),
+      [
+        ["assistant", "<img src=x onerror=globalThis.__xss=2>"],
+        ["tool_use Bash", "rm -rf \\u{202E}/"],
+      ],
+      "the conversation slice, as text",
+    );
+    assert((await p.textContent("#conversation"))!.includes("3 more messages not shown"));
+    // Its events: the prompt, an Edit with its changed file and diff, a Bash command.
+    const kinds = await p.$$eval("#events .event .ekind", (e) => e.map((x) => x.textContent));
+    assertEquals(kinds, ["UserPromptSubmit", "PostToolUse", "PostToolUse"]);
+    const tools = await p.$$eval("#events .chip.tool", (e) => e.map((x) => x.textContent));
+    assertEquals(tools, ["Edit", "Bash"]);
+    const command = await p.textContent("#events .command");
+    assert(command!.startsWith("deno test -A "), `the Bash command: ${command}`);
+    const edited = p.locator("#events .event").nth(1);
+    assertEquals(await edited.locator(".fhead .st").first().textContent(), "M");
+    await edited.locator(".fhead").first().click();
+    const diff = await edited.locator(".fbody").first().textContent();
+    assert(diff!.includes("edited by sess-alpha at prompt 1"), `the diff: ${diff}`);
+    await screenshot(p, "7-replay-by-prompt");
+    await press(p, "Escape", "k");
+    assert((await p.textContent("#conversation"))!.includes("No conversation is kept"));
+    // m shows the snapshots.
+    await press(p, "m");
+    assertEquals(await p.$eval("#mode", (e) => (e as HTMLSelectElement).value), "snapshots");
+    assertEquals(await p.$$eval("#rows li.prompt", (e) => e.length), 0);
+    assert((await p.$$eval("#rows li", (e) => e.length)) >= 12);
+    await expectNothingRan(w);
+  } finally {
+    await browser.close();
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -18,7 +18,8 @@ import { IntegrityError, UsageError } from "../../lib/errors.ts";
 import { Keyring } from "../../lib/keys/keyring.ts";
 import { createSnapshot } from "../../lib/history/create.ts";
 import { Store } from "../../lib/repository/store.ts";
-import { CLIENT_SCRIPT, PAGE_STYLE } from "../../lib/view/_client.ts";
+import { CLIENT_SCRIPT } from "../../lib/view/_client_js.ts";
+import { PAGE_STYLE } from "../../lib/view/_style.ts";
 import {
   contentSecurityPolicy,
   cspHash,
@@ -144,10 +145,26 @@ Deno.test("the client script never turns data into markup or code", () => {
     ]
   ) {
     assert(!CLIENT_SCRIPT.includes(banned), `the client script contains ${banned}`);
+    // The sources too: the bundle is rebuilt from them (scripts/build_client.ts).
+    for (const [file, source] of clientSources()) {
+      assert(!source.includes(banned), `${file} contains ${banned}`);
+    }
   }
   // It is valid JavaScript (parsed, not run).
   new Function(CLIENT_SCRIPT);
 });
+
+/** The page script's TypeScript sources (lib/view/client/*.ts), by file name. */
+function clientSources(): [string, string][] {
+  const dir = new URL("../../lib/view/client/", import.meta.url);
+  return [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".ts"))
+    .map((e) => [
+      e.name,
+      // Without comments (the module docs name what the code must not use).
+      Deno.readTextFileSync(new URL(e.name, dir)).replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/.*$/gm, ""),
+    ]);
+}
 
 Deno.test("renderPage: one executable script (the pinned one), data only in the JSON block", async () => {
   const fx = await fixture();

@@ -65,5 +65,6 @@ export function parseCodexEvent(
     prompt: options.recordPrompts ? prompt : null,
     cwd: p.path("cwd"),
     transcript_path: p.path("transcript_path", true),
+    command: null, // Bash commands are kept for Claude Code only (its tool_input is confirmed)
   };
 }

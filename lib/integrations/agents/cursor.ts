@@ -88,5 +88,6 @@ export function parseCursorEvent(
     prompt: options.recordPrompts ? prompt : null,
     cwd: p.path("cwd") ?? p.firstPath("workspace_roots"),
     transcript_path: p.path("transcript_path", true),
+    command: null, // Bash commands are kept for Claude Code only (its tool_input is confirmed)
   };
 }

@@ -80,5 +80,6 @@ export function parseOpencodeEvent(
     prompt,
     cwd: p.path("directory"),
     transcript_path: null,
+    command: null, // Bash commands are kept for Claude Code only (its tool_input is confirmed)
   };
 }
