@@ -1505,8 +1505,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-not-captured-listed",
     file: "lib/workspace/move/restore.ts",
-    find: '    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
-    replace: "    result.not_captured = [];",
+    find: '    result.notCaptured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
+    replace: "    result.notCaptured = [];",
     tests: [
       t(
         "integrations/hook_test.ts",
@@ -1517,7 +1517,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-not-captured-printed",
     file: "lib/cli/commands/restore.ts",
-    find: "    lines.push(...notCapturedLines(result.not_captured));\n",
+    find: "    lines.push(...notCapturedLines(result.notCaptured));\n",
     replace: "",
     tests: [
       t(
@@ -1744,11 +1744,11 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     id: "retention-read-before-checkpoint",
-    file: "lib/cli/_checkpoint.ts",
+    file: "lib/history/checkpoint.ts",
     find:
-      "    const policy = readRetention(store.dir);\n    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n",
+      "  const policy = readRetention(store.dir);\n  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n",
     replace:
-      "    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n    const policy = readRetention(store.dir);\n",
+      "  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n  const policy = readRetention(store.dir);\n",
     tests: [
       t(
         "history/retention_test.ts",

@@ -5,6 +5,7 @@
 import { UsageError } from "../../errors.ts";
 import { forkBranch } from "../../history/branch.ts";
 import { summarizeBranch } from "../../history/summary.ts";
+import { branchJson } from "../json.ts";
 import { listBranches, selection } from "../../history/timeline.ts";
 import { type Command, openStore, revision, short, str } from "../command.ts";
 import { runSwitch, SWITCH_OPTIONS } from "./switch.ts";
@@ -36,7 +37,7 @@ export const branch: Command = {
           {
             session: sel.session,
             current: sel.branch,
-            branches: rows.map((r) => summarizeBranch(r, sel.branch)),
+            branches: rows.map((r) => branchJson(summarizeBranch(r, sel.branch))),
           },
           () =>
             rows.length === 0

@@ -6,8 +6,7 @@ import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
-import type { CreateResult } from "../../history/create.ts";
-import { summaryOf } from "../../format/summary_shape.ts";
+import { createJson } from "../json.ts";
 import { esc } from "../output.ts";
 
 /** Parses `--max-file-size`: bytes, or a number with K, M or G (powers of 1024). */
@@ -25,21 +24,6 @@ export function sizeOption(text: string | undefined): number | undefined {
     );
   }
   return value;
-}
-
-/**
- * The `create --json` document of a checkpoint (also the MCP `checkpoint`
- * result): the one snapshot summary shape, then what this run did.
- */
-export function createJson(result: CreateResult, via: string): Record<string, unknown> {
-  return {
-    ...summaryOf(result.id, result.envelope, null),
-    created: result.created,
-    capture: result.capture,
-    operation: result.operation,
-    secrets: result.secrets,
-    via,
-  };
 }
 
 /** The `create` command. */

@@ -77,7 +77,7 @@ export const hook: Command = {
     const { result, via } = made;
     const agent = result.agent;
     const omitted = agent?.omitted ?? [];
-    const more = agent?.omitted_more ?? 0;
+    const more = agent?.omittedMore ?? 0;
     if (ctx.out.json) {
       ctx.out.result({
         id: result.id,

@@ -17,6 +17,12 @@ import type { Store } from "../../repository/store.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
+import { summaryJson } from "../json.ts";
+
+/** A listed snapshot as `list --json` prints it (with its agent event, if any). */
+function listedJson(item: SnapshotSummary & { agent?: unknown }): Record<string, unknown> {
+  return item.agent === undefined ? summaryJson(item) : { ...summaryJson(item), agent: item.agent };
+}
 
 /** Summaries of stored lean-ctx snapshots; the task stands in for the reason. */
 async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotSummary[]> {
@@ -31,7 +37,7 @@ async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotS
     return {
       id: row.id,
       format: "lean-ctx",
-      created_at: lean?.created_at ?? row.created_at,
+      createdAt: lean?.created_at ?? row.created_at,
       session: row.session,
       branch: row.branch,
       parent: lean?.parent_id ?? null,
@@ -39,8 +45,8 @@ async function leanCtxItems(store: Store, rows: LeanCtxRow[]): Promise<SnapshotS
       source: null,
       workspace: null,
       git: lean?.git ?? null,
-      reverted_to: null,
-      key_id: row.key_id,
+      revertedTo: null,
+      keyId: row.key_id,
       imported: true,
       readable: lean !== null,
     };
@@ -257,7 +263,7 @@ export const list: Command = {
           );
           let leanItems = leanRows.length === 0 ? [] : await leanCtxItems(store, leanRows);
           if (before !== undefined) {
-            leanItems = leanItems.filter((item) => Date.parse(item.created_at) <= before);
+            leanItems = leanItems.filter((item) => Date.parse(item.createdAt) <= before);
           }
           if (limit !== undefined) {
             leanItems = leanItems.slice(0, Math.max(0, limit - items.length));
@@ -275,8 +281,8 @@ export const list: Command = {
         }
         const where = on;
         ctx.out.result(
-          where === null ? { snapshots: rows } : {
-            snapshots: rows,
+          where === null ? { snapshots: rows.map(listedJson) } : {
+            snapshots: rows.map(listedJson),
             on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
           },
           () => {
@@ -286,7 +292,7 @@ export const list: Command = {
             return rows.map((item) =>
               [
                 esc(short(item.id)),
-                esc(String(item.created_at).replace("T", " ").slice(0, 19)),
+                esc(String(item.createdAt).replace("T", " ").slice(0, 19)),
                 where?.[item.id] !== undefined
                   ? esc(where[item.id]!.join(", "))
                   : `${esc(item.session)}/${esc(item.branch)}`,

@@ -4,6 +4,7 @@
  */
 import { readEnvelope } from "../../history/timeline.ts";
 import { summarize } from "../../history/summary.ts";
+import { summaryJson } from "../json.ts";
 import type { Store } from "../../repository/store.ts";
 import {
   type Command,
@@ -157,7 +158,7 @@ export const show: Command = {
           trusted: trust.isTrusted(keyId),
         };
         const b = envelope.body;
-        ctx.out.result({ ...summarize(store, id, envelope), signer, envelope }, () => {
+        ctx.out.result({ ...summaryJson(summarize(store, id, envelope)), signer, envelope }, () => {
           const lines = [
             `snapshot   ${id}`,
             `created    ${esc(b.created_at)}`,

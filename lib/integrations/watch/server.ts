@@ -194,7 +194,18 @@ export class WatchServer {
         capture: result.capture,
         secrets: result.secrets,
         operation: result.operation,
-        ...(result.agent === undefined ? {} : { agent: result.agent }),
+        // The agent outcome in its wire shape (FORMAT.md §15), snake_case.
+        ...(result.agent === undefined ? {} : {
+          agent: {
+            session_id: result.agent.sessionId,
+            event: result.agent.event,
+            position: result.agent.position,
+            prompt: result.agent.prompt,
+            duplicate: result.agent.duplicate,
+            omitted: result.agent.omitted,
+            omitted_more: result.agent.omittedMore,
+          },
+        }),
       } as unknown as Record<string, unknown>,
     };
   }

@@ -29,9 +29,8 @@ import type { Identity } from "../../keys/identity.ts";
 import { captureWorkspace } from "../../workspace/capture.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../../workspace/incremental.ts";
 import type { Store } from "../../repository/store.ts";
-import { type CreateOptions, type CreateResult, createSnapshot } from "../../history/create.ts";
-import { type AgentEvent, recordAgentEvent } from "../../history/agent.ts";
-import { readRetention, retainAfterCheckpoint } from "../../history/retention.ts";
+import type { CreateResult } from "../../history/create.ts";
+import { checkpoint, type CheckpointOptions } from "../../history/checkpoint.ts";
 
 /** Options of a {@linkcode WatchService}. */
 export interface WatchServiceOptions {
@@ -43,25 +42,7 @@ export interface WatchServiceOptions {
   pollMs?: number;
 }
 
-/**
- * The options of one checkpoint: those of `createSnapshot` a client may
- * give, and an agent event (which sets the source, reason and metadata).
- */
-export type CheckpointOptions =
-  & { agent?: AgentEvent }
-  & Pick<
-    CreateOptions,
-    | "reason"
-    | "context"
-    | "workspace"
-    | "source"
-    | "session"
-    | "branch"
-    | "expectHead"
-    | "allowUnchanged"
-    | "metadata"
-    | "maxFileBytes"
-  >;
+export type { CheckpointOptions } from "../../history/checkpoint.ts";
 
 /** What {@linkcode WatchService.status} reports. */
 export interface WatchServiceStatus {
@@ -80,7 +61,7 @@ export interface WatchServiceStatus {
 /** Checkpoints one store's workspace, incrementally. */
 export class WatchService {
   /** The incremental capture. */
-  readonly engine: IncrementalCapture;
+  private readonly engine: IncrementalCapture;
   private queue: Promise<unknown> = Promise.resolve();
   private served = 0;
   private readonly maxFileBytes: number | undefined;
@@ -124,28 +105,15 @@ export class WatchService {
   checkpoint(options: CheckpointOptions): Promise<CreateResult> {
     return this.run(async () => {
       let captured = false;
-      const { agent, ...rest } = options;
       try {
-        // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
-        const policy = readRetention(this.store.dir);
-        const make = (opts: CreateOptions) =>
-          createSnapshot(this.store, this.signer, {
-            ...opts,
-            capture: (captureOptions) => {
-              captured = true;
-              const ownLimit = captureOptions.maxFileBytes === undefined ||
-                captureOptions.maxFileBytes === this.maxFileBytes;
-              return ownLimit
-                ? this.engine.capture()
-                : captureWorkspace(this.store, captureOptions);
-            },
-          });
-        const result = agent === undefined
-          ? await make(rest)
-          : await recordAgentEvent(this.store, rest, agent, make);
+        const result = await checkpoint(this.store, this.signer, options, (captureOptions) => {
+          captured = true;
+          const ownLimit = captureOptions.maxFileBytes === undefined ||
+            captureOptions.maxFileBytes === this.maxFileBytes;
+          return ownLimit ? this.engine.capture() : captureWorkspace(this.store, captureOptions);
+        });
+        // The engine notices a gc retention runs and walks the workspace again.
         this.served += 1;
-        // The engine notices a gc this runs and walks the workspace again.
-        if (result.created) retainAfterCheckpoint(this.store, policy);
         return result;
       } catch (error) {
         // Blobs of a capture whose transaction did not commit are gone.
@@ -157,6 +125,7 @@ export class WatchService {
 
   private busy = false;
 
+  /** While idle: reads pending events and compresses stored manifests. */
   private idle(): void {
     if (this.busy) return;
     this.engine.poll();

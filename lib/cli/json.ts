@@ -1,0 +1,209 @@
+/**
+ * The command line's `--json` shapes: the one module that maps the
+ * library's results (camelCase fields, as `mod.ts` and `api/` return them)
+ * to the documents docs/CLI.md specifies (snake_case keys, ISO 8601 UTC
+ * times, full ids). A command builds its document here, so a library field
+ * can be renamed without changing what scripts read, and the two casings
+ * never mix inside one document.
+ *
+ * Stored and wire formats (docs/FORMAT.md: envelopes, bodies, trees, the
+ * session's context) are already snake_case and pass through unchanged.
+ *
+ * @example
+ * ```ts
+ * import { gcJson } from "./json.ts";
+ * const doc = gcJson({
+ *   trees: 1, blobs: 2, bytes: 30, kept: { trees: 4, blobs: 5 }, strays: 0,
+ *   dryRun: true, operation: null, index: null,
+ * });
+ * if (doc.dry_run !== true || "dryRun" in doc) throw new Error("gc --json is snake_case");
+ * ```
+ * @module
+ */
+import type { SnapshotSummary } from "../format/summary_shape.ts";
+import { summaryOf } from "../format/summary_shape.ts";
+import type { BranchSummary } from "../history/summary.ts";
+import type { CreateResult } from "../history/create.ts";
+import type { AgentOutcome } from "../history/agent.ts";
+import type { Adoption } from "../history/adopt.ts";
+import type { GcResult } from "../repository/gc.ts";
+import type { VacuumResult } from "../repository/vacuum.ts";
+import type { MovePlan } from "../workspace/plan.ts";
+import type { RestoreResult } from "../workspace/move/restore.ts";
+import type { RestoreGitState } from "../workspace/move/_git_state.ts";
+import type { SwitchResult } from "../workspace/move/switch.ts";
+import type { RevertResult } from "../workspace/move/undo.ts";
+
+/** A JSON document (an object) as `Output.result` prints it. */
+export type JsonDoc = Record<string, unknown>;
+
+/** The one snapshot summary shape of `create`, `list` and `show` (docs/CLI.md). */
+export function summaryJson(s: SnapshotSummary): JsonDoc {
+  return {
+    id: s.id,
+    format: s.format,
+    created_at: s.createdAt,
+    session: s.session,
+    branch: s.branch,
+    parent: s.parent,
+    reason: s.reason,
+    source: s.source,
+    workspace: s.workspace,
+    git: s.git,
+    reverted_to: s.revertedTo,
+    key_id: s.keyId,
+    imported: s.imported,
+    readable: s.readable,
+  };
+}
+
+/** A branch as `branch --json` lists it. */
+export function branchJson(b: BranchSummary): JsonDoc {
+  return {
+    name: b.name,
+    head: b.head,
+    base: b.base,
+    current: b.current,
+    created_at: b.createdAt,
+    updated_at: b.updatedAt,
+  };
+}
+
+/**
+ * The `create --json` document of a checkpoint (also the MCP `checkpoint`
+ * result): the one snapshot summary shape, then what this run did.
+ */
+export function createJson(result: CreateResult, via: string): JsonDoc {
+  return {
+    ...summaryJson(summaryOf(result.id, result.envelope, null)),
+    created: result.created,
+    capture: result.capture,
+    operation: result.operation,
+    secrets: result.secrets,
+    via,
+  };
+}
+
+/** What recording a hook event did, as `hook --json` and the watch protocol (§15) say it. */
+export function agentOutcomeJson(a: AgentOutcome): JsonDoc {
+  return {
+    session_id: a.sessionId,
+    event: a.event,
+    position: a.position,
+    prompt: a.prompt,
+    duplicate: a.duplicate,
+    omitted: a.omitted,
+    omitted_more: a.omittedMore,
+  };
+}
+
+/** A move plan as `--json` prints it (entries shown by kind, not content). */
+export function planJson(plan: MovePlan | null): unknown {
+  if (plan === null) return null;
+  return {
+    writes: plan.writes.map((w) => ({ path: w.path, action: w.action, type: w.entry.type })),
+    deletes: plan.deletes,
+    conflicts: plan.conflicts,
+    unchanged: plan.unchanged,
+    preserved: plan.preserved,
+    forced: plan.forced,
+  };
+}
+
+function gitStateJson(git: RestoreGitState | null): unknown {
+  if (git === null) return null;
+  return {
+    anchor: git.anchor,
+    head: git.head,
+    differs: git.differs,
+    with_git: git.withGit,
+    blocking: git.blocking,
+    blocking_paths: git.blockingPaths,
+  };
+}
+
+/** The `restore --json` document. */
+export function restoreJson(r: RestoreResult): JsonDoc {
+  return {
+    target: r.target,
+    plan: planJson(r.plan),
+    session: r.session,
+    dry_run: r.dryRun,
+    operation: r.operation,
+    snapshot: r.snapshot,
+    pre_restore: r.preRestore,
+    git_commit: r.gitCommit,
+    git: gitStateJson(r.git),
+    would_refuse: r.wouldRefuse,
+    not_captured: r.notCaptured,
+  };
+}
+
+/** The `switch --json` document. */
+export function switchJson(r: SwitchResult): JsonDoc {
+  return {
+    session: r.session,
+    from: r.from,
+    branch: r.branch,
+    head: r.head,
+    workspace: r.workspace,
+    plan: planJson(r.plan),
+    dry_run: r.dryRun,
+    operation: r.operation,
+    pre_switch: r.preSwitch,
+  };
+}
+
+/** The `undo --json` and `redo --json` document. */
+export function revertJson(r: RevertResult): JsonDoc {
+  return {
+    direction: r.direction,
+    reverts: {
+      id: r.reverts.id,
+      kind: r.reverts.kind,
+      session: r.reverts.session,
+      finished_at: r.reverts.finishedAt,
+    },
+    plan: planJson(r.plan),
+    dry_run: r.dryRun,
+    operation: r.operation,
+    saved: r.saved,
+  };
+}
+
+/** The index vacuum a gc ran. */
+export function vacuumJson(v: VacuumResult | null): unknown {
+  if (v === null) return null;
+  return {
+    mode: v.mode,
+    free_pages_before: v.freePagesBefore,
+    free_pages_after: v.freePagesAfter,
+    index_bytes_before: v.indexBytesBefore,
+    index_bytes_after: v.indexBytesAfter,
+  };
+}
+
+/** The `gc --json` document. */
+export function gcJson(r: GcResult): JsonDoc {
+  return {
+    trees: r.trees,
+    blobs: r.blobs,
+    bytes: r.bytes,
+    kept: r.kept,
+    strays: r.strays,
+    dry_run: r.dryRun,
+    operation: r.operation,
+    index: vacuumJson(r.index),
+  };
+}
+
+/** What `init --adopt --json` says of the adopted store (the command adds its own fields). */
+export function adoptionJson(a: Adoption): JsonDoc {
+  return {
+    untrusted_signers: a.untrustedSigners,
+    unresolved_operations: a.unresolvedOperations,
+    sessions_with_live_state: a.sessionsWithLiveState,
+    extra_files: a.extraFiles,
+    allow_secrets: a.allowSecrets,
+  };
+}
