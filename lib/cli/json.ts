@@ -29,8 +29,7 @@ import type { Adoption } from "../history/adopt.ts";
 import type { GcResult } from "../repository/gc.ts";
 import type { VacuumResult } from "../repository/vacuum.ts";
 import type { MovePlan } from "../workspace/plan.ts";
-import type { RestoreResult } from "../workspace/move/restore.ts";
-import type { RestoreGitState } from "../workspace/move/_git_state.ts";
+import type { RestoreGitState, RestoreResult } from "../workspace/move/restore.ts";
 import type { SwitchResult } from "../workspace/move/switch.ts";
 import type { RevertResult } from "../workspace/move/undo.ts";
 
