@@ -22,7 +22,7 @@
  *   url: `file://${bucket}`,
  *   endpoint: null,
  *   region: null,
- *   path_style: null,
+ *   pathStyle: null,
  * });
  * await push(store, openBackend(origin), me, "origin", { kind: "current" });
  * store.close();

@@ -24,7 +24,7 @@ import type { SnapshotSummary } from "../format/summary_shape.ts";
 import { summaryOf } from "../format/summary_shape.ts";
 import type { BranchSummary } from "../history/summary.ts";
 import type { CreateResult } from "../history/create.ts";
-import type { AgentOutcome } from "../history/agent.ts";
+import type { AgentEvent, AgentOutcome } from "../history/agent.ts";
 import type { Adoption } from "../history/adopt.ts";
 import type { GcResult } from "../repository/gc.ts";
 import type { VacuumResult } from "../repository/vacuum.ts";
@@ -32,6 +32,9 @@ import type { MovePlan } from "../workspace/plan.ts";
 import type { RestoreGitState, RestoreResult } from "../workspace/move/restore.ts";
 import type { SwitchResult } from "../workspace/move/switch.ts";
 import type { RevertResult } from "../workspace/move/undo.ts";
+import type { RemoteConfig } from "../remote/remote_config.ts";
+import type { PulledRef, PullResult } from "../remote/pull.ts";
+import type { SnapshotReport } from "../history/verify.ts";
 
 /** A JSON document (an object) as `Output.result` prints it. */
 export type JsonDoc = Record<string, unknown>;
@@ -204,5 +207,85 @@ export function adoptionJson(a: Adoption): JsonDoc {
     sessions_with_live_state: a.sessionsWithLiveState,
     extra_files: a.extraFiles,
     allow_secrets: a.allowSecrets,
+  };
+}
+
+/** A remote as `remote add --json` and `remote list --json` show it. */
+export function remoteJson(remote: RemoteConfig): JsonDoc {
+  return {
+    name: remote.name,
+    url: remote.url,
+    endpoint: remote.endpoint,
+    region: remote.region,
+    path_style: remote.pathStyle,
+  };
+}
+
+/** A ref `pull --json` and `clone --json` report. */
+export function refJson(ref: PulledRef): Record<string, unknown> {
+  return {
+    key_id: ref.keyId,
+    session: ref.session,
+    branch: ref.branch,
+    seq: ref.seq,
+    head: ref.head,
+    created_at: ref.createdAt,
+    local_branch: ref.localBranch,
+    status: ref.status,
+    reason: ref.reason,
+    trusted: ref.trusted,
+  };
+}
+
+/** The `pull --json` document (`startedAt`: when the command began). */
+export function pullJson(
+  name: string,
+  result: PullResult,
+  startedAt: string,
+): Record<string, unknown> {
+  return {
+    remote: name,
+    location: result.location,
+    initialized: result.initialized,
+    refs: result.refs.map(refJson),
+    snapshot: result.snapshot,
+    snapshots: result.snapshots,
+    objects: result.objects,
+    bytes_received: result.bytesReceived,
+    requests: result.requests,
+    operation: result.operation,
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+  };
+}
+
+/** A snapshot report as `--json` prints it (snake_case). */
+export function reportJson(report: SnapshotReport): JsonDoc {
+  return {
+    id: report.id,
+    valid: report.valid,
+    trusted: report.trusted,
+    key_id: report.keyId,
+    signer: report.signer,
+    checked: report.checked,
+    has_workspace: report.hasWorkspace,
+    problems: report.problems,
+  };
+}
+
+/** The `hook --json` document: the checkpoint and what recording `event` did. */
+export function hookJson(result: CreateResult, event: AgentEvent, via: string): JsonDoc {
+  const agent = result.agent;
+  return {
+    id: result.id,
+    created: result.created,
+    event: event.event,
+    agent_session: event.session_id,
+    prompt: agent?.prompt ?? null,
+    position: agent?.position ?? null,
+    duplicate: agent?.duplicate ?? false,
+    omitted: agent?.omitted ?? [],
+    omitted_more: agent?.omittedMore ?? 0,
+    via,
   };
 }

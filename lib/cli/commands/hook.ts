@@ -15,6 +15,7 @@ import type { SkippedEntry } from "../../format/tree.ts";
 import { NoStoreError, quote, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
+import { hookJson } from "../json.ts";
 
 /** The harnesses the hook understands. */
 const HARNESSES = ["claude-code"];
@@ -79,18 +80,7 @@ export const hook: Command = {
     const omitted = agent?.omitted ?? [];
     const more = agent?.omittedMore ?? 0;
     if (ctx.out.json) {
-      ctx.out.result({
-        id: result.id,
-        created: result.created,
-        event: event.event,
-        agent_session: event.session_id,
-        prompt: agent?.prompt ?? null,
-        position: agent?.position ?? null,
-        duplicate: agent?.duplicate ?? false,
-        omitted,
-        omitted_more: more,
-        via,
-      }, () => "");
+      ctx.out.result(hookJson(result, event, via), () => "");
     } else if (omitted.length > 0 || more > 0) {
       // Shown to the user, never to the model (Claude Code's `systemMessage`).
       ctx.out.raw(

@@ -20,8 +20,9 @@ import {
   userPath,
 } from "../command.ts";
 import { configDir } from "../../keys/identity.ts";
-import type { PulledRef, PullResult } from "../../remote/pull.ts";
+import type { PullResult } from "../../remote/pull.ts";
 import type { RemoteConfig } from "../../remote/remote_config.ts";
+import { pullJson, refJson, remoteJson } from "../json.ts";
 
 // The remote layer loads only when one of these commands runs.
 const config = () => import("../../remote/remote_config.ts");
@@ -54,16 +55,6 @@ function pathStyle(parsed: Parsed): boolean | null {
   return flag(parsed, "path-style") ? true : flag(parsed, "virtual-hosted") ? false : null;
 }
 
-function configJson(remote: RemoteConfig): Record<string, unknown> {
-  return {
-    name: remote.name,
-    url: remote.url,
-    endpoint: remote.endpoint,
-    region: remote.region,
-    path_style: remote.path_style,
-  };
-}
-
 /** The `remote` command. */
 export const remote: Command = {
   name: "remote",
@@ -90,7 +81,7 @@ export const remote: Command = {
         case "list": {
           const remotes = listRemotes(store);
           ctx.out.result(
-            { remotes: remotes.map(configJson) },
+            { remotes: remotes.map(remoteJson) },
             () =>
               remotes.length === 0
                 ? "No remotes (add one with `ctxsnap remote add NAME URL`)"
@@ -111,16 +102,16 @@ export const remote: Command = {
             url,
             endpoint: str(parsed, "endpoint") ?? null,
             region: str(parsed, "region") ?? null,
-            path_style: pathStyle(parsed),
+            pathStyle: pathStyle(parsed),
           });
-          ctx.out.result(configJson(added), () => `Added remote ${added.name} → ${added.url}`);
+          ctx.out.result(remoteJson(added), () => `Added remote ${added.name} → ${added.url}`);
           return 0;
         }
         case "remove": {
           if (name === undefined) throw new UsageError("remote remove needs NAME");
           const removed = removeRemote(store, name);
           ctx.out.result(
-            { ...configJson(removed), removed: true },
+            { ...remoteJson(removed), removed: true },
             () => `Removed remote ${removed.name} (nothing on the remote was touched)`,
           );
           return 0;
@@ -257,38 +248,6 @@ export const push: Command = {
     }
   },
 };
-
-function refJson(ref: PulledRef): Record<string, unknown> {
-  return {
-    key_id: ref.keyId,
-    session: ref.session,
-    branch: ref.branch,
-    seq: ref.seq,
-    head: ref.head,
-    created_at: ref.createdAt,
-    local_branch: ref.localBranch,
-    status: ref.status,
-    reason: ref.reason,
-    trusted: ref.trusted,
-  };
-}
-
-function pullJson(name: string, result: PullResult, startedAt: string): Record<string, unknown> {
-  return {
-    remote: name,
-    location: result.location,
-    initialized: result.initialized,
-    refs: result.refs.map(refJson),
-    snapshot: result.snapshot,
-    snapshots: result.snapshots,
-    objects: result.objects,
-    bytes_received: result.bytesReceived,
-    requests: result.requests,
-    operation: result.operation,
-    started_at: startedAt,
-    finished_at: new Date().toISOString(),
-  };
-}
 
 function pullLines(result: PullResult): string[] {
   const lines: string[] = [];
@@ -451,7 +410,7 @@ export const clone: Command = {
       {
         workspace: result.workspace,
         store: result.store,
-        remote: configJson(result.remote),
+        remote: remoteJson(result.remote),
         pull: pullJson(result.remote.name, result.pull, startedAt),
         restored: result.restored === null ? null : refJson(result.restored),
         snapshot: result.restore?.snapshot ?? null,
