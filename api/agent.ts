@@ -38,7 +38,6 @@
  */
 export { checkpoint } from "../lib/history/checkpoint.ts";
 export {
-  agentPrompts,
   CLAUDE_CODE,
   MAX_EVENT_BYTES,
   parseClaudeCodeEvent,
@@ -82,12 +81,11 @@ export type {
   TreeEntry,
   TreeManifest,
 } from "../lib/format/tree.ts";
-export type { AgentEvent, AgentOutcome, AgentPrompts } from "../lib/history/agent.ts";
+export type { AgentEvent, AgentOutcome } from "../lib/history/agent.ts";
 export type { CheckpointOptions } from "../lib/history/checkpoint.ts";
 export type { ContextInput, CreateOptions, CreateResult } from "../lib/history/create.ts";
 export type { WatchServiceStatus } from "../lib/integrations/watch/service.ts";
 export type { Identity } from "../lib/keys/identity.ts";
-export type { AgentSessionRow, AgentTurnRow } from "../lib/repository/agent_rows.ts";
 export { Store } from "../lib/repository/store.ts";
 export type { CaptureOptions, CaptureResult, CaptureStats } from "../lib/workspace/capture.ts";
 export type { IncrementalStatus } from "../lib/workspace/incremental.ts";

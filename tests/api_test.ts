@@ -531,10 +531,6 @@ const PINNED: Record<string, string[]> = {
   "./agent": [
     "AgentEvent",
     "AgentOutcome",
-    "AgentPrompts",
-    "agentPrompts",
-    "AgentSessionRow",
-    "AgentTurnRow",
     "CaptureOptions",
     "CaptureResult",
     "CaptureStats",

@@ -35,6 +35,7 @@ import type { RevertResult } from "../workspace/move/undo.ts";
 import type { RemoteConfig } from "../remote/remote_config.ts";
 import type { PulledRef, PullResult } from "../remote/pull.ts";
 import type { SnapshotReport } from "../history/verify.ts";
+import type { Operation } from "../repository/operations.ts";
 
 /** A JSON document (an object) as `Output.result` prints it. */
 export type JsonDoc = Record<string, unknown>;
@@ -287,5 +288,21 @@ export function hookJson(result: CreateResult, event: AgentEvent, via: string): 
     omitted: agent?.omitted ?? [],
     omitted_more: agent?.omittedMore ?? 0,
     via,
+  };
+}
+
+/** One operation as `log --json` lists it (times ISO 8601 UTC, null while unfinished). */
+export function operationJson(op: Omit<Operation, "plan">): JsonDoc {
+  return {
+    id: op.id,
+    session: op.session,
+    branch: op.branch,
+    kind: op.kind,
+    source: op.source,
+    target: op.target,
+    status: op.status,
+    error: op.error,
+    created_at: new Date(op.createdAt).toISOString(),
+    finished_at: op.finishedAt === null ? null : new Date(op.finishedAt).toISOString(),
   };
 }

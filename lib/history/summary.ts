@@ -114,7 +114,7 @@ export function summarizeBranch(row: BranchRow, current: string): BranchSummary 
     head: row.head,
     base: row.base,
     current: row.name === current,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
   };
 }
