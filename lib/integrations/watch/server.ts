@@ -51,7 +51,7 @@ import {
   watchInfoPath,
   type WatchResponse,
 } from "./protocol.ts";
-import type { CheckpointOptions, WatchService } from "./service.ts";
+import { type CheckpointOptions, serviceStatusWire, type WatchService } from "./service.ts";
 
 /** Most connections served at once; more are closed at once. */
 const MAX_CONNECTIONS = 32;
@@ -173,7 +173,11 @@ export class WatchServer {
     if (request.op === "status") {
       return {
         ok: true,
-        result: { pid: this.info.pid, started_at: this.info.started_at, ...this.service.status() },
+        result: {
+          pid: this.info.pid,
+          started_at: this.info.started_at,
+          ...serviceStatusWire(this.service.status()),
+        },
       };
     }
     if (request.op === "stop") {

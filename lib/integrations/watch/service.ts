@@ -51,11 +51,34 @@ export interface WatchServiceStatus {
   /** Store written. */
   store: string;
   /** Key id checkpoints are signed with. */
-  key_id: string;
+  keyId: string;
   /** Checkpoints served. */
   checkpoints: number;
   /** How captures are made. */
   capture: IncrementalStatus;
+}
+
+/** How captures are made, in the watch protocol's shape (docs/FORMAT.md §15, snake_case). */
+export function captureStatusWire(s: IncrementalStatus): Record<string, unknown> {
+  return {
+    mode: s.mode,
+    reason: s.reason,
+    watched: s.watched,
+    full_walks: s.fullWalks,
+    incremental: s.incremental,
+    last_changed: s.lastChanged,
+  };
+}
+
+/** A {@linkcode WatchServiceStatus} in the watch protocol's shape (`status`, docs/FORMAT.md §15). */
+export function serviceStatusWire(s: WatchServiceStatus): Record<string, unknown> {
+  return {
+    workspace: s.workspace,
+    store: s.store,
+    key_id: s.keyId,
+    checkpoints: s.checkpoints,
+    capture: captureStatusWire(s.capture),
+  };
 }
 
 /** Checkpoints one store's workspace, incrementally. */
@@ -167,7 +190,7 @@ export class WatchService {
     return {
       workspace: this.store.workspaceRoot,
       store: this.store.dir,
-      key_id: this.signer.keyId,
+      keyId: this.signer.keyId,
       checkpoints: this.served,
       capture: this.engine.status,
     };
