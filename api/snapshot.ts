@@ -4,9 +4,8 @@
  * branches), read the operations log, diff, edit the live session, forget
  * and collect garbage.
  *
- * ```ts ignore
- * import { createSnapshot, initStore, loadOrCreateIdentity } from "jsr:@ctxsnap/ctxsnap/snapshot";
- * ```
+ * Imported as `@ctxsnap/ctxsnap/snapshot` (the package's `./snapshot`
+ * export), or by path or URL as `api/snapshot.ts` of a checkout.
  *
  * @example Capture, list, diff against the workspace as it is now
  * ```ts
