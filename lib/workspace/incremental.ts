@@ -20,7 +20,7 @@
  *
  * @example
  * ```ts
-import { Store } from "../repository/store.ts";
+ * import { Store } from "../repository/store.ts";
  * import { captureWorkspace } from "./capture.ts";
  * import { IncrementalCapture } from "./incremental.ts";
  * const dir = await Deno.makeTempDir();
