@@ -1809,4 +1809,20 @@ export const MUTATIONS: readonly Mutation[] = [
       t("history/agent_test.ts", "recordAgentEvent() numbers events inside the write transaction"),
     ],
   },
+  {
+    id: "folder-doc-may-use-complete",
+    file: "scripts/check_layers.ts",
+    find: "      if (missing.length > 0) {",
+    replace: "      if (missing.length < 0) {",
+    tests: [t("scripts/check_layers_test.ts", "checkFolderDocs() wants a doc.ts per layer folder")],
+  },
+  {
+    id: "api-export-list-pinned",
+    file: "api/agent.ts",
+    find: "  validateAgentEvent,\n",
+    replace: "",
+    tests: [
+      t("api_test.ts", "each export path of deno.json exports exactly its pinned list of names"),
+    ],
+  },
 ];
