@@ -116,6 +116,7 @@ export {
   UntrustedError,
   UsageError,
 } from "./lib/errors.ts";
+export type { CtxsnapErrorOptions, IoErrorOptions } from "./lib/errors.ts";
 export { MoveConflictError } from "./lib/workspace/overwrite.ts";
 export { RestoreConflictError } from "./lib/workspace/move/restore.ts";
 export { BundleFormatError } from "./lib/format/tar.ts";
