@@ -14,6 +14,10 @@
  *    uses; nothing else imports `exit` from it).
  * 5. Doc examples assert by throwing, never with `console.assert` (which only
  *    prints, so `deno test --doc` would pass whatever the example claims).
+ * 6. Every layer folder has a `doc.ts` holding only its module doc: its rank
+ *    (`layer N`), what it owns (`Owns:`), and what it may use (`May use:`, the
+ *    folders of every lower rank of the table, no more, no fewer)
+ *    ({@linkcode checkFolderDocs}).
  *
  * Run by `deno task check`; exits 1 and lists every violation.
  *
@@ -168,10 +172,86 @@ export async function checkLayers(root: string, layers: Layer[]): Promise<string
   return violations;
 }
 
+/** The file of a layer folder that holds only its module doc (as restic's `doc.go`). */
+export const FOLDER_DOC = "doc.ts";
+
+/** The `lib/` folders named in backticks in `text`, as {@linkcode readLayerTable} names them. */
+function foldersNamed(text: string): string[] {
+  return [...text.matchAll(/`lib\/([^`]*)`/g)].map((m) => {
+    const name = m[1]!;
+    return name.endsWith(".ts") || name === "" ? "." : name.replace(/\/$/, "");
+  });
+}
+
+/**
+ * Checks that every layer folder of `layers` has a {@linkcode FOLDER_DOC}
+ * holding only a module doc that names its rank (`layer N`), says what it
+ * owns (`Owns: …`) and lists what it may use (`May use: …`, the folders of
+ * every lower rank, in backticks); returns one line per violation.
+ */
+export async function checkFolderDocs(root: string, layers: Layer[]): Promise<string[]> {
+  const violations: string[] = [];
+  for (const layer of layers) {
+    const below = new Set(layers.filter((l) => l.rank < layer.rank).flatMap((l) => l.folders));
+    for (const folder of layer.folders) {
+      if (folder === ".") continue;
+      const shown = `lib/${folder}/${FOLDER_DOC}`;
+      let raw: string;
+      try {
+        raw = await Deno.readTextFile(join(root, shown));
+      } catch {
+        violations.push(`lib/${folder}/: no ${FOLDER_DOC} saying what the layer owns and may use`);
+        continue;
+      }
+      if (stripComments(raw).trim() !== "") {
+        violations.push(`${shown}: holds code; it holds only the folder's module doc`);
+      }
+      const doc = (raw.match(/\/\*\*([\s\S]*?)\*\//)?.[1] ?? "").replace(/^\s*\* ?/gm, "");
+      if (!/@module\b/.test(doc)) violations.push(`${shown}: no @module doc comment`);
+      const rank = doc.match(/\blayer (\d+)\b/i)?.[1];
+      if (rank === undefined) {
+        violations.push(`${shown}: does not say its layer (layer ${layer.rank})`);
+      } else if (Number(rank) !== layer.rank) {
+        violations.push(`${shown}: says layer ${rank}; the table gives layer ${layer.rank}`);
+      }
+      const paragraph = (label: string) =>
+        doc.match(new RegExp(`(?:^|\\n)${label}:([\\s\\S]*?)(?:\\n\\s*\\n|@module)`))?.[1];
+      if ((paragraph("Owns") ?? "").trim() === "") {
+        violations.push(`${shown}: no "Owns:" paragraph saying what the layer owns`);
+      }
+      const mayUse = paragraph("May use");
+      if (mayUse === undefined) {
+        violations.push(`${shown}: no "May use:" paragraph`);
+        continue;
+      }
+      const listed = new Set(foldersNamed(mayUse));
+      const name = (f: string) => f === "." ? "lib/*.ts" : `lib/${f}/`;
+      const missing = [...below].filter((f) => !listed.has(f)).map(name);
+      const extra = [...listed].filter((f) => !below.has(f)).map(name);
+      if (missing.length > 0) {
+        violations.push(
+          `${shown}: "May use" omits ${missing.join(", ")}, below layer ${layer.rank} in the table`,
+        );
+      }
+      if (extra.length > 0) {
+        violations.push(
+          `${shown}: "May use" lists ${
+            extra.join(", ")
+          }, not below layer ${layer.rank} in the table`,
+        );
+      }
+    }
+  }
+  return violations;
+}
+
 if (import.meta.main) {
   const root = Deno.args[0] ?? ".";
   const layers = await readLayerTable(Deno.args[1] ?? join(root, "docs/DESIGN.md"));
-  const violations = await checkLayers(root, layers);
+  const violations = [
+    ...await checkLayers(root, layers),
+    ...await checkFolderDocs(root, layers),
+  ];
   for (const line of violations) console.error(line);
   if (violations.length > 0) {
     console.error(

@@ -1629,8 +1629,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-not-captured-listed",
     file: "lib/workspace/move/restore.ts",
-    find: '    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
-    replace: "    result.not_captured = [];",
+    find: '    result.notCaptured = targetTree.skipped.filter((s) => s.reason !== "reserved");',
+    replace: "    result.notCaptured = [];",
     tests: [
       t(
         "integrations/hook_test.ts",
@@ -1641,7 +1641,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "restore-not-captured-printed",
     file: "lib/cli/commands/restore.ts",
-    find: "    lines.push(...notCapturedLines(result.not_captured));\n",
+    find: "    lines.push(...notCapturedLines(result.notCaptured));\n",
     replace: "",
     tests: [
       t(
@@ -1890,17 +1890,17 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "list-agent-event-time",
     file: "lib/cli/commands/list.ts",
-    find: "esc(String(eventTime(item) ?? item.created_at)",
-    replace: "esc(String(item.created_at)",
+    find: "esc(String(eventTime(item) ?? item.createdAt)",
+    replace: "esc(String(item.createdAt)",
     tests: [t("integrations/hook_test.ts", "shows each event at its own time")],
   },
   {
     id: "retention-read-before-checkpoint",
-    file: "lib/cli/_checkpoint.ts",
+    file: "lib/history/checkpoint.ts",
     find:
-      "    const policy = readRetention(store.dir);\n    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n",
+      "  const policy = readRetention(store.dir);\n  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n",
     replace:
-      "    const result = agent === undefined\n      ? await createSnapshot(store, signer, rest)\n      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));\n    const policy = readRetention(store.dir);\n",
+      "  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n  const policy = readRetention(store.dir);\n",
     tests: [
       t(
         "history/retention_test.ts",
@@ -2127,6 +2127,22 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "    : (p.text.length > TEXT_SHOWN ? `${p.text.slice(0, TEXT_SHOWN)}…` : p.text);",
     tests: [
       t("history/prompt_log_test.ts", "log --prompts escapes hostile prompt text: a newline"),
+    ],
+  },
+  {
+    id: "folder-doc-may-use-complete",
+    file: "scripts/check_layers.ts",
+    find: "      if (missing.length > 0) {",
+    replace: "      if (missing.length < 0) {",
+    tests: [t("scripts/check_layers_test.ts", "checkFolderDocs() wants a doc.ts per layer folder")],
+  },
+  {
+    id: "api-export-list-pinned",
+    file: "api/agent.ts",
+    find: "  validateAgentEvent,\n",
+    replace: "",
+    tests: [
+      t("api_test.ts", "each export path of deno.json exports exactly its pinned list of names"),
     ],
   },
 ];

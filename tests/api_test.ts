@@ -1,7 +1,9 @@
 /**
- * Tests of the public API as another program sees it: `mod.ts` imported by
- * path from a directory with no configuration of its own (no deno.json, no
- * import map, no lock file).
+ * Tests of the public API as another program sees it: every export path of
+ * `deno.json` (`mod.ts`, the facade, and `api/*.ts`, one per job) imported
+ * by URL from a directory with no configuration of its own (no deno.json,
+ * no import map, no lock file), each path's export list pinned, and the
+ * errors a caller catches.
  *
  * @module
  */
@@ -9,7 +11,705 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { assertEquals } from "./_assert.ts";
 
-const MOD = pathToFileURL(join(import.meta.dirname!, "..", "mod.ts")).href;
+const ROOT = join(import.meta.dirname!, "..");
+const MOD = pathToFileURL(join(ROOT, "mod.ts")).href;
+
+/** The export paths of deno.json, and their files, except `./cli` (the command line). */
+async function exportPaths(): Promise<Map<string, string>> {
+  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  const paths = new Map<string, string>();
+  for (const [name, file] of Object.entries(config.exports as Record<string, string>)) {
+    if (name !== "./cli") paths.set(name, file);
+  }
+  return paths;
+}
+
+/**
+ * Every name each export path exports (values and types), as `deno doc`
+ * documents it. Adding or removing a name from the public API means
+ * changing this list, on purpose; docs/CLI.md ("Library") describes them.
+ */
+const PINNED: Record<string, string[]> = {
+  ".": [
+    "AgentEvent",
+    "AgentOutcome",
+    "AnyFileReport",
+    "AnyImportResult",
+    "BundleFormatError",
+    "BundleVisitor",
+    "BusyError",
+    "CanonicalJsonError",
+    "CaptureOptions",
+    "CaptureResult",
+    "CaptureStats",
+    "checkpoint",
+    "CheckpointOptions",
+    "configDir",
+    "ConfigError",
+    "Conflict",
+    "ConflictError",
+    "ConflictReason",
+    "ContextInput",
+    "CreateOptions",
+    "CreateResult",
+    "createSnapshot",
+    "CtxsnapError",
+    "CtxsnapErrorOptions",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "Envelope",
+    "EnvelopeSignature",
+    "ErrorCode",
+    "EXIT_CODES",
+    "EXIT_MEANINGS",
+    "exitCodeOf",
+    "FileChangedError",
+    "FileEntry",
+    "FileReport",
+    "FileSnapshotReport",
+    "FileSource",
+    "GitAnchor",
+    "GitPosition",
+    "Identity",
+    "IgnoreFileError",
+    "importFile",
+    "ImportOptions",
+    "ImportResult",
+    "initStore",
+    "IntegrityError",
+    "IoError",
+    "IoErrorOptions",
+    "JsonValue",
+    "Keyring",
+    "LeanCtxCheck",
+    "LeanCtxGit",
+    "LeanCtxImportResult",
+    "LeanCtxLedger",
+    "LeanCtxLedgerItem",
+    "LeanCtxLineage",
+    "LeanCtxLineageItem",
+    "LeanCtxProject",
+    "LeanCtxRoi",
+    "LeanCtxSession",
+    "LeanCtxSignature",
+    "LeanCtxSnapshot",
+    "LeanCtxVerdict",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "ListChange",
+    "ListFilter",
+    "listSnapshots",
+    "loadOrCreateIdentity",
+    "MoveConflictError",
+    "MovePlan",
+    "NoStoreError",
+    "NotFoundError",
+    "openStore",
+    "parseClaudeCodeEvent",
+    "PathError",
+    "PlannedWrite",
+    "publish",
+    "PublishBelow",
+    "PublishOptions",
+    "PublishResult",
+    "Refusal",
+    "RemoteError",
+    "ResolveOptions",
+    "resolveRevision",
+    "RestoreConflictError",
+    "RestoreGitState",
+    "RestoreOptions",
+    "RestoreResult",
+    "restoreSnapshot",
+    "RevertedOperation",
+    "RevertOptions",
+    "RevertResult",
+    "RoiSlice",
+    "SessionChange",
+    "SessionMode",
+    "SessionPlan",
+    "SignatureError",
+    "Signer",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "SnapshotReport",
+    "SnapshotSchema",
+    "SnapshotSummary",
+    "Store",
+    "StoreOpenOptions",
+    "StoreTrustError",
+    "SymlinkEntry",
+    "TransientError",
+    "TreeEntry",
+    "TreeManifest",
+    "TrustPolicy",
+    "undo",
+    "UnreadableError",
+    "UntrustedError",
+    "UsageError",
+    "verifyFile",
+    "verifySnapshot",
+    "WorkspaceRef",
+  ],
+  "./snapshot": [
+    "Adoption",
+    "adoptStore",
+    "AgentOutcome",
+    "BranchRow",
+    "CaptureOptions",
+    "CaptureResult",
+    "CaptureStats",
+    "captureWorkspace",
+    "collectGarbage",
+    "configDir",
+    "ContentSource",
+    "ContextInput",
+    "CreateOptions",
+    "CreateResult",
+    "createSnapshot",
+    "currentSelection",
+    "DiffOptions",
+    "diffStoredTrees",
+    "diffText",
+    "diffTrees",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "editSession",
+    "Envelope",
+    "EnvelopeSignature",
+    "ExtraFile",
+    "FileChange",
+    "fileChanges",
+    "FileDiff",
+    "FileEntry",
+    "forgetImpact",
+    "ForgetResult",
+    "ForgetSelector",
+    "forgetSnapshots",
+    "forkBranch",
+    "formatUnified",
+    "GcResult",
+    "GitAnchor",
+    "Hunk",
+    "Identity",
+    "IdentityImport",
+    "importIdentity",
+    "initStore",
+    "isRegistered",
+    "JsonValue",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "listBranches",
+    "ListChange",
+    "ListFilter",
+    "listOperations",
+    "listSnapshots",
+    "loadIdentity",
+    "loadOrCreateIdentity",
+    "LocateOptions",
+    "locateStore",
+    "openStore",
+    "Operation",
+    "OperationKind",
+    "OperationStatus",
+    "parseRevision",
+    "PATCH_LIMITS",
+    "planForget",
+    "reachableObjects",
+    "ReachedObject",
+    "ReachOptions",
+    "readEnvelope",
+    "readSessionState",
+    "ResolveOptions",
+    "resolveRevision",
+    "resolveSnapshotId",
+    "Revision",
+    "RevisionStep",
+    "RoiSlice",
+    "SessionChange",
+    "sessionChange",
+    "Signer",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "SnapshotSchema",
+    "SnapshotSummary",
+    "Store",
+    "storeContent",
+    "StoredTreeDiff",
+    "StoreOpenOptions",
+    "summarize",
+    "switchSession",
+    "SymlinkEntry",
+    "TextDiff",
+    "TextDiffOptions",
+    "TreeCache",
+    "TreeDiff",
+    "TreeEntry",
+    "TreeManifest",
+    "TrustPolicy",
+    "Unundoable",
+    "VacuumResult",
+    "validateContextInput",
+    "VERSION",
+    "ViewLimits",
+    "workspaceContent",
+    "WorkspaceRef",
+  ],
+  "./restore": [
+    "Conflict",
+    "ConflictError",
+    "ConflictReason",
+    "CtxsnapError",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "ErrorCode",
+    "FileEntry",
+    "GitPosition",
+    "ListChange",
+    "materialize",
+    "MaterializeResult",
+    "MoveConflictError",
+    "MovePlan",
+    "nextRedo",
+    "nextUndo",
+    "PlannedWrite",
+    "readBaseline",
+    "recover",
+    "RecoverOptions",
+    "RecoverResult",
+    "redo",
+    "Refusal",
+    "RestoreConflictError",
+    "RestoreGitState",
+    "RestoreOptions",
+    "RestoreResult",
+    "restoreSnapshot",
+    "RevertedOperation",
+    "RevertOptions",
+    "RevertResult",
+    "SessionChange",
+    "SessionMode",
+    "SessionPlan",
+    "Signer",
+    "SkippedEntry",
+    "Store",
+    "SwitchOptions",
+    "SwitchResult",
+    "switchTo",
+    "SymlinkEntry",
+    "TreeEntry",
+    "TreeManifest",
+    "undo",
+  ],
+  "./verify": [
+    "AnyFileReport",
+    "BundleVisitor",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "Envelope",
+    "EnvelopeSignature",
+    "FileEntry",
+    "FileReport",
+    "FileSnapshotReport",
+    "FileSource",
+    "GitAnchor",
+    "JsonValue",
+    "Keyring",
+    "LeanCtxCheck",
+    "LeanCtxGit",
+    "LeanCtxLedger",
+    "LeanCtxLedgerItem",
+    "LeanCtxLineage",
+    "LeanCtxLineageItem",
+    "LeanCtxProject",
+    "LeanCtxRoi",
+    "LeanCtxSession",
+    "LeanCtxSignature",
+    "LeanCtxSnapshot",
+    "LeanCtxVerdict",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "readConfigTrustedKeys",
+    "readKeyFile",
+    "readTrustedKeys",
+    "RoiSlice",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "SnapshotReport",
+    "SnapshotSchema",
+    "Store",
+    "StoreReport",
+    "SymlinkEntry",
+    "TreeEntry",
+    "TreeManifest",
+    "TrustedKey",
+    "trustKey",
+    "TrustPolicy",
+    "untrustKey",
+    "verifyAll",
+    "verifyFile",
+    "verifySnapshot",
+    "WorkspaceRef",
+  ],
+  "./share": [
+    "AnyFileReport",
+    "AnyImportResult",
+    "BuildOptions",
+    "ContextChanges",
+    "contextChanges",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "Envelope",
+    "EnvelopeSignature",
+    "FileDiff",
+    "FileEntry",
+    "FileReport",
+    "FileSnapshotReport",
+    "FileSource",
+    "GitAnchor",
+    "Hunk",
+    "importFile",
+    "ImportOptions",
+    "ImportResult",
+    "InspectedStep",
+    "inspectFile",
+    "Inspection",
+    "JsonValue",
+    "LeanCtxCheck",
+    "LeanCtxGit",
+    "LeanCtxImportResult",
+    "LeanCtxLedger",
+    "LeanCtxLedgerItem",
+    "LeanCtxLineage",
+    "LeanCtxLineageItem",
+    "LeanCtxProject",
+    "LeanCtxRoi",
+    "LeanCtxSession",
+    "LeanCtxSignature",
+    "LeanCtxSnapshot",
+    "LeanCtxVerdict",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "publish",
+    "PublishBelow",
+    "PublishOptions",
+    "PublishResult",
+    "renderPage",
+    "RoiSlice",
+    "ServeOptions",
+    "serveTimeline",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "SnapshotSchema",
+    "Store",
+    "StoreScope",
+    "SymlinkEntry",
+    "TIMELINE_SCHEMA",
+    "TimelineData",
+    "timelineFromFile",
+    "timelineFromStore",
+    "TimelineServer",
+    "TreeCache",
+    "TreeDiff",
+    "TreeEntry",
+    "TreeManifest",
+    "TrustPolicy",
+    "ViewBranch",
+    "ViewEntry",
+    "ViewLimits",
+    "ViewSigner",
+    "ViewSnapshot",
+    "ViewSource",
+    "ViewTree",
+    "WorkspaceRef",
+  ],
+  "./remote": [
+    "addRemote",
+    "Backend",
+    "clone",
+    "CloneOptions",
+    "CloneResult",
+    "Conflict",
+    "ConflictReason",
+    "CtxsnapError",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "ErrorCode",
+    "FileEntry",
+    "getRemote",
+    "GitPosition",
+    "Identity",
+    "ListChange",
+    "listRemotes",
+    "MovePlan",
+    "MultipartUpload",
+    "ObjectInfo",
+    "openBackend",
+    "PlannedWrite",
+    "pull",
+    "PulledRef",
+    "PulledStatus",
+    "PullOptions",
+    "PullResult",
+    "push",
+    "PushedRef",
+    "PushOptions",
+    "PushResult",
+    "PushTarget",
+    "Refusal",
+    "RemoteConfig",
+    "RemoteError",
+    "removeRemote",
+    "RestoreGitState",
+    "RestoreResult",
+    "SessionChange",
+    "SessionMode",
+    "SessionPlan",
+    "Signer",
+    "SkippedEntry",
+    "Store",
+    "SymlinkEntry",
+    "TransientError",
+    "TreeEntry",
+    "TreeManifest",
+    "TrustPolicy",
+  ],
+  "./agent": [
+    "AgentEvent",
+    "AgentOutcome",
+    "CaptureOptions",
+    "CaptureResult",
+    "CaptureStats",
+    "checkpoint",
+    "CheckpointOptions",
+    "CLAUDE_CODE",
+    "ContextInput",
+    "CreateOptions",
+    "CreateResult",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "Envelope",
+    "EnvelopeSignature",
+    "FileEntry",
+    "GitAnchor",
+    "Identity",
+    "IncrementalStatus",
+    "JsonValue",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "MAX_EVENT_BYTES",
+    "parseClaudeCodeEvent",
+    "RoiSlice",
+    "Signer",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "SnapshotSchema",
+    "Store",
+    "SymlinkEntry",
+    "TreeEntry",
+    "TreeManifest",
+    "validateAgentEvent",
+    "WatchService",
+    "WatchServiceStatus",
+    "WorkspaceRef",
+  ],
+  "./format": [
+    "blake3Hex",
+    "canonicalBytes",
+    "canonicalize",
+    "CanonicalOptions",
+    "checkEnvelope",
+    "DirEntry",
+    "DirFileEntry",
+    "DirSkipped",
+    "DirSubtreeEntry",
+    "DirSymlinkEntry",
+    "DirTree",
+    "Envelope",
+    "EnvelopeCheck",
+    "EnvelopeSignature",
+    "FileEntry",
+    "GitAnchor",
+    "JsonValue",
+    "keyIdOf",
+    "LedgerItem",
+    "LedgerSlice",
+    "LineageItem",
+    "LineageSlice",
+    "parseCanonical",
+    "parseEnvelope",
+    "parseJson",
+    "ParseOptions",
+    "parsePublicKey",
+    "publicKeyToSpkiPem",
+    "RoiSlice",
+    "sha256Hex",
+    "SkippedEntry",
+    "Slices",
+    "SNAPSHOT_SCHEMA",
+    "SNAPSHOT_SCHEMA_V2",
+    "SnapshotBody",
+    "SnapshotContext",
+    "SnapshotCursors",
+    "SnapshotFacets",
+    "snapshotId",
+    "SnapshotSchema",
+    "SymlinkEntry",
+    "TreeEntry",
+    "TreeManifest",
+    "WorkspaceRef",
+  ],
+};
+
+Deno.test("each export path of deno.json exports exactly its pinned list of names", async () => {
+  const paths = await exportPaths();
+  assertEquals([...paths.keys()].sort(), Object.keys(PINNED).sort(), "export paths");
+  const files = [...paths.values()];
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", ...files],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  assertEquals(output.code, 0, new TextDecoder().decode(output.stderr));
+  const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    nodes: Record<string, { symbols: { name: string }[] }>;
+  };
+  for (const [name, file] of paths) {
+    const node = doc.nodes[pathToFileURL(join(ROOT, file)).href];
+    const exported = [...new Set(node?.symbols.map((s) => s.name) ?? [])].sort();
+    assertEquals(exported, [...PINNED[name]!].sort(), `the exports of ${name} (${file})`);
+    // What a program gets at run time is the pinned list's values.
+    const module: Record<string, unknown> = await import(pathToFileURL(join(ROOT, file)).href);
+    const missing = Object.keys(module).filter((key) => !PINNED[name]!.includes(key));
+    assertEquals(missing, [], `run-time exports of ${name} not in its pinned list`);
+  }
+});
+
+Deno.test("one function verifies a file and one imports a file, whatever their format", async () => {
+  const verify = await import("../api/verify.ts");
+  const share = await import("../api/share.ts");
+  const mod = await import("../mod.ts");
+  const { verifyAnyFile } = await import("../lib/share/verify_file.ts");
+  const { importAnyFile } = await import("../lib/share/import.ts");
+  assertEquals([verify.verifyFile, mod.verifyFile], [verifyAnyFile, verifyAnyFile]);
+  assertEquals([share.importFile, mod.importFile], [importAnyFile, importAnyFile]);
+  for (const [name, list] of Object.entries(PINNED)) {
+    const verifiers = list.filter((n) => /^verify\w*File|^verifyStream|^checkLeanCtx/.test(n));
+    const importers = list.filter((n) => /^import\w*File$|^importLeanCtx$/.test(n));
+    assertEquals(
+      verifiers.length <= 1 && importers.length <= 1,
+      true,
+      `${name}: ${verifiers} ${importers}`,
+    );
+  }
+});
+
+Deno.test("every export path is importable by URL from a program in another directory with no configuration", async () => {
+  const paths = await exportPaths();
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-api-" }));
+  try {
+    const urls = Object.fromEntries(
+      [...paths].map(([name, file]) => [name, pathToFileURL(join(ROOT, file)).href]),
+    );
+    const program = `
+      const urls = ${JSON.stringify(urls)};
+      const loaded = {};
+      for (const [name, url] of Object.entries(urls)) {
+        const module = await import(url);
+        loaded[name] = Object.keys(module).sort();
+      }
+      console.log(JSON.stringify(loaded));
+    `;
+    await Deno.writeTextFile(join(dir, "program.ts"), program);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-config", "--no-lock", "--quiet", "-A", "program.ts"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assertEquals(output.code, 0, stderr);
+    const loaded = JSON.parse(new TextDecoder().decode(output.stdout)) as Record<string, string[]>;
+    assertEquals(Object.keys(loaded).sort(), [...paths.keys()].sort());
+    for (const [name, keys] of Object.entries(loaded)) {
+      assertEquals(keys.length > 0, true, `${name} loaded with no exports`);
+      assertEquals(keys.filter((k) => !PINNED[name]!.includes(k)), [], name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("mod.ts is importable by URL from a program in another directory with no configuration", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-api-" }));
@@ -155,6 +855,87 @@ Deno.test("a caller catches a refused restore through mod.ts and reads its plan"
     } finally {
       store.close();
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The keys of `value` and of the objects below it that hold an underscore, by path. */
+function snakeKeys(value: unknown, at = ""): string[] {
+  if (value === null || typeof value !== "object") return [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => snakeKeys(item, `${at}[${i}]`));
+  return Object.entries(value).flatMap(([key, inner]) => [
+    ...(key.includes("_") ? [`${at}.${key}`] : []),
+    ...snakeKeys(inner, `${at}.${key}`),
+  ]);
+}
+
+Deno.test("library results are camelCase while the command line's --json keeps its snake_case shapes", async () => {
+  const { runCli } = await import("./_cli.ts");
+  const { checkpoint, createSnapshot, initStore, listSnapshots, loadOrCreateIdentity, undo } =
+    await import("../mod.ts");
+  const { switchTo } = await import("../api/restore.ts");
+  const { restoreSnapshot } = await import("../api/restore.ts");
+  const { collectGarbage, forkBranch, resolveRevision } = await import("../api/snapshot.ts");
+  const { parseClaudeCodeEvent } = await import("../api/agent.ts");
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "ctxsnap-api-" }));
+  try {
+    const workspace = join(dir, "ws");
+    await Deno.mkdir(workspace);
+    const me = await loadOrCreateIdentity(join(dir, "config"));
+    const store = initStore(join(workspace, ".ctxsnap"), workspace, {
+      registry: join(dir, "config"),
+    });
+    try {
+      await Deno.writeTextFile(join(workspace, "a.txt"), "v1\n");
+      await createSnapshot(store, me, { reason: "v1" });
+      await Deno.writeTextFile(join(workspace, "a.txt"), "v2\n");
+      const event = parseClaudeCodeEvent(
+        new TextEncoder().encode(JSON.stringify({ session_id: "s1", hook_event_name: "Stop" })),
+        { recordPrompts: false },
+      );
+      const agent = await checkpoint(store, me, { agent: event });
+      const { envelope: _signed, ...agentResult } = agent;
+      const restored = await restoreSnapshot(store, me, resolveRevision(store, "HEAD~1"), {
+        dryRun: true,
+      });
+      forkBranch(store, resolveRevision(store, "HEAD"), "exp");
+      const switched = await switchTo(store, me, "exp", { dryRun: true });
+      const reverted = await undo(store, me, { dryRun: true });
+      const gc = collectGarbage(store, { dryRun: true });
+      const results = {
+        agent: agentResult,
+        restored: { ...restored, session: null }, // the session plan holds stored context fields
+        switched,
+        reverted,
+        gc,
+        summary: listSnapshots(store, {})[0],
+      };
+      assertEquals(snakeKeys(results), []);
+      assertEquals(agent.agent?.sessionId, "s1");
+      assertEquals([restored.dryRun, gc.dryRun, reverted.dryRun], [true, true, true]);
+    } finally {
+      store.close();
+    }
+    // The same results through the command line: snake_case, as docs/CLI.md documents them.
+    const env = { CTXSNAP_CONFIG_DIR: join(dir, "config"), HOME: dir };
+    const json = async (args: string[]) => {
+      const result = await runCli(["--json", ...args], { cwd: workspace, env });
+      return JSON.parse(result.stdout);
+    };
+    const restore = await json(["restore", "HEAD~1", "--dry-run"]);
+    assertEquals(
+      ["dry_run", "pre_restore", "git_commit", "would_refuse", "not_captured"]
+        .filter((k) => !(k in restore)),
+      [],
+    );
+    const list = await json(["list"]);
+    assertEquals(
+      ["created_at", "key_id", "reverted_to"].filter((k) => !(k in list.snapshots[0])),
+      [],
+    );
+    const gc = await json(["gc", "--dry-run"]);
+    assertEquals(gc.dry_run, true);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

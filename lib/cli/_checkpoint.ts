@@ -15,7 +15,7 @@ import { BusyError, IntegrityError } from "../errors.ts";
 import { getEnv } from "../runtime.ts";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../repository/store.ts";
 import type { CreateResult } from "../history/create.ts";
-import type { CheckpointOptions } from "../integrations/watch/service.ts";
+import type { CheckpointOptions } from "../history/checkpoint.ts";
 import type { CheckpointArgs } from "../integrations/watch/protocol.ts";
 import { askWatch } from "../integrations/watch/client.ts";
 import { configDir } from "../keys/config_dir.ts";
@@ -62,27 +62,14 @@ export async function checkpoint(
     await checkWatchAnswer(storeDir, config, result);
     return { result, storeDir, via: "watch" };
   }
-  const [
-    { identity, openStore },
-    { createSnapshot },
-    { recordAgentEvent },
-    { readRetention, retainAfterCheckpoint },
-  ] = await Promise.all([
+  const [{ identity, openStore }, { checkpoint: checkpointHere }] = await Promise.all([
     import("./command.ts"),
-    import("../history/create.ts"),
-    import("../history/agent.ts"),
-    import("../history/retention.ts"),
+    import("../history/checkpoint.ts"),
   ]);
   const signer = await identity();
   const store = openStore(ctx);
   try {
-    const { agent, ...rest } = request;
-    // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
-    const policy = readRetention(store.dir);
-    const result = agent === undefined
-      ? await createSnapshot(store, signer, rest)
-      : await recordAgentEvent(store, rest, agent, (o) => createSnapshot(store, signer, o));
-    if (result.created) retainAfterCheckpoint(store, policy);
+    const result = await checkpointHere(store, signer, request);
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();
@@ -246,13 +233,13 @@ function agentOutcome(value: unknown): NonNullable<CreateResult["agent"]> {
     return { path: entry.path as string, reason: entry.reason as string };
   });
   return {
-    session_id: o.session_id as string,
+    sessionId: o.session_id as string,
     event: o.event as string,
     position: o.position as number,
     prompt: o.prompt as number | null,
     duplicate: o.duplicate as boolean,
     omitted,
-    omitted_more: o.omitted_more as number,
+    omittedMore: o.omitted_more as number,
     ...(o.transcript === undefined ? {} : { transcript: transcriptMark(o.transcript, bad) }),
   };
 }

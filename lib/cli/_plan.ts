@@ -1,13 +1,13 @@
 /**
- * A move plan for people and for `--json`, as `restore`, `switch`,
+ * A move plan for people, as `restore`, `switch`,
  * `undo`, `redo` and `recover` print it, and the conflicts of a refused move.
  *
  * @example
  * ```ts
- * import { planJson, planLines } from "./_plan.ts";
+ * import { planLines } from "./_plan.ts";
  * const plan = { writes: [], deletes: ["old.txt"], conflicts: [], unchanged: [], preserved: [], forced: [] };
  * const lines = planLines(plan);
- * if (lines[0] !== "delete   old.txt" || (planJson(plan) as { deletes: string[] }).deletes[0] !== "old.txt") {
+ * if (lines[0] !== "delete   old.txt") {
  *   throw new Error("plan");
  * }
  * ```
@@ -35,19 +35,6 @@ export function planLines(plan: MovePlan): string[] {
       `${plan.unchanged.length} unchanged, ${plan.preserved.length} local changes kept`,
   );
   return lines;
-}
-
-/** A move plan as `--json` prints it (entries shown by kind, not content). */
-export function planJson(plan: MovePlan | null): unknown {
-  if (plan === null) return null;
-  return {
-    writes: plan.writes.map((w) => ({ path: w.path, action: w.action, type: w.entry.type })),
-    deletes: plan.deletes,
-    conflicts: plan.conflicts,
-    unchanged: plan.unchanged,
-    preserved: plan.preserved,
-    forced: plan.forced,
-  };
 }
 
 /** What a conflict reason means, for people (`--json` keeps the code). */

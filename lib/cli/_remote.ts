@@ -13,7 +13,7 @@
 import { UsageError } from "../errors.ts";
 import type { Store } from "../repository/store.ts";
 import { type CommandContext, flag, type Parsed, short } from "./command.ts";
-import type { PulledRef, PullResult } from "../remote/pull.ts";
+import type { PullResult } from "../remote/pull.ts";
 import type { RemoteConfig } from "../remote/remote_config.ts";
 
 /** The remote layer, loaded only when a remote command runs. */
@@ -26,17 +26,6 @@ export function pathStyle(parsed: Parsed): boolean | null {
     throw new UsageError("use --path-style or --virtual-hosted, not both");
   }
   return flag(parsed, "path-style") ? true : flag(parsed, "virtual-hosted") ? false : null;
-}
-
-/** A remote's settings as `--json` prints them. */
-export function configJson(remote: RemoteConfig): Record<string, unknown> {
-  return {
-    name: remote.name,
-    url: remote.url,
-    endpoint: remote.endpoint,
-    region: remote.region,
-    path_style: remote.path_style,
-  };
 }
 
 /** Splits `[NAME] [REST]`: the first positional is the remote when one of that name exists. */
@@ -70,44 +59,6 @@ export function mib(bytes: number): string {
   return bytes < 1024 * 1024
     ? `${(bytes / 1024).toFixed(1)} KiB`
     : `${(bytes / 1048576).toFixed(1)} MiB`;
-}
-
-/** A pulled ref as `--json` prints it. */
-export function refJson(ref: PulledRef): Record<string, unknown> {
-  return {
-    key_id: ref.keyId,
-    session: ref.session,
-    branch: ref.branch,
-    seq: ref.seq,
-    head: ref.head,
-    created_at: ref.createdAt,
-    local_branch: ref.localBranch,
-    status: ref.status,
-    reason: ref.reason,
-    trusted: ref.trusted,
-  };
-}
-
-/** A pull as `--json` prints it. */
-export function pullJson(
-  name: string,
-  result: PullResult,
-  startedAt: string,
-): Record<string, unknown> {
-  return {
-    remote: name,
-    location: result.location,
-    initialized: result.initialized,
-    refs: result.refs.map(refJson),
-    snapshot: result.snapshot,
-    snapshots: result.snapshots,
-    objects: result.objects,
-    bytes_received: result.bytesReceived,
-    requests: result.requests,
-    operation: result.operation,
-    started_at: startedAt,
-    finished_at: new Date().toISOString(),
-  };
 }
 
 /** The human lines of a pull's refs. */

@@ -27,7 +27,7 @@ export interface SnapshotSummary {
   /** `ctxsnap`, or `lean-ctx` for an imported lean-ctx snapshot (listed by `list`). */
   format: "ctxsnap" | "lean-ctx";
   /** When it was created (ISO 8601 UTC, from the signed body). */
-  created_at: string;
+  createdAt: string;
   /** Session. */
   session: string;
   /** Branch named in the signed body. */
@@ -43,9 +43,9 @@ export interface SnapshotSummary {
   /** The git anchor, or null. */
   git: GitAnchor | null;
   /** The target of the restore this snapshot records, or null. */
-  reverted_to: string | null;
+  revertedTo: string | null;
   /** Signer key id (null: an unsigned lean-ctx snapshot). */
-  key_id: string | null;
+  keyId: string | null;
   /** Whether it arrived by import. */
   imported: boolean;
   /** False when the stored envelope no longer parses (run `verify`). */
@@ -82,7 +82,7 @@ export function summaryOf(
   return {
     id,
     format: "ctxsnap",
-    created_at: b?.created_at ?? row?.created_at ?? "",
+    createdAt: b?.created_at ?? row?.created_at ?? "",
     session: b?.session ?? row?.session ?? "",
     branch: b?.branch ?? row?.branch ?? "",
     parent: b?.parent ?? row?.parent ?? null,
@@ -90,8 +90,8 @@ export function summaryOf(
     source: b?.source ?? null,
     workspace: b?.workspace ?? null,
     git: b?.git ?? null,
-    reverted_to: typeof reverted === "string" ? reverted : null,
-    key_id: envelope?.signature.key_id ?? row?.key_id ?? "",
+    revertedTo: typeof reverted === "string" ? reverted : null,
+    keyId: envelope?.signature.key_id ?? row?.key_id ?? "",
     imported: row?.imported === 1,
     readable: envelope !== null,
   };

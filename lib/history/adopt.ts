@@ -58,19 +58,19 @@ export interface Adoption {
   /** Snapshots it holds (all verified). */
   snapshots: number;
   /** Key ids of valid signers this user does not trust. */
-  untrusted_signers: string[];
+  untrustedSigners: string[];
   /** Operations left `applying` (recover or abort them after adopting). */
-  unresolved_operations: string[];
+  unresolvedOperations: string[];
   /** Sessions whose live, unsigned state is not empty. */
-  sessions_with_live_state: string[];
+  sessionsWithLiveState: string[];
   /** Whether it was registered (false for a dry run). */
   adopted: boolean;
   /** Whether this user had already created or adopted it here, before this call. */
-  already_registered: boolean;
+  alreadyRegistered: boolean;
   /** Every file besides the core, sorted by path, and what adoption does with it. */
-  extra_files: ExtraFile[];
+  extraFiles: ExtraFile[];
   /** The paths the store's allow list re-includes as captures, or null without one. */
-  allow_secrets: string[] | null;
+  allowSecrets: string[] | null;
 }
 
 /** What adoption does with a store file that is not part of its core. */
@@ -171,13 +171,13 @@ export async function adoptStore(
       store: storeDir,
       workspace: store.workspaceRoot,
       snapshots: report.snapshots.length,
-      untrusted_signers: [...untrusted].sort(),
-      unresolved_operations: unresolvedOperationIds(store),
-      sessions_with_live_state: sessionsWithLiveState(store),
+      untrustedSigners: [...untrusted].sort(),
+      unresolvedOperations: unresolvedOperationIds(store),
+      sessionsWithLiveState: sessionsWithLiveState(store),
       adopted: false,
-      already_registered: isRegistered(configDir, storeDir),
-      extra_files: extra,
-      allow_secrets: allowList,
+      alreadyRegistered: isRegistered(configDir, storeDir),
+      extraFiles: extra,
+      allowSecrets: allowList,
     };
   } finally {
     store.close();

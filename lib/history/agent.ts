@@ -342,7 +342,7 @@ export function validateAgentEvent(value: unknown): AgentEvent {
 /** What recording one event did, besides the snapshot (see {@linkcode recordAgentEvent}). */
 export interface AgentOutcome {
   /** The agent's session id (`-` when the event had none). */
-  session_id: string;
+  sessionId: string;
   /** The event. */
   event: string;
   /** Its position within the agent session (1, 2, …). */
@@ -354,7 +354,7 @@ export interface AgentOutcome {
   /** What the snapshot left out that this agent session had not been told yet. */
   omitted: SkippedEntry[];
   /** How many paths of the last categories (`ignored`, `excluded_dir`) were left out, told once. */
-  omitted_more: number;
+  omittedMore: number;
   /** What the event recorded of its transcript, or null when it named none. */
   transcript?: TranscriptMark | null;
 }
@@ -431,13 +431,13 @@ async function duplicateResult(store: Store, row: AgentEventRow): Promise<AgentR
     operation: null,
     secrets: [],
     agent: {
-      session_id: session?.session_id ?? "-",
+      sessionId: session?.session_id ?? "-",
       event: row.kind,
       position: row.position,
       prompt: row.prompt,
       duplicate: true,
       omitted: [],
-      omitted_more: 0,
+      omittedMore: 0,
     },
   };
 }
@@ -606,13 +606,13 @@ export async function recordAgentEvent(
           notified: told.notified,
         });
         outcome = {
-          session_id: sessionId,
+          sessionId,
           event: event.event,
           position,
           prompt,
           duplicate: false,
           omitted: told.omitted,
-          omitted_more: told.more,
+          omittedMore: told.more,
           transcript: mark,
         };
       },

@@ -85,7 +85,7 @@ export function listSnapshots(store: Store, filter: ListFilter = {}): SnapshotSu
   for (const id of ids) {
     if (filter.limit !== undefined && out.length >= filter.limit) break;
     const summary = summarize(store, id);
-    if (filter.before !== undefined && !(Date.parse(summary.created_at) <= filter.before)) continue;
+    if (filter.before !== undefined && !(Date.parse(summary.createdAt) <= filter.before)) continue;
     out.push(summary);
   }
   return out;
@@ -102,9 +102,9 @@ export interface BranchSummary {
   /** Whether it is the session's current branch. */
   current: boolean;
   /** Created (ISO 8601 UTC). */
-  created_at: string;
+  createdAt: string;
   /** Last head move (ISO 8601 UTC). */
-  updated_at: string;
+  updatedAt: string;
 }
 
 /** The summary of a branch row. */
@@ -114,7 +114,7 @@ export function summarizeBranch(row: BranchRow, current: string): BranchSummary 
     head: row.head,
     base: row.base,
     current: row.name === current,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
   };
 }

@@ -131,7 +131,7 @@ export async function clone(
       url,
       endpoint: options.endpoint ?? null,
       region: options.region ?? null,
-      path_style: options.pathStyle ?? null,
+      pathStyle: options.pathStyle ?? null,
     });
     const pulled = await pull(store, openBackend(remote), trust, remote.name, {
       ...(options.allowUntrusted ? { allowUntrusted: true } : {}),

@@ -56,7 +56,7 @@ export interface RemoteConfig {
   /** S3 region, or null for the environment's. */
   region: string | null;
   /** Path-style addressing; null to decide from the endpoint. */
-  path_style: boolean | null;
+  pathStyle: boolean | null;
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -135,7 +135,7 @@ function decodeConfig(name: string, text: string): RemoteConfig {
     url: parseRemoteUrl(url).url,
     endpoint: str(value.endpoint),
     region: str(value.region),
-    path_style: typeof value.path_style === "boolean" ? value.path_style : null,
+    pathStyle: typeof value.path_style === "boolean" ? value.path_style : null,
   };
 }
 
@@ -193,7 +193,7 @@ export function addRemote(store: Store, config: RemoteConfig): RemoteConfig {
     url: url.url,
     endpoint: config.endpoint === null ? null : checkEndpoint(config.endpoint),
     region: config.region === null ? null : checkRegion(config.region),
-    path_style: config.path_style,
+    pathStyle: config.pathStyle,
   };
   if (url.kind === "file" && (clean.endpoint !== null || clean.region !== null)) {
     throw new UsageError("--endpoint and --region apply to s3:// remotes only");
@@ -204,7 +204,13 @@ export function addRemote(store: Store, config: RemoteConfig): RemoteConfig {
         hint: "remove it first with `ctxsnap remote remove NAME`",
       });
     }
-    const { name: _name, ...stored } = clean;
+    // Stored with the keys of FORMAT.md §13.7.
+    const stored = {
+      url: clean.url,
+      endpoint: clean.endpoint,
+      region: clean.region,
+      path_style: clean.pathStyle,
+    };
     store.setMeta(metaKey(clean.name), canonicalize(stored));
     return clean;
   });
@@ -278,7 +284,7 @@ export function iniSection(text: string, section: string): Map<string, string> {
 
 /** Opens the backend of a remote URL with its settings and the environment. */
 export function openBackend(
-  config: Pick<RemoteConfig, "url" | "endpoint" | "region" | "path_style">,
+  config: Pick<RemoteConfig, "url" | "endpoint" | "region" | "pathStyle">,
   options: { pageSize?: number } = {},
 ): Backend {
   const url = parseRemoteUrl(config.url);
@@ -293,7 +299,7 @@ export function openBackend(
     bucket: url.bucket,
     prefix: url.prefix,
     region: checkRegion(region),
-    pathStyle: config.path_style ?? custom !== null,
+    pathStyle: config.pathStyle ?? custom !== null,
     credentials: credentialsFromEnvironment(),
     ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
   });

@@ -40,10 +40,14 @@ export interface BranchRow {
   /** Snapshot it was forked from, or null. */
   base: string | null;
   /** Creation time (ms). */
-  created_at: number;
+  createdAt: number;
   /** Last head move (ms). */
-  updated_at: number;
+  updatedAt: number;
 }
+
+/** The columns of a {@linkcode BranchRow}, its times in camelCase. */
+const BRANCH_COLUMNS =
+  "session, name, head, base, created_at AS createdAt, updated_at AS updatedAt";
 
 /** Creates the branch row if missing, with the given head and base; an existing row is kept. */
 export function insertBranchIfMissing(
@@ -75,18 +79,21 @@ export function insertBranch(
 
 /** Reads a branch, or null. */
 export function getBranch(store: Store, session: string, branch: string): BranchRow | null {
-  const row = store.stmt("SELECT * FROM branches WHERE session = ? AND name = ?").get(
-    session,
-    branch,
-  ) as BranchRow | undefined;
+  const row = store.stmt(`SELECT ${BRANCH_COLUMNS} FROM branches WHERE session = ? AND name = ?`)
+    .get(
+      session,
+      branch,
+    ) as BranchRow | undefined;
   return row ?? null;
 }
 
 /** Lists a session's branches (all sessions when `session` is undefined). */
 export function listBranches(store: Store, session?: string): BranchRow[] {
   const rows = session === undefined
-    ? store.stmt("SELECT * FROM branches ORDER BY session, name").all()
-    : store.stmt("SELECT * FROM branches WHERE session = ? ORDER BY name").all(session);
+    ? store.stmt(`SELECT ${BRANCH_COLUMNS} FROM branches ORDER BY session, name`).all()
+    : store.stmt(`SELECT ${BRANCH_COLUMNS} FROM branches WHERE session = ? ORDER BY name`).all(
+      session,
+    );
   return rows as unknown as BranchRow[];
 }
 

@@ -45,7 +45,7 @@ export interface GcResult {
   /** Stray files removed (object files without rows, leftover temp files). */
   strays: number;
   /** Whether this was a dry run. */
-  dry_run: boolean;
+  dryRun: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
   /** The index pages handed back to the filesystem (null for a dry run). */
@@ -159,7 +159,7 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       bytes: doomed.reduce((sum, o) => sum + (o.encoding === "chunks" ? 0 : o.size), 0),
       kept: { trees: keptTrees, blobs: keptBlobs },
       strays: 0,
-      dry_run: dryRun,
+      dryRun: dryRun,
       operation: null,
       index: null,
     };

@@ -63,9 +63,9 @@ export interface Operation {
   /** Error message if it failed. */
   error: string | null;
   /** Start time (ms). */
-  created_at: number;
+  createdAt: number;
   /** End time (ms), or null while unresolved. */
-  finished_at: number | null;
+  finishedAt: number | null;
 }
 
 /** What {@linkcode startOperation} needs. */
@@ -148,7 +148,8 @@ interface OperationRow extends Omit<Operation, "plan"> {
 }
 
 const COLUMNS =
-  "id, session, branch, kind, source, target, status, plan, error, created_at, finished_at";
+  "id, session, branch, kind, source, target, status, plan, error, created_at AS createdAt, " +
+  "finished_at AS finishedAt";
 
 function decode(row: OperationRow): Operation {
   let plan: JsonValue;
@@ -249,7 +250,8 @@ export function listOperations(
   const params: (string | number)[] = filter.session === undefined ? [] : [filter.session];
   params.push(filter.limit ?? -1);
   return store.stmt(
-    `SELECT id, session, branch, kind, source, target, status, error, created_at, finished_at
+    `SELECT id, session, branch, kind, source, target, status, error,
+            created_at AS createdAt, finished_at AS finishedAt
      FROM operations ${where} ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as Omit<Operation, "plan">[];
 }

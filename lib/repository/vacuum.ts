@@ -18,7 +18,7 @@
  * const dir = await Deno.makeTempDir();
  * const store = Store.init(`${dir}/.ctxsnap`, dir);
  * const result = returnFreePages(store);
- * if (result.free_pages_after !== 0) throw new Error("no free page is left");
+ * if (result.freePagesAfter !== 0) throw new Error("no free page is left");
  * store.close();
  * ```
  * @module
@@ -38,13 +38,13 @@ export interface VacuumResult {
   /** `incremental` (steps of {@linkcode VACUUM_STEP_PAGES}), `full` (the one-time switch), or `none` (nothing free). */
   mode: "incremental" | "full" | "none";
   /** Free pages in the index before. */
-  free_pages_before: number;
+  freePagesBefore: number;
   /** Free pages in the index after. */
-  free_pages_after: number;
+  freePagesAfter: number;
   /** Bytes of `index.db` plus its write-ahead log before. */
-  index_bytes_before: number;
+  indexBytesBefore: number;
   /** Bytes of `index.db` plus its write-ahead log after. */
-  index_bytes_after: number;
+  indexBytesAfter: number;
 }
 
 function pragmaNumber(store: Store, name: string): number {
@@ -120,9 +120,9 @@ export function returnFreePages(store: Store): VacuumResult {
   }
   return {
     mode,
-    free_pages_before: before,
-    free_pages_after: freePages(store),
-    index_bytes_before: bytesBefore,
-    index_bytes_after: indexBytes(store),
+    freePagesBefore: before,
+    freePagesAfter: freePages(store),
+    indexBytesBefore: bytesBefore,
+    indexBytesAfter: indexBytes(store),
   };
 }

@@ -694,7 +694,7 @@ async function addKept(
         session: s.session,
         branch: s.branch,
         lane,
-        created_at: s.created_at,
+        created_at: s.createdAt,
         reason: s.reason ?? "",
         source: null,
         reverted_to: null,
@@ -710,7 +710,7 @@ async function addKept(
         tree: null,
         tool: s.tool,
         signer: {
-          key_id: v?.keyId ?? s.key_id ?? "",
+          key_id: v?.keyId ?? s.keyId ?? "",
           public_key: v?.publicKey ?? "",
           name: v?.signer ?? null,
           id_matches: v !== undefined && !v.problems.includes("id check failed") &&

@@ -78,11 +78,11 @@ export interface IncrementalStatus {
   /** Directories watched. */
   watched: number;
   /** Captures that walked the whole workspace. */
-  full_walks: number;
+  fullWalks: number;
   /** Captures that re-examined only what changed. */
   incremental: number;
   /** Paths re-examined by the last capture (null after a full walk). */
-  last_changed: number | null;
+  lastChanged: number | null;
 }
 
 interface DirNode {
@@ -168,9 +168,9 @@ export class IncrementalCapture {
   private watcher: WorkspaceWatcher | null;
   private walkReason: string | null = null;
   private readonly counters = {
-    full_walks: 0,
+    fullWalks: 0,
     incremental: 0,
-    last_changed: null as number | null,
+    lastChanged: null as number | null,
   };
 
   /**
@@ -219,8 +219,8 @@ export class IncrementalCapture {
    */
   capture(): CaptureResult {
     if (this.watcher === null || this.walkReason !== null) {
-      this.counters.full_walks += 1;
-      this.counters.last_changed = null;
+      this.counters.fullWalks += 1;
+      this.counters.lastChanged = null;
       return captureWorkspace(this.store, this.options);
     }
     const plan = capturePlan(this.store, this.options);
@@ -240,7 +240,7 @@ export class IncrementalCapture {
     const items = new ItemCapture(this.store, plan, { persist: true, cache: "write" });
     let fullWalk = false;
     try {
-      this.counters.last_changed = this.apply(dirty, plan, items);
+      this.counters.lastChanged = this.apply(dirty, plan, items);
       items.finish();
       this.counters.incremental += 1;
     } catch (error) {
@@ -285,8 +285,8 @@ export class IncrementalCapture {
 
   private rebuild(plan: CapturePlan, gcMark: number): CaptureResult {
     const watcher = this.watcher!;
-    this.counters.full_walks += 1;
-    this.counters.last_changed = null;
+    this.counters.fullWalks += 1;
+    this.counters.lastChanged = null;
     this.generation += 1;
     this.keys = [];
     this.entries.clear();

@@ -6,14 +6,8 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  ConflictError,
-  exitCodeOf,
-  initStore,
-  isRegistered,
-  openStore,
-  StoreTrustError,
-} from "../../mod.ts";
+import { ConflictError, exitCodeOf, initStore, openStore, StoreTrustError } from "../../mod.ts";
+import { isRegistered } from "../../api/snapshot.ts";
 import { assert, assertEquals, assertThrows } from "../_assert.ts";
 import { exists } from "../_util.ts";
 

@@ -13,6 +13,7 @@ import { loadOrCreateIdentity } from "../../lib/keys/identity.ts";
 import { createSnapshot } from "../../lib/history/create.ts";
 import { listSnapshots } from "../../lib/history/summary.ts";
 import { Store } from "../../lib/repository/store.ts";
+import { summaryJson } from "../../lib/cli/json.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { expectCode, type TempWorkspace, tempWorkspace, withStore } from "../_cli.ts";
 import { exists } from "../_util.ts";
@@ -204,7 +205,9 @@ Deno.test("every command's --json uses snake_case keys and ISO 8601 UTC times; c
     const store = Store.open(join(ws.path, ".ctxsnap"), { readOnly: true });
     try {
       const lib = listSnapshots(store, { all: true }).find((s) => s.id === made.id);
-      assertEquals(JSON.parse(JSON.stringify(lib)), listed);
+      // The same summary, in the library's casing, mapped by lib/cli/json.ts.
+      assertEquals(JSON.parse(JSON.stringify(summaryJson(lib!))), listed);
+      assertEquals([lib!.createdAt, lib!.keyId], [listed.created_at, listed.key_id]);
     } finally {
       store.close();
     }

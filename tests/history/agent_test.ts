@@ -210,7 +210,7 @@ Deno.test("property: agent events from interleaved sessions are numbered and att
           const expected = model.expected[ids.length]!;
           assertEquals(result.agent.prompt, expected.prompt, JSON.stringify(payload));
           assertEquals(result.agent.duplicate, expected.duplicate, JSON.stringify(payload));
-          assertEquals(result.agent.session_id, payload.session_id);
+          assertEquals(result.agent.sessionId, payload.session_id);
           if (expected.first !== null) {
             assertEquals(result.id, ids[expected.first], "a redelivery returns the first snapshot");
             assertEquals(result.created, false);

@@ -452,7 +452,7 @@ Deno.test("remote settings: endpoint, region, addressing and credentials come fr
   const dir = await Deno.makeTempDir();
   try {
     for (const name of names) Deno.env.delete(name);
-    const base = { url: "s3://team-bucket/ctx", endpoint: null, region: null, path_style: null };
+    const base = { url: "s3://team-bucket/ctx", endpoint: null, region: null, pathStyle: null };
     const aws = openBackend(base) as S3Backend;
     assertEquals(
       aws.objectUrl("refs/a").href,
@@ -466,7 +466,7 @@ Deno.test("remote settings: endpoint, region, addressing and credentials come fr
       "http://127.0.0.1:9000/team-bucket/ctx/refs/a",
       "a custom endpoint: path-style",
     );
-    const own = { ...base, endpoint: "https://s3.example.net", path_style: false };
+    const own = { ...base, endpoint: "https://s3.example.net", pathStyle: false };
     assertEquals(
       (openBackend(own) as S3Backend).objectUrl("refs/a").href,
       "https://team-bucket.s3.example.net/ctx/refs/a",

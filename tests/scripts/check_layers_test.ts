@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { checkLayers, readLayerTable } from "../../scripts/check_layers.ts";
+import { checkFolderDocs, checkLayers, readLayerTable } from "../../scripts/check_layers.ts";
 import { assertEquals } from "../_assert.ts";
 
 const TABLE = `# Design
@@ -104,4 +104,75 @@ Deno.test("checkLayers() reports upward, peer and private imports, SQL outside t
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+/** A layer folder's doc.ts as the check wants it. */
+function folderDoc(rank: number, mayUse: string[], extra = ""): string {
+  return [
+    "/**",
+    ` * The folder (layer ${rank} of docs/DESIGN.md §8).`,
+    " *",
+    " * Owns: what it owns.",
+    " *",
+    ` * May use: ${mayUse.map((f) => `\`${f}\``).join(",\n * ")}.`,
+    " *",
+    " * @module",
+    " */",
+    extra,
+  ].join("\n");
+}
+
+Deno.test('checkFolderDocs() wants a doc.ts per layer folder whose rank and "May use" list agree with the layer table', async () => {
+  const root = await plant({
+    "docs/DESIGN.md": TABLE,
+    // Right: every lower layer, the rank-0 files by any of their names.
+    "lib/encoding/doc.ts": folderDoc(1, ["lib/errors.ts"]),
+    "lib/workspace/io/doc.ts": folderDoc(2, ["lib/errors.ts", "lib/encoding/"]),
+    // Omits a lower layer (lib/workspace/io/).
+    "lib/repository/doc.ts": folderDoc(3, ["lib/errors.ts", "lib/encoding/"]),
+    // Lists a peer (lib/remote/, same rank) and says the wrong rank.
+    "lib/view/doc.ts": folderDoc(4, [
+      "lib/errors.ts",
+      "lib/encoding/",
+      "lib/workspace/io/",
+      "lib/repository/",
+      "lib/workspace/",
+      "lib/remote/",
+    ]),
+    // Holds code besides its doc.
+    "lib/remote/doc.ts": folderDoc(5, [
+      "lib/errors.ts",
+      "lib/encoding/",
+      "lib/workspace/io/",
+      "lib/repository/",
+      "lib/workspace/",
+    ], "export const x = 1;\n"),
+    // No "May use" paragraph at all.
+    "lib/cli/doc.ts":
+      "/**\n * The command line (layer 6).\n *\n * Owns: commands.\n *\n * @module\n */\n",
+    // lib/workspace/ has no doc.ts.
+  });
+  try {
+    const violations = await checkFolderDocs(
+      root,
+      await readLayerTable(join(root, "docs/DESIGN.md")),
+    );
+    assertEquals(violations, [
+      'lib/repository/doc.ts: "May use" omits lib/workspace/io/, below layer 3 in the table',
+      "lib/workspace/: no doc.ts saying what the layer owns and may use",
+      "lib/view/doc.ts: says layer 4; the table gives layer 5",
+      'lib/view/doc.ts: "May use" lists lib/remote/, not below layer 5 in the table',
+      "lib/remote/doc.ts: holds code; it holds only the folder's module doc",
+      'lib/cli/doc.ts: no "May use:" paragraph',
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("this repository's layer folders each have a doc.ts that agrees with docs/DESIGN.md §8, and no layering violation", async () => {
+  const root = join(import.meta.dirname!, "..", "..");
+  const layers = await readLayerTable(join(root, "docs/DESIGN.md"));
+  assertEquals(await checkFolderDocs(root, layers), []);
+  assertEquals(await checkLayers(root, layers), []);
 });

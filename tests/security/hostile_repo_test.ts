@@ -425,9 +425,9 @@ Deno.test("git: create and restore --git never run the repository's fsmonitor, h
       await createSnapshot(store, signer, { reason: "two" });
       const { restoreSnapshot } = await import("../../lib/workspace/move/restore.ts");
       const result = await restoreSnapshot(store, signer, first.id, { git: true });
-      assertEquals(result.git_commit, first.envelope.body.git?.commit);
+      assertEquals(result.gitCommit, first.envelope.body.git?.commit);
       assertEquals(fs.readFileSync(join(ws, "a.txt"), "utf8"), "one\n");
-      assertEquals(git(ws, ...DISARMED, "rev-parse", "HEAD"), result.git_commit);
+      assertEquals(git(ws, ...DISARMED, "rev-parse", "HEAD"), result.gitCommit);
       assert(!(await exists(marker)), `git ran a repository program:\n${await readIfAny(marker)}`);
     } finally {
       store.close();
@@ -1363,7 +1363,7 @@ Deno.test("store trust: adopt refuses a store that does not verify or names anot
     assert(elsewhere instanceof ConflictError, String(elsewhere));
     // Adopting clears the stat cache (it describes files on the machine it came from).
     const adopted = await adoptStore(join(other, ".ctxsnap"), other, config, trust);
-    assertEquals([adopted.adopted, adopted.snapshots, adopted.untrusted_signers.length], [
+    assertEquals([adopted.adopted, adopted.snapshots, adopted.untrustedSigners.length], [
       true,
       1,
       1,

@@ -96,10 +96,10 @@ Deno.test({
       try {
         compare(store, incremental, "first capture");
         assertEquals(incremental.status.mode, "events");
-        assertEquals(incremental.status.full_walks, 1);
+        assertEquals(incremental.status.fullWalks, 1);
         // Unchanged: nothing is read.
         assertEquals(compare(store, incremental, "unchanged").hashed, 0);
-        assertEquals(incremental.status.last_changed, 0);
+        assertEquals(incremental.status.lastChanged, 0);
         // One file edited: exactly one file read.
         fs.writeFileSync(join(ws, "d3", "f7.txt"), "edited");
         assertEquals(compare(store, incremental, "one edit").hashed, 1);
@@ -111,15 +111,15 @@ Deno.test({
         assert(store.transaction("pack", () => store.packTree(unpacked!)), "packed");
         assertEquals(store.getTree(unpacked!), before);
         assert(!store.transaction("pack", () => store.packTree(unpacked!)), "once");
-        assertEquals(incremental.status.last_changed, 1);
-        assertEquals(incremental.status.full_walks, 1);
+        assertEquals(incremental.status.lastChanged, 1);
+        assertEquals(incremental.status.fullWalks, 1);
         // A .gitignore in a subdirectory: that directory is walked again.
         fs.writeFileSync(join(ws, "d1", ".gitignore"), "f1*.txt\n");
         compare(store, incremental, "subdirectory ignore file");
         // One at the root: a full walk.
         fs.writeFileSync(join(ws, ".gitignore"), "d4/\n");
         compare(store, incremental, "root ignore file");
-        assertEquals(incremental.status.full_walks, 2);
+        assertEquals(incremental.status.fullWalks, 2);
       } finally {
         incremental.close();
       }
@@ -166,7 +166,7 @@ Deno.test({
         }
         incremental.invalidate();
         compare(store, incremental, "after a rolled-back capture", 1024);
-        assertEquals(incremental.status.full_walks, 2);
+        assertEquals(incremental.status.fullWalks, 2);
       } finally {
         incremental.close();
       }
@@ -400,7 +400,7 @@ Deno.test({
         compare(store, incremental, `seed ${seed}: one edit`, 1024);
         const after = incremental.status;
         assertEquals(
-          [after.incremental - before.incremental, after.full_walks - before.full_walks],
+          [after.incremental - before.incremental, after.fullWalks - before.fullWalks],
           [1, 0],
           `seed ${seed}: ${JSON.stringify(after)}`,
         );

@@ -2,6 +2,7 @@
  * `ctxsnap clone URL DIR`: creates a workspace and store from a remote.
  * @module
  */
+import { pullJson, refJson, remoteJson } from "../json.ts";
 import { UsageError } from "../../errors.ts";
 import { configDir } from "../../keys/identity.ts";
 import {
@@ -14,7 +15,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
-import { configJson, pathStyle, pullJson, pullLines, pullStatus, refJson } from "../_remote.ts";
+import { pathStyle, pullLines, pullStatus } from "../_remote.ts";
 import { keysFile, S3_FLAGS, SELECTION_FLAGS, TRUST_FLAGS, UNTRUSTED_FLAGS } from "../flags.ts";
 
 /** The `clone` command. */
@@ -71,7 +72,7 @@ export const clone: Command = {
       {
         workspace: result.workspace,
         store: result.store,
-        remote: configJson(result.remote),
+        remote: remoteJson(result.remote),
         pull: pullJson(result.remote.name, result.pull, startedAt),
         restored: result.restored === null ? null : refJson(result.restored),
         snapshot: result.restore?.snapshot ?? null,

@@ -6,25 +6,9 @@ import { parseJson } from "../../encoding/canonical_json.ts";
 import { CtxsnapError, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput, short, str } from "../args.ts";
 import { checkpoint } from "../_checkpoint.ts";
-import type { CreateResult } from "../../history/create.ts";
-import { summaryOf } from "../../format/summary_shape.ts";
+import { createJson } from "../json.ts";
 import { esc } from "../output.ts";
 import { CAPTURE_FLAGS, SELECTION_FLAGS, sizeOption } from "../flags.ts";
-
-/**
- * The `create --json` document of a checkpoint (also the MCP `checkpoint`
- * result): the one snapshot summary shape, then what this run did.
- */
-export function createJson(result: CreateResult, via: string): Record<string, unknown> {
-  return {
-    ...summaryOf(result.id, result.envelope, null),
-    created: result.created,
-    capture: result.capture,
-    operation: result.operation,
-    secrets: result.secrets,
-    via,
-  };
-}
 
 /** The `create` command. */
 export const create: Command = {

@@ -4,6 +4,7 @@
  */
 import { collectGarbage } from "../../repository/gc.ts";
 import { type Command, flag, openStore } from "../command.ts";
+import { gcJson } from "../json.ts";
 
 /** The `gc` command. */
 export const gc: Command = {
@@ -17,15 +18,15 @@ export const gc: Command = {
     try {
       const result = collectGarbage(store, { dryRun: flag(parsed, "dry-run") });
       ctx.out.result(
-        result,
+        gcJson(result),
         () =>
           `${
-            result.dry_run ? "Would remove" : "Removed"
+            result.dryRun ? "Would remove" : "Removed"
           } ${result.trees} trees and ${result.blobs} blobs, ${result.bytes} bytes; ` +
           `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.` +
           (result.index === null
             ? ""
-            : `\nIndex: ${result.index.index_bytes_before} → ${result.index.index_bytes_after} bytes (${result.index.free_pages_before} free pages returned${
+            : `\nIndex: ${result.index.indexBytesBefore} → ${result.index.indexBytesAfter} bytes (${result.index.freePagesBefore} free pages returned${
               result.index.mode === "full" ? ", switched to incremental vacuum" : ""
             }).`),
       );

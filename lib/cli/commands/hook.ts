@@ -26,6 +26,7 @@ import {
 } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
+import { hookJson } from "../json.ts";
 
 /** The agents the hook understands (lib/integrations/agents/adapters.ts). */
 const HARNESSES = ["claude-code", "gemini-cli", "codex", "cursor", "opencode"];
@@ -133,21 +134,9 @@ export const hook: Command = {
     }
     const agent = result.agent;
     const omitted = agent?.omitted ?? [];
-    const more = agent?.omitted_more ?? 0;
+    const more = agent?.omittedMore ?? 0;
     if (ctx.out.json) {
-      ctx.out.result({
-        id: result.id,
-        created: result.created,
-        event: event.event,
-        agent_session: event.session_id,
-        prompt: agent?.prompt ?? null,
-        position: agent?.position ?? null,
-        duplicate: agent?.duplicate ?? false,
-        omitted,
-        omitted_more: more,
-        transcript,
-        via,
-      }, () => "");
+      ctx.out.result(hookJson(result, event, via), () => "");
     } else {
       // Shown to the user, never to the model (Claude Code's `systemMessage`).
       answer(

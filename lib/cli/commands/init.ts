@@ -12,6 +12,7 @@ import { initWorkspace } from "../../app/workspace.ts";
 import { type Command, flag, identity, list, str, trustPolicy } from "../command.ts";
 import { esc } from "../output.ts";
 import { MOVE_FLAGS } from "../flags.ts";
+import { adoptionJson } from "../json.ts";
 
 /** The `init` command. */
 export const init: Command = {
@@ -89,16 +90,12 @@ export const init: Command = {
         workspace: adoption.workspace,
         created: false,
         adopted: adoption.adopted,
-        already_registered: adoption.already_registered,
+        already_registered: adoption.alreadyRegistered,
         dry_run: dryRun,
         key_id: me.keyId,
         config_dir: registry,
         snapshots: adoption.snapshots,
-        untrusted_signers: adoption.untrusted_signers,
-        unresolved_operations: adoption.unresolved_operations,
-        sessions_with_live_state: adoption.sessions_with_live_state,
-        extra_files: adoption.extra_files,
-        allow_secrets: adoption.allow_secrets,
+        ...adoptionJson(adoption),
       };
       ctx.out.result(result, () => {
         const lines = [
@@ -110,22 +107,22 @@ export const init: Command = {
           `workspace   ${result.workspace}`,
           `snapshots   ${result.snapshots}, all intact and validly signed`,
         ];
-        if (result.untrusted_signers.length > 0) {
-          lines.push(`untrusted   signers ${result.untrusted_signers.join(", ")}`);
+        if (adoption.untrustedSigners.length > 0) {
+          lines.push(`untrusted   signers ${adoption.untrustedSigners.join(", ")}`);
         }
-        if (result.unresolved_operations.length > 0) {
+        if (adoption.unresolvedOperations.length > 0) {
           lines.push(
-            `unresolved  ${result.unresolved_operations.join(", ")} (run \`ctxsnap recover\`)`,
+            `unresolved  ${adoption.unresolvedOperations.join(", ")} (run \`ctxsnap recover\`)`,
           );
         }
-        if (result.sessions_with_live_state.length > 0) {
+        if (adoption.sessionsWithLiveState.length > 0) {
           lines.push(
             `live state  session(s) ${
-              result.sessions_with_live_state.join(", ")
+              adoption.sessionsWithLiveState.join(", ")
             }: the next create signs it as yours (ctxsnap session show)`,
           );
         }
-        for (const file of result.extra_files) {
+        for (const file of adoption.extraFiles) {
           lines.push(
             `extra file  ${esc(file.path)}: ${
               file.action === "refused"
@@ -134,12 +131,12 @@ export const init: Command = {
             }`,
           );
         }
-        if (result.allow_secrets !== null) {
+        if (adoption.allowSecrets !== null) {
           lines.push(
             `allow list  re-includes ${
-              result.allow_secrets.length === 0
+              adoption.allowSecrets.length === 0
                 ? "nothing"
-                : result.allow_secrets.map(esc).join(", ")
+                : adoption.allowSecrets.map(esc).join(", ")
             } in every capture`,
           );
         }

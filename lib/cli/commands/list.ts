@@ -17,6 +17,12 @@ import { UsageError } from "../../errors.ts";
 import { type Command, flag, intOption, openStore, short, str } from "../command.ts";
 import { esc } from "../output.ts";
 import { SELECTION_FLAGS } from "../flags.ts";
+import { summaryJson } from "../json.ts";
+
+/** A listed snapshot as `list --json` prints it (with its agent event, if any). */
+function listedJson(item: SnapshotSummary & { agent?: unknown }): Record<string, unknown> {
+  return item.agent === undefined ? summaryJson(item) : { ...summaryJson(item), agent: item.agent };
+}
 
 /**
  * Summaries of the stored snapshots of every format kept as itself
@@ -250,7 +256,7 @@ export const list: Command = {
             all ? {} : { session: sel.session, branch: sel.branch },
           );
           if (before !== undefined) {
-            keptList = keptList.filter((item) => Date.parse(item.created_at) <= before);
+            keptList = keptList.filter((item) => Date.parse(item.createdAt) <= before);
           }
           if (limit !== undefined) {
             keptList = keptList.slice(0, Math.max(0, limit - items.length));
@@ -268,8 +274,8 @@ export const list: Command = {
         }
         const where = on;
         ctx.out.result(
-          where === null ? { snapshots: rows } : {
-            snapshots: rows,
+          where === null ? { snapshots: rows.map(listedJson) } : {
+            snapshots: rows.map(listedJson),
             on: rows.map((item) => ({ id: item.id, branches: where[item.id] ?? [] })),
           },
           () => {
@@ -281,7 +287,7 @@ export const list: Command = {
                 esc(short(item.id)),
                 // An agent event's row shows when the event happened (several events can name
                 // one older snapshot), a snapshot's row when it was made.
-                esc(String(eventTime(item) ?? item.created_at).replace("T", " ").slice(0, 19)),
+                esc(String(eventTime(item) ?? item.createdAt).replace("T", " ").slice(0, 19)),
                 where?.[item.id] !== undefined
                   ? esc(where[item.id]!.join(", "))
                   : `${esc(item.session)}/${esc(item.branch)}`,

@@ -11,6 +11,7 @@ import { type Command, flag, intOption, iso, openStore, short, str } from "../co
 import { UsageError } from "../../errors.ts";
 import type { PromptEntry } from "../../history/prompt_log.ts";
 import { selection } from "../../history/timeline.ts";
+import { operationJson } from "../json.ts";
 import { esc } from "../output.ts";
 import { SELECTION_FLAGS } from "../flags.ts";
 
@@ -64,18 +65,14 @@ export const log: Command = {
         const ops = listOperations(store, {
           ...(flag(parsed, "all") ? {} : { session: selection(store).session }),
           ...(limit === undefined ? {} : { limit }),
-        }).map((op) => ({
-          ...op,
-          created_at: iso(op.created_at)!,
-          finished_at: iso(op.finished_at),
-        }));
+        });
         const next = nextReverts(store);
         ctx.out.result(
-          { operations: ops, next_undo: next.undo, next_redo: next.redo },
+          { operations: ops.map(operationJson), next_undo: next.undo, next_redo: next.redo },
           () =>
             ops.length === 0 ? "No operations yet." : ops.map((op) =>
               [
-                op.created_at.replace("T", " ").slice(0, 19),
+                iso(op.createdAt)!.replace("T", " ").slice(0, 19),
                 esc(op.id),
                 esc(op.kind).padEnd(8),
                 esc(op.status).padEnd(8),

@@ -3,9 +3,10 @@
  * that this store lacks.
  * @module
  */
+import { pullJson } from "../json.ts";
 import { UsageError } from "../../errors.ts";
 import { type Command, flag, identity, list, openStore, trustPolicy } from "../command.ts";
-import { config, mib, pullJson, pullLines, pullStatus, remoteAndRest } from "../_remote.ts";
+import { config, mib, pullLines, pullStatus, remoteAndRest } from "../_remote.ts";
 import { keysFile, TRUST_FLAGS, UNTRUSTED_FLAGS } from "../flags.ts";
 
 /** The `pull` command. */

@@ -13,9 +13,10 @@ import type {
 } from "../../workspace/move/restore.ts";
 const restoreModule = () => import("../../workspace/move/restore.ts");
 import { isEmptyChange } from "../../history/session_state.ts";
-import { notCapturedLines, planJson, planLines, showConflicts } from "../_plan.ts";
+import { notCapturedLines, planLines, showConflicts } from "../_plan.ts";
 import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
 import { esc, type Output } from "../output.ts";
+import { restoreJson } from "../json.ts";
 import {
   type Command,
   type CommandContext,
@@ -82,21 +83,21 @@ function position(p: GitPosition): string {
 /** The git line of a restore: where HEAD is against the target's anchor, and what --git does. */
 function gitLines(result: RestoreResult): string[] {
   const git = result.git;
-  if (git === null || result.git_commit !== null) return [];
+  if (git === null || result.gitCommit !== null) return [];
   if (git.anchor === null) return ["git: the snapshot recorded no git anchor; HEAD not moved"];
   if (!git.differs) return [];
   const lines = [
     `git: HEAD is on ${position(git.head)}; the snapshot was taken on ${position(git.anchor)}`,
   ];
-  const moved = result.dry_run ? "HEAD would not move" : "HEAD was not moved";
-  if (git.with_git === "checkout") {
+  const moved = result.dryRun ? "HEAD would not move" : "HEAD was not moved";
+  if (git.withGit === "checkout") {
     lines.push(
       `  ${moved}; with --git, restore checks out ${short(git.anchor.commit!)} (detached)`,
     );
-  } else if (git.with_git === "refuse") {
+  } else if (git.withGit === "refuse") {
     lines.push(
       `  ${moved}; --git would refuse: ${git.blocking} uncommitted change(s) or untracked ` +
-        `file(s) ctxsnap captures (${esc(git.blocking_paths.slice(0, 5).join(", "))}${
+        `file(s) ctxsnap captures (${esc(git.blockingPaths.slice(0, 5).join(", "))}${
           git.blocking > 5 ? ", …" : ""
         })`,
     );
@@ -105,23 +106,23 @@ function gitLines(result: RestoreResult): string[] {
 }
 
 function report(out: Output, result: RestoreResult): void {
-  out.result({ ...result, plan: planJson(result.plan) }, () => {
+  out.result(restoreJson(result), () => {
     const lines = result.plan ? planLines(result.plan) : ["workspace not restored"];
     if (result.session) lines.push(sessionLine(result.session));
     lines.push(...gitLines(result));
-    lines.push(...notCapturedLines(result.not_captured));
-    if (result.dry_run) {
+    lines.push(...notCapturedLines(result.notCaptured));
+    if (result.dryRun) {
       lines.unshift(`plan to restore ${short(result.target)} (dry run, nothing changed):`);
-      for (const refusal of result.would_refuse) {
+      for (const refusal of result.wouldRefuse) {
         lines.push(`the restore would be refused: ${esc(refusal.message)}`);
         if (refusal.hint !== null) lines.push(`  hint: ${esc(refusal.hint)}`);
       }
       return lines.join("\n");
     }
-    if (result.pre_restore) {
-      lines.unshift(`saved the current content as ${short(result.pre_restore)} (pre-restore)`);
+    if (result.preRestore) {
+      lines.unshift(`saved the current content as ${short(result.preRestore)} (pre-restore)`);
     }
-    if (result.git_commit) lines.push(`checked out ${short(result.git_commit)} (detached)`);
+    if (result.gitCommit) lines.push(`checked out ${short(result.gitCommit)} (detached)`);
     lines.push(`restored ${short(result.target)}; recorded as ${short(result.snapshot)}`);
     return lines.join("\n");
   });
@@ -154,7 +155,7 @@ async function runRestore(
     }
     report(ctx.out, result);
     // A dry run shows the whole plan; its exit status says whether the real run would refuse.
-    return result.would_refuse.length > 0 ? 5 : 0;
+    return result.wouldRefuse.length > 0 ? 5 : 0;
   }
 }
 

@@ -11,8 +11,9 @@ import { UsageError } from "../../errors.ts";
 import { esc } from "../output.ts";
 import { type Command, flag, identity, openStore, str } from "../command.ts";
 import { intOption, short } from "../args.ts";
-import { notCapturedLines, planJson, planLines, showConflicts } from "../_plan.ts";
+import { notCapturedLines, planLines, showConflicts } from "../_plan.ts";
 import { MOVE_FLAGS } from "../flags.ts";
+import { resumeJson } from "../json.ts";
 
 /** The `resume` command. */
 export const resume: Command = {
@@ -62,49 +63,36 @@ export const resume: Command = {
         showConflicts(ctx.out, error);
       }
       const r = result.restore;
-      ctx.out.result({
-        agent: result.agent,
-        agent_session: result.agent_session,
-        prompt: result.prompt,
-        snapshot: result.snapshot,
-        dry_run: r.dry_run,
-        session_id: result.fork?.session_id ?? null,
-        transcript_path: result.fork?.path ?? null,
-        fork: result.fork,
-        continue_command: result.continue_command,
-        prompt_text: result.prompt_text,
-        no_fork_reason: result.no_fork_reason,
-        restore: { ...r, plan: planJson(r.plan) },
-      }, () => {
+      ctx.out.result(resumeJson(result), () => {
         const lines: string[] = [];
-        const head = r.dry_run ? "plan to resume" : "resumed";
+        const head = r.dryRun ? "plan to resume" : "resumed";
         lines.push(
           `${head} ${esc(result.agent)} session ${
-            esc(result.agent_session)
+            esc(result.agentSession)
           } before prompt ${prompt} (${short(result.snapshot)})${
-            r.dry_run ? " (dry run, nothing changed)" : ""
+            r.dryRun ? " (dry run, nothing changed)" : ""
           }:`,
         );
         if (r.plan) lines.push(...planLines(r.plan));
-        lines.push(...notCapturedLines(r.not_captured));
-        for (const refusal of r.would_refuse) {
+        lines.push(...notCapturedLines(r.notCaptured));
+        for (const refusal of r.wouldRefuse) {
           lines.push(`the restore would be refused: ${esc(refusal.message)}`);
         }
-        if (!r.dry_run && r.snapshot) {
+        if (!r.dryRun && r.snapshot) {
           lines.push(`restored; recorded as ${short(r.snapshot)} (\`ctxsnap undo\` takes it back)`);
         }
         if (result.fork !== null) {
           lines.push(
             `${
-              r.dry_run ? "would fork" : "forked"
+              r.dryRun ? "would fork" : "forked"
             } the conversation (${result.fork.lines} lines) to ${esc(result.fork.path)}`,
           );
-          lines.push(`continue with: ${esc(result.continue_command!)}`);
-        } else if (result.no_fork_reason !== null) {
-          lines.push(`conversation not forked: ${esc(result.no_fork_reason)}`);
+          lines.push(`continue with: ${esc(result.continueCommand!)}`);
+        } else if (result.noForkReason !== null) {
+          lines.push(`conversation not forked: ${esc(result.noForkReason)}`);
         }
-        if (result.prompt_text !== null && result.fork === null) {
-          lines.push(`prompt ${prompt} to re-enter: ${esc(result.prompt_text)}`);
+        if (result.promptText !== null && result.fork === null) {
+          lines.push(`prompt ${prompt} to re-enter: ${esc(result.promptText)}`);
         } else if (result.fork === null) {
           lines.push(
             `prompt ${prompt}'s text was not recorded (\`ctxsnap hook … --record-prompts\` keeps it)`,
@@ -112,7 +100,7 @@ export const resume: Command = {
         }
         return lines.join("\n");
       });
-      return r.would_refuse.length > 0 ? 5 : 0;
+      return r.wouldRefuse.length > 0 ? 5 : 0;
     } finally {
       store.close();
     }

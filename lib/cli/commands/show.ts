@@ -5,6 +5,7 @@
 import { readEnvelope } from "../../history/timeline.ts";
 import { summarize } from "../../history/summary.ts";
 import { promptOfRevision } from "../../history/names.ts";
+import { summaryJson } from "../json.ts";
 import {
   type Command,
   flag,
@@ -142,7 +143,7 @@ export const show: Command = {
         }
         const conversation = await showConversation(store, id);
         const shown = {
-          ...summarize(store, id, envelope),
+          ...summaryJson(summarize(store, id, envelope)),
           signer,
           envelope,
           conversation: conversation.json,

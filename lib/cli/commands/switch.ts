@@ -17,8 +17,9 @@ import {
   str,
 } from "../command.ts";
 import { esc } from "../output.ts";
-import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { planLines, showConflicts } from "../_plan.ts";
 import { MOVE_FLAGS, SELECTION_FLAGS } from "../flags.ts";
+import { switchJson } from "../json.ts";
 
 /** Options of `switch` and `branch switch`. */
 export const SWITCH_OPTIONS: Record<string, OptionSpec> = {
@@ -57,9 +58,9 @@ export async function runSwitch(
     } catch (error) {
       showConflicts(ctx.out, error);
     }
-    ctx.out.result({ ...result, plan: planJson(result.plan) }, () => {
+    ctx.out.result(switchJson(result), () => {
       const lines = result.plan ? planLines(result.plan) : [];
-      if (result.dry_run) {
+      if (result.dryRun) {
         lines.unshift(
           `plan to switch to ${esc(result.branch)} (head ${
             short(result.head)
@@ -68,8 +69,8 @@ export async function runSwitch(
         if (!result.workspace) lines.push("the files would stay as they are");
         return lines.join("\n");
       }
-      if (result.pre_switch) {
-        lines.unshift(`saved the current content as ${short(result.pre_switch)} (pre-switch)`);
+      if (result.preSwitch) {
+        lines.unshift(`saved the current content as ${short(result.preSwitch)} (pre-switch)`);
       }
       lines.push(
         result.workspace

@@ -12,8 +12,9 @@ import {
   openStore,
   type Parsed,
 } from "../command.ts";
-import { planJson, planLines, showConflicts } from "../_plan.ts";
+import { planLines, showConflicts } from "../_plan.ts";
 import { MOVE_FLAGS } from "../flags.ts";
+import { revertJson } from "../json.ts";
 
 const OPTIONS = {
   "dry-run": { ...MOVE_FLAGS["dry-run"], help: "print what would change, change nothing" },
@@ -24,12 +25,12 @@ const OPTIONS = {
 };
 
 function report(out: Output, result: RevertResult): void {
-  out.result({ ...result, plan: planJson(result.plan) }, () => {
+  out.result(revertJson(result), () => {
     const what = `${result.reverts.kind} ${result.reverts.id} (${
-      result.reverts.finished_at.replace("T", " ").slice(0, 19)
+      result.reverts.finishedAt.replace("T", " ").slice(0, 19)
     })`;
     const lines = result.plan ? planLines(result.plan) : [];
-    if (result.dry_run) {
+    if (result.dryRun) {
       lines.unshift(`${result.direction} would revert ${what} (dry run, nothing changed):`);
       return lines.join("\n");
     }

@@ -31,6 +31,7 @@ import {
   trustPolicy,
   userPath,
 } from "../command.ts";
+import { reportJson } from "../json.ts";
 import { esc } from "../output.ts";
 import { tamperDocument, tamperError, tamperHeadline } from "./_tamper.ts";
 import {
@@ -55,20 +56,6 @@ function describe(report: SnapshotReport): string {
   return `${report.trusted ? "ok   " : "UNTRUSTED"}  ${esc(short(report.id))}  signed by ${
     esc(report.keyId)
   }${who}  ${what}`;
-}
-
-/** A snapshot report as `--json` prints it (snake_case). */
-function reportJson(report: SnapshotReport): unknown {
-  return {
-    id: report.id,
-    valid: report.valid,
-    trusted: report.trusted,
-    key_id: report.keyId,
-    signer: report.signer,
-    checked: report.checked,
-    has_workspace: report.hasWorkspace,
-    problems: report.problems,
-  };
 }
 
 /** A file of a format kept as itself (lean-ctx), presented by its format. */

@@ -53,7 +53,7 @@ export const watch: Command = {
       return 0;
     }
     const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
-    const [{ WatchService }, { WatchServer }] = await Promise.all([
+    const [{ captureStatusWire, WatchService }, { WatchServer }] = await Promise.all([
       import("../../integrations/watch/service.ts"),
       import("../../integrations/watch/server.ts"),
     ]);
@@ -73,8 +73,8 @@ export const watch: Command = {
           store: status.store,
           pid: server.info.pid,
           socket: server.info.socket,
-          key_id: status.key_id,
-          capture: status.capture,
+          key_id: status.keyId,
+          capture: captureStatusWire(status.capture),
         },
         () =>
           `watching ${status.workspace} (pid ${server!.info.pid}; ${
@@ -91,7 +91,7 @@ export const watch: Command = {
       service.close();
       store.close();
       ctx.out.note(
-        `watch stopped after ${status.checkpoints} checkpoint(s), ${status.capture.incremental} incremental and ${status.capture.full_walks} full walk(s)`,
+        `watch stopped after ${status.checkpoints} checkpoint(s), ${status.capture.incremental} incremental and ${status.capture.fullWalks} full walk(s)`,
       );
     }
   },

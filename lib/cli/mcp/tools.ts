@@ -366,7 +366,7 @@ export const TOOLS: readonly Tool[] = [
           id: args.source.slice(args.source.indexOf(":") + 1),
         }
         : null;
-      const { createJson } = await import("../commands/create.ts");
+      const { createJson } = await import("../json.ts");
       const result = await ctx.service.checkpoint({
         reason: typeof args.reason === "string" ? args.reason : "",
         workspace: args.workspace !== false,

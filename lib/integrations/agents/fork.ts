@@ -45,9 +45,9 @@ export interface TranscriptFork {
   /** Lines kept. */
   lines: number;
   /** The new session id. */
-  session_id: string;
+  sessionId: string;
   /** Prompt N's text as the transcript holds it, or null. */
-  prompt_text: string | null;
+  promptText: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -271,7 +271,7 @@ export function forkTranscript(
     bytes.set(p, at);
     at += p.byteLength;
   }
-  return { bytes, lines: cut, session_id: newId, prompt_text: text };
+  return { bytes, lines: cut, sessionId: newId, promptText: text };
 }
 
 /** The file name of a fork of `original` (a basename) under `newId`. */

@@ -58,7 +58,7 @@ export interface ResumeResult {
   /** The agent. */
   agent: string;
   /** The agent session resumed from. */
-  agent_session: string;
+  agentSession: string;
   /** The prompt. */
   prompt: number;
   /** The snapshot holding the state before it. */
@@ -67,18 +67,18 @@ export interface ResumeResult {
   restore: RestoreResult;
   /** The forked transcript, or null when the agent's cannot be forked or none is known. */
   fork: {
-    session_id: string;
+    sessionId: string;
     path: string;
     lines: number;
     bytes: number;
     source: "kept" | "agent_file";
   } | null;
   /** The command that continues the forked session, or null. */
-  continue_command: string | null;
+  continueCommand: string | null;
   /** Prompt N's text, when known (to re-enter where there is no fork). */
-  prompt_text: string | null;
+  promptText: string | null;
   /** Why there is no fork, or null. */
-  no_fork_reason: string | null;
+  noForkReason: string | null;
 }
 
 /** The transcript to fork: the kept copy, else the agent's file; null when neither. */
@@ -199,7 +199,7 @@ export async function resumeFromPrompt(
       fs.writeFileSync(file, fork.bytes, { flag: "wx", mode: 0o600 });
     }
     written = {
-      session_id: newId,
+      sessionId: newId,
       path: file,
       lines: fork.lines,
       bytes: fork.bytes.byteLength,
@@ -208,13 +208,13 @@ export async function resumeFromPrompt(
   }
   return {
     agent: session.harness,
-    agent_session: session.session_id,
+    agentSession: session.session_id,
     prompt,
     snapshot,
     restore,
     fork: written,
-    continue_command: written === null ? null : continueCommand(session.harness, newId),
-    prompt_text: turn?.text ?? fork?.prompt_text ?? null,
-    no_fork_reason: noFork,
+    continueCommand: written === null ? null : continueCommand(session.harness, newId),
+    promptText: turn?.text ?? fork?.promptText ?? null,
+    noForkReason: noFork,
   };
 }

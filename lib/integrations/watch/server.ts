@@ -51,7 +51,7 @@ import {
   watchInfoPath,
   type WatchResponse,
 } from "./protocol.ts";
-import type { CheckpointOptions, WatchService } from "./service.ts";
+import { type CheckpointOptions, serviceStatusWire, type WatchService } from "./service.ts";
 
 /** Most connections served at once; more are closed at once. */
 const MAX_CONNECTIONS = 32;
@@ -173,7 +173,11 @@ export class WatchServer {
     if (request.op === "status") {
       return {
         ok: true,
-        result: { pid: this.info.pid, started_at: this.info.started_at, ...this.service.status() },
+        result: {
+          pid: this.info.pid,
+          started_at: this.info.started_at,
+          ...serviceStatusWire(this.service.status()),
+        },
       };
     }
     if (request.op === "stop") {
@@ -194,7 +198,18 @@ export class WatchServer {
         capture: result.capture,
         secrets: result.secrets,
         operation: result.operation,
-        ...(result.agent === undefined ? {} : { agent: result.agent }),
+        // The agent outcome in its wire shape (FORMAT.md §15), snake_case.
+        ...(result.agent === undefined ? {} : {
+          agent: {
+            session_id: result.agent.sessionId,
+            event: result.agent.event,
+            position: result.agent.position,
+            prompt: result.agent.prompt,
+            duplicate: result.agent.duplicate,
+            omitted: result.agent.omitted,
+            omitted_more: result.agent.omittedMore,
+          },
+        }),
       } as unknown as Record<string, unknown>,
     };
   }

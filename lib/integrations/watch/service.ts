@@ -29,9 +29,8 @@ import type { Identity } from "../../keys/identity.ts";
 import { captureWorkspace } from "../../workspace/capture.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../../workspace/incremental.ts";
 import type { Store } from "../../repository/store.ts";
-import { type CreateOptions, type CreateResult, createSnapshot } from "../../history/create.ts";
-import { type AgentEvent, recordAgentEvent } from "../../history/agent.ts";
-import { readRetention, retainAfterCheckpoint } from "../../history/retention.ts";
+import type { CreateResult } from "../../history/create.ts";
+import { checkpoint, type CheckpointOptions } from "../../history/checkpoint.ts";
 
 /** Options of a {@linkcode WatchService}. */
 export interface WatchServiceOptions {
@@ -43,25 +42,7 @@ export interface WatchServiceOptions {
   pollMs?: number;
 }
 
-/**
- * The options of one checkpoint: those of `createSnapshot` a client may
- * give, and an agent event (which sets the source, reason and metadata).
- */
-export type CheckpointOptions =
-  & { agent?: AgentEvent }
-  & Pick<
-    CreateOptions,
-    | "reason"
-    | "context"
-    | "workspace"
-    | "source"
-    | "session"
-    | "branch"
-    | "expectHead"
-    | "allowUnchanged"
-    | "metadata"
-    | "maxFileBytes"
-  >;
+export type { CheckpointOptions } from "../../history/checkpoint.ts";
 
 /** What {@linkcode WatchService.status} reports. */
 export interface WatchServiceStatus {
@@ -70,17 +51,40 @@ export interface WatchServiceStatus {
   /** Store written. */
   store: string;
   /** Key id checkpoints are signed with. */
-  key_id: string;
+  keyId: string;
   /** Checkpoints served. */
   checkpoints: number;
   /** How captures are made. */
   capture: IncrementalStatus;
 }
 
+/** How captures are made, in the watch protocol's shape (docs/FORMAT.md §15, snake_case). */
+export function captureStatusWire(s: IncrementalStatus): Record<string, unknown> {
+  return {
+    mode: s.mode,
+    reason: s.reason,
+    watched: s.watched,
+    full_walks: s.fullWalks,
+    incremental: s.incremental,
+    last_changed: s.lastChanged,
+  };
+}
+
+/** A {@linkcode WatchServiceStatus} in the watch protocol's shape (`status`, docs/FORMAT.md §15). */
+export function serviceStatusWire(s: WatchServiceStatus): Record<string, unknown> {
+  return {
+    workspace: s.workspace,
+    store: s.store,
+    key_id: s.keyId,
+    checkpoints: s.checkpoints,
+    capture: captureStatusWire(s.capture),
+  };
+}
+
 /** Checkpoints one store's workspace, incrementally. */
 export class WatchService {
   /** The incremental capture. */
-  readonly engine: IncrementalCapture;
+  private readonly engine: IncrementalCapture;
   private queue: Promise<unknown> = Promise.resolve();
   private served = 0;
   private readonly maxFileBytes: number | undefined;
@@ -124,28 +128,15 @@ export class WatchService {
   checkpoint(options: CheckpointOptions): Promise<CreateResult> {
     return this.run(async () => {
       let captured = false;
-      const { agent, ...rest } = options;
       try {
-        // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
-        const policy = readRetention(this.store.dir);
-        const make = (opts: CreateOptions) =>
-          createSnapshot(this.store, this.signer, {
-            ...opts,
-            capture: (captureOptions) => {
-              captured = true;
-              const ownLimit = captureOptions.maxFileBytes === undefined ||
-                captureOptions.maxFileBytes === this.maxFileBytes;
-              return ownLimit
-                ? this.engine.capture()
-                : captureWorkspace(this.store, captureOptions);
-            },
-          });
-        const result = agent === undefined
-          ? await make(rest)
-          : await recordAgentEvent(this.store, rest, agent, make);
+        const result = await checkpoint(this.store, this.signer, options, (captureOptions) => {
+          captured = true;
+          const ownLimit = captureOptions.maxFileBytes === undefined ||
+            captureOptions.maxFileBytes === this.maxFileBytes;
+          return ownLimit ? this.engine.capture() : captureWorkspace(this.store, captureOptions);
+        });
+        // The engine notices a gc retention runs and walks the workspace again.
         this.served += 1;
-        // The engine notices a gc this runs and walks the workspace again.
-        if (result.created) retainAfterCheckpoint(this.store, policy);
         return result;
       } catch (error) {
         // Blobs of a capture whose transaction did not commit are gone.
@@ -157,6 +148,7 @@ export class WatchService {
 
   private busy = false;
 
+  /** While idle: reads pending events and compresses stored manifests. */
   private idle(): void {
     if (this.busy) return;
     this.engine.poll();
@@ -198,7 +190,7 @@ export class WatchService {
     return {
       workspace: this.store.workspaceRoot,
       store: this.store.dir,
-      key_id: this.signer.keyId,
+      keyId: this.signer.keyId,
       checkpoints: this.served,
       capture: this.engine.status,
     };

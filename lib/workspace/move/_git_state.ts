@@ -45,11 +45,11 @@ export interface RestoreGitState {
    * What `--git` does: `checkout` (the anchor's commit, detached), `refuse`
    * (`blocking` changes), or `none` (the target has no anchor commit).
    */
-  with_git: "checkout" | "refuse" | "none";
+  withGit: "checkout" | "refuse" | "none";
   /** How many changes make `--git` refuse. */
   blocking: number;
   /** The first 20 of them (paths relative to the git top level). */
-  blocking_paths: string[];
+  blockingPaths: string[];
 }
 
 /** Most blocking paths listed. */
@@ -85,8 +85,8 @@ export function restoreGitState(
     anchor: at,
     head,
     differs: at !== null && (at.commit !== head.commit || at.branch !== head.branch),
-    with_git: at?.commit == null ? "none" : blocking.length > 0 ? "refuse" : "checkout",
+    withGit: at?.commit == null ? "none" : blocking.length > 0 ? "refuse" : "checkout",
     blocking: blocking.length,
-    blocking_paths: blocking.slice(0, SHOWN),
+    blockingPaths: blocking.slice(0, SHOWN),
   };
 }

@@ -110,7 +110,7 @@ export interface SessionPlan {
   change: SessionChange;
 }
 
-/** What a restore did (or, with `dry_run`, would do). Printed as is by `--json`. */
+/** What a restore did (or, with `dryRun`, would do); `--json` prints it in snake_case (`lib/cli/json.ts`). */
 export interface RestoreResult {
   /** Target snapshot id. */
   target: string;
@@ -119,30 +119,30 @@ export interface RestoreResult {
   /** The session plan, or null when the session is not restored. */
   session: SessionPlan | null;
   /** Whether this was only a plan. */
-  dry_run: boolean;
+  dryRun: boolean;
   /** Operation id, or null for a dry run. */
   operation: string | null;
   /** The new snapshot recording the restore, or null for a dry run. */
   snapshot: string | null;
   /** The `pre-restore` snapshot taken because of `--force`, or null. */
-  pre_restore: string | null;
+  preRestore: string | null;
   /** The commit checked out with `--git`, or null. */
-  git_commit: string | null;
+  gitCommit: string | null;
   /**
    * Where HEAD was against the target's git anchor and what `--git` does
    * there, or null when the workspace is not in a git work tree.
    */
   git: RestoreGitState | null;
   /**
-   * With `dry_run`: every reason the real run would refuse (empty when it
+   * With `dryRun`: every reason the real run would refuse (empty when it
    * would go ahead). Always empty otherwise: a real run throws instead.
    */
-  would_refuse: Refusal[];
+  wouldRefuse: Refusal[];
   /**
    * Paths that existed at the target but were never captured (its tree's
    * skipped records but `reserved`), with why: a restore cannot bring them back.
    */
-  not_captured: SkippedEntry[];
+  notCaptured: SkippedEntry[];
 }
 
 /** Why a restore refuses (a dry run lists them all). */
@@ -239,14 +239,14 @@ export async function restoreSnapshot(
         ),
       }
       : null,
-    dry_run: options.dryRun === true,
+    dryRun: options.dryRun === true,
     operation: null,
     snapshot: null,
-    pre_restore: null,
-    git_commit: null,
+    preRestore: null,
+    gitCommit: null,
     git: null,
-    would_refuse: [],
-    not_captured: [],
+    wouldRefuse: [],
+    notCaptured: [],
   };
   /** `--force`: records the current content in a `pre-restore` snapshot before it is overwritten. */
   const snapshotBeforeRestore = async (): Promise<void> => {
@@ -256,18 +256,18 @@ export async function restoreSnapshot(
       branch: sel.branch,
       metadata: { pre_restore_for: targetId },
     });
-    result.pre_restore = pre.id;
+    result.preRestore = pre.id;
   };
   const targetTree = doWorkspace ? requireContent(store, envelope) : null;
   if (targetTree !== null) {
-    result.not_captured = targetTree.skipped.filter((s) => s.reason !== "reserved");
+    result.notCaptured = targetTree.skipped.filter((s) => s.reason !== "reserved");
     // Before anything changes (git included): never a path in the store's own location.
     refuseStorePaths(store.workspaceRoot, store.dir, targetTree.entries.map((e) => e.path));
   }
   /** Refuses now, or in a dry run notes the refusal and goes on planning. */
   const refuseOrNote = (reason: Refusal["reason"], error: CtxsnapError): void => {
-    if (!result.dry_run) throw error;
-    result.would_refuse.push({ reason, message: error.message, hint: error.hint ?? null });
+    if (!result.dryRun) throw error;
+    result.wouldRefuse.push({ reason, message: error.message, hint: error.hint ?? null });
   };
   // The workspace as it is now (nothing stored), walked at most once before the plan.
   let disk: TreeManifest | null = null;
@@ -300,8 +300,8 @@ export async function restoreSnapshot(
         new ConflictError(
           `The git work tree has ${state.blocking} uncommitted change(s) or untracked file(s) ` +
             `ctxsnap captures; --git refuses to check out over them: ${
-              state.blocking_paths.join(", ")
-            }${state.blocking > state.blocking_paths.length ? ", …" : ""}`,
+              state.blockingPaths.join(", ")
+            }${state.blocking > state.blockingPaths.length ? ", …" : ""}`,
           {
             hint: "commit or stash them, then retry; files git ignores do not count, " +
               "and restoring without --git leaves HEAD where it is",
@@ -334,10 +334,10 @@ export async function restoreSnapshot(
             { hint: "git cannot bring them back; --force first snapshots the current content" },
           ),
         );
-      } else if (!result.dry_run) await snapshotBeforeRestore();
+      } else if (!result.dryRun) await snapshotBeforeRestore();
     }
   }
-  if (gitCommit !== null && !result.dry_run) {
+  if (gitCommit !== null && !result.dryRun) {
     const before = readGitStatus(store.workspaceRoot, store.dir);
     const branch = before?.branch ?? null;
     gitBack = branch !== null && isBranchName(branch) ? branch : before?.commit ?? null;
@@ -347,7 +347,7 @@ export async function restoreSnapshot(
         `git checkout ${gitCommit.slice(0, 12)} failed: ${checkout.stderr.trim()}`,
       );
     }
-    result.git_commit = gitCommit;
+    result.gitCommit = gitCommit;
   }
 
   // the engine: plan, refuse, record (saved), apply, finish
@@ -362,7 +362,7 @@ export async function restoreSnapshot(
     treeId: targetTree === null ? null : envelope.body.workspace!.tree,
     base,
     // After the checkout the engine walks once, in its record transaction.
-    ...(result.git_commit !== null
+    ...(result.gitCommit !== null
       ? { checkedOut: { trackedBefore: trackedBefore ?? new Set<string>() } }
       : disk !== null && targetTree !== null
       ? { disk }
@@ -384,13 +384,13 @@ export async function restoreSnapshot(
       detached: false,
       metadata: { pre_restore_for: targetId },
     },
-    saved: result.pre_restore,
-    dryRun: result.dry_run,
+    saved: result.preRestore,
+    dryRun: result.dryRun,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
   const moved = await runMove(store, signer, spec);
   result.plan = moved.plan;
-  if (result.dry_run) {
+  if (result.dryRun) {
     if (moved.plan !== null) {
       try {
         refuse(moved.plan, "Restore");
@@ -401,7 +401,7 @@ export async function restoreSnapshot(
     }
     return result;
   }
-  result.pre_restore = moved.saved;
+  result.preRestore = moved.saved;
   result.operation = moved.operation;
   result.snapshot = moved.snapshot;
   return result;

@@ -68,7 +68,7 @@ export interface SwitchOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** What a switch did (or, with `dry_run`, would do). Printed as is by `--json`. */
+/** What a switch did (or, with `dryRun`, would do); `--json` prints it in snake_case (`lib/cli/json.ts`). */
 export interface SwitchResult {
   /** Session. */
   session: string;
@@ -83,11 +83,11 @@ export interface SwitchResult {
   /** The plan, or null for a pointer-only switch. */
   plan: MovePlan | null;
   /** Whether this was only a plan. */
-  dry_run: boolean;
+  dryRun: boolean;
   /** The operation, or null (dry run, nothing changed). */
   operation: string | null;
   /** The snapshot `--force` recorded the disk in, or null. */
-  pre_switch: string | null;
+  preSwitch: string | null;
 }
 
 /** Switches the session to branch `name`, moving the workspace to its head (see the module doc). */
@@ -115,16 +115,16 @@ export async function switchTo(
     head: row.head,
     workspace: false,
     plan: null,
-    dry_run: options.dryRun === true,
+    dryRun: options.dryRun === true,
     operation: null,
-    pre_switch: null,
+    preSwitch: null,
   };
   let target: TreeManifest | null = null;
   if (!options.pointerOnly && head !== null && head.body.workspace !== null) {
     target = requireContent(store, head);
   }
   if (target === null) {
-    if (result.dry_run) return result;
+    if (result.dryRun) return result;
     result.operation = store.transaction("switch", () => {
       assertResolved(store, sel.session);
       return recordChange(store, [sel.session], () => {
@@ -162,11 +162,11 @@ export async function switchTo(
       detached: false,
       metadata: { pre_switch_for: branch },
     },
-    dryRun: result.dry_run,
+    dryRun: result.dryRun,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   result.plan = moved.plan;
   result.operation = moved.operation;
-  result.pre_switch = moved.saved;
+  result.preSwitch = moved.saved;
   return result;
 }

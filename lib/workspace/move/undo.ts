@@ -86,10 +86,10 @@ export interface RevertedOperation {
   /** Its session, or null. */
   session: string | null;
   /** When it finished (ISO 8601 UTC). */
-  finished_at: string;
+  finishedAt: string;
 }
 
-/** What an undo or redo did (or, with `dry_run`, would do). Printed as is by `--json`. */
+/** What an undo or redo did (or, with `dryRun`, would do); `--json` prints it in snake_case (`lib/cli/json.ts`). */
 export interface RevertResult {
   /** `undo` or `redo`. */
   direction: "undo" | "redo";
@@ -98,7 +98,7 @@ export interface RevertResult {
   /** The files plan, or null when the operation moved no files. */
   plan: MovePlan | null;
   /** Whether this was only a plan. */
-  dry_run: boolean;
+  dryRun: boolean;
   /** The undo or redo operation recorded, or null for a dry run. */
   operation: string | null;
   /** The snapshot `--force` recorded the disk in (no branch points at it), or null. */
@@ -110,7 +110,7 @@ function describe(entry: StackEntry): RevertedOperation {
     id: entry.id,
     kind: entry.kind,
     session: entry.session,
-    finished_at: new Date(entry.finished_at).toISOString(),
+    finishedAt: new Date(entry.finished_at).toISOString(),
   };
 }
 
@@ -223,7 +223,7 @@ async function revert(
     direction,
     reverts: describe(entry),
     plan: null,
-    dry_run: options.dryRun === true,
+    dryRun: options.dryRun === true,
     operation: null,
     saved: null,
   };
@@ -231,7 +231,7 @@ async function revert(
   const baselineAfter = record.baseline === null ? null : record.baseline[to];
 
   if (record.files === null) {
-    if (result.dry_run) return result;
+    if (result.dryRun) return result;
     result.operation = store.transaction(direction, () => {
       assertWorkspaceResolved(store);
       for (const session of sessions) assertResolved(store, session);
@@ -282,7 +282,7 @@ async function revert(
       detached: true,
       metadata: { [`pre_${direction}_for`]: entry.id } as Record<string, JsonValue>,
     },
-    dryRun: result.dry_run,
+    dryRun: result.dryRun,
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   result.plan = outcome.plan;

@@ -39,7 +39,7 @@ Deno.test("forkTranscript() of a Claude Code transcript before prompt 2 is the p
   ).join("");
   assertEquals(dec.decode(fork.bytes), expected);
   assertEquals(fork.lines, 6);
-  assert(fork.prompt_text?.startsWith("Run the tests"));
+  assert(fork.promptText?.startsWith("Run the tests"));
 });
 
 Deno.test("forkTranscript() finds Claude Code's prompt by its promptId before counting", async () => {
@@ -54,7 +54,7 @@ Deno.test("forkTranscript() finds Claude Code's prompt by its promptId before co
     NEW,
   );
   assertEquals(fork.lines, 10);
-  assertEquals(fork.prompt_text, "Now delete the notes file");
+  assertEquals(fork.promptText, "Now delete the notes file");
 });
 
 Deno.test("forkTranscript() never takes a tool result, a meta line or a command envelope for a prompt", () => {
@@ -96,7 +96,7 @@ Deno.test("forkTranscript() of a Codex rollout before prompt 2 rewrites only ses
   // Line 9 is the second real user message (line 1 is <environment_context>).
   const expected = [all[0]!.replace(`"id":"${old}"`, `"id":"${NEW}"`), ...all.slice(1, 9)].join("");
   assertEquals(dec.decode(fork.bytes), expected);
-  assertEquals(fork.prompt_text, "now add docs");
+  assertEquals(fork.promptText, "now add docs");
   assertEquals(
     forkFileName("codex", `rollout-2026-08-20T10-02-51-${old}.jsonl`, old, NEW),
     `rollout-2026-08-20T10-02-51-${NEW}.jsonl`,

@@ -2,6 +2,7 @@
  * `ctxsnap branch list`: the branches of a session, the current one marked.
  * @module
  */
+import { branchJson } from "../../json.ts";
 import { summarizeBranch } from "../../../history/summary.ts";
 import { listBranches, selection } from "../../../history/timeline.ts";
 import { type Command, openStore, short, str } from "../../command.ts";
@@ -26,7 +27,7 @@ export const branchList: Command = {
           {
             session: sel.session,
             current: sel.branch,
-            branches: rows.map((r) => summarizeBranch(r, sel.branch)),
+            branches: rows.map((r) => branchJson(summarizeBranch(r, sel.branch))),
           },
           () =>
             rows.length === 0

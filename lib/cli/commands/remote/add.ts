@@ -3,9 +3,10 @@
  * snapshots are pushed to and pulled from.
  * @module
  */
+import { remoteJson } from "../../json.ts";
 import { UsageError } from "../../../errors.ts";
 import { type Command, openStore, str } from "../../command.ts";
-import { config, configJson, pathStyle } from "../../_remote.ts";
+import { config, pathStyle } from "../../_remote.ts";
 import { S3_FLAGS } from "../../flags.ts";
 
 /** The `remote add` command. */
@@ -36,9 +37,9 @@ export const remoteAdd: Command = {
         url,
         endpoint: str(parsed, "endpoint") ?? null,
         region: str(parsed, "region") ?? null,
-        path_style: pathStyle(parsed),
+        pathStyle: pathStyle(parsed),
       });
-      ctx.out.result(configJson(added), () => `Added remote ${added.name} → ${added.url}`);
+      ctx.out.result(remoteJson(added), () => `Added remote ${added.name} → ${added.url}`);
       return 0;
     } finally {
       store.close();

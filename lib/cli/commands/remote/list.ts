@@ -2,8 +2,9 @@
  * `ctxsnap remote list`: the remotes of this store.
  * @module
  */
+import { remoteJson } from "../../json.ts";
 import { type Command, openStore } from "../../command.ts";
-import { config, configJson } from "../../_remote.ts";
+import { config } from "../../_remote.ts";
 
 /** The `remote list` command. */
 export const remoteList: Command = {
@@ -18,7 +19,7 @@ export const remoteList: Command = {
     try {
       const remotes = listRemotes(store);
       ctx.out.result(
-        { remotes: remotes.map(configJson) },
+        { remotes: remotes.map(remoteJson) },
         () =>
           remotes.length === 0
             ? "No remotes (add one with `ctxsnap remote add NAME URL`)"

@@ -3,9 +3,10 @@
  * of its refs; nothing on the remote is touched, tracking branches stay.
  * @module
  */
+import { remoteJson } from "../../json.ts";
 import { UsageError } from "../../../errors.ts";
 import { type Command, openStore } from "../../command.ts";
-import { config, configJson } from "../../_remote.ts";
+import { config } from "../../_remote.ts";
 
 /** The `remote remove` command. */
 export const remoteRemove: Command = {
@@ -22,7 +23,7 @@ export const remoteRemove: Command = {
       if (name === undefined) throw new UsageError("remote remove needs NAME");
       const removed = removeRemote(store, name);
       ctx.out.result(
-        { ...configJson(removed), removed: true },
+        { ...remoteJson(removed), removed: true },
         () => `Removed remote ${removed.name} (nothing on the remote was touched)`,
       );
       return 0;

@@ -1,0 +1,81 @@
+/**
+ * One agent checkpoint: a snapshot made with the store's retention policy
+ * applied after it, and, when an agent harness's hook event comes with it,
+ * that event recorded against it (`agent.ts`). The same operation serves
+ * `ctxsnap create` and `ctxsnap hook` when no watch process runs, the watch
+ * service (`lib/integrations/watch/service.ts`, with its incremental
+ * capture) and the library's `checkpoint` (`api/agent.ts`).
+ *
+ * @example
+ * ```ts
+ * import { Store } from "../repository/store.ts";
+ * import { loadOrCreateIdentity } from "../keys/identity.ts";
+ * import { checkpoint } from "./checkpoint.ts";
+ * import { parseClaudeCodeEvent } from "./agent.ts";
+ * const ws = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${ws}/a.txt`, "a\n");
+ * const store = Store.init(`${ws}/.ctxsnap`, ws);
+ * const me = await loadOrCreateIdentity(await Deno.makeTempDir());
+ * const event = { session_id: "s1", hook_event_name: "Stop" };
+ * const agent = parseClaudeCodeEvent(new TextEncoder().encode(JSON.stringify(event)), {
+ *   recordPrompts: false,
+ * });
+ * const made = await checkpoint(store, me, { agent });
+ * if (!(made.created && made.agent?.sessionId === "s1")) throw new Error("not recorded");
+ * store.close();
+ * await Deno.remove(ws, { recursive: true });
+ * ```
+ * @module
+ */
+import type { Store } from "../repository/store.ts";
+import type { Signer } from "../format/envelope.ts";
+import { type CreateOptions, type CreateResult, createSnapshot } from "./create.ts";
+import { type AgentEvent, recordAgentEvent } from "./agent.ts";
+import { readRetention, retainAfterCheckpoint } from "./retention.ts";
+
+/**
+ * The options of one checkpoint: those of `createSnapshot` a client may
+ * give, and an agent event (which sets the source, reason and metadata).
+ */
+export type CheckpointOptions =
+  & {
+    /** The hook event this checkpoint records (`parseClaudeCodeEvent`, `validateAgentEvent`). */
+    agent?: AgentEvent;
+  }
+  & Pick<
+    CreateOptions,
+    | "reason"
+    | "context"
+    | "workspace"
+    | "source"
+    | "session"
+    | "branch"
+    | "expectHead"
+    | "allowUnchanged"
+    | "metadata"
+    | "maxFileBytes"
+    | "onProgress"
+  >;
+
+/**
+ * Makes one checkpoint of `store`'s workspace signed by `signer` (see the
+ * module doc). A retention policy file that cannot be used stops it before
+ * it is made (`ConfigError`, exit 7); a redelivered agent event returns the
+ * first delivery's snapshot and records nothing.
+ */
+export async function checkpoint(
+  store: Store,
+  signer: Signer,
+  options: CheckpointOptions,
+  capture?: CreateOptions["capture"],
+): Promise<CreateResult> {
+  const { agent, ...rest } = options;
+  const policy = readRetention(store.dir);
+  const make = (o: CreateOptions) =>
+    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });
+  const result = agent === undefined
+    ? await make(rest)
+    : await recordAgentEvent(store, rest, agent, make);
+  if (result.created) retainAfterCheckpoint(store, policy);
+  return result;
+}
