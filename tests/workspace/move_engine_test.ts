@@ -54,7 +54,7 @@ Deno.test({
       // Nothing to write: one walk.
       assertEquals(await cost(ws, ["restore", first]), { walks: 1, opens: 1 }, "nothing to write");
       assertEquals(
-        await cost(ws, ["restore", first, "--session"]),
+        await cost(ws, ["restore", first, "--session-state"]),
         { walks: 1, opens: 1 },
         "session only",
       );

@@ -27,7 +27,7 @@ Deno.test("publish leaves the agents' transcripts out: a bundle of every snapsho
     await recordClaudeSession(ws);
     const out = join(ws.root, "out.ctxbundle");
     expectCode(
-      await ws.run(["publish", "HEAD", "--with-workspace", "--all", "--out", out]),
+      await ws.run(["publish", "HEAD", "--with-workspace", "--history", "all", "--out", out]),
       0,
       "publish",
     );
