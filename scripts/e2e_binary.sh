@@ -254,6 +254,6 @@ else
   NET="network NOT isolated: unshare unavailable"
 fi
 SH=$(command -v sh)
-env -i PATH="$T/bin" HOME="$T/home" TMPDIR="$T/tmp" LC_ALL=C NO_COLOR=1 \
+env -i PATH="$T/bin" HOME="$T/home" TMPDIR="$T/tmp" LC_ALL=C NO_COLOR=1 CTXSNAP_DAEMON=off \
   CTXSNAP_CONFIG_DIR="$T/config/empty" \
   "$@" "$SH" "$T/e2e.sh" --inner "$T" "$NET"
