@@ -23,7 +23,7 @@ import * as path from "node:path";
 import process from "node:process";
 import { ConfigError, quote } from "../../errors.ts";
 import { environment, getEnv, selfCommand } from "../../runtime.ts";
-import { readPolicyFile } from "../../repository/_policy_file.ts";
+import { readDaemonConf } from "../../repository/daemon_conf.ts";
 import { isPrivateDir, runDir } from "./protocol.ts";
 
 /** Idle time after which an on-demand watch process exits (30 minutes). */
@@ -32,10 +32,6 @@ export const DEFAULT_IDLE_MS: number = 30 * 60_000;
 export const LOCK_FILE = "watch.lock";
 /** The log of on-demand watch processes. */
 export const LOG_FILE = "daemon.log";
-/** The store's daemon settings file. */
-export const CONF_FILE = "daemon.conf";
-/** Largest `daemon.conf` read. */
-const MAX_CONF_BYTES = 4096;
 /** A log larger than this is started afresh. */
 const MAX_LOG_BYTES = 1024 * 1024;
 
