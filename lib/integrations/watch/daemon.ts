@@ -84,11 +84,7 @@ export function parseDaemonConf(text: string): Partial<DaemonSettings> {
 
 /** The daemon settings of the store in `storeDir` (environment over `daemon.conf`). */
 export function daemonSettings(storeDir: string): DaemonSettings {
-  const text = readPolicyFile(
-    path.join(storeDir, CONF_FILE),
-    "the daemon settings",
-    MAX_CONF_BYTES,
-  );
+  const text = readDaemonConf(storeDir);
   const conf = text === null ? {} : parseDaemonConf(text);
   const env = (getEnv("CTXSNAP_DAEMON") ?? "").trim().toLowerCase();
   const off = ["off", "0", "false", "no"].includes(env);
