@@ -329,7 +329,10 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
     // A hook a harness runs reports problems in one line and does not fail
     // the agent, whatever went wrong (even loading the command itself).
-    const lenient = loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
+    // (`hook install`, run by a person, fails like any command.)
+    const lenient = name === "hook" && rest[0] === "install"
+      ? undefined
+      : loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
     if (lenient !== undefined && !rest.includes(lenient)) {
       out.errorLine(await typed(error), `ctxsnap ${name}`);
       return 0;

@@ -23,7 +23,8 @@ const HARNESSES = ["claude-code"];
 export const hook: Command = {
   name: "hook",
   summary: "checkpoint for an agent harness's hook event (JSON on stdin); never fails the agent",
-  usage: "hook claude-code [--record-prompts] [--strict]",
+  usage:
+    "hook claude-code [--record-prompts] [--strict]\nhook install claude-code --http [--dry-run]",
   examples: [
     "ctxsnap hook claude-code < event.json        # what .claude/settings.json runs (see the README)",
     "ctxsnap hook claude-code --record-prompts    # also keep the text of each prompt",
@@ -40,10 +41,20 @@ export const hook: Command = {
       type: "boolean",
       help: "exit with ctxsnap's status on a problem (default: report on stderr and exit 0)",
     },
+    http: {
+      type: "boolean",
+      help:
+        "install: events other than SessionStart and UserPromptSubmit go over HTTP to the watch process",
+    },
+    "dry-run": { type: "boolean", help: "install: print what would change, write nothing" },
   },
-  positionals: 1,
+  positionals: 2,
   exitZeroUnless: "--strict",
   async run(ctx, parsed) {
+    if (parsed.positionals[0] === "install" && flag(parsed, "http")) {
+      const { installHttp } = await import("./_hook_install_http.ts");
+      return await installHttp(ctx, parsed.positionals[1], flag(parsed, "dry-run"));
+    }
     const harness = parsed.positionals[0];
     if (harness === undefined || !HARNESSES.includes(harness)) {
       throw new UsageError(`Unknown harness ${quote(harness ?? "")}`, {

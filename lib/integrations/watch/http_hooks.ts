@@ -20,7 +20,7 @@
  * @example
  * ```ts
  * import { parseHttpConf } from "./http_hooks.ts";
- * const conf = parseHttpConf(JSON.stringify({ port: 45123, token: "ab".repeat(32) }));
+ * const conf = parseHttpConf(JSON.stringify({ port: 45123, token: `ctxsnap_hook_${"ab".repeat(32)}` }));
  * if (conf?.port !== 45123) throw new Error("not parsed");
  * ```
  * @module
@@ -48,11 +48,14 @@ const MAX_CONNECTIONS = 32;
 /** Bytes of an oversized body read (and thrown away) before the connection is cut. */
 const MAX_DRAIN_BYTES = 4 * MAX_EVENT_BYTES;
 
+/** The form of a token: a prefix the secret scanner knows (it never enters a snapshot), 256 random bits. */
+const TOKEN = /^ctxsnap_hook_[0-9a-f]{64}$/;
+
 /** The port and token of a store's HTTP hooks. */
 export interface HttpConf {
   /** TCP port on 127.0.0.1. */
   port: number;
-  /** 64 hex characters: the bearer token. */
+  /** The bearer token: `ctxsnap_hook_` and 64 hex digits. */
   token: string;
 }
 
@@ -75,7 +78,7 @@ export function parseHttpConf(text: string): HttpConf | null {
   if (!Number.isSafeInteger(o.port) || (o.port as number) < 1024 || (o.port as number) > 65535) {
     return null;
   }
-  if (typeof o.token !== "string" || !/^[0-9a-f]{64}$/.test(o.token)) return null;
+  if (typeof o.token !== "string" || !TOKEN.test(o.token)) return null;
   return { port: o.port as number, token: o.token };
 }
 
@@ -123,7 +126,7 @@ export async function ensureHttpConf(storeDir: string): Promise<HttpConf> {
   }
   const conf: HttpConf = {
     port: await freePort(),
-    token: toHex(crypto.getRandomValues(new Uint8Array(32))),
+    token: `ctxsnap_hook_${toHex(crypto.getRandomValues(new Uint8Array(32)))}`,
   };
   writeFileAtomic(httpConfPath(storeDir), JSON.stringify(conf), { mode: 0o600 });
   return conf;
