@@ -91,7 +91,12 @@ export const watch: Command = {
     }
     const maxFileBytes = sizeOption(str(parsed, "max-file-size"));
     const daemon = flag(parsed, "daemon");
-    const [{ WatchService }, { WatchServer }, http, { parseDuration, acquireLock }] = await Promise
+    const [
+      { WatchService },
+      { WatchServer },
+      http,
+      { parseDuration, acquireLock, daemonSettings },
+    ] = await Promise
       .all([
         import("../../integrations/watch/service.ts"),
         import("../../integrations/watch/server.ts"),
@@ -99,9 +104,17 @@ export const watch: Command = {
         import("../../integrations/watch/daemon.ts"),
       ]);
     const idle = str(parsed, "idle-timeout");
-    const idleMs = idle === undefined ? undefined : parseDuration(idle);
     const signer = await identity();
     const store = openStore(ctx);
+    let idleMs: number | undefined;
+    try {
+      // A daemon.conf that cannot be used is reported here (exit 7), not guessed around.
+      const settings = daemonSettings(store.dir);
+      idleMs = idle !== undefined ? parseDuration(idle) : daemon ? settings.idleMs : undefined;
+    } catch (error) {
+      store.close();
+      throw error;
+    }
     // At most one per store, taken before the first walk (two hook events at once start two).
     let lock: ReturnType<typeof acquireLock>;
     try {
