@@ -64,11 +64,22 @@ async function request(
   port: number,
   head: string[],
   body: Uint8Array | string = "",
+  chunked = false,
 ): Promise<Reply> {
-  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  let bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  if (chunked) {
+    // One chunk and the last: no Content-Length for the server to check first.
+    const size = new TextEncoder().encode(`${bytes.byteLength.toString(16)}\r\n`);
+    const end = new TextEncoder().encode("\r\n0\r\n\r\n");
+    const framed = new Uint8Array(size.byteLength + bytes.byteLength + end.byteLength);
+    framed.set(size);
+    framed.set(bytes, size.byteLength);
+    framed.set(end, size.byteLength + bytes.byteLength);
+    bytes = framed;
+  }
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const text = [...head, `Content-Length: ${bytes.byteLength}`, "Connection: close", "", ""]
-    .join("\r\n");
+  const length = chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${bytes.byteLength}`;
+  const text = [...head, length, "Connection: close", "", ""].join("\r\n");
   const chunks: Uint8Array[] = [];
   try {
     await conn.write(new TextEncoder().encode(text));
@@ -223,11 +234,20 @@ Deno.test("http hooks: a request carrying an Origin (a web page) is refused (403
   });
 });
 
-Deno.test("http hooks: an oversized body is refused (413) and records nothing", async () => {
+Deno.test("http hooks: an oversized body is refused (413) and records nothing, with or without a Content-Length", async () => {
   await withServer(async ({ ws, store, conf }) => {
     const padding = "x".repeat(MAX_EVENT_BYTES);
     const reply = await request(conf.port, goodHead(conf), event(ws, { padding }));
     assertEquals([reply.status, reply.body, snapshots(store)], [413, "", 0]);
+    // Without a Content-Length (chunked), the bytes read are counted.
+    const streamed = await request(conf.port, goodHead(conf), event(ws, { padding }), true);
+    assertEquals([streamed.status, streamed.body, snapshots(store)], [413, "", 0]);
+    const small = await request(conf.port, goodHead(conf), event(ws), true);
+    assertEquals(
+      [small.status, snapshots(store)],
+      [204, 1],
+      "a chunked body within bounds is read",
+    );
   });
 });
 
