@@ -27,6 +27,7 @@
 import { clearInterval, setInterval } from "node:timers";
 import type { Identity } from "../../keys/identity.ts";
 import { captureWorkspace } from "../../workspace/capture.ts";
+import type { SkippedEntry } from "../../format/tree.ts";
 import { IncrementalCapture, type IncrementalStatus } from "../../workspace/incremental.ts";
 import type { Store } from "../../repository/store.ts";
 import { type CreateOptions, type CreateResult, createSnapshot } from "../../history/create.ts";
@@ -124,6 +125,7 @@ export class WatchService {
   checkpoint(options: CheckpointOptions): Promise<CreateResult> {
     return this.run(async () => {
       let captured = false;
+      let last: { treeId: string; skipped: SkippedEntry[] } | null = null;
       const { agent, ...rest } = options;
       try {
         // A policy file that cannot be used stops the checkpoint before it is made (exit 7).
@@ -135,14 +137,20 @@ export class WatchService {
               captured = true;
               const ownLimit = captureOptions.maxFileBytes === undefined ||
                 captureOptions.maxFileBytes === this.maxFileBytes;
-              return ownLimit
+              const result = ownLimit
                 ? this.engine.capture()
                 : captureWorkspace(this.store, captureOptions);
+              last = result;
+              return result;
             },
           });
+        const skippedOf = (treeId: string) => {
+          const kept = last as { treeId: string; skipped: SkippedEntry[] } | null;
+          return kept !== null && kept.treeId === treeId ? kept.skipped : null;
+        };
         const result = agent === undefined
           ? await make(rest)
-          : await recordAgentEvent(this.store, rest, agent, make);
+          : await recordAgentEvent(this.store, rest, agent, make, skippedOf);
         this.served += 1;
         // The engine notices a gc this runs and walks the workspace again.
         if (result.created) retainAfterCheckpoint(this.store, policy);
