@@ -160,7 +160,10 @@ export const watch: Command = {
         try {
           hooks = await http.HookHttpServer.start(service, conf, {
             onRequest: () => watchServer.touch(),
-            onProblem: (error) => ctx.out.note(`hook event not recorded: ${problem(error)}`),
+            onProblem: (error) =>
+              ctx.out.note(
+                `${new Date().toISOString()} hook event not recorded: ${problem(error)}`,
+              ),
             busyBudgetMs: hookBusyBudgetMs(),
           });
           server.http = hooks.url;
@@ -192,7 +195,9 @@ export const watch: Command = {
           })`,
       );
       await stopped(server.stopRequested);
-      if (server.stopReason !== null) ctx.out.note(`stopping: ${server.stopReason}`);
+      if (server.stopReason !== null) {
+        ctx.out.note(`stopping: ${server.stopReason} (${new Date().toISOString()})`);
+      }
       return 0;
     } finally {
       await hooks?.close();
