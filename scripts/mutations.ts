@@ -579,6 +579,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("integrations/http_hooks_test.ts", "http hooks: run/http.json is private")],
   },
   {
+    id: "http-install-tracked",
+    file: "lib/integrations/watch/claude_code_http.ts",
+    find:
+      'if (top !== null && runGit(top, ["ls-files", "--error-unmatch", "--", relTop!]).status === 0) {',
+    replace: "if (false) {",
+    tests: [
+      t(
+        "integrations/claude_code_http_test.ts",
+        "hook install claude-code --http writes the token only into an untracked",
+      ),
+    ],
+  },
+  {
     id: "hook-token-secret-rule",
     file: "lib/workspace/io/secret_scan.ts",
     find: '      if (!inWord(text, m.index)) return "ctxsnap hook token";',
