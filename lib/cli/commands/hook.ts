@@ -56,6 +56,11 @@ export const hook: Command = {
       return await installHttp(ctx, parsed.positionals[1], flag(parsed, "dry-run"));
     }
     const harness = parsed.positionals[0];
+    if (parsed.positionals.length > 1) {
+      throw new UsageError(`Unexpected argument ${quote(parsed.positionals[1]!)}`, {
+        hint: "ctxsnap hook claude-code < event.json, or ctxsnap hook install claude-code --http",
+      });
+    }
     if (harness === undefined || !HARNESSES.includes(harness)) {
       throw new UsageError(`Unknown harness ${quote(harness ?? "")}`, {
         hint: `ctxsnap hook ${HARNESSES.join("|")}`,
