@@ -121,7 +121,7 @@ export class WatchServer {
     try {
       const watch = await WatchServer.listen(service, storeDir);
       watch.releaseLock = lock;
-      if (options.idleMs !== undefined) watch.stopWhenIdle(options.idleMs);
+      watch.stopWhenIdle(options.idleMs);
       return watch;
     } catch (error) {
       lock();
@@ -134,20 +134,31 @@ export class WatchServer {
     this.lastActivity = Date.now();
   }
 
-  private stopWhenIdle(idleMs: number): void {
+  /**
+   * Stops when the store directory is removed (a deleted workspace leaves no
+   * process behind) and, given `idleMs`, when its watch files are gone or no
+   * request came for that long.
+   */
+  private stopWhenIdle(idleMs: number | undefined): void {
     const storeDir = this.service.store.dir;
     const check = () => {
       if (this.closed) return;
-      // The store was removed or another process took its watch files: nothing to serve.
-      if (!fs.existsSync(storeDir) || readWatchInfo(storeDir)?.token !== this.info.token) {
-        this.stopReason = "its store or watch files are gone";
+      if (!fs.existsSync(storeDir)) {
+        this.stopReason = "its store is gone";
+        this.resolveStop();
+      } else if (idleMs === undefined) {
+        return;
+      } else if (readWatchInfo(storeDir)?.token !== this.info.token) {
+        // Another process took its watch files: nothing to serve.
+        this.stopReason = "its watch files are gone";
         this.resolveStop();
       } else if (this.connections === 0 && Date.now() - this.lastActivity >= idleMs) {
         this.stopReason = `idle for ${Math.round(idleMs / 1000)} s`;
         this.resolveStop();
       }
     };
-    this.idleTimer = setInterval(check, Math.max(50, Math.min(idleMs / 4, 30_000)));
+    this.idleTimer = setInterval(check, Math.max(50, Math.min((idleMs ?? Infinity) / 4, 30_000)));
+    this.idleTimer.unref?.();
   }
 
   private static async listen(service: WatchService, storeDir: string): Promise<WatchServer> {
