@@ -382,12 +382,24 @@ export interface Inotify {
 type Ffi = any;
 
 /**
- * Opens a non-blocking inotify instance by calling libc through Deno's FFI,
- * or returns null where that is not possible (Node.js, a system other than
- * Linux, no FFI permission, no glibc): callers then fall back to full walks.
+ * Opens a non-blocking inotify instance by calling libc through the
+ * runtime's FFI (Deno's `Deno.dlopen`, or Bun's `bun:ffi`: the release
+ * executables run on Bun), or returns null where that is not possible
+ * (Node.js, a system other than Linux, no FFI permission, no glibc): callers
+ * then fall back to full walks.
  */
 export function openInotify(): Inotify | null {
   const deno: Ffi = (globalThis as Ffi).Deno;
+  if (deno !== undefined) return openInotifyDeno(deno);
+  if ((globalThis as Ffi).Bun !== undefined) return openInotifyBun();
+  return null;
+}
+
+const IN_NONBLOCK = 0o4000;
+const IN_CLOEXEC = 0o2000000;
+const EAGAIN = 11;
+
+function openInotifyDeno(deno: Ffi): Inotify | null {
   if (deno?.build?.os !== "linux" || typeof deno.dlopen !== "function") return null;
   let lib: Ffi;
   try {
@@ -406,36 +418,119 @@ export function openInotify(): Inotify | null {
     const pointer = lib.symbols.__errno_location();
     return pointer === null ? 0 : new deno.UnsafePointerView(pointer).getInt32();
   };
-  const IN_NONBLOCK = 0o4000;
-  const IN_CLOEXEC = 0o2000000;
-  const fd: number = lib.symbols.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  return inotifyOver({
+    init: (flags) => lib.symbols.inotify_init1(flags),
+    add: (fd, path, mask) => lib.symbols.inotify_add_watch(fd, path, mask),
+    rm: (fd, wd) => lib.symbols.inotify_rm_watch(fd, wd),
+    read: (fd, buffer) => Number(lib.symbols.read(fd, buffer, BigInt(buffer.byteLength))),
+    close: (fd) => lib.symbols.close(fd),
+    errno,
+    unload: () => lib.close(),
+  });
+}
+
+function openInotifyBun(): Inotify | null {
+  if (nodeProcess()?.platform !== "linux") return null;
+  let ffi: Ffi;
+  let lib: Ffi;
+  try {
+    ffi = builtin<Ffi>("bun:ffi");
+    lib = ffi.dlopen("libc.so.6", {
+      inotify_init1: { args: ["i32"], returns: "i32" },
+      inotify_add_watch: { args: ["i32", "ptr", "u32"], returns: "i32" },
+      inotify_rm_watch: { args: ["i32", "i32"], returns: "i32" },
+      read: { args: ["i32", "ptr", "u64"], returns: "i64" },
+      close: { args: ["i32"], returns: "i32" },
+      __errno_location: { args: [], returns: "ptr" },
+    });
+  } catch {
+    return null;
+  }
+  const errno = (): number => {
+    const pointer = lib.symbols.__errno_location();
+    return pointer === null || pointer === 0 ? 0 : ffi.read.i32(pointer, 0);
+  };
+  return inotifyOver({
+    init: (flags) => lib.symbols.inotify_init1(flags),
+    add: (fd, path, mask) => lib.symbols.inotify_add_watch(fd, path, mask),
+    rm: (fd, wd) => lib.symbols.inotify_rm_watch(fd, wd),
+    read: (fd, buffer) => Number(lib.symbols.read(fd, buffer, buffer.byteLength)),
+    close: (fd) => lib.symbols.close(fd),
+    errno,
+    unload: () => lib.close(),
+  });
+}
+
+/** The libc calls an {@linkcode Inotify} needs, however the runtime reaches them. */
+interface InotifyCalls {
+  init(flags: number): number;
+  add(fd: number, path: Uint8Array, mask: number): number;
+  rm(fd: number, wd: number): number;
+  read(fd: number, buffer: Uint8Array): number;
+  close(fd: number): number;
+  errno(): number;
+  unload(): void;
+}
+
+function inotifyOver(calls: InotifyCalls): Inotify | null {
+  const fd = calls.init(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
-    lib.close();
+    calls.unload();
     return null;
   }
   const encoder = new TextEncoder();
   let open = true;
   return {
     addWatch(path, mask) {
-      const result: number = lib.symbols.inotify_add_watch(fd, encoder.encode(`${path}\0`), mask);
-      return result < 0 ? -errno() : result;
+      const result = calls.add(fd, encoder.encode(`${path}\0`), mask);
+      return result < 0 ? -calls.errno() : result;
     },
     removeWatch(wd) {
-      lib.symbols.inotify_rm_watch(fd, wd);
+      calls.rm(fd, wd);
     },
     read(buffer) {
-      const n = Number(lib.symbols.read(fd, buffer, BigInt(buffer.byteLength)));
+      const n = calls.read(fd, buffer);
       if (n >= 0) return n;
-      const code = errno();
-      return code === 11 /* EAGAIN */ ? 0 : -code;
+      const code = calls.errno();
+      return code === EAGAIN ? 0 : -code;
     },
     close() {
       if (!open) return;
       open = false;
-      lib.symbols.close(fd);
-      lib.close();
+      calls.close(fd);
+      calls.unload();
     },
   };
+}
+
+/**
+ * The command line that starts this same ctxsnap again (`[executable,
+ * ...arguments]`, to which a caller appends its own), or null when this
+ * process is not the ctxsnap command line (an embedding, an in-process run
+ * through {@linkcode withProcessView}, a test): then nothing is started.
+ * Under Deno running `cli.ts`: `deno run -A --quiet cli.ts`; a compiled
+ * executable (Deno, Bun or Node.js): the executable itself.
+ */
+export function selfCommand(): string[] | null {
+  if (view !== null) return null;
+  if (DENO) {
+    if (DENO.build?.standalone === true) return [DENO.execPath()];
+    const main: string = DENO.mainModule ?? "";
+    if (!main.startsWith("file:") || !main.endsWith("/cli.ts")) return null;
+    return [DENO.execPath(), "run", "-A", "--quiet", decodeURIComponent(new URL(main).pathname)];
+  }
+  const p = nodeProcess();
+  // A single executable: its argv[1] is not a script this process was told to run.
+  if ((p.versions as Record<string, string | undefined>).bun !== undefined) {
+    const script: string = p.argv[1] ?? "";
+    return script.startsWith("/$bunfs/") || script === p.execPath ? [p.execPath] : null;
+  }
+  try {
+    const sea = builtin<{ isSea?: () => boolean }>("node:sea");
+    return sea.isSea?.() === true ? [p.execPath] : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

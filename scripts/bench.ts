@@ -6,7 +6,7 @@
  *
  * Usage:
  *   deno task bench                      # every section
- *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,gc,retention,chunks,release,timeline,replay,soak,trees
+ *   deno task bench -- --only capture    # capture,secrets,verify,restore,scale,large,size,remote,startup,memory,manifest,agent,agent_sessions,gc,retention,chunks,release,timeline,replay,soak,trees,daemon
  *   deno task bench -- --runs 7 --quick  # fewer/smaller data sets
  *
  * The real source tree is Debian's `/usr/lib/python3` (about 2.9k files of
@@ -44,6 +44,8 @@ const root = await Deno.makeTempDir({ prefix: "ctxsnap-bench-" });
 const env = {
   CTXSNAP_CONFIG_DIR: `${root}/config`,
   NO_COLOR: "1",
+  // No background watch process unless a section starts one itself.
+  CTXSNAP_DAEMON: "off",
   RESTIC_PASSWORD: "bench",
   GIT_AUTHOR_NAME: "bench",
   GIT_AUTHOR_EMAIL: "bench@example.invalid",
@@ -2196,6 +2198,166 @@ if (want("trees") && (await have("/usr/bin/time"))) {
       diff_tree_reads: diffReads,
       diff_ms: diffMs,
       cli_diff_ms: cliDiff,
+    },
+  });
+}
+
+if (want("daemon")) {
+  // Issue 26: the on-demand watch process and Claude Code's HTTP hooks, against
+  // `git add -A && git write-tree` on the same tree in the same run. The tree is
+  // generated (CTXSNAP_BENCH_DAEMON_FILES files, default 43,000; --quick 5,000) in
+  // directories of 100; CTXSNAP_BENCH_BIN names a release executable to measure
+  // instead of `deno run cli.ts`.
+  const files = Number(Deno.env.get("CTXSNAP_BENCH_DAEMON_FILES") ?? (QUICK ? 5000 : 43000));
+  const bin = Deno.env.get("CTXSNAP_BENCH_BIN");
+  const exe = bin ? [bin] : [Deno.execPath(), "run", "-A", CLI];
+  const label = bin ? `executable ${bin}` : "deno run cli.ts";
+  console.log(`daemon and HTTP hooks (issue 26): ${files} files, ${label}`);
+  const ws = `${root}/daemon-ws`;
+  for (let i = 0; i < files; i++) {
+    const dir = `${ws}/d${Math.floor(i / 100)}`;
+    if (i % 100 === 0) await Deno.mkdir(dir, { recursive: true });
+    await Deno.writeTextFile(`${dir}/f${i}.txt`, `file ${i}\n`.repeat(1 + (i % 200)));
+  }
+  const gitDir = `${root}/daemon-git`;
+  await run(["git", "init", "-q", "--bare", gitDir]);
+  const gitCmd =
+    `GIT_DIR='${gitDir}' GIT_WORK_TREE='${ws}' sh -c 'git add -A && git write-tree' >/dev/null`;
+  const cli = (argv: string[]) => run([...exe, ...argv], { cwd: ws });
+  await cli(["init"]);
+  // First capture (each once, fresh).
+  const gitFirst = (await sh(gitCmd)).ms;
+  const firstCapture = (await cli(["create", "-m", "first"])).ms;
+  const gitUnchanged = await measure(async () => {}, () => sh(gitCmd));
+  const createAlone = await measure(async () => {}, () => cli(["create"]));
+  let edits = 0;
+  const edit = async () => {
+    edits += 1;
+    await Deno.writeTextFile(`${ws}/d0/f0.txt`, `edit ${edits}\n`);
+  };
+  const gitEdit = await measure(edit, () => sh(gitCmd));
+  // The HTTP hooks, and a watch process serving them (as SessionStart would start it).
+  await cli(["hook", "install", "claude-code", "--http"]);
+  const conf = JSON.parse(await Deno.readTextFile(`${ws}/.ctxsnap/run/http.json`));
+  const daemon = new Deno.Command(exe[0]!, {
+    args: [...exe.slice(1), "watch", "--daemon"],
+    cwd: ws,
+    env,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (let tries = 0;; tries++) {
+    const status = await run([...exe, "watch", "status", "--json"], { cwd: ws, check: false });
+    if (status.stdout.includes('"http": "http')) break;
+    if (tries > 3000) throw new Error("the watch process did not start");
+  }
+  let call = 0;
+  const post = async (session = "bench-1"): Promise<number> => {
+    call += 1;
+    const body = JSON.stringify({
+      session_id: session,
+      hook_event_name: "PostToolUse",
+      tool_name: "Edit",
+      tool_use_id: `toolu_${session}_${call}`,
+      cwd: ws,
+    });
+    const started = performance.now();
+    const response = await fetch(`http://127.0.0.1:${conf.port}/hook/claude-code`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${conf.token}` },
+      body,
+    });
+    await response.arrayBuffer();
+    const ms = performance.now() - started;
+    if (!response.ok) throw new Error(`HTTP hook answered ${response.status}`);
+    return ms;
+  };
+  const pct = (values: number[], p: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  };
+  await post();
+  const unchanged: number[] = [];
+  for (let i = 0; i < 50; i++) unchanged.push(await post());
+  const edited: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await edit();
+    edited.push(await post());
+  }
+  // Two sessions' events at once, per event.
+  const both: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await edit();
+    const [a, b] = await Promise.all([post("bench-1"), post("bench-2")]);
+    both.push(a!, b!);
+  }
+  // The command hook handed to the running watch process.
+  let hookCall = 0;
+  const commandHook = await measure(
+    async () => {
+      hookCall += 1;
+      await Deno.writeTextFile(
+        `${root}/event.json`,
+        JSON.stringify({
+          session_id: "bench-cmd",
+          hook_event_name: "PostToolUse",
+          tool_name: "Edit",
+          tool_use_id: `toolu_cmd_${hookCall}`,
+          cwd: ws,
+        }),
+      );
+    },
+    () =>
+      run([
+        "sh",
+        "-c",
+        `${exe.map((a) => `'${a}'`).join(" ")} hook claude-code --strict < '${root}/event.json'`,
+      ], {
+        cwd: ws,
+      }),
+  );
+  const statusText = await Deno.readTextFile(`/proc/${daemon.pid}/status`).catch(() => "");
+  const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(statusText)?.[1] ?? NaN);
+  const rss = kib("VmRSS") / 1024;
+  const hwm = kib("VmHWM") / 1024;
+  await run([...exe, "watch", "stop"], { cwd: ws });
+  await daemon.status;
+  const row = (name: string, ms: number, git: number) =>
+    console.log(`  ${name}: ${fmt(ms)} vs git ${fmt(git)} = ${(ms / git).toFixed(3)}× git`);
+  row("HTTP hook, unchanged tree (p50)", pct(unchanged, 50), gitUnchanged);
+  console.log(`    p99 ${fmt(pct(unchanged, 99))}`);
+  row("HTTP hook after a one-file edit (p50)", pct(edited, 50), gitEdit);
+  console.log(`    p99 ${fmt(pct(edited, 99))}`);
+  row("command hook with the watch running", commandHook, gitUnchanged);
+  row("create, no watch, unchanged", createAlone, gitUnchanged);
+  console.log(
+    `  first capture: ${fmt(firstCapture)} vs git ${fmt(gitFirst)} = ${
+      (gitFirst / firstCapture).toFixed(2)
+    }× faster than git`,
+  );
+  console.log(
+    `  two sessions at once, per event p50 ${fmt(pct(both, 50))} vs one session ${
+      fmt(pct(edited, 50))
+    } = ${(pct(both, 50) / pct(edited, 50)).toFixed(2)}×`,
+  );
+  console.log(`  watch process RSS ${rss.toFixed(0)} MiB (peak ${hwm.toFixed(0)} MiB)\n`);
+  Object.assign(results, {
+    daemon: {
+      files,
+      runtime: label,
+      git_unchanged_ms: gitUnchanged,
+      git_edit_ms: gitEdit,
+      git_first_ms: gitFirst,
+      http_unchanged_p50_ms: pct(unchanged, 50),
+      http_unchanged_p99_ms: pct(unchanged, 99),
+      http_edit_p50_ms: pct(edited, 50),
+      http_edit_p99_ms: pct(edited, 99),
+      two_sessions_p50_ms: pct(both, 50),
+      command_hook_ms: commandHook,
+      create_no_watch_ms: createAlone,
+      first_capture_ms: firstCapture,
+      watch_rss_mib: rss,
+      watch_peak_rss_mib: hwm,
     },
   });
 }

@@ -16,6 +16,8 @@ const workspace = `${root}/workspace`;
 const env = {
   CTXSNAP_CONFIG_DIR: `${root}/config`,
   NO_COLOR: "1",
+  // The demo's workspaces are removed at the end: no background watch for them.
+  CTXSNAP_DAEMON: "off",
 };
 
 async function step(

@@ -98,6 +98,27 @@ if [ "${1:-}" = "--inner" ]; then
   ID=$(json_field id "$T/last.out")
   if [ -n "$KEY" ] && [ -n "$ID" ]; then ok "snapshot $ID by key $KEY"; else bad "no key or snapshot id"; fi
 
+  # The watch takes its filesystem events from the kernel (inotify through the
+  # runtime's FFI: Deno's, or Bun's in the release executables), never falling
+  # back to a walk per checkpoint on Linux; and `create` starts one in the
+  # background on its own (CTXSNAP_DAEMON=on), which `watch stop` ends.
+  # Native runs only: under an emulator the binary is a wrapper.
+  if [ -d /proc/sys/fs/inotify ] && [ ! -e "$T/ctxsnap.bin" ]; then
+    CTXSNAP_DAEMON=on ctxsnap --json create -m "starts a watch" >"$T/daemon.out" 2>&1
+    tries=0
+    until ctxsnap --json watch status >"$T/watch.status" 2>/dev/null || [ $tries -ge 600 ]; do
+      tries=$((tries + 1))
+    done
+    if grep -q '"mode": "events"' "$T/watch.status"; then
+      ok "the watch create started in the background uses filesystem events"
+    else
+      bad "the background watch does not use filesystem events"
+      sed 's/^/        | /' "$T/daemon.out" "$T/watch.status" | head -n 40
+    fi
+    expect 0 "watch stop" -- ctxsnap --json watch stop
+    if grep -q '"stopped": true' "$T/last.out"; then ok "the watch stopped"; else bad "the watch did not stop"; fi
+  fi
+
   BUNDLE=$T/out/workspace.ctxbundle
   mkdir -p "$T/out"
   expect 0 "publish --with-workspace" -- ctxsnap --json publish "$ID" --with-workspace --out "$BUNDLE"
@@ -254,6 +275,6 @@ else
   NET="network NOT isolated: unshare unavailable"
 fi
 SH=$(command -v sh)
-env -i PATH="$T/bin" HOME="$T/home" TMPDIR="$T/tmp" LC_ALL=C NO_COLOR=1 \
+env -i PATH="$T/bin" HOME="$T/home" TMPDIR="$T/tmp" LC_ALL=C NO_COLOR=1 CTXSNAP_DAEMON=off \
   CTXSNAP_CONFIG_DIR="$T/config/empty" \
   "$@" "$SH" "$T/e2e.sh" --inner "$T" "$NET"

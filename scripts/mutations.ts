@@ -514,6 +514,91 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "http-hook-token",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: '  if (!sameToken(given, conf.token)) return "token";',
+    replace: "",
+    tests: [
+      t("integrations/http_hooks_test.ts", "http hooks: a request without the token is refused"),
+      t("integrations/http_hooks_test.ts", "http hooks: a request with a wrong token is refused"),
+    ],
+  },
+  {
+    id: "http-hook-token-length",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find:
+      "function sameToken(given: string, expected: string): boolean {\n  if (given.length !== expected.length) return false;",
+    replace:
+      "function sameToken(given: string, expected: string): boolean {\n  if (given.length === 0) return false;",
+    tests: [
+      t("integrations/http_hooks_test.ts", "http hooks: a request with a wrong token is refused"),
+    ],
+  },
+  {
+    id: "http-hook-host",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: '  if (headers.host !== `127.0.0.1:${conf.port}`) return "host";',
+    replace: "",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: a request naming another Host")],
+  },
+  {
+    id: "http-hook-origin",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: '  if (headers.origin !== undefined) return "origin";',
+    replace: "",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: a request carrying an Origin")],
+  },
+  {
+    id: "http-hook-content-type",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find:
+      '  if (type !== "application/json" && type !== "application/json;charset=utf-8") return "type";',
+    replace: "",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: a body of another content type")],
+  },
+  {
+    id: "http-hook-body-size",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: "      if (!keep || size > MAX_EVENT_BYTES) return resolve(null);",
+    replace: "      if (!keep) return resolve(null);",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: an oversized body is refused")],
+  },
+  {
+    id: "http-hook-method",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: '  if (req.method !== "POST") return "method";',
+    replace: "",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: GET (or a path other")],
+  },
+  {
+    id: "http-conf-private",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find:
+      "    if (uid !== null && (stat.uid !== uid || (stat.mode & 0o077) !== 0)) return null;\n    const buffer = new Uint8Array(stat.size);\n    const n =",
+    replace: "    const buffer = new Uint8Array(stat.size);\n    const n =",
+    tests: [t("integrations/http_hooks_test.ts", "http hooks: run/http.json is private")],
+  },
+  {
+    id: "http-install-tracked",
+    file: "lib/integrations/watch/claude_code_http.ts",
+    find:
+      'if (top !== null && runGit(top, ["ls-files", "--error-unmatch", "--", relTop!]).status === 0) {',
+    replace: "if (false) {",
+    tests: [
+      t(
+        "integrations/claude_code_http_test.ts",
+        "hook install claude-code --http writes the token only into an untracked",
+      ),
+    ],
+  },
+  {
+    id: "hook-token-secret-rule",
+    file: "lib/workspace/io/secret_scan.ts",
+    find: '      if (!inWord(text, m.index)) return "ctxsnap hook token";',
+    replace: "",
+    tests: [t("workspace/secrets_test.ts", "SecretScanner recognises a ctxsnap hook token")],
+  },
+  {
     id: "hook-prompt-in-key",
     file: "lib/history/agent.ts",
     find: "    return `prompt:${event.prompt_id}`;\n  }\n  return null;\n}",
@@ -1898,9 +1983,9 @@ export const MUTATIONS: readonly Mutation[] = [
     id: "retention-read-before-checkpoint",
     file: "lib/history/checkpoint.ts",
     find:
-      "  const policy = readRetention(store.dir);\n  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n",
+      "  const policy = readRetention(store.dir);\n  // The capture's own skipped records answer the agent event's omissions, so\n  // recording it never reads the whole tree back from the store.\n  let last: { treeId: string; skipped: SkippedEntry[] } | null = null;\n  const own = (o: CaptureOptions) => {\n    const result = capture === undefined ? captureWorkspace(store, o) : capture(o);\n    last = result;\n    return result;\n  };\n  const make = (o: CreateOptions) => createSnapshot(store, signer, { ...o, capture: own });\n  const skippedOf = (treeId: string) => {\n    const kept = last as { treeId: string; skipped: SkippedEntry[] } | null;\n    return kept !== null && kept.treeId === treeId ? kept.skipped : null;\n  };\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make, skippedOf);\n  if (result.created) retainAfterCheckpoint(store, policy);\n",
     replace:
-      "  const make = (o: CreateOptions) =>\n    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make);\n  const policy = readRetention(store.dir);\n",
+      "  // The capture's own skipped records answer the agent event's omissions, so\n  // recording it never reads the whole tree back from the store.\n  let last: { treeId: string; skipped: SkippedEntry[] } | null = null;\n  const own = (o: CaptureOptions) => {\n    const result = capture === undefined ? captureWorkspace(store, o) : capture(o);\n    last = result;\n    return result;\n  };\n  const make = (o: CreateOptions) => createSnapshot(store, signer, { ...o, capture: own });\n  const skippedOf = (treeId: string) => {\n    const kept = last as { treeId: string; skipped: SkippedEntry[] } | null;\n    return kept !== null && kept.treeId === treeId ? kept.skipped : null;\n  };\n  const result = agent === undefined\n    ? await make(rest)\n    : await recordAgentEvent(store, rest, agent, make, skippedOf);\n  const policy = readRetention(store.dir);\n  if (result.created) retainAfterCheckpoint(store, policy);\n",
     tests: [
       t(
         "history/retention_test.ts",

@@ -170,6 +170,7 @@ export async function runCli(args: string[], opts: RunOptions): Promise<CliResul
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     DENO_DIR: realDenoDir(),
     NO_COLOR: "1",
+    CTXSNAP_DAEMON: "off",
     DENO_NO_UPDATE_CHECK: "1",
     ...(dirs ? { HOME: dirs.home, CTXSNAP_CONFIG_DIR: dirs.config } : {}),
     ...(opts.env ?? {}),

@@ -150,6 +150,7 @@ export function spawnCli(
       HOME: ws.home,
       CTXSNAP_CONFIG_DIR: ws.configDir,
       NO_COLOR: "1",
+      CTXSNAP_DAEMON: "off",
       DENO_NO_UPDATE_CHECK: "1",
       ...env,
     },

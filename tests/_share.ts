@@ -92,6 +92,7 @@ export function machineEnv(ws: TempWorkspace): Record<string, string> {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     DENO_DIR: realDenoDir(),
     NO_COLOR: "1",
+    CTXSNAP_DAEMON: "off",
     DENO_NO_UPDATE_CHECK: "1",
     HOME: ws.home,
     CTXSNAP_CONFIG_DIR: ws.configDir,

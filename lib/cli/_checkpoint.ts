@@ -1,7 +1,9 @@
 /**
  * One checkpoint for `ctxsnap create` and the agent hook: handed to the
  * `ctxsnap watch` process serving the store when one runs (it knows from
- * filesystem events what changed), made here with a full walk otherwise.
+ * filesystem events what changed), made here with a full walk otherwise,
+ * after which a watch process is started in the background for the next one
+ * (`lib/integrations/watch/daemon.ts`; `CTXSNAP_DAEMON=off` turns that off).
  * The store, identity and capture modules are loaded only on that second
  * path, so a handed-off checkpoint starts little more than the client; the
  * store must be registered as this user's (`lib/repository/trust.ts`) before
@@ -73,6 +75,11 @@ export async function checkpoint(
     return { result, storeDir: store.dir, via: "local" };
   } finally {
     store.close();
+    // No watch process answered: start one in the background for the next
+    // checkpoint (unless turned off; see lib/integrations/watch/daemon.ts).
+    // After this one, so the two walks do not compete.
+    const { startDaemon } = await import("../integrations/watch/daemon.ts");
+    await startDaemon(storeDir, explicit ? ctx.cwd : path.dirname(storeDir));
   }
 }
 

@@ -157,8 +157,8 @@ async function run(argv: string[], write: Writer | undefined): Promise<number> {
     if (getEnv("CTXSNAP_DEBUG") && error instanceof Error) out.warn(error.stack ?? "");
     // A hook a harness runs reports problems in one line and does not fail
     // the agent, whatever went wrong (even loading the command itself).
-    // (`hook install` is a command a person runs: it fails like any other.)
-    const lenient = rest[0] === "install"
+    // (`hook install`, run by a person, fails like any command.)
+    const lenient = name === "hook" && rest[0] === "install"
       ? undefined
       : loaded?.exitZeroUnless ?? (name === "hook" ? "--strict" : undefined);
     if (lenient !== undefined && !rest.includes(lenient)) {

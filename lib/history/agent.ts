@@ -486,13 +486,16 @@ function newOmissions(
  * `facets.metadata.agent`, and inside its transaction the event, its agent
  * session and (for a prompt) its turn are recorded against the snapshot it
  * returns. A redelivered event (same agent ids) returns the first delivery's
- * snapshot and records nothing.
+ * snapshot and records nothing. `skippedOf`, when given, answers the skipped
+ * records of a tree its capture just made (or null), so telling the agent
+ * session what was left out does not read the whole tree back.
  */
 export async function recordAgentEvent(
   store: Store,
   options: CreateOptions,
   event: AgentEvent,
   create: (options: CreateOptions) => Promise<CreateResult>,
+  skippedOf?: (treeId: string) => SkippedEntry[] | null,
 ): Promise<AgentResult> {
   if (event.session_id === null) {
     // Without the agent's session nothing can be numbered or named: never a session "-" that
@@ -595,7 +598,9 @@ export async function recordAgentEvent(
         const skipped = workspace === null || workspace.skipped === 0 ||
             UNTOLD_EVENTS.has(event.event)
           ? []
-          : store.getTree(workspace.tree).skipped;
+          // The capture's own records when the caller kept them (a watch process):
+          // reading them back from the store expands every directory of the tree.
+          : skippedOf?.(workspace.tree) ?? store.getTree(workspace.tree).skipped;
         const told = UNTOLD_EVENTS.has(event.event)
           ? { omitted: [], more: 0, notified: row.notified }
           : newOmissions(skipped, row.notified);

@@ -31,6 +31,8 @@ import type { Store } from "../repository/store.ts";
 import type { Signer } from "../format/envelope.ts";
 import { type CreateOptions, type CreateResult, createSnapshot } from "./create.ts";
 import { type AgentEvent, recordAgentEvent } from "./agent.ts";
+import { type CaptureOptions, captureWorkspace } from "../workspace/capture.ts";
+import type { SkippedEntry } from "../format/tree.ts";
 import { readRetention, retainAfterCheckpoint } from "./retention.ts";
 
 /**
@@ -71,11 +73,22 @@ export async function checkpoint(
 ): Promise<CreateResult> {
   const { agent, ...rest } = options;
   const policy = readRetention(store.dir);
-  const make = (o: CreateOptions) =>
-    createSnapshot(store, signer, capture === undefined ? o : { ...o, capture });
+  // The capture's own skipped records answer the agent event's omissions, so
+  // recording it never reads the whole tree back from the store.
+  let last: { treeId: string; skipped: SkippedEntry[] } | null = null;
+  const own = (o: CaptureOptions) => {
+    const result = capture === undefined ? captureWorkspace(store, o) : capture(o);
+    last = result;
+    return result;
+  };
+  const make = (o: CreateOptions) => createSnapshot(store, signer, { ...o, capture: own });
+  const skippedOf = (treeId: string) => {
+    const kept = last as { treeId: string; skipped: SkippedEntry[] } | null;
+    return kept !== null && kept.treeId === treeId ? kept.skipped : null;
+  };
   const result = agent === undefined
     ? await make(rest)
-    : await recordAgentEvent(store, rest, agent, make);
+    : await recordAgentEvent(store, rest, agent, make, skippedOf);
   if (result.created) retainAfterCheckpoint(store, policy);
   return result;
 }

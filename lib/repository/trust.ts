@@ -192,12 +192,14 @@ export const STORE_ENTRIES: Readonly<Record<string, "directory" | "file">> = {
   "allow-secrets": "file",
   retention: "file",
   transcripts: "file",
+  "daemon.conf": "file",
 };
 
 /**
  * Checks the entries of `tmp/`, `run/` or `published/`: never a symlink,
  * owned by this user; `tmp/` holds files and directories, `run/` the watch
- * files (`watch.json`, its socket and their temporary names), `published/`
+ * files (`watch.json`, its socket, `watch.lock`, `daemon.log`, `http.json`
+ * and their temporary names), `published/`
  * regular files.
  */
 function checkEntries(abs: string, name: string, uid: number | null): void {
@@ -215,7 +217,7 @@ function checkEntries(abs: string, name: string, uid: number | null): void {
       ? (stat.isFile() ? null : "is not a regular file")
       : entry === "watch.sock"
       ? (stat.isSocket() ? null : "is not a socket")
-      : entry === "watch.json" || entry.startsWith(".ctxsnap-tmp-")
+      : RUN_FILES.has(entry) || entry.startsWith(".ctxsnap-tmp-")
       ? (stat.isFile() ? null : "is not a regular file")
       : "is not a watch file";
     if (problem !== null) {
@@ -225,6 +227,14 @@ function checkEntries(abs: string, name: string, uid: number | null): void {
     }
   }
 }
+
+/** The regular files of `run/` (lib/integrations/watch/). */
+const RUN_FILES: ReadonlySet<string> = new Set([
+  "watch.json",
+  "watch.lock",
+  "daemon.log",
+  "http.json",
+]);
 
 /** `sqlite_master` rows in a comparable form (definitions with quoting and spacing normalized). */
 function schemaRows(db: DatabaseSync): string[] {

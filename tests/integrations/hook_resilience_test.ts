@@ -46,6 +46,7 @@ async function spawn(
       CTXSNAP_CONFIG_DIR: ws.configDir,
       DENO_DIR: realDenoDir(),
       DENO_NO_UPDATE_CHECK: "1",
+      CTXSNAP_DAEMON: "off",
       ...env,
     },
     stdin: "piped",

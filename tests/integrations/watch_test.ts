@@ -45,6 +45,7 @@ async function startWatch(
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
       DENO_DIR: realDenoDir(),
       NO_COLOR: "1",
+      CTXSNAP_DAEMON: "off",
       HOME: ws.home,
       CTXSNAP_CONFIG_DIR: ws.configDir,
       ...env,

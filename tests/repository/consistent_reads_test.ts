@@ -191,6 +191,7 @@ Deno.test("hook: a store busy past the timeout is tried again, said on stderr, a
         CTXSNAP_BUSY_TIMEOUT_MS: "1000",
         DENO_DIR: realDenoDir(),
         NO_COLOR: "1",
+        CTXSNAP_DAEMON: "off",
       },
       stdin: "piped",
       stdout: "piped",

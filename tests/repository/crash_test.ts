@@ -104,7 +104,12 @@ function spawnCli(ws: TempWorkspace, args: string[]): Deno.ChildProcess {
   return new Deno.Command(command, {
     args: argv,
     cwd: ws.path,
-    env: { CTXSNAP_CONFIG_DIR: ws.configDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    env: {
+      CTXSNAP_CONFIG_DIR: ws.configDir,
+      NO_COLOR: "1",
+      DENO_NO_UPDATE_CHECK: "1",
+      CTXSNAP_DAEMON: "off",
+    },
     stdin: "null",
     stdout: "null",
     stderr: "null",

@@ -514,6 +514,7 @@ Deno.test({
             `DENO_DIR=${userDenoDir}`,
             `CTXSNAP_CONFIG_DIR=${ws.configDir}`,
             "NO_COLOR=1",
+            "CTXSNAP_DAEMON=off",
             "DENO_NO_UPDATE_CHECK=1",
             ...cliCommand(args),
           ],

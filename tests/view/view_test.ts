@@ -724,6 +724,7 @@ Deno.test("ctxsnap serve prints its URL as JSON, serves, and exits 0 on SIGTERM"
       HOME: fx.root,
       CTXSNAP_CONFIG_DIR: join(fx.root, "me-config"),
       NO_COLOR: "1",
+      CTXSNAP_DAEMON: "off",
     },
     clearEnv: true,
     stdout: "piped",

@@ -489,3 +489,11 @@ Deno.test("create refuses a reason over 1,024 characters even when the workspace
     assertEquals(again.code, 2, again.stdout + again.stderr);
   });
 });
+
+Deno.test("SecretScanner recognises a ctxsnap hook token (as in .claude/settings.local.json) and not its prefix alone", () => {
+  const token = `ctxsnap_hook_${"0123456789abcdef".repeat(4)}`;
+  const settings = JSON.stringify({ headers: { Authorization: `Bearer ${token}` } }, null, 2);
+  assertEquals(scanText(settings), "ctxsnap hook token");
+  assertEquals(scanText('const prefix = "ctxsnap_hook_";'), null);
+  assertEquals(scanText(`x${token}`), null, "inside a longer word it is not one");
+});

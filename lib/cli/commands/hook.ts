@@ -15,7 +15,7 @@
  * @module
  */
 import * as fs from "node:fs";
-import type { SkippedEntry } from "../../format/tree.ts";
+import { omissionMessage } from "../../history/omission.ts";
 import {
   ConfigError,
   IntegrityError,
@@ -154,36 +154,4 @@ function stopsEveryCheckpoint(error: unknown): boolean {
     error instanceof IntegrityError;
 }
 
-/** Longest list of paths named in one hook message. */
-const MAX_NAMED = 12;
-
-const WHY: Record<string, string> = {
-  secret: "secret by name",
-  secret_content: "holds a key or token",
-  too_large: "too large",
-  special_file: "not a regular file",
-  unreadable: "unreadable",
-  unsafe_name: "unusable name",
-  changed_while_reading: "changed while read",
-};
-
-/**
- * The one line the hook shows the user about what a checkpoint left out that
- * this agent session had not been told yet (at most ~2,000 characters).
- */
-export function omissionMessage(id: string, omitted: SkippedEntry[], more: number): string {
-  const named = omitted.slice(0, MAX_NAMED).map((e) =>
-    `${JSON.stringify(e.path.length > 120 ? `${e.path.slice(0, 120)}…` : e.path)} (${
-      WHY[e.reason] ?? e.reason
-    })`
-  );
-  if (omitted.length > MAX_NAMED) named.push(`${omitted.length - MAX_NAMED} more`);
-  const parts = [];
-  if (named.length > 0) parts.push(named.join(", "));
-  if (more > 0) parts.push("ignored or excluded paths (.gitignore, node_modules)");
-  return `ctxsnap: checkpoint ${id.slice(0, 12)} left out ${
-    parts.join("; and ")
-  }: a restore cannot bring them back (\`ctxsnap show ${
-    id.slice(0, 12)
-  } --skipped\` lists all; the store's allow-secrets file re-includes a secret)`;
-}
+export { omissionMessage };

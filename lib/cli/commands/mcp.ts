@@ -39,6 +39,7 @@ async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Pro
     ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
   });
   let socket: Awaited<ReturnType<typeof WatchServer.start>> | null = null;
+  let hooks: { close(): Promise<void> } | null = null;
   try {
     await service.warm();
     try {
@@ -48,6 +49,8 @@ async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Pro
       if (!(error instanceof CtxsnapError)) throw error;
       ctx.out.note(`not serving create and hooks: ${error.message}`);
     }
+    // Serving the store's watch socket, it serves its Claude Code HTTP hooks too (the two go together).
+    if (socket !== null) hooks = await serveHttpHooks(ctx, service, socket);
     const { main } = await import("../main.ts");
     const workspace = store.workspaceRoot;
     const server = new McpServer({
@@ -71,8 +74,34 @@ async function serve(ctx: CommandContext, maxFileBytes: number | undefined): Pro
     await serveLines(process.stdin as AsyncIterable<Uint8Array>, server);
     return 0;
   } finally {
+    await hooks?.close();
     await socket?.close();
     service.close();
     store.close();
+  }
+}
+
+/** Starts the store's HTTP hooks when it has them (`run/http.json`); null otherwise or on failure. */
+async function serveHttpHooks(
+  ctx: CommandContext,
+  service: import("../../integrations/watch/service.ts").WatchService,
+  socket: import("../../integrations/watch/server.ts").WatchServer,
+): Promise<{ close(): Promise<void> } | null> {
+  const http = await import("../../integrations/watch/http_hooks.ts");
+  const conf = http.readHttpConf(service.store.dir);
+  if (conf === null) return null;
+  const { hookBusyBudgetMs } = await import("../_checkpoint.ts");
+  try {
+    const hooks = await http.HookHttpServer.start(service, conf, {
+      onRequest: () => socket.touch(),
+      onProblem: (error) =>
+        ctx.out.note(`hook event not recorded: ${(error as Error).message ?? String(error)}`),
+      busyBudgetMs: hookBusyBudgetMs(),
+    });
+    socket.http = hooks.url;
+    return hooks;
+  } catch (error) {
+    ctx.out.note(`cannot serve HTTP hooks on 127.0.0.1:${conf.port}: ${(error as Error).message}`);
+    return null;
   }
 }

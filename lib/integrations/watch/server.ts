@@ -52,14 +52,30 @@ import {
   type WatchResponse,
 } from "./protocol.ts";
 import { type CheckpointOptions, serviceStatusWire, type WatchService } from "./service.ts";
+import { acquireLock } from "./daemon.ts";
 
 /** Most connections served at once; more are closed at once. */
 const MAX_CONNECTIONS = 32;
+
+/** Options of {@linkcode WatchServer.start}. */
+export interface WatchServerOptions {
+  /** Exit (resolve {@linkcode WatchServer.stopRequested}) after this many ms without a request. */
+  idleMs?: number;
+  /** The store's `run/watch.lock`, already taken (see `acquireLock`): released on close. */
+  lock?: () => void;
+}
 
 /** A running socket server for a {@linkcode WatchService}. */
 export class WatchServer {
   private connections = 0;
   private closed = false;
+  private lastActivity = Date.now();
+  private idleTimer: ReturnType<typeof setInterval> | null = null;
+  private releaseLock: () => void = () => {};
+  /** The URL of the HTTP hooks this process also serves, or null (reported by `status`). */
+  http: string | null = null;
+  /** Why it stopped by itself (idle, store gone), or null. */
+  stopReason: string | null = null;
   private resolveStop!: () => void;
   /** Resolves when a client asked the watch process to stop. */
   readonly stopRequested: Promise<void> = new Promise((resolve) => this.resolveStop = resolve);
@@ -79,7 +95,10 @@ export class WatchServer {
    * Throws {@linkcode ConflictError}-coded errors when another watch process
    * serves this store.
    */
-  static async start(service: WatchService): Promise<WatchServer> {
+  static async start(
+    service: WatchService,
+    options: WatchServerOptions = {},
+  ): Promise<WatchServer> {
     const storeDir = service.store.dir;
     const dir = runDir(storeDir);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -90,12 +109,65 @@ export class WatchServer {
         { hint: `it must be a directory you own with mode 0700: chmod 700 ${dir}` },
       );
     }
+    // At most one watch process per store: the one holding run/watch.lock.
+    const lock = options.lock ?? acquireLock(storeDir);
+    if (typeof lock === "number") {
+      throw new CtxsnapError(
+        `A watch process (pid ${lock}) already serves the store ${quote(storeDir)}`,
+        "conflict",
+        { hint: "stop it first: ctxsnap watch stop" },
+      );
+    }
+    try {
+      const watch = await WatchServer.listen(service, storeDir);
+      watch.releaseLock = lock;
+      watch.stopWhenIdle(options.idleMs);
+      return watch;
+    } catch (error) {
+      lock();
+      throw error;
+    }
+  }
+
+  /** Notes a request (an HTTP hook event, say): the idle time starts again. */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /**
+   * Stops when the store directory is removed (a deleted workspace leaves no
+   * process behind) and, given `idleMs`, when its watch files are gone or no
+   * request came for that long.
+   */
+  private stopWhenIdle(idleMs: number | undefined): void {
+    const storeDir = this.service.store.dir;
+    const check = () => {
+      if (this.closed) return;
+      if (!fs.existsSync(storeDir)) {
+        this.stopReason = "its store is gone";
+        this.resolveStop();
+      } else if (idleMs === undefined) {
+        return;
+      } else if (readWatchInfo(storeDir)?.token !== this.info.token) {
+        // Another process took its watch files: nothing to serve.
+        this.stopReason = "its watch files are gone";
+        this.resolveStop();
+      } else if (this.connections === 0 && Date.now() - this.lastActivity >= idleMs) {
+        this.stopReason = `idle for ${Math.round(idleMs / 1000)} s`;
+        this.resolveStop();
+      }
+    };
+    this.idleTimer = setInterval(check, Math.max(50, Math.min((idleMs ?? Infinity) / 4, 30_000)));
+    this.idleTimer.unref?.();
+  }
+
+  private static async listen(service: WatchService, storeDir: string): Promise<WatchServer> {
     const running = readWatchInfo(storeDir);
     if (running !== null && await answers(running.socket)) {
       throw new CtxsnapError(
         `A watch process (pid ${running.pid}) already serves the store ${quote(storeDir)}`,
         "conflict",
-        { hint: "stop it first: ctxsnap watch --stop" },
+        { hint: "stop it first: ctxsnap watch stop" },
       );
     }
     let madeDir: string | null = null;
@@ -134,7 +206,11 @@ export class WatchServer {
       return;
     }
     this.connections += 1;
-    connection.on("close", () => this.connections -= 1);
+    this.touch();
+    connection.on("close", () => {
+      this.connections -= 1;
+      this.touch();
+    });
     connection.on("error", () => {});
     const chunks: Uint8Array[] = [];
     let size = 0;
@@ -176,6 +252,7 @@ export class WatchServer {
         result: {
           pid: this.info.pid,
           started_at: this.info.started_at,
+          http: this.http,
           ...serviceStatusWire(this.service.status()),
         },
       };
@@ -218,6 +295,7 @@ export class WatchServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.idleTimer !== null) clearInterval(this.idleTimer);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     const current = readWatchInfo(this.service.store.dir);
     if (current?.token === this.info.token) {
@@ -225,6 +303,7 @@ export class WatchServer {
     }
     fs.rmSync(this.info.socket, { force: true });
     if (this.socketDir !== null) fs.rmSync(this.socketDir, { recursive: true, force: true });
+    this.releaseLock();
   }
 }
 
@@ -419,7 +498,7 @@ function parseRequest(line: Uint8Array): ParsedRequest {
 }
 
 /** The checkpoint options a request's args ask for (the context document validated as `create --context`). */
-function checkpointOptions(args: CheckpointArgs): CheckpointOptions {
+export function checkpointOptions(args: CheckpointArgs): CheckpointOptions {
   return {
     reason: args.reason,
     context: args.context === null ? null : validateContextInput(args.context),

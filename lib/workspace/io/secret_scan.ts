@@ -21,6 +21,9 @@
  * - **GitHub token**: `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and 36
  *   alphanumerics, or `github_pat_` with 22 + `_` + 59;
  * - **npm token**: `npm_` and 36 alphanumerics;
+ * - **ctxsnap hook token**: `ctxsnap_hook_` and 64 hex digits (the bearer
+ *   token of Claude Code's HTTP hooks, which the installer writes into
+ *   `.claude/settings.local.json`: that file never enters a snapshot);
  * - **Slack token**: `xoxb-`, `xoxa-`, `xoxp-`, `xoxr-`, `xoxs-`, one to
  *   three numeric groups, then 8 or more token characters;
  * - **service-account key**: a Google service-account JSON file holds its key
@@ -50,7 +53,7 @@
 import { builtin } from "../../runtime.ts";
 
 /** Bumped whenever the rules change: capture then re-reads files its stat cache knows. */
-export const SECRET_RULES_VERSION = "2";
+export const SECRET_RULES_VERSION = "3";
 
 /** Characters of the previous chunk scanned again with the next one. */
 const CARRY = 1024;
@@ -74,6 +77,8 @@ const AWS = /(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g;
 /** Token formats, in one expression (one pass is faster than one per format). */
 const TOKENS =
   /(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}|npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])|xox[baprs]-(?:[0-9]{8,13}-){1,3}[A-Za-z0-9-]{8,64}/g;
+/** ctxsnap's own HTTP hook token (`run/http.json`, `.claude/settings.local.json`). */
+const HOOK_TOKEN = /ctxsnap_hook_[0-9a-f]{64}(?![A-Za-z0-9_])/g;
 const WORD = /[A-Za-z0-9_]/;
 
 /** At least `n` distinct characters in `text`. */
@@ -149,6 +154,12 @@ export function scanText(text: string): string | null {
   for (let m = AWS.exec(text); m !== null; m = AWS.exec(text)) {
     if (!inWord(text, m.index) && !m[0].endsWith("EXAMPLE") && distinct(m[0].slice(4), 8)) {
       return "AWS access key id";
+    }
+  }
+  if (text.includes("ctxsnap_hook_")) {
+    HOOK_TOKEN.lastIndex = 0;
+    for (let m = HOOK_TOKEN.exec(text); m !== null; m = HOOK_TOKEN.exec(text)) {
+      if (!inWord(text, m.index)) return "ctxsnap hook token";
     }
   }
   TOKENS.lastIndex = 0;

@@ -16,13 +16,20 @@ import { type Command, type CommandContext, flag, type Parsed } from "../../comm
 /** The `hook install` command. */
 export const hookInstall: Command = {
   name: "hook install",
-  usage: "hook install claude-code|gemini-cli|codex|cursor|opencode [--dry-run]",
+  usage:
+    "hook install claude-code|gemini-cli|codex|cursor|opencode [--dry-run]\nhook install claude-code --http [--dry-run]",
   examples: [
     "ctxsnap hook install claude-code            # merge the hooks into .claude/settings.local.json",
     "ctxsnap hook install codex --dry-run        # what installing the hooks would change",
+    "ctxsnap hook install claude-code --http     # events over HTTP to the background watch",
   ],
   options: {
     "dry-run": { type: "boolean", help: "print what would change, write nothing" },
+    http: {
+      type: "boolean",
+      help:
+        "claude-code: events other than SessionStart and UserPromptSubmit go over HTTP to the watch process",
+    },
   },
   args: [{ name: "AGENT", help: "the agent whose configuration gets ctxsnap's hooks" }],
   run: runHookInstall,
@@ -34,6 +41,10 @@ async function runHookInstall(ctx: CommandContext, parsed: Parsed): Promise<numb
     "../../../integrations/agents/install.ts"
   );
   const agent = parsed.positionals[0];
+  if (flag(parsed, "http")) {
+    const { installHttp } = await import("../_hook_install_http.ts");
+    return await installHttp(ctx, agent, flag(parsed, "dry-run"));
+  }
   if (agent === undefined || !INSTALLABLE.includes(agent)) {
     throw new UsageError(`Unknown agent ${quote(agent ?? "")}`, {
       hint: `ctxsnap hook install ${INSTALLABLE.join("|")} [--dry-run]`,
