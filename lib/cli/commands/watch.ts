@@ -47,7 +47,11 @@ export const watch: Command = {
     },
     ...CAPTURE_FLAGS,
   },
-  args: [{ name: "ACTION", help: "status or stop (default: run the watch)", optional: true }],
+  args: [{
+    name: "status|stop",
+    help: "report or end the watch process (default: run one)",
+    optional: true,
+  }],
   async run(ctx, parsed) {
     const action = parsed.positionals[0];
     if (action !== undefined && action !== "status" && action !== "stop") {
