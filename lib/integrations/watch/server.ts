@@ -285,6 +285,9 @@ export class WatchServer {
             duplicate: result.agent.duplicate,
             omitted: result.agent.omitted,
             omitted_more: result.agent.omittedMore,
+            ...(result.agent.transcript === undefined
+              ? {}
+              : { transcript: result.agent.transcript }),
           },
         }),
       } as unknown as Record<string, unknown>,
