@@ -245,12 +245,59 @@ export async function checkFolderDocs(root: string, layers: Layer[]): Promise<st
   return violations;
 }
 
+/**
+ * Finds import cycles among the modules under `root/lib` (static imports and
+ * re-exports; a dynamic `import()` loads lazily and breaks no cycle's
+ * evaluation order, so it is not an edge): one line per cycle, naming its
+ * modules in order. The layer rule already forbids cycles between folders;
+ * this catches them inside one.
+ */
+export async function checkCycles(root: string): Promise<string[]> {
+  const libDir = join(root, "lib");
+  const files: string[] = [];
+  for await (const file of tsFiles(libDir)) files.push(file);
+  files.sort();
+  const edges = new Map<string, string[]>();
+  const STATIC =
+    /(?:^|[\s;}])(?:import|export)\s(?!type\s)[^;]*?from\s*"([^"]+)"|(?:^|[\s;}])import\s*"([^"]+)"/g;
+  for (const file of files) {
+    const source = stripComments(await Deno.readTextFile(file));
+    const targets: string[] = [];
+    for (const match of source.matchAll(STATIC)) {
+      const specifier = match[1] ?? match[2]!;
+      if (!specifier.startsWith(".")) continue;
+      const target = normalize(join(dirname(file), specifier));
+      if (target.startsWith(libDir + "/")) targets.push(target);
+    }
+    edges.set(file, targets);
+  }
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, "open");
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      const seen = state.get(next);
+      if (seen === "open") {
+        const cycle = stack.slice(stack.indexOf(next)).map((f) => relative(root, f));
+        cycles.push(`import cycle: ${[...cycle, relative(root, next)].join(" -> ")}`);
+      } else if (seen === undefined && edges.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, "done");
+  };
+  for (const file of files) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
 if (import.meta.main) {
   const root = Deno.args[0] ?? ".";
   const layers = await readLayerTable(Deno.args[1] ?? join(root, "docs/DESIGN.md"));
   const violations = [
     ...await checkLayers(root, layers),
     ...await checkFolderDocs(root, layers),
+    ...await checkCycles(root),
   ];
   for (const line of violations) console.error(line);
   if (violations.length > 0) {

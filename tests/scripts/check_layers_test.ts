@@ -6,7 +6,12 @@
  * @module
  */
 import { join } from "node:path";
-import { checkFolderDocs, checkLayers, readLayerTable } from "../../scripts/check_layers.ts";
+import {
+  checkCycles,
+  checkFolderDocs,
+  checkLayers,
+  readLayerTable,
+} from "../../scripts/check_layers.ts";
 import { assertEquals } from "../_assert.ts";
 
 const TABLE = `# Design
@@ -170,9 +175,28 @@ Deno.test('checkFolderDocs() wants a doc.ts per layer folder whose rank and "May
   }
 });
 
-Deno.test("this repository's layer folders each have a doc.ts that agrees with docs/DESIGN.md §8, and no layering violation", async () => {
+Deno.test("checkCycles() names an import cycle inside one folder, and ignores type-only and dynamic imports", async () => {
+  const root = await plant({
+    "lib/history/a.ts": 'import { b } from "./b.ts";\nexport const a = b;\n',
+    "lib/history/b.ts": 'import { c } from "./c.ts";\nexport const b = c;\n',
+    "lib/history/c.ts": 'import { a } from "./a.ts";\nexport const c = 1 + a;\n',
+    "lib/history/d.ts": 'import type { E } from "./e.ts";\nexport type D = E;\n',
+    "lib/history/e.ts":
+      'import type { D } from "./d.ts";\nexport type E = D | 1;\nexport const f = () => import("./d.ts");\n',
+  });
+  try {
+    assertEquals(await checkCycles(root), [
+      "import cycle: lib/history/a.ts -> lib/history/b.ts -> lib/history/c.ts -> lib/history/a.ts",
+    ]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("this repository's layer folders each have a doc.ts that agrees with docs/DESIGN.md §8, and no layering violation or import cycle", async () => {
   const root = join(import.meta.dirname!, "..", "..");
   const layers = await readLayerTable(join(root, "docs/DESIGN.md"));
   assertEquals(await checkFolderDocs(root, layers), []);
   assertEquals(await checkLayers(root, layers), []);
+  assertEquals(await checkCycles(root), []);
 });
