@@ -2222,6 +2222,15 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("scripts/check_layers_test.ts", "checkCycles() names an import cycle")],
   },
   {
+    id: "timeline-conversation-wired",
+    file: "lib/cli/commands/timeline.ts",
+    find: "      conversation: (harness, sessionId, prompt) =>\n",
+    replace: "      _conversation: (harness: string, sessionId: string, prompt: number) =>\n",
+    tests: [
+      t("integrations/agents/replay_conversation_test.ts", "timeline --html puts each prompt"),
+    ],
+  },
+  {
     id: "folder-doc-may-use-complete",
     file: "scripts/check_layers.ts",
     find: "      if (missing.length > 0) {",

@@ -45,6 +45,7 @@
  * ```
  * @module
  */
+import { promptConversation } from "../integrations/agents/conversation.ts";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
@@ -158,7 +159,13 @@ export async function serveTimeline(
   if (!store.readOnly) throw new UsageError("serve needs a store opened read-only");
   const token = toHex(crypto.getRandomValues(new Uint8Array(16)));
   const treeCache = new TreeCache();
-  const build = () => timelineFromStore(store, scope, trust, { live: true, treeCache });
+  const build = () =>
+    timelineFromStore(store, scope, trust, {
+      live: true,
+      treeCache,
+      conversation: (harness, sessionId, prompt) =>
+        promptConversation(store, harness, sessionId, prompt),
+    });
   let data = await build();
   let digest = dataDigest(data);
   let seen = fingerprint(store);

@@ -54,7 +54,12 @@ async function build(ctx: CommandContext, parsed: Parsed): Promise<TimelineData>
       list(parsed, "trust"),
       keysFile === undefined ? {} : { keysFile },
     );
-    return await timelineFromStore(store, scope, trust);
+    // The conversation of each prompt, where its transcript is kept (local only).
+    const { promptConversation } = await import("../../integrations/agents/conversation.ts");
+    return await timelineFromStore(store, scope, trust, {
+      conversation: (harness, sessionId, prompt) =>
+        promptConversation(store, harness, sessionId, prompt),
+    });
   } finally {
     store.close();
   }

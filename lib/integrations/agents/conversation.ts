@@ -29,8 +29,10 @@
  */
 import type { Store } from "../../repository/store.ts";
 import {
+  agentEvents,
   agentEventsOfSnapshot,
   agentSessionBySeq,
+  agentSessionRow,
   transcriptEventBefore,
 } from "../../repository/agent_rows.ts";
 import { keptTranscript } from "../../history/transcript.ts";
@@ -178,6 +180,62 @@ export function conversationItems(agent: string, bytes: Uint8Array): Conversatio
     lineItems(agent, value, out);
   }
   return out.map((item) => ({ ...item, text: clip(item.text) }));
+}
+
+/** The conversation slice the Replay view shows for one prompt (`lib/view/model.ts`'s source). */
+export interface PromptConversation {
+  /** Messages in order: the prompt, the assistant's text, its tool calls. */
+  messages: { role: "user" | "assistant" | "tool_use"; text: string; tool: string | null }[];
+  /** Messages left out past the bound. */
+  truncated: number;
+}
+
+/**
+ * The conversation of prompt `prompt` of an agent session, from the kept
+ * transcript: what was appended from the last event before the prompt to
+ * its last event (bounded as {@linkcode conversationSlices} is), or null when
+ * the session or its transcript is not kept. Every byte comes from the
+ * store's segments, checked against the recorded prefix hash.
+ */
+export function promptConversation(
+  store: Store,
+  harness: string,
+  sessionId: string,
+  prompt: number,
+): PromptConversation | null {
+  const session = agentSessionRow(store, harness, sessionId);
+  if (session === null) return null;
+  const mine = agentEvents(store, session.seq, 1_000_000).filter((e) => e.prompt === prompt);
+  const last = mine.filter((e) => e.transcript_chain !== null && e.transcript_len !== null).at(-1);
+  if (last === undefined) return null;
+  const before = transcriptEventBefore(store, session.seq, mine[0]!.position);
+  let from = before !== null && before.transcript_chain === last.transcript_chain
+    ? before.transcript_len ?? 0
+    : 0;
+  const to = last.transcript_len!;
+  if (from > to) from = 0;
+  if (to - from > MAX_SLICE_BYTES) from = to - MAX_SLICE_BYTES;
+  let bytes: Uint8Array;
+  try {
+    bytes = keptTranscript(store, session.seq, last.transcript_chain!, to, last.transcript_sha256!);
+  } catch {
+    return null; // altered or missing segments: nothing from them is shown
+  }
+  let start = from;
+  if (start > 0 && bytes[start - 1] !== 0x0a) {
+    const nl = bytes.indexOf(0x0a, start);
+    start = nl < 0 ? to : nl + 1;
+  }
+  const items = conversationItems(session.harness, bytes.subarray(start, to));
+  const kept = items.slice(-MAX_ITEMS);
+  return {
+    messages: kept.map((item) => ({
+      role: item.role === "tool" ? "tool_use" : item.role,
+      text: item.text,
+      tool: item.tool ?? null,
+    })),
+    truncated: items.length - kept.length,
+  };
 }
 
 /** The conversation slices of the agent events attached to snapshot `id` (one per agent session). */
