@@ -29,7 +29,7 @@
  *   { type: "user", sessionId: "s1", uuid: "u2", message: { role: "user", content: "two" } },
  * ].map((l) => JSON.stringify(l) + "\n").join("");
  * const fork = forkTranscript("claude-code", enc.encode(lines), "s1", 2, null, "s2");
- * if (fork.lines !== 2 || fork.prompt_text !== "two") throw new Error("fork");
+ * if (fork.lines !== 2 || fork.promptText !== "two") throw new Error("fork");
  * ```
  * @module
  */
