@@ -55,3 +55,27 @@ export function readPolicyFile(path: string, what: string, maxBytes: number): st
     return refuse("is not UTF-8 text");
   }
 }
+
+/**
+ * The `KEY VALUE` settings of a policy file's text, in order: blank lines
+ * and `#` comments skipped, a CR before each LF allowed. A line of another
+ * shape, or a key given twice, is refused through `bad` (which throws).
+ */
+export function policySettings(
+  text: string,
+  bad: (what: string) => never,
+): [key: string, value: string][] {
+  const settings: [string, string][] = [];
+  const seen = new Set<string>();
+  for (const raw of text.split("\n")) {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() === "" || line.startsWith("#")) continue;
+    const match = /^([a-z-]+) +(\S+) *$/.exec(line);
+    if (match === null) bad(`has a line that is not \`KEY VALUE\`: ${quote(line.slice(0, 80))}`);
+    const [, key, value] = match as unknown as [string, string, string];
+    if (seen.has(key)) bad(`sets ${quote(key)} twice`);
+    seen.add(key);
+    settings.push([key, value]);
+  }
+  return settings;
+}

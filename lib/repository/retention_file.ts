@@ -25,7 +25,7 @@
  */
 import { join } from "node:path";
 import { ConfigError, quote } from "../errors.ts";
-import { readPolicyFile } from "./_policy_file.ts";
+import { policySettings, readPolicyFile } from "./_policy_file.ts";
 
 /** The policy file's name inside the store directory. */
 export const RETENTION_FILE = "retention";
@@ -61,15 +61,7 @@ function bad(what: string, hint?: string): never {
 /** Parses policy text; settings it does not name take {@linkcode DEFAULT_RETENTION}. */
 export function parseRetention(text: string): RetentionPolicy {
   const policy: RetentionPolicy = { ...DEFAULT_RETENTION };
-  const seen = new Set<string>();
-  for (const raw of text.split("\n")) {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "" || line.startsWith("#")) continue;
-    const match = /^([a-z-]+) +(\S+) *$/.exec(line);
-    if (match === null) bad(`has a line that is not \`KEY VALUE\`: ${quote(line.slice(0, 80))}`);
-    const [, key, value] = match as unknown as [string, string, string];
-    if (seen.has(key)) bad(`sets ${quote(key)} twice`);
-    seen.add(key);
+  for (const [key, value] of policySettings(text, bad)) {
     if (key === "keep-last") {
       if (!/^(0|[1-9][0-9]{0,6})$/.test(value) || Number(value) > 1_000_000) {
         bad(`keep-last must be a whole number from 0 to 1000000, not ${quote(value)}`);

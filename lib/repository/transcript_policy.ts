@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import { ConfigError, quote } from "../errors.ts";
-import { readPolicyFile } from "./_policy_file.ts";
+import { policySettings, readPolicyFile } from "./_policy_file.ts";
 
 /** The policy file's name inside the store directory. */
 export const TRANSCRIPT_POLICY_FILE = "transcripts";
@@ -49,15 +49,7 @@ function bad(what: string): never {
 /** Parses policy text; settings it does not name take the defaults. */
 export function parseTranscriptPolicy(text: string): TranscriptPolicy {
   const policy: TranscriptPolicy = { ...DEFAULT_TRANSCRIPT_POLICY };
-  const seen = new Set<string>();
-  for (const raw of text.split("\n")) {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.trim() === "" || line.startsWith("#")) continue;
-    const match = /^([a-z-]+) +(\S+) *$/.exec(line);
-    if (match === null) bad(`has a line that is not \`KEY VALUE\`: ${quote(line.slice(0, 80))}`);
-    const [, key, value] = match as unknown as [string, string, string];
-    if (seen.has(key)) bad(`sets ${quote(key)} twice`);
-    seen.add(key);
+  for (const [key, value] of policySettings(text, bad)) {
     if (key === "capture") {
       if (value !== "on" && value !== "off") bad(`capture must be on or off, not ${quote(value)}`);
       policy.capture = value === "on";
