@@ -84,8 +84,17 @@ export interface ExtraFile {
 /** Store entries adoption may keep when the user names them (`init --adopt --keep NAME`). */
 export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published", "retention"];
 
-/** Lists the non-core files of the store in `dir` and what adoption does with each. */
-function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): ExtraFile[] {
+/**
+ * Lists the non-core files of the store in `dir` and what adoption does with
+ * each. Of a store this user already created or adopted here (`mine`),
+ * every file is theirs and kept.
+ */
+function extraFiles(
+  dir: string,
+  keep: ReadonlySet<string>,
+  runInUse: boolean,
+  mine = false,
+): ExtraFile[] {
   const out: ExtraFile[] = [];
   const list = (name: string): string[] => {
     try {
@@ -111,6 +120,7 @@ function extraFiles(dir: string, keep: ReadonlySet<string>, runInUse: boolean): 
   if (fs.existsSync(path.join(dir, "retention"))) {
     out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });
   }
+  if (mine) { for (const file of out) file.action = "kept"; }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
@@ -137,7 +147,9 @@ export async function adoptStore(
       throw new UsageError(`--keep takes ${KEEPABLE.join(" or ")}, not ${quote(name)}`);
     }
   }
-  const extra = extraFiles(storeDir, new Set(options.keep ?? []), options.runInUse === true);
+  // A store already this user's (created or adopted here): its files are theirs, none cleared.
+  const mine = isRegistered(configDir, storeDir);
+  const extra = extraFiles(storeDir, new Set(options.keep ?? []), options.runInUse === true, mine);
   const allowList = fs.existsSync(path.join(storeDir, ALLOW_SECRETS_FILE))
     ? [...readAllowSecrets(storeDir)].sort()
     : null;
@@ -175,7 +187,7 @@ export async function adoptStore(
       unresolvedOperations: unresolvedOperationIds(store),
       sessionsWithLiveState: sessionsWithLiveState(store),
       adopted: false,
-      alreadyRegistered: isRegistered(configDir, storeDir),
+      alreadyRegistered: mine,
       extraFiles: extra,
       allowSecrets: allowList,
     };

@@ -1130,6 +1130,21 @@ Deno.test("store trust: a store committed into a repository is refused in a clon
     expectCode(own, 0, "adopt --dry-run of the user's own store");
     assert(own.stdout.includes("is already yours"), own.stdout);
     assert(!own.stdout.includes("Would adopt"), own.stdout);
+    // Adopting it again takes nothing away: its run files (the HTTP hooks' token) and policies stay.
+    const run = join(ws.path, ".ctxsnap", "run");
+    await Deno.mkdir(run, { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(join(run, "http.json"), "{}\n", { mode: 0o600 });
+    await Deno.writeTextFile(join(ws.path, ".ctxsnap", "retention"), "keep-last 50\n", {
+      mode: 0o600,
+    });
+    const again = await ws.run(["init", "--adopt", "--json"]);
+    expectCode(again, 0, "adopt of the user's own store");
+    assert(
+      (again.json().extra_files as { action: string }[]).every((f) => f.action === "kept"),
+      JSON.stringify(again.json().extra_files),
+    );
+    assert(fs.existsSync(join(run, "http.json")), "the HTTP hooks' token file is kept");
+    assert(fs.existsSync(join(ws.path, ".ctxsnap", "retention")), "the retention policy is kept");
     expectCode(await ws.run(["list"], { cwd: clone }), 1, "still refused after a dry run");
     const adopted = await ws.run(["init", "--adopt", "--json"], { cwd: clone });
     expectCode(adopted, 0, "adopt");
