@@ -2233,7 +2233,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "adopt-own-store-keeps-files",
     file: "lib/history/adopt.ts",
-    find: '  if (mine) for (const file of out) file.action = "kept";\n',
+    find: '  if (mine) { for (const file of out) file.action = "kept"; }\n',
     replace: "",
     tests: [t("security/hostile_repo_test.ts", "store trust: a store committed into a repository")],
   },

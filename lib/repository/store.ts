@@ -1,10 +1,11 @@
 /**
- * The store: one SQLite index (`index.db`, WAL) holding metadata and small
- * objects, plus `objects/ab/<id>` files for large blobs.
+ * The store: one SQLite index (`index.db`, WAL) holding metadata and every
+ * object; a blob over 1 MiB is kept as FastCDC chunks (older stores may
+ * still hold `objects/ab/<id>` files, which are read).
  *
  * Every object's id is the SHA-256 hex of its bytes, and every read checks it
- * again (docs/DESIGN.md §3, invariant 1). Large blob files are written to a temp file,
- * fsynced and renamed before the row that names them commits.
+ * again (docs/DESIGN.md §3, invariant 1). A large blob read to a temp file is
+ * chunked into rows and its hash checked before the row that names it commits.
  *
  * @example
  * ```ts
