@@ -1961,8 +1961,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "hook-tells-stopped-checkpoints",
     file: "lib/cli/commands/hook.ts",
-    find: "      if (!ctx.out.json && stopsEveryCheckpoint(error)) {",
-    replace: "      if (!ctx.out.json && stopsEveryCheckpoint(error) && ctx.out.json) {",
+    find: "      const told = ctx.out.json ? null : stoppedCheckpointMessage(error);",
+    replace: "      const told = null as string | null;",
     tests: [t("history/retention_test.ts", "tells the user (systemMessage)")],
   },
   {
@@ -2236,6 +2236,15 @@ export const MUTATIONS: readonly Mutation[] = [
     find: '  if (mine) { for (const file of out) file.action = "kept"; }\n',
     replace: "",
     tests: [t("security/hostile_repo_test.ts", "store trust: a store committed into a repository")],
+  },
+  {
+    id: "http-hook-tells-stopped-checkpoints",
+    file: "lib/integrations/watch/http_hooks.ts",
+    find: "      if (told !== null) answer = JSON.stringify({ systemMessage: told });\n",
+    replace: "",
+    tests: [
+      t("integrations/http_hooks_test.ts", "a policy file that stops every checkpoint is told"),
+    ],
   },
   {
     id: "folder-doc-may-use-complete",

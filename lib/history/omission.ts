@@ -12,6 +12,7 @@
  * @module
  */
 import type { SkippedEntry } from "../format/tree.ts";
+import { ConfigError, IntegrityError, StoreTrustError } from "../errors.ts";
 
 /** Longest list of paths named in one hook message. */
 const MAX_NAMED = 12;
@@ -45,4 +46,19 @@ export function omissionMessage(id: string, omitted: SkippedEntry[], more: numbe
   }: a restore cannot bring them back (\`ctxsnap show ${
     id.slice(0, 12)
   } --skipped\` lists all; the store's allow-secrets file re-includes a secret)`;
+}
+
+/**
+ * The one line told to the user (Claude Code's `systemMessage`) when a hook
+ * event records nothing because of a problem that will stop every later
+ * event too: a policy file that cannot be used, a store this user may not
+ * trust, a damaged store. Null for any other error (a busy store, a
+ * malformed event: the agent's harness only logs those).
+ */
+export function stoppedCheckpointMessage(error: unknown): string | null {
+  if (
+    !(error instanceof ConfigError || error instanceof StoreTrustError ||
+      error instanceof IntegrityError)
+  ) return null;
+  return `ctxsnap: no checkpoint was recorded: ${error.message} (run \`ctxsnap verify\` or see its stderr)`;
 }

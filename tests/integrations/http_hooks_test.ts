@@ -286,3 +286,17 @@ Deno.test("http hooks: run/http.json is private (0600) and keeps its port and to
     await Deno.chmod(file, 0o600);
   });
 });
+
+Deno.test("http hooks: a policy file that stops every checkpoint is told to the user (200, one systemMessage), as the command hook tells it, and records nothing", async () => {
+  await withServer(async ({ ws, store, conf, problems }) => {
+    await Deno.writeTextFile(join(store.dir, "retention"), "keep-last many\n", { mode: 0o600 });
+    const reply = await request(conf.port, goodHead(conf), event(ws));
+    assertEquals(reply.status, 200);
+    const json = JSON.parse(reply.body);
+    assertEquals(Object.keys(json), ["systemMessage"]);
+    assert(json.systemMessage.startsWith("ctxsnap: no checkpoint was recorded: "), reply.body);
+    assert(json.systemMessage.includes("keep-last"), reply.body);
+    assertEquals(problems.length, 1, JSON.stringify(problems));
+    assertEquals(snapshots(store), 0);
+  });
+});

@@ -15,15 +15,8 @@
  * @module
  */
 import * as fs from "node:fs";
-import { omissionMessage } from "../../history/omission.ts";
-import {
-  ConfigError,
-  IntegrityError,
-  NoStoreError,
-  quote,
-  StoreTrustError,
-  UsageError,
-} from "../../errors.ts";
+import { omissionMessage, stoppedCheckpointMessage } from "../../history/omission.ts";
+import { NoStoreError, quote, UsageError } from "../../errors.ts";
 import { type Command, flag, readInput } from "../command.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
 import { hookJson } from "../json.ts";
@@ -109,17 +102,11 @@ export const hook: Command = {
           hint: "run `ctxsnap init` at the project's root to checkpoint its agent sessions",
         });
       }
-      if (!ctx.out.json && stopsEveryCheckpoint(error)) {
-        // A problem that will stop every later event too (a policy file that cannot be used, a
-        // store it may not trust, damage) is told to the user, not only to stderr, which an agent
-        // harness hides on exit 0. Shown to the user, never to the model.
-        ctx.out.raw(
-          JSON.stringify({
-            systemMessage: `ctxsnap: no checkpoint was recorded: ${
-              (error as Error).message
-            } (run \`ctxsnap verify\` or see its stderr)`,
-          }) + "\n",
-        );
+      const told = ctx.out.json ? null : stoppedCheckpointMessage(error);
+      if (told !== null) {
+        // It will stop every later event too: told to the user, not only to stderr, which an
+        // agent harness hides on exit 0. Shown to the user, never to the model.
+        ctx.out.raw(JSON.stringify({ systemMessage: told }) + "\n");
       }
       throw error;
     }
@@ -147,11 +134,5 @@ export const hook: Command = {
     return 0;
   },
 };
-
-/** Whether `error` stops this and every later checkpoint until the user acts. */
-function stopsEveryCheckpoint(error: unknown): boolean {
-  return error instanceof ConfigError || error instanceof StoreTrustError ||
-    error instanceof IntegrityError;
-}
 
 export { omissionMessage };

@@ -32,7 +32,7 @@ import * as path from "node:path";
 import { BusyError, CtxsnapError, quote, UsageError } from "../../errors.ts";
 import { toHex } from "../../encoding/hex.ts";
 import { MAX_EVENT_BYTES, parseClaudeCodeEvent } from "../../history/agent.ts";
-import { omissionMessage } from "../../history/omission.ts";
+import { omissionMessage, stoppedCheckpointMessage } from "../../history/omission.ts";
 import { locateStore } from "../../repository/locate.ts";
 import { writeFileAtomic } from "../../workspace/io/atomic.ts";
 import { currentUid, isPrivateDir, runDir } from "./protocol.ts";
@@ -218,8 +218,11 @@ export class HookHttpServer {
     try {
       answer = await record(service, body, recordPrompts, options.busyBudgetMs ?? 30_000);
     } catch (error) {
-      // As the command hook: never the agent's problem; one line in the log.
+      // As the command hook: never the agent's problem; one line in the log, and a problem that
+      // stops every event told to the user.
       options.onProblem?.(error);
+      const told = stoppedCheckpointMessage(error);
+      if (told !== null) answer = JSON.stringify({ systemMessage: told });
     }
     if (answer === null) return send(res, 204);
     send(res, 200, answer);
