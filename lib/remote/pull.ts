@@ -805,7 +805,20 @@ export async function pull(
       }
       result.refs.push(ref);
     } else {
-      const refs = await readRefs(store, backend, trust, remoteName, allowUntrusted, refListing!);
+      // The indexes are listed while the ref records are read, once the listing
+      // shows a pinned signer's record newer than the one this store accepted.
+      const refs = await readRefs(
+        store,
+        backend,
+        trust,
+        remoteName,
+        allowUntrusted,
+        refListing!,
+        () => {
+          remoteIndex ??= loadRemoteIndex(backend, concurrency, store);
+          remoteIndex.catch(() => {}); // awaited where an object is needed
+        },
+      );
       if (refs.some((ref) => ref.record !== null)) prefetch();
       for (const ref of refs) {
         result.refs.push(ref.ref);
@@ -841,7 +854,11 @@ interface ReadRef {
   hash: string | null;
 }
 
-/** Lists the remote's refs, reads and checks the newest record of each. */
+/**
+ * Lists the remote's refs, reads and checks the newest record of each;
+ * calls `onNewer` first when the listing shows a pinned signer's record newer
+ * than the one this store accepted (so the caller can start reading indexes).
+ */
 async function readRefs(
   store: Store,
   backend: Backend,
@@ -849,6 +866,7 @@ async function readRefs(
   remoteName: string,
   allowUntrusted: boolean,
   listing: Promise<ObjectInfo[]>,
+  onNewer: () => void,
 ): Promise<ReadRef[]> {
   const newest = new Map<string, RefKey>();
   for (const info of await listing) {
@@ -862,6 +880,12 @@ async function readRefs(
       newest.set(group, key);
     }
   }
+  const newer = [...newest.values()].some((key) => {
+    if (!allowUntrusted && !trust.isTrusted(key.keyId)) return false;
+    const state = readRefState(store, remoteName, key.keyId, key.session, key.branch);
+    return state === null || key.seq > state.seq;
+  });
+  if (newer) onNewer();
   const out: ReadRef[] = [];
   for (const key of [...newest.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
     const ref: PulledRef = {

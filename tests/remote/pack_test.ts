@@ -198,9 +198,10 @@ Deno.test("pack index: oversize sizes, lengths, packs and entry counts are refus
 
 // --- push and pull ------------------------------------------------------------------------------
 
-/** A backend that records the keys read. */
+/** A backend that records the keys read, and every read and listing in order. */
 class Recording implements Backend {
   readonly gets: string[] = [];
+  readonly log: string[] = [];
   constructor(private readonly inner: Backend) {}
   get location(): string {
     return this.inner.location;
@@ -210,6 +211,7 @@ class Recording implements Backend {
   }
   get(key: string, maxBytes: number) {
     this.gets.push(key);
+    this.log.push(`get ${key}`);
     return this.inner.get(key, maxBytes);
   }
   getStream(key: string, maxBytes: number, onChunk: (chunk: Uint8Array) => void) {
@@ -227,6 +229,7 @@ class Recording implements Backend {
     return this.inner.put(key, data);
   }
   list(prefix: string) {
+    this.log.push(`list ${prefix}`);
     return this.inner.list(prefix);
   }
   delete(key: string) {
@@ -350,6 +353,39 @@ Deno.test("pull reads the indexes first (new ones only) and fetches only the pac
       for (const key of packs) assert(!oldPacks.includes(key), `fetched ${key} again`);
       // Indexes read once are cached: only the new one was read.
       assertEquals(remote.gets.filter((k) => k.startsWith("index/")).length, 1);
+      await assertVerifies(bob.store, trusting(bob, alice));
+    });
+  } finally {
+    await alice.close();
+    await bob.close();
+  }
+});
+
+Deno.test("pull lists the indexes while it reads a newer ref record, and not at all when nothing is newer", async () => {
+  const alice = await machine();
+  const bob = await machine({});
+  try {
+    await withRemote(async (inner) => {
+      await snap(alice, "one");
+      await push(alice.store, inner, alice.me, "origin", { kind: "current" });
+      const remote = new Recording(inner);
+      await pull(bob.store, remote, trusting(bob, alice), "origin");
+      // Nothing newer: the marker, the refs listing and the record, no index read.
+      remote.log.length = 0;
+      const same = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(refOf(same, alice.me.keyId).status, "unchanged");
+      assertEquals(remote.log.filter((l) => l.includes("index/") || l.includes("packs/")), []);
+      assertEquals(same.requests, 3);
+      // A newer record: the index listing starts before the record is read.
+      await Deno.writeTextFile(join(alice.ws, "a.txt"), "alpha two\n");
+      await snap(alice, "two");
+      await push(alice.store, inner, alice.me, "origin", { kind: "current" });
+      remote.log.length = 0;
+      const second = await pull(bob.store, remote, trusting(bob, alice), "origin");
+      assertEquals(refOf(second, alice.me.keyId).status, "updated");
+      const listed = remote.log.indexOf("list index/");
+      const record = remote.log.findIndex((l) => l.startsWith("get refs/"));
+      assert(listed !== -1 && record !== -1 && listed < record, remote.log.join("\n"));
       await assertVerifies(bob.store, trusting(bob, alice));
     });
   } finally {
