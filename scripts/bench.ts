@@ -2097,19 +2097,37 @@ if (want("trees") && (await have("/usr/bin/time"))) {
       }
     }
   }
-  console.log(`directory trees: ${files} files in ${fan ** 3} leaf directories (depth 4)`);
-  await ctxsnap(["--store", store, "init", "--workspace", ws]);
+  // CTXSNAP_BENCH_BIN measures a release executable instead of `deno run cli.ts`.
+  const bin = Deno.env.get("CTXSNAP_BENCH_BIN");
+  const exe = bin ? [bin] : [Deno.execPath(), "run", "-A", CLI];
+  const cli = (argv: string[]) => run([...exe, "--store", store, ...argv]);
+  console.log(
+    `directory trees: ${files} files in ${fan ** 3} leaf directories (depth 4), ${
+      bin ? `executable ${bin}` : "deno run cli.ts"
+    }`,
+  );
+  // git on the same tree, as the issue's baseline: a bare GIT_DIR, so the tree holds no .git.
+  const gitDir = `${root}/trees-git`;
+  await run(["git", "init", "-q", "--bare", gitDir]);
+  const gitCmd =
+    `GIT_DIR='${gitDir}' GIT_WORK_TREE='${ws}' sh -c 'git add -A && git write-tree' >/dev/null`;
+  const tGit = performance.now();
+  const gitFirstRss = await peakRss(["sh", "-c", gitCmd]);
+  const gitFirstMs = performance.now() - tGit;
+  const gitUnchanged = await measure(() => Promise.resolve(), () => sh(gitCmd));
+  await cli(["init", "--workspace", ws]);
   const tFirst = performance.now();
-  const firstRss = await ctxsnapRss(["--store", store, "create", "-m", "first"]);
+  const firstRss = await peakRss([...exe, "--store", store, "create", "-m", "first"]);
   const firstMs = performance.now() - tFirst;
+  const unchangedRss = await peakRss([...exe, "--store", store, "create", "-m", "unchanged"]);
   const storeBytes = async () => await du(store);
   const before = await storeBytes();
   await Deno.writeTextFile(`${ws}/a${fan - 1}/b${fan - 2}/c${fan - 3}/f5.txt`, "edited once\n");
-  const oneFile = await ctxsnap(["--store", store, "create", "-m", "one file", "--json"]);
+  const oneFile = await cli(["create", "-m", "one file", "--json"]);
   const afterOne = await storeBytes();
   const unchanged = await measure(
     () => Promise.resolve(),
-    () => ctxsnap(["--store", store, "create", "-m", "again"]),
+    () => cli(["create", "-m", "again"]),
   );
   // In process: the incremental capture of a watch, and the diff.
   const { IncrementalCapture } = await import("../lib/workspace/incremental.ts");
@@ -2159,12 +2177,17 @@ if (want("trees") && (await have("/usr/bin/time"))) {
   opened.close();
   const cliDiff = await measure(
     () => Promise.resolve(),
-    () => ctxsnap(["--store", store, "diff", parentOne, idOne]),
+    () => cli(["diff", parentOne, idOne]),
   );
   void full;
   console.log(
     `  first capture (CLI create): peak RSS ${firstRss.toFixed(0)} MiB (target < 256 MiB); ` +
-      `${fmt(firstMs)} (under /usr/bin/time); an unchanged create ${fmt(unchanged)} (median)`,
+      `${fmt(firstMs)} (under /usr/bin/time); git add -A && write-tree ${fmt(gitFirstMs)}, ` +
+      `${gitFirstRss.toFixed(0)} MiB: ${times(gitFirstMs / firstMs)}`,
+  );
+  console.log(
+    `  unchanged create: ${fmt(unchanged)} (median), peak RSS ${unchangedRss.toFixed(0)} MiB; ` +
+      `git unchanged ${fmt(gitUnchanged)}: ${times(gitUnchanged / unchanged)}`,
   );
   console.log(
     `  one-file checkpoint (CLI create): store grew ${
@@ -2190,7 +2213,11 @@ if (want("trees") && (await have("/usr/bin/time"))) {
       files,
       first_create_rss_mib: firstRss,
       first_create_ms: firstMs,
+      git_first_ms: gitFirstMs,
+      git_first_rss_mib: gitFirstRss,
       unchanged_create_ms: unchanged,
+      unchanged_create_rss_mib: unchangedRss,
+      git_unchanged_ms: gitUnchanged,
       one_file_store_growth_bytes: afterOne - before,
       incremental_capture_ms: median(captures),
       tree_work_ms: median(treeWork),
