@@ -62,10 +62,10 @@ import {
   type SkippedEntry,
   type TreeEntry,
   type TreeManifest,
-  validateTree,
 } from "../format/tree.ts";
 import { writeAllSync } from "./io/fd.ts";
-import { splitManifest } from "../format/dir_tree.ts";
+import { DirTreeWriter } from "../format/dir_tree.ts";
+import { expandDirTree, parseTreeObject } from "../format/tree_object.ts";
 
 /** Counters describing one capture. */
 export interface CaptureStats {
@@ -87,8 +87,11 @@ export interface CaptureStats {
 export interface CaptureResult {
   /** The id of the stored root tree (a version 2 directory tree). */
   treeId: string;
-  /** The flat manifest (an incremental capture builds it when first read). */
-  tree: TreeManifest;
+  /**
+   * The flat manifest, built when first read (from the stored trees, or from
+   * the trees a `persist: false` capture kept): a create never reads it.
+   */
+  readonly tree: TreeManifest;
   /** What the capture left out: the manifest's `skipped`, without building the manifest. */
   skipped: SkippedEntry[];
   /** Counters. */
@@ -375,42 +378,65 @@ export function sortSkipped(skipped: SkippedEntry[]): SkippedEntry[] {
 }
 
 /**
- * Captures the workspace into `store` and returns the stored manifest.
- * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
+ * Captures the workspace into `store` and returns its root tree's id. The
+ * walk streams into directory trees ({@linkcode DirTreeWriter}): each
+ * directory is checked, built and stored as the walk leaves it, and no flat
+ * manifest is built; the result's `tree` builds one only when read.
+ * Call it inside {@linkcode Store.transaction} so the blobs, the trees and
  * whatever references them commit together.
  */
 export function captureWorkspace(store: Store, options: CaptureOptions = {}): CaptureResult {
   const plan = capturePlan(store, options);
   const persist = options.persist ?? true;
   const useCache = options.useStatCache ?? true;
-  const entries: TreeEntry[] = [];
   const skipped: SkippedEntry[] = [];
+  // persist: each directory is stored as it is built; else its bytes are kept
+  // (a diff or a plan reads the flat view) and nothing is written.
+  const kept = new Map<string, Uint8Array>();
+  const trees = new DirTreeWriter(
+    persist
+      ? (object) => store.putTreeBytes(object.id, object.bytes)
+      : (object) => void kept.set(object.id, object.bytes),
+  );
   const items = new ItemCapture(store, plan, { persist, cache: useCache ? "use" : "none" });
+  let seen = 0;
+  let treeId: string;
   try {
     for (const item of walkWorkspace(plan.root, plan.walk)) {
       const result = items.add(item);
+      seen += 1;
       if ("reason" in result) {
+        trees.addSkipped(result);
         skipped.push(result);
         continue;
       }
-      entries.push(result);
-      if (result.type === "file") options.onProgress?.(entries.length + skipped.length);
+      trees.addEntry(result);
+      if (result.type === "file") options.onProgress?.(seen);
     }
     items.finish();
+    treeId = trees.finish().rootId;
   } finally {
     items.close();
   }
   items.pruneCache();
-
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   sortSkipped(skipped);
   const stats = items.stats;
   stats.skipped = skipped.length;
-  // Validate what we built exactly as we would validate a manifest from disk.
-  const tree = validateTree({ version: 1, entries, skipped });
-  entries.length = 0; // the validated copy is the one kept: let the walk's go
-  const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
-  return { treeId, tree, skipped: tree.skipped, stats };
+  let flat: TreeManifest | undefined;
+  return {
+    treeId,
+    skipped,
+    stats,
+    get tree(): TreeManifest {
+      if (flat !== undefined) return flat;
+      if (persist) return flat = store.getTree(treeId);
+      const read = (id: string) => parseTreeObject(kept.get(id)!);
+      const root = read(treeId);
+      flat = root.version === 1 ? root : expandDirTree(treeId, root, read);
+      kept.clear();
+      return flat;
+    },
+  };
 }
 
 type ReadOutcome = { blob: string; size: number; stat: StatInfo } | { reason: string };
