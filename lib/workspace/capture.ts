@@ -253,8 +253,12 @@ export class ItemCapture {
     hashed: 0,
     reused: 0,
   };
-  /** Paths of the files recorded. */
-  readonly seen: Set<string> = new Set();
+  /**
+   * Paths of the files recorded, kept only when the stat cache was written
+   * under other secret rules (see `pruneCache`); otherwise a recorded file
+   * leaves `cache` instead, so nothing here grows with the workspace.
+   */
+  private readonly seen: Set<string> = new Set();
   private readonly cache = new Map<string, CacheRow>();
   private readonly persist: boolean;
   private readonly writeCache: boolean;
@@ -330,7 +334,9 @@ export class ItemCapture {
         upsertStatCacheRow(this.store, item.path, read.stat, blob, this.stamp);
       }
     }
-    this.seen.add(item.path);
+    // Recorded: its row is kept. What is left in `cache` at the end is pruned.
+    if (this.rulesMatch) this.cache.delete(item.path);
+    else this.seen.add(item.path);
     stats.files += 1;
     stats.bytes += size;
     return { path: item.path, type: "file", blob, size, mode };
@@ -344,9 +350,9 @@ export class ItemCapture {
     if (!this.writeCache) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
-      for (const cachedPath of this.cache.keys()) {
-        if (!this.seen.has(cachedPath)) remove(cachedPath);
-      }
+      // Every file recorded has left `cache`: the rest were not recorded.
+      for (const cachedPath of this.cache.keys()) remove(cachedPath);
+      this.cache.clear();
       return;
     }
     // Rows of files left out or allowed this time must not outlive the old rules.

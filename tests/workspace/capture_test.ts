@@ -15,6 +15,7 @@ import {
   sortSkipped,
 } from "../../lib/workspace/capture.ts";
 import { walkWorkspace } from "../../lib/workspace/io/walk.ts";
+import { statCachePaths } from "../../lib/repository/stat_cache.ts";
 import { splitManifest } from "../../lib/format/dir_tree.ts";
 import {
   type SkippedEntry,
@@ -178,5 +179,18 @@ Deno.test("createSnapshot() records the counts of a streamed capture without bui
     const tree = store.getTree(workspace.tree);
     assertEquals(tree.entries.length, 2);
     assertEquals(tree.skipped, [{ path: ".env", reason: "secret" }]);
+  });
+});
+
+Deno.test("captureWorkspace() keeps the stat-cache rows of the files it records and drops the rows of files gone", async () => {
+  await withWorkspace((store, root) => {
+    put(root, "a.txt");
+    put(root, "d/b.txt");
+    put(root, "d/c.txt");
+    store.transaction("c", () => captureWorkspace(store));
+    assertEquals([...statCachePaths(store)].sort(), ["a.txt", "d/b.txt", "d/c.txt"]);
+    fs.rmSync(join(root, "d/b.txt"));
+    store.transaction("c", () => captureWorkspace(store));
+    assertEquals([...statCachePaths(store)].sort(), ["a.txt", "d/c.txt"]);
   });
 });
