@@ -1,5 +1,5 @@
 /**
- * Capturing a workspace into the store as a tree manifest (docs/DESIGN.md §4).
+ * Capturing a workspace into the store as directory trees (docs/DESIGN.md §4).
  *
  * Files are read with `O_NOFOLLOW|O_NONBLOCK` and an ino/dev check; symlinks
  * are recorded, never followed; everything left out is listed with a reason.
