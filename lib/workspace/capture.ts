@@ -259,7 +259,7 @@ export class ItemCapture {
    * leaves `cache` instead, so nothing here grows with the workspace.
    */
   private readonly seen: Set<string> = new Set();
-  private readonly cache = new Map<string, CacheRow>();
+  private readonly cache: Map<string, CacheRow>;
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
@@ -283,9 +283,8 @@ export class ItemCapture {
     this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
     this.writeCache = options.persist && options.cache !== "none" &&
       (options.cache === "use" || this.rulesMatch);
-    if (options.cache === "use" && this.rulesMatch) {
-      for (const [path, row] of readStatCache(store)) this.cache.set(path, row);
-    }
+    // The map read is the one kept (no second copy of every row).
+    this.cache = options.cache === "use" && this.rulesMatch ? readStatCache(store) : new Map();
     this.stamp = options.persist ? filesystemNow(store) : 0;
     // The stamp is read from the store's filesystem. When the workspace lives on
     // another one (clock skew, 2 s FAT timestamps), widen the racy window.
