@@ -1892,8 +1892,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "capture-cache-keeps-recorded",
     file: "lib/workspace/capture.ts",
-    find: "    if (this.rulesMatch) this.cache.delete(item.path);",
-    replace: "",
+    find:
+      "    if (this.rulesMatch) this.cache.delete(item.path);\n    else this.seen.add(item.path);",
+    replace: "    this.seen.add(item.path);",
     tests: [
       t(
         "workspace/capture_test.ts",
