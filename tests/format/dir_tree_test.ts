@@ -711,3 +711,19 @@ for (const [what, feed] of hostileStreams) {
     });
   });
 }
+
+Deno.test("splitManifest() and DirTreeWriter place a skipped record whose parent has an empty segment in the root under its whole path", () => {
+  const manifest = validateTree({
+    version: 1,
+    entries: [],
+    skipped: [{ path: "/x", reason: "unsafe_name" }, { path: "a//y", reason: "unsafe_name" }],
+  });
+  const split = splitManifest(manifest);
+  assertEquals(split.objects.length, 1);
+  const root = validateDirTree(JSON.parse(new TextDecoder().decode(split.objects[0]!.bytes)));
+  assertEquals(root.skipped, [
+    { name: "/x", reason: "unsafe_name" },
+    { name: "a//y", reason: "unsafe_name" },
+  ]);
+  assertEquals(writeStreamed(manifest).rootId, split.rootId);
+});
