@@ -1855,6 +1855,54 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "tree-writer-reopened-dir",
+    file: "lib/format/dir_tree.ts",
+    find: "      if (!(key > this.#maxClosed)) {",
+    replace: "      if (false) {",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "DirTreeWriter refuses a directory entered again after it was left",
+      ),
+    ],
+  },
+  {
+    id: "tree-writer-reserved",
+    file: "lib/format/dir_tree.ts",
+    find: "    checkNotReserved(entry);\n    if (++this.#entries",
+    replace: "    if (++this.#entries",
+    tests: [t("format/dir_tree_test.ts", "DirTreeWriter refuses an entry inside .git")],
+  },
+  {
+    id: "tree-writer-path-rules",
+    file: "lib/format/dir_tree.ts",
+    find: "    this.#paths.check(entry.path);",
+    replace: "",
+    tests: [t("format/dir_tree_test.ts", "DirTreeWriter refuses a dot-dot segment")],
+  },
+  {
+    id: "tree-writer-skipped-once",
+    file: "lib/format/dir_tree.ts",
+    find: "      if (compareDirSkipped(skipped[i - 1]!, skipped[i]!) === 0) skipped.splice(i, 1);",
+    replace: "",
+    tests: [
+      t("format/dir_tree_test.ts", "DirTreeWriter records two identical skipped records once"),
+    ],
+  },
+  {
+    id: "capture-cache-keeps-recorded",
+    file: "lib/workspace/capture.ts",
+    find:
+      "    if (this.rulesMatch) this.cache.delete(item.path);\n    else this.seen.add(item.path);",
+    replace: "    this.seen.add(item.path);",
+    tests: [
+      t(
+        "workspace/capture_test.ts",
+        "captureWorkspace() keeps the stat-cache rows of the files it records",
+      ),
+    ],
+  },
+  {
     id: "tree-subtree-version-2",
     file: "lib/format/tree_object.ts",
     find: "        if (object.version !== 2) {",

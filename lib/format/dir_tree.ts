@@ -37,12 +37,18 @@ import { isHex } from "../encoding/hex.ts";
 import { sha256Hex } from "../crypto/hash.ts";
 import { isReservedName } from "../workspace/io/capture_policy.ts";
 import {
+  checkedEntry,
+  checkedSkipped,
+  checkNotReserved,
   compareSkipped,
   MAX_NAME_LENGTH,
+  MAX_TREE_ENTRIES,
+  MAX_TREE_SKIPPED,
   type SkippedEntry,
   type TreeEntry,
   type TreeManifest,
 } from "./tree.ts";
+import { EntryPathChecker } from "../workspace/io/path.ts";
 
 /** The version of directory tree objects. */
 export const DIR_TREE_VERSION = 2;
@@ -280,14 +286,8 @@ export function splitManifest(
   const rootSkipped: DirSkipped[] = [];
   const placed: SkippedEntry[] = [];
   for (const record of tree.skipped) {
-    const slash = record.path.lastIndexOf("/");
-    const parent = slash < 0 ? "" : record.path.slice(0, slash);
-    const name = record.path.slice(slash + 1);
-    if (
-      name !== "" && (parent === "" || parent.split("/").every((s) => entryNameProblem(s) === null))
-    ) {
-      placed.push(record);
-    } else rootSkipped.push({ name: record.path, reason: record.reason });
+    if (placedInParent(record.path)) placed.push(record);
+    else rootSkipped.push({ name: record.path, reason: record.reason });
   }
   const objects: DirObject[] = [];
   const ids = new Set<string>();
@@ -348,6 +348,172 @@ export function splitManifest(
   const root = buildDir(open[0]!.entries, open[0]!.skipped);
   sink(root);
   return { rootId: root.id, objects };
+}
+
+/**
+ * Whether a skipped record at `path` goes into its parent directory's tree
+ * (named by its last segment): when that segment is not empty and every
+ * segment of the parent is a valid entry name. Otherwise it goes into the
+ * root tree under its whole path.
+ */
+function placedInParent(path: string): boolean {
+  const slash = path.lastIndexOf("/");
+  if (slash === path.length - 1) return false;
+  return slash < 0 || path.slice(0, slash).split("/").every((s) => entryNameProblem(s) === null);
+}
+
+/** What {@linkcode DirTreeWriter.finish} returns. */
+export interface DirTreeTotals {
+  /** The root tree's id. */
+  rootId: string;
+  /** Entries (files and symlinks) written. */
+  entries: number;
+  /** Skipped records written (duplicates dropped). */
+  skipped: number;
+}
+
+/**
+ * Builds the directory trees of a workspace from its entries and skipped
+ * records as a walk yields them, without a flat manifest: each directory is
+ * built, checked and handed to `onObject` as soon as the walk leaves it, so
+ * only the directories on the current path are held. The objects and root
+ * id are exactly those {@linkcode splitManifest} gives for the validated
+ * flat manifest of the same entries and records (each directory's entries
+ * and records are sorted, and duplicate records dropped, when it is built).
+ *
+ * Every rule `validateTree` applies to a flat manifest is applied
+ * on the way: the fields of each entry and record, the path rules, order
+ * and uniqueness of entry paths ({@linkcode EntryPathChecker}), no entry
+ * below another or inside a reserved name, and the count limits. Entries
+ * must come in manifest order (a walk's order); skipped records in any
+ * order within the directory being walked. Input that would reopen a
+ * directory already built is refused rather than built twice.
+ *
+ * @example
+ * ```ts
+ * import { DirTreeWriter, splitManifest } from "./dir_tree.ts";
+ * const blob = "0".repeat(64);
+ * const writer = new DirTreeWriter(() => {});
+ * writer.addEntry({ path: "src/a.ts", type: "file", blob, size: 1, mode: 0o644 });
+ * writer.addSkipped({ path: ".env", reason: "secret" });
+ * const { rootId } = writer.finish();
+ * const split = splitManifest({
+ *   version: 1,
+ *   entries: [{ path: "src/a.ts", type: "file", blob, size: 1, mode: 0o644 }],
+ *   skipped: [{ path: ".env", reason: "secret" }],
+ * });
+ * if (rootId !== split.rootId) throw new Error("Example failed");
+ * ```
+ */
+export class DirTreeWriter {
+  #open: OpenDir[] = [{ name: "", entries: [], skipped: [] }];
+  /** `dir/` of each open directory below the root (parallel to `#open`, without the root). */
+  #keys: string[] = [];
+  /** The greatest `dir/` key of a directory already built. */
+  #maxClosed = "";
+  #paths = new EntryPathChecker();
+  #entries = 0;
+  #skipped = 0;
+  #finished = false;
+
+  /** `onObject` receives each directory object as it is built, the root last. */
+  constructor(private readonly onObject: (object: DirObject) => void) {}
+
+  /** Adds one untrusted file or symlink entry; throws as `validateTree` would. */
+  addEntry(raw: TreeEntry): void {
+    const entry = checkedEntry(raw);
+    this.#paths.check(entry.path);
+    checkNotReserved(entry);
+    if (++this.#entries > MAX_TREE_ENTRIES) {
+      throw new IntegrityError(`Invalid tree manifest: more than ${MAX_TREE_ENTRIES} entries`);
+    }
+    const segments = entry.path.split("/");
+    const name = segments.pop()!;
+    this.#enter(segments).entries.push(
+      entry.type === "file"
+        ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
+        : { name, type: "symlink", target: entry.target },
+    );
+  }
+
+  /** Adds one untrusted skipped record; throws as `validateTree` would. */
+  addSkipped(raw: SkippedEntry): void {
+    const record = checkedSkipped(raw);
+    if (!placedInParent(record.path)) {
+      this.#open[0]!.skipped.push({ name: record.path, reason: record.reason });
+      return;
+    }
+    const segments = record.path.split("/");
+    const name = segments.pop()!;
+    this.#enter(segments).skipped.push({ name, reason: record.reason });
+  }
+
+  /** Builds the directories still open and the root; returns its id and the counts. */
+  finish(): DirTreeTotals {
+    if (this.#finished) throw new Error("DirTreeWriter.finish() called twice");
+    this.#finished = true;
+    while (this.#open.length > 1) this.#close();
+    const root = this.#open[0]!;
+    this.#dedupeSkipped(root.skipped);
+    const object = buildDir(root.entries, root.skipped);
+    this.onObject(object);
+    return { rootId: object.id, entries: this.#entries, skipped: this.#skipped };
+  }
+
+  #dedupeSkipped(skipped: DirSkipped[]): void {
+    skipped.sort(compareDirSkipped);
+    // Two undecodable names can decode to the same spelling: record it once.
+    for (let i = skipped.length - 1; i > 0; i--) {
+      if (compareDirSkipped(skipped[i - 1]!, skipped[i]!) === 0) skipped.splice(i, 1);
+    }
+    this.#skipped += skipped.length;
+    if (this.#skipped > MAX_TREE_SKIPPED) {
+      throw new IntegrityError(`Invalid tree manifest: more than ${MAX_TREE_SKIPPED} skipped`);
+    }
+  }
+
+  #close(): void {
+    const dir = this.#open.pop()!;
+    const key = this.#keys.pop()!;
+    if (key > this.#maxClosed) this.#maxClosed = key;
+    this.#dedupeSkipped(dir.skipped);
+    const object = buildDir(dir.entries, dir.skipped);
+    this.onObject(object);
+    this.#open[this.#open.length - 1]!.entries.push({
+      name: dir.name,
+      type: "tree",
+      tree: object.id,
+    });
+  }
+
+  /** Opens the directories of `segments` (building those the walk has left); returns the deepest. */
+  #enter(segments: string[]): OpenDir {
+    if (this.#finished) throw new Error("DirTreeWriter used after finish()");
+    const open = this.#open;
+    let common = 0;
+    while (
+      common < segments.length && common + 1 < open.length &&
+      open[common + 1]!.name === segments[common]
+    ) common++;
+    while (open.length > common + 1) this.#close();
+    for (let i = common; i < segments.length; i++) {
+      if (open.length > MAX_TREE_DEPTH) {
+        throw new IntegrityError(
+          `Invalid tree manifest: directories nest deeper than ${MAX_TREE_DEPTH}`,
+        );
+      }
+      const key = `${segments.slice(0, i + 1).join("/")}/`;
+      // In a depth-first walk every directory entered comes after all those left.
+      if (!(key > this.#maxClosed)) {
+        throw new IntegrityError(
+          `Invalid tree manifest: ${quote(key.slice(0, -1))} is entered again after it was left`,
+        );
+      }
+      open.push({ name: segments[i]!, entries: [], skipped: [] });
+      this.#keys.push(key);
+    }
+    return open[open.length - 1]!;
+  }
 }
 
 /** Sorts, checks the bounds of, serializes and hashes one directory. */

@@ -119,49 +119,12 @@ export function validateTree(value: unknown): TreeManifest {
   if (!Array.isArray(top.skipped)) fail("skipped is not an array");
   if (top.entries.length > MAX_TREE_ENTRIES) fail(`more than ${MAX_TREE_ENTRIES} entries`);
   if (top.skipped.length > MAX_TREE_SKIPPED) fail(`more than ${MAX_TREE_SKIPPED} skipped`);
-  const entries: TreeEntry[] = [];
-  for (const raw of top.entries) {
-    const entry = plainObject(raw, "entry");
-    if (entry.type === "file") {
-      onlyKeys(entry, ["path", "type", "blob", "size", "mode"], "file entry");
-      const { path, blob, size, mode } = entry;
-      if (typeof path !== "string") fail("entry path is not a string");
-      if (typeof blob !== "string" || !isHex(blob, 64)) {
-        fail(`blob of ${quote(path)} is not a SHA-256 hex id`);
-      }
-      if (!Number.isSafeInteger(size) || (size as number) < 0) {
-        fail(`size of ${quote(path)} is invalid`);
-      }
-      if (!Number.isSafeInteger(mode) || (mode as number) < 0 || (mode as number) > 0o7777) {
-        fail(`mode of ${quote(path)} is invalid`);
-      }
-      entries.push({ path, type: "file", blob, size: size as number, mode: mode as number });
-    } else if (entry.type === "symlink") {
-      onlyKeys(entry, ["path", "type", "target"], "symlink entry");
-      if (typeof entry.path !== "string") fail("entry path is not a string");
-      entries.push({
-        path: entry.path,
-        type: "symlink",
-        target: name(entry.target, "symlink target"),
-      });
-    } else {
-      fail(`entry type ${quote(entry.type)} is unknown`);
-    }
-  }
+  const entries: TreeEntry[] = top.entries.map(checkedEntry);
   checkEntryPaths(entries.map((entry) => entry.path));
-  for (const entry of entries) {
-    if (entry.path.split("/").some(isReservedName)) {
-      fail(`entry ${quote(entry.path)} lies in a reserved name (.git or .ctxsnap)`);
-    }
-  }
+  for (const entry of entries) checkNotReserved(entry);
   const skipped: SkippedEntry[] = [];
   for (const raw of top.skipped) {
-    const record = plainObject(raw, "skipped record");
-    onlyKeys(record, ["path", "reason"], "skipped record");
-    const next = {
-      path: name(record.path, "skipped path"),
-      reason: name(record.reason, "skip reason"),
-    };
+    const next = checkedSkipped(raw);
     const previous = skipped[skipped.length - 1];
     if (previous !== undefined && compareSkipped(previous, next) >= 0) {
       fail(`skipped records are not sorted and unique at ${quote(next.path)}`);
@@ -169,6 +132,50 @@ export function validateTree(value: unknown): TreeManifest {
     skipped.push(next);
   }
   return { version: 1, entries, skipped };
+}
+
+/**
+ * Checks the fields of one untrusted manifest entry (not its path's rules,
+ * order or place: see {@linkcode checkEntryPaths} and
+ * {@linkcode checkNotReserved}) and returns a typed copy.
+ */
+export function checkedEntry(raw: unknown): TreeEntry {
+  const entry = plainObject(raw, "entry");
+  if (entry.type === "file") {
+    onlyKeys(entry, ["path", "type", "blob", "size", "mode"], "file entry");
+    const { path, blob, size, mode } = entry;
+    if (typeof path !== "string") fail("entry path is not a string");
+    if (typeof blob !== "string" || !isHex(blob, 64)) {
+      fail(`blob of ${quote(path)} is not a SHA-256 hex id`);
+    }
+    if (!Number.isSafeInteger(size) || (size as number) < 0) {
+      fail(`size of ${quote(path)} is invalid`);
+    }
+    if (!Number.isSafeInteger(mode) || (mode as number) < 0 || (mode as number) > 0o7777) {
+      fail(`mode of ${quote(path)} is invalid`);
+    }
+    return { path, type: "file", blob, size: size as number, mode: mode as number };
+  }
+  if (entry.type === "symlink") {
+    onlyKeys(entry, ["path", "type", "target"], "symlink entry");
+    if (typeof entry.path !== "string") fail("entry path is not a string");
+    return { path: entry.path, type: "symlink", target: name(entry.target, "symlink target") };
+  }
+  fail(`entry type ${quote(entry.type)} is unknown`);
+}
+
+/** Refuses an entry any segment of whose path is a reserved name (`.git`, `.ctxsnap`). */
+export function checkNotReserved(entry: TreeEntry): void {
+  if (entry.path.split("/").some(isReservedName)) {
+    fail(`entry ${quote(entry.path)} lies in a reserved name (.git or .ctxsnap)`);
+  }
+}
+
+/** Checks the fields of one untrusted skipped record and returns a typed copy. */
+export function checkedSkipped(raw: unknown): SkippedEntry {
+  const record = plainObject(raw, "skipped record");
+  onlyKeys(record, ["path", "reason"], "skipped record");
+  return { path: name(record.path, "skipped path"), reason: name(record.reason, "skip reason") };
 }
 
 /** Orders skipped records by path, then reason (UTF-16 code units). */

@@ -302,8 +302,8 @@ export interface BodyInput {
   source: { kind: string; id: string } | null;
   /** The git anchor, or null. */
   git: GitAnchor | null;
-  /** The workspace tree recorded (its id and manifest), or null. */
-  workspace: { treeId: string; tree: TreeManifest } | null;
+  /** The workspace tree recorded (its id and counts: {@linkcode workspaceRef}), or null. */
+  workspace: WorkspaceRecorded | null;
   /** The live session state. */
   live: SnapshotContext;
   /** Context, cursors and facets overriding `live`. */
@@ -314,14 +314,23 @@ export interface BodyInput {
   createdAt?: string;
 }
 
+/** A workspace tree a body records: its id, files, their bytes and skipped records. */
+export interface WorkspaceRecorded {
+  /** The root tree's id. */
+  treeId: string;
+  /** Regular files in it. */
+  files: number;
+  /** Their total bytes. */
+  bytes: number;
+  /** Skipped records in it. */
+  skipped: number;
+}
+
 /**
- * The workspace part of a body for tree `treeId`: its file count, bytes and
- * skipped count, read from the manifest (what a capture of it counts).
+ * What a body records of tree `treeId`, counted from its flat manifest (a
+ * capture counts the same as it goes: `CaptureResult.stats`).
  */
-export function workspaceRef(
-  treeId: string,
-  tree: TreeManifest,
-): NonNullable<SnapshotBody["workspace"]> {
+export function workspaceRef(treeId: string, tree: TreeManifest): WorkspaceRecorded {
   let files = 0;
   let bytes = 0;
   for (const entry of tree.entries) {
@@ -329,7 +338,7 @@ export function workspaceRef(
     files += 1;
     bytes += entry.size;
   }
-  return { tree: treeId, files, bytes, skipped: tree.skipped.length };
+  return { treeId, files, bytes, skipped: tree.skipped.length };
 }
 
 /**
@@ -350,9 +359,12 @@ export function snapshotBody(input: BodyInput): SnapshotBody {
     reason: input.reason,
     source: input.source,
     git: input.git,
-    workspace: input.workspace === null
-      ? null
-      : workspaceRef(input.workspace.treeId, input.workspace.tree),
+    workspace: input.workspace === null ? null : {
+      tree: input.workspace.treeId,
+      files: input.workspace.files,
+      bytes: input.workspace.bytes,
+      skipped: input.workspace.skipped,
+    },
     context,
     cursors,
     facets,
@@ -448,7 +460,13 @@ export async function createSnapshot(
       reason: options.reason ?? "",
       source: options.source ?? null,
       git,
-      workspace: capture === null ? null : { treeId: capture.treeId, tree: capture.tree },
+      // Counted by the capture: the flat manifest is never built for a create.
+      workspace: capture === null ? null : {
+        treeId: capture.treeId,
+        files: capture.stats.files,
+        bytes: capture.stats.bytes,
+        skipped: capture.skipped.length,
+      },
       live: readSessionState(store, sel.session),
       context: options.context ?? null,
       ...(options.metadata ? { metadata: options.metadata } : {}),

@@ -1,5 +1,5 @@
 /**
- * Capturing a workspace into the store as a tree manifest (docs/DESIGN.md §4).
+ * Capturing a workspace into the store as directory trees (docs/DESIGN.md §4).
  *
  * Files are read with `O_NOFOLLOW|O_NONBLOCK` and an ino/dev check; symlinks
  * are recorded, never followed; everything left out is listed with a reason.
@@ -62,10 +62,10 @@ import {
   type SkippedEntry,
   type TreeEntry,
   type TreeManifest,
-  validateTree,
 } from "../format/tree.ts";
 import { writeAllSync } from "./io/fd.ts";
-import { splitManifest } from "../format/dir_tree.ts";
+import { DirTreeWriter } from "../format/dir_tree.ts";
+import { expandDirTree, parseTreeObject } from "../format/tree_object.ts";
 
 /** Counters describing one capture. */
 export interface CaptureStats {
@@ -87,8 +87,11 @@ export interface CaptureStats {
 export interface CaptureResult {
   /** The id of the stored root tree (a version 2 directory tree). */
   treeId: string;
-  /** The flat manifest (an incremental capture builds it when first read). */
-  tree: TreeManifest;
+  /**
+   * The flat manifest, built when first read (from the stored trees, or from
+   * the trees a `persist: false` capture kept): a create never reads it.
+   */
+  readonly tree: TreeManifest;
   /** What the capture left out: the manifest's `skipped`, without building the manifest. */
   skipped: SkippedEntry[];
   /** Counters. */
@@ -250,9 +253,13 @@ export class ItemCapture {
     hashed: 0,
     reused: 0,
   };
-  /** Paths of the files recorded. */
-  readonly seen: Set<string> = new Set();
-  private readonly cache = new Map<string, CacheRow>();
+  /**
+   * Paths of the files recorded, kept only when the stat cache was written
+   * under other secret rules (see `pruneCache`); otherwise a recorded file
+   * leaves `cache` instead, so nothing here grows with the workspace.
+   */
+  private readonly seen: Set<string> = new Set();
+  private readonly cache: Map<string, CacheRow>;
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
@@ -276,9 +283,8 @@ export class ItemCapture {
     this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
     this.writeCache = options.persist && options.cache !== "none" &&
       (options.cache === "use" || this.rulesMatch);
-    if (options.cache === "use" && this.rulesMatch) {
-      for (const [path, row] of readStatCache(store)) this.cache.set(path, row);
-    }
+    // The map read is the one kept (no second copy of every row).
+    this.cache = options.cache === "use" && this.rulesMatch ? readStatCache(store) : new Map();
     this.stamp = options.persist ? filesystemNow(store) : 0;
     // The stamp is read from the store's filesystem. When the workspace lives on
     // another one (clock skew, 2 s FAT timestamps), widen the racy window.
@@ -327,7 +333,9 @@ export class ItemCapture {
         upsertStatCacheRow(this.store, item.path, read.stat, blob, this.stamp);
       }
     }
-    this.seen.add(item.path);
+    // Recorded: its row is kept. What is left in `cache` at the end is pruned.
+    if (this.rulesMatch) this.cache.delete(item.path);
+    else this.seen.add(item.path);
     stats.files += 1;
     stats.bytes += size;
     return { path: item.path, type: "file", blob, size, mode };
@@ -341,9 +349,9 @@ export class ItemCapture {
     if (!this.writeCache) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
-      for (const cachedPath of this.cache.keys()) {
-        if (!this.seen.has(cachedPath)) remove(cachedPath);
-      }
+      // Every file recorded has left `cache`: the rest were not recorded.
+      for (const cachedPath of this.cache.keys()) remove(cachedPath);
+      this.cache.clear();
       return;
     }
     // Rows of files left out or allowed this time must not outlive the old rules.
@@ -375,42 +383,65 @@ export function sortSkipped(skipped: SkippedEntry[]): SkippedEntry[] {
 }
 
 /**
- * Captures the workspace into `store` and returns the stored manifest.
- * Call it inside {@linkcode Store.transaction} so the blobs, the manifest and
+ * Captures the workspace into `store` and returns its root tree's id. The
+ * walk streams into directory trees ({@linkcode DirTreeWriter}): each
+ * directory is checked, built and stored as the walk leaves it, and no flat
+ * manifest is built; the result's `tree` builds one only when read.
+ * Call it inside {@linkcode Store.transaction} so the blobs, the trees and
  * whatever references them commit together.
  */
 export function captureWorkspace(store: Store, options: CaptureOptions = {}): CaptureResult {
   const plan = capturePlan(store, options);
   const persist = options.persist ?? true;
   const useCache = options.useStatCache ?? true;
-  const entries: TreeEntry[] = [];
   const skipped: SkippedEntry[] = [];
+  // persist: each directory is stored as it is built; else its bytes are kept
+  // (a diff or a plan reads the flat view) and nothing is written.
+  const kept = new Map<string, Uint8Array>();
+  const trees = new DirTreeWriter(
+    persist
+      ? (object) => store.putTreeBytes(object.id, object.bytes)
+      : (object) => void kept.set(object.id, object.bytes),
+  );
   const items = new ItemCapture(store, plan, { persist, cache: useCache ? "use" : "none" });
+  let seen = 0;
+  let treeId: string;
   try {
     for (const item of walkWorkspace(plan.root, plan.walk)) {
       const result = items.add(item);
+      seen += 1;
       if ("reason" in result) {
+        trees.addSkipped(result);
         skipped.push(result);
         continue;
       }
-      entries.push(result);
-      if (result.type === "file") options.onProgress?.(entries.length + skipped.length);
+      trees.addEntry(result);
+      if (result.type === "file") options.onProgress?.(seen);
     }
     items.finish();
+    treeId = trees.finish().rootId;
   } finally {
     items.close();
   }
   items.pruneCache();
-
-  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   sortSkipped(skipped);
   const stats = items.stats;
   stats.skipped = skipped.length;
-  // Validate what we built exactly as we would validate a manifest from disk.
-  const tree = validateTree({ version: 1, entries, skipped });
-  entries.length = 0; // the validated copy is the one kept: let the walk's go
-  const treeId = persist ? store.putTree(tree) : splitManifest(tree).rootId;
-  return { treeId, tree, skipped: tree.skipped, stats };
+  let flat: TreeManifest | undefined;
+  return {
+    treeId,
+    skipped,
+    stats,
+    get tree(): TreeManifest {
+      if (flat !== undefined) return flat;
+      if (persist) return flat = store.getTree(treeId);
+      const read = (id: string) => parseTreeObject(kept.get(id)!);
+      const root = read(treeId);
+      flat = root.version === 1 ? root : expandDirTree(treeId, root, read);
+      kept.clear();
+      return flat;
+    },
+  };
 }
 
 type ReadOutcome = { blob: string; size: number; stat: StatInfo } | { reason: string };

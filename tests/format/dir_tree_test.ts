@@ -13,9 +13,23 @@ import { readBundle, writeBundle } from "../../lib/format/bundle.ts";
 import { canonicalBytes } from "../../lib/encoding/canonical_json.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { CtxsnapError } from "../../lib/errors.ts";
-import { splitManifest, validateDirTree } from "../../lib/format/dir_tree.ts";
+import {
+  type DirObject,
+  DirTreeWriter,
+  splitManifest,
+  validateDirTree,
+} from "../../lib/format/dir_tree.ts";
 import { parseTreeObject } from "../../lib/format/tree_object.ts";
-import { treeBytes, treeId, type TreeManifest, validateTree } from "../../lib/format/tree.ts";
+import {
+  compareSkipped,
+  type FileEntry,
+  type SkippedEntry,
+  treeBytes,
+  type TreeEntry,
+  treeId,
+  type TreeManifest,
+  validateTree,
+} from "../../lib/format/tree.ts";
 import { reachableObjects } from "../../lib/repository/reach.ts";
 import { captureWorkspace } from "../../lib/workspace/capture.ts";
 import { IncrementalCapture } from "../../lib/workspace/incremental.ts";
@@ -511,4 +525,205 @@ Deno.test("readBundle() refuses a few directory trees that expand to more than 2
       "more than 2000000 entries",
     );
   });
+});
+
+/**
+ * Feeds a flat manifest to a {@linkcode DirTreeWriter} as a walk would: one
+ * directory at a time, its skipped records in `recordOrder` among its
+ * entries. Returns the root id and the ids of the objects handed over.
+ */
+function writeStreamed(
+  manifest: TreeManifest,
+  recordOrder: "sorted" | "reversed" = "sorted",
+  onObject: (object: DirObject) => void = () => {},
+): { rootId: string; ids: Set<string>; totals: { entries: number; skipped: number } } {
+  const ids = new Set<string>();
+  const writer = new DirTreeWriter((object) => {
+    ids.add(object.id);
+    onObject(object);
+  });
+  const dirOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf("/")));
+  // Records of one directory in a row, then reversed within the row if asked.
+  const items: ({ entry: TreeEntry } | { record: SkippedEntry })[] = [];
+  let e = 0;
+  let k = 0;
+  while (e < manifest.entries.length || k < manifest.skipped.length) {
+    const entry = manifest.entries[e];
+    const record = manifest.skipped[k];
+    if (entry !== undefined && (record === undefined || entry.path <= record.path)) {
+      items.push({ entry });
+      e++;
+      continue;
+    }
+    const run: SkippedEntry[] = [];
+    while (
+      manifest.skipped[k] !== undefined &&
+      dirOf(manifest.skipped[k]!.path) === dirOf(record!.path) &&
+      (entry === undefined || manifest.skipped[k]!.path < entry.path)
+    ) run.push(manifest.skipped[k++]!);
+    if (recordOrder === "reversed") run.reverse();
+    for (const r of run) items.push({ record: r });
+  }
+  for (const item of items) {
+    if ("entry" in item) writer.addEntry(item.entry);
+    else writer.addSkipped(item.record);
+  }
+  const { rootId, entries, skipped } = writer.finish();
+  return { rootId, ids, totals: { entries, skipped } };
+}
+
+for (const [name, vector] of vectors<ValidVector>("valid")) {
+  Deno.test(`DirTreeWriter streams vector ${name} into exactly splitManifest()'s objects`, () => {
+    const manifest = validateTree(vector.manifest);
+    for (const order of ["sorted", "reversed"] as const) {
+      const streamed = writeStreamed(manifest, order);
+      assertEquals(streamed.rootId, vector.root, `${vector.description} (${order})`);
+      assertEquals([...streamed.ids].sort(), vector.objects.map((o) => o.id).sort());
+      assertEquals(streamed.totals, {
+        entries: manifest.entries.length,
+        skipped: manifest.skipped.length,
+      });
+    }
+  });
+}
+
+/** Entries and skipped records whose names order differently as UTF-8 bytes and as UTF-16. */
+function awkwardManifest(): TreeManifest {
+  const blob = (n: number) => sha256Hex(encoder.encode(`blob ${n}`));
+  const paths = [
+    "a-b/x",
+    "a-b0",
+    "a.b",
+    "a/b-",
+    "a/b-c/z",
+    "a/b/c",
+    "a/b.c",
+    "a0",
+    "dir/\u{1F600}",
+    "dir/\uFFFF",
+    "dir/\u00e9/f",
+    "dir/e\u0301/f",
+    "dir/sub/deep/er/file",
+    "z/\n newline",
+  ];
+  const entries: TreeEntry[] = paths.sort().map((path, i) =>
+    i % 4 === 3
+      ? { path, type: "symlink" as const, target: `../target ${i}` }
+      : { path, type: "file" as const, blob: blob(i), size: i, mode: i % 2 ? 0o755 : 0o644 }
+  );
+  const skipped: SkippedEntry[] = [
+    { path: "a/b/.env", reason: "secret" },
+    { path: "a/b/fifo", reason: "special_file" },
+    { path: "a/b/key.pem", reason: "secret" },
+    { path: "a/b/key.pem", reason: "secret_content" },
+    { path: "a-b/node_modules", reason: "excluded_dir" },
+    { path: "bad\\dir/x", reason: "unsafe_name" },
+    { path: "dir/\uFFFD\uFFFD", reason: "unsafe_name" },
+    { path: "dir/sub/deep/er/.git", reason: "reserved" },
+    { path: "only-skipped/inside/dir", reason: "ignored" },
+    { path: "z/.env.local", reason: "secret" },
+  ].sort(compareSkipped);
+  return validateTree({ version: 1, entries, skipped });
+}
+
+Deno.test("DirTreeWriter gives splitManifest()'s root for names that sort differently as bytes and as UTF-16, '-' against '/', and skipped records in nested directories", () => {
+  const manifest = awkwardManifest();
+  const split = splitManifest(manifest);
+  for (const order of ["sorted", "reversed"] as const) {
+    const streamed = writeStreamed(manifest, order);
+    assertEquals(streamed.rootId, split.rootId, order);
+    assertEquals([...streamed.ids].sort(), split.objects.map((o) => o.id).sort());
+  }
+});
+
+Deno.test("DirTreeWriter records two identical skipped records once, as sortSkipped does", () => {
+  const writer = new DirTreeWriter(() => {});
+  writer.addEntry({ path: "d/a", type: "symlink", target: "x" });
+  writer.addSkipped({ path: "d/\uFFFD", reason: "unsafe_name" });
+  writer.addSkipped({ path: "d/\uFFFD", reason: "unsafe_name" });
+  const { rootId, skipped } = writer.finish();
+  assertEquals(skipped, 1);
+  assertEquals(
+    rootId,
+    splitManifest(validateTree({
+      version: 1,
+      entries: [{ path: "d/a", type: "symlink", target: "x" }],
+      skipped: [{ path: "d/\uFFFD", reason: "unsafe_name" }],
+    })).rootId,
+  );
+});
+
+const hostileStreams: [string, (w: DirTreeWriter) => void][] = [
+  ["a dot-dot segment", (w) => w.addEntry(file("a/../etc/passwd"))],
+  ["an absolute path", (w) => w.addEntry(file("/etc/passwd"))],
+  ["a backslash", (w) => w.addEntry(file("a\\b"))],
+  ["an empty segment", (w) => w.addEntry(file("a//b"))],
+  ["a lone surrogate", (w) => w.addEntry(file("a/\uD800"))],
+  ["an entry inside .git", (w) => w.addEntry(file("src/.git/hooks/pre-commit"))],
+  ["an entry inside a folded .ctxsnap", (w) => w.addEntry(file(".CTXSNAP/index.db"))],
+  ["a duplicate entry", (w) => {
+    w.addEntry(file("a/x"));
+    w.addEntry(file("a/x"));
+  }],
+  ["entries out of order", (w) => {
+    w.addEntry(file("b"));
+    w.addEntry(file("a"));
+  }],
+  ["an entry below a file entry", (w) => {
+    w.addEntry(file("a"));
+    w.addEntry(file("a/x"));
+  }],
+  ["a blob that is not a SHA-256 id", (w) => w.addEntry({ ...file("a"), blob: "beef" })],
+  ["a mode beyond 0o7777", (w) => w.addEntry({ ...file("a"), mode: 0o10000 })],
+  ["an empty symlink target", (w) => w.addEntry({ path: "l", type: "symlink", target: "" })],
+  ["a skipped record with an empty reason", (w) => w.addSkipped({ path: "x", reason: "" })],
+  ["a directory entered again after it was left", (w) => {
+    w.addEntry(file("a/x"));
+    w.addEntry(file("b/y"));
+    w.addSkipped({ path: "a/z", reason: "secret" });
+  }],
+  ["a subdirectory of a directory already left", (w) => {
+    w.addEntry(file("a/x"));
+    w.addEntry(file("b"));
+    w.addSkipped({ path: "a/y/z", reason: "secret" });
+  }],
+];
+
+function file(path: string): FileEntry {
+  return { path, type: "file", blob: "0".repeat(64), size: 0, mode: 0o644 };
+}
+
+for (const [what, feed] of hostileStreams) {
+  Deno.test(`DirTreeWriter refuses ${what}, and a store transaction around it keeps nothing`, async () => {
+    // Each refusal is also one validateTree() or splitManifest() makes (or, for
+    // a directory met twice, one a sorted flat manifest cannot express).
+    await withStore((store) => {
+      const rows = treeRows(store);
+      assertThrows(() =>
+        store.transaction("t", () => {
+          const writer = new DirTreeWriter((o) => store.putTreeBytes(o.id, o.bytes));
+          writer.addEntry(file("0/first")); // a directory built and stored before the refusal
+          writer.addEntry(file("00"));
+          feed(writer);
+          writer.finish();
+        }), CtxsnapError);
+      assertEquals(treeRows(store), rows);
+    });
+  });
+}
+
+Deno.test("splitManifest() and DirTreeWriter place a skipped record whose parent has an empty segment in the root under its whole path", () => {
+  const manifest = validateTree({
+    version: 1,
+    entries: [],
+    skipped: [{ path: "/x", reason: "unsafe_name" }, { path: "a//y", reason: "unsafe_name" }],
+  });
+  const split = splitManifest(manifest);
+  assertEquals(split.objects.length, 1);
+  const root = validateDirTree(JSON.parse(new TextDecoder().decode(split.objects[0]!.bytes)));
+  assertEquals(root.skipped, [
+    { name: "/x", reason: "unsafe_name" },
+    { name: "a//y", reason: "unsafe_name" },
+  ]);
+  assertEquals(writeStreamed(manifest).rootId, split.rootId);
 });

@@ -77,6 +77,7 @@ function compare(
   }
   assertEquals(next.treeId, full.treeId, what);
   assertEquals(next.stats.files, full.stats.files, `${what}: files`);
+  assertEquals(next.stats.bytes, full.stats.bytes, `${what}: bytes`); // a body records these
   assertEquals(next.stats.skipped, full.stats.skipped, `${what}: skipped`);
   // The stored manifest is readable and is the same tree.
   assertEquals(store.getTree(next.treeId), full.tree, `${what}: stored manifest`);

@@ -131,14 +131,41 @@ export function comparePaths(a: string, b: string): number {
  * @throws {PathError} Naming the first offending path.
  */
 export function checkEntryPaths(paths: readonly string[]): void {
+  const checker = new EntryPathChecker();
+  for (const path of paths) checker.check(path);
+}
+
+/**
+ * {@linkcode checkEntryPaths} one path at a time, for a writer that streams
+ * its entries (a full capture): hand it every entry path in manifest order
+ * and it throws at the first one `checkEntryPaths` would refuse. It holds
+ * only the previous path and the entries it is a prefix of.
+ *
+ * @example
+ * ```ts
+ * import { EntryPathChecker } from "./path.ts";
+ * const checker = new EntryPathChecker();
+ * checker.check("a");
+ * try {
+ *   checker.check("a/x");
+ *   throw new Error("unreachable");
+ * } catch (error) {
+ *   if (!((error as Error).name === "PathError")) throw new Error("Example failed");
+ * }
+ * ```
+ */
+export class EntryPathChecker {
   // `open` holds earlier paths that are string prefixes of the current one,
   // shortest first. If some earlier entry P is a directory prefix of Q, every
   // path sorted between them starts with P, so P is still on the stack — and,
   // absent earlier errors, it is the top once non-prefixes are popped.
-  const open: string[] = [];
-  let previous: string | undefined;
-  for (const path of paths) {
+  #open: string[] = [];
+  #previous: string | undefined;
+
+  /** Checks the next entry path; throws {@linkcode PathError} naming it. */
+  check(path: string): void {
     normalizeRelativePath(path);
+    const previous = this.#previous;
     if (previous !== undefined) {
       const order = comparePaths(previous, path);
       if (order === 0) throw new PathError(`Entry path ${quote(path)} appears more than once`);
@@ -146,7 +173,8 @@ export function checkEntryPaths(paths: readonly string[]): void {
         throw new PathError(`Entry path ${quote(path)} is out of order after ${quote(previous)}`);
       }
     }
-    previous = path;
+    this.#previous = path;
+    const open = this.#open;
     while (open.length > 0 && !path.startsWith(open[open.length - 1]!)) open.pop();
     const parent = open[open.length - 1];
     if (parent !== undefined && path.charCodeAt(parent.length) === 0x2f /* "/" */) {

@@ -70,7 +70,12 @@ import type { CaptureResult } from "../capture.ts";
 import type { SnapshotContext } from "../../format/body.ts";
 import type { Signer } from "../../format/envelope.ts";
 import { gitAnchor, gitSwitch, gitTrackedFiles } from "../../integrations/git/git.ts";
-import { appendSnapshot, createSnapshot, snapshotBody } from "../../history/create.ts";
+import {
+  appendSnapshot,
+  createSnapshot,
+  snapshotBody,
+  workspaceRef,
+} from "../../history/create.ts";
 import { applyView, captureView, readUndoRecord } from "../../history/oplog.ts";
 import { mergeContext, readSessionState, updateSessionState } from "../../history/session_state.ts";
 import { checkName, ensureBranch, readEnvelope } from "../../history/timeline.ts";
@@ -512,7 +517,7 @@ async function finishWith(
         reason: effects.reason ?? `restore ${effects.recordAs.slice(0, 12)}`,
         source: null,
         git,
-        workspace: { treeId: store.putTree(tree), tree },
+        workspace: workspaceRef(store.putTree(tree), tree),
         live: readSessionState(store, op.session!),
         metadata: { reverted_to: effects.recordAs, operation: op.id },
       });
