@@ -1489,8 +1489,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
-    find: 'action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",',
-    replace: 'action: "kept",',
+    find: 'out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });',
+    replace: 'out.push({ path: name, action: "kept" });',
     tests: [
       t("security/hostile_repo_test.ts", "store folder: init --adopt lists every non-core file"),
     ],
@@ -1996,13 +1996,24 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "adopt-retention-refused",
     file: "lib/history/adopt.ts",
-    find:
-      '    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });',
-    replace: '    out.push({ path: "retention", action: "kept" });',
+    find: '.filter(([name, kind]) => kind === "file" && !name.startsWith("index.db"))',
+    replace: '.filter(([name]) => name === "allow-secrets")',
     tests: [
       t(
         "security/hostile_repo_test.ts",
         "store folder: init --adopt refuses another store's retention policy",
+      ),
+    ],
+  },
+  {
+    id: "adopt-config-files-refused",
+    file: "lib/history/adopt.ts",
+    find: '.filter(([name, kind]) => kind === "file" && !name.startsWith("index.db"))',
+    replace: '.filter(([name]) => name === "allow-secrets" || name === "retention")',
+    tests: [
+      t(
+        "security/hostile_repo_test.ts",
+        "store folder: init --adopt refuses another store's transcript policy and daemon.conf",
       ),
     ],
   },
