@@ -1487,6 +1487,20 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "gc-transcripts-freed",
+    file: "lib/repository/transcript_rows.ts",
+    find: "       JOIN snapshots s ON s.id = e.snapshot\n",
+    replace: "       LEFT JOIN snapshots s ON s.id = e.snapshot\n",
+    tests: [t("repository/gc_transcripts_test.ts", "gc removes a kept transcript")],
+  },
+  {
+    id: "gc-transcripts-kept-while-named",
+    file: "lib/repository/transcript_rows.ts",
+    find: "       WHERE e.transcript_chain IS NOT NULL)",
+    replace: "       WHERE e.transcript_chain IS NOT NULL AND e.created = 2)",
+    tests: [t("repository/gc_transcripts_test.ts", "gc removes a kept transcript")],
+  },
+  {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
     find: 'out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });',
