@@ -1501,6 +1501,13 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("repository/gc_transcripts_test.ts", "gc removes a kept transcript")],
   },
   {
+    id: "undo-git-head-moved-left-alone",
+    file: "lib/integrations/git/git.ts",
+    find: 'if (headNow(cwd) !== from) return { moved: false, reason: "head_moved", detail: null };',
+    replace: 'if (false) return { moved: false, reason: "head_moved", detail: null };',
+    tests: [t("workspace/restore_test.ts", "undo of restore --git that git refuses")],
+  },
+  {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
     find: 'out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });',

@@ -173,6 +173,7 @@ export function revertJson(r: RevertResult): JsonDoc {
     dry_run: r.dryRun,
     operation: r.operation,
     saved: r.saved,
+    git: r.git,
   };
 }
 
