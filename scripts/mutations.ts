@@ -1508,6 +1508,14 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("workspace/restore_test.ts", "undo of restore --git that git refuses")],
   },
   {
+    id: "watch-close-ends-idle-connections",
+    file: "lib/integrations/watch/server.ts",
+    find: "for (const connection of this.idle) connection.destroy();",
+    replace: "",
+    tests: [t("integrations/watch_test.ts", "watch: SIGTERM while clients hold connections open")],
+    timeoutMs: 90_000,
+  },
+  {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
     find: 'out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });',
