@@ -52,7 +52,7 @@ import {
   newOperationId,
   startOperation,
 } from "../../repository/operations.ts";
-import { type HeadMove, isObjectId, switchFrom } from "../../integrations/git/git.ts";
+import { isObjectId, switchFrom } from "../../integrations/git/git.ts";
 import type { Store } from "../../repository/store.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
 import { entryMap, sameEntry } from "../../repository/diff.ts";
@@ -124,7 +124,7 @@ export interface RevertGit {
   /** Whether HEAD is now `to`. */
   moved: boolean;
   /** Why it was not moved, or null. */
-  reason: HeadMove["reason"];
+  reason: "head_moved" | "refused" | "gone" | null;
   /** git's message when it refused, or null. */
   detail: string | null;
   /** The git command that switches it by hand (once local changes are committed or stashed), or null. */
