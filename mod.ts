@@ -230,6 +230,11 @@ export type {
   SessionMode,
   SessionPlan,
 } from "./lib/workspace/move/restore.ts";
-export type { RevertedOperation, RevertOptions, RevertResult } from "./lib/workspace/move/undo.ts";
+export type {
+  RevertedOperation,
+  RevertGit,
+  RevertOptions,
+  RevertResult,
+} from "./lib/workspace/move/undo.ts";
 export type { Conflict, ConflictReason } from "./lib/workspace/overwrite.ts";
 export type { MovePlan, PlannedWrite } from "./lib/workspace/plan.ts";

@@ -83,6 +83,11 @@ export type {
   SessionPlan,
 } from "../lib/workspace/move/restore.ts";
 export type { SwitchOptions, SwitchResult } from "../lib/workspace/move/switch.ts";
-export type { RevertedOperation, RevertOptions, RevertResult } from "../lib/workspace/move/undo.ts";
+export type {
+  RevertedOperation,
+  RevertGit,
+  RevertOptions,
+  RevertResult,
+} from "../lib/workspace/move/undo.ts";
 export type { Conflict, ConflictReason } from "../lib/workspace/overwrite.ts";
 export type { MovePlan, PlannedWrite } from "../lib/workspace/plan.ts";

@@ -1487,10 +1487,39 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "gc-transcripts-freed",
+    file: "lib/repository/transcript_rows.ts",
+    find: "       JOIN snapshots s ON s.id = e.snapshot\n",
+    replace: "       LEFT JOIN snapshots s ON s.id = e.snapshot\n",
+    tests: [t("repository/gc_transcripts_test.ts", "gc removes a kept transcript")],
+  },
+  {
+    id: "gc-transcripts-kept-while-named",
+    file: "lib/repository/transcript_rows.ts",
+    find: "       WHERE e.transcript_chain IS NOT NULL)",
+    replace: "       WHERE e.transcript_chain IS NOT NULL AND e.created = 2)",
+    tests: [t("repository/gc_transcripts_test.ts", "gc removes a kept transcript")],
+  },
+  {
+    id: "undo-git-head-moved-left-alone",
+    file: "lib/integrations/git/git.ts",
+    find: 'if (headNow(cwd) !== from) return { moved: false, reason: "head_moved", detail: null };',
+    replace: 'if (false) return { moved: false, reason: "head_moved", detail: null };',
+    tests: [t("workspace/restore_test.ts", "undo of restore --git that git refuses")],
+  },
+  {
+    id: "watch-close-ends-idle-connections",
+    file: "lib/integrations/watch/server.ts",
+    find: "for (const connection of this.idle) connection.destroy();",
+    replace: "",
+    tests: [t("integrations/watch_test.ts", "watch: SIGTERM while clients hold connections open")],
+    timeoutMs: 90_000,
+  },
+  {
     id: "adopt-allow-list-refused",
     file: "lib/history/adopt.ts",
-    find: 'action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",',
-    replace: 'action: "kept",',
+    find: 'out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });',
+    replace: 'out.push({ path: name, action: "kept" });',
     tests: [
       t("security/hostile_repo_test.ts", "store folder: init --adopt lists every non-core file"),
     ],
@@ -2044,13 +2073,24 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "adopt-retention-refused",
     file: "lib/history/adopt.ts",
-    find:
-      '    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });',
-    replace: '    out.push({ path: "retention", action: "kept" });',
+    find: '.filter(([name, kind]) => kind === "file" && !name.startsWith("index.db"))',
+    replace: '.filter(([name]) => name === "allow-secrets")',
     tests: [
       t(
         "security/hostile_repo_test.ts",
         "store folder: init --adopt refuses another store's retention policy",
+      ),
+    ],
+  },
+  {
+    id: "adopt-config-files-refused",
+    file: "lib/history/adopt.ts",
+    find: '.filter(([name, kind]) => kind === "file" && !name.startsWith("index.db"))',
+    replace: '.filter(([name]) => name === "allow-secrets" || name === "retention")',
+    tests: [
+      t(
+        "security/hostile_repo_test.ts",
+        "store folder: init --adopt refuses another store's transcript policy and daemon.conf",
       ),
     ],
   },

@@ -181,3 +181,24 @@ Deno.test("scripts/mutations.ts holds at least 40 well-formed mutations, each ap
   assert(MUTATIONS.length >= 40, `${MUTATIONS.length} mutations`);
   assertEquals(await checkMutations(REPO, MUTATIONS), []);
 });
+
+Deno.test("docs/FORMAT.md numbers each section once, and every link to one of its sections names a heading it has", async () => {
+  const format = await Deno.readTextFile(join(REPO, "docs", "FORMAT.md"));
+  const numbers = [...format.matchAll(/^#{2,4} (\d+(?:\.\d+)*)\.? /gm)].map((m) => m[1]!);
+  const repeated = numbers.filter((n, i) => numbers.indexOf(n) !== i);
+  assertEquals(repeated, [], "section numbers used twice");
+  // GitHub's anchors: lower case, punctuation but - dropped, spaces as -.
+  const anchors = new Set(
+    [...format.matchAll(/^#{2,4} (.+)$/gm)].map((m) =>
+      m[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replaceAll(" ", "-")
+    ),
+  );
+  const broken: string[] = [];
+  for (const file of ["README.md", "docs/CLI.md", "docs/SECURITY.md", "docs/DESIGN.md"]) {
+    const text = await Deno.readTextFile(join(REPO, file));
+    for (const m of text.matchAll(/FORMAT\.md#([a-z0-9-]+)\)/g)) {
+      if (!anchors.has(m[1]!)) broken.push(`${file}: #${m[1]}`);
+    }
+  }
+  assertEquals(broken, [], "links to headings FORMAT.md does not have");
+});

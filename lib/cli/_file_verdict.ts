@@ -73,7 +73,11 @@ export async function fileTrust(
 }
 
 /** The JSON document `verify FILE --json` prints for one ctxsnap file. */
-export function fileDocument(source: string, report: FileReport): Record<string, unknown> {
+export function fileDocument(
+  source: string,
+  report: FileReport,
+  reserved: number | null,
+): Record<string, unknown> {
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
   return {
@@ -88,6 +92,7 @@ export function fileDocument(source: string, report: FileReport): Record<string,
     reason: b.reason,
     git: b.git,
     workspace: b.workspace,
+    reserved_skipped: b.workspace === null ? null : reserved,
     with_workspace: report.withWorkspace,
     blob_bytes: report.blobBytes,
     snapshots: report.snapshots.map((s) => ({
@@ -151,4 +156,20 @@ export function reportTampered(
 /** A file name for a human line: as given if plain, else quoted (no control characters). */
 export function shownName(file: string): string {
   return /^[\x21-\x7e]+$/.test(file) ? file : esc(quote(file));
+}
+
+/**
+ * What a file's summary says of the primary snapshot's skipped paths:
+ * those the capture left out, apart from the reserved names (`.git`,
+ * `.ctxsnap`) it never takes; `reserved` null when the file holds no tree
+ * to tell them apart.
+ */
+export function skippedSummary(skipped: number, reserved: number | null): string {
+  if (reserved === null) {
+    return `${skipped} skipped (left out, or reserved: .git, .ctxsnap; this file holds no tree to tell which)`;
+  }
+  const left = Math.max(0, skipped - reserved);
+  return `${left} left out${left > 0 ? " (`ctxsnap show FILE --skipped`)" : ""}${
+    reserved > 0 ? `, ${reserved} reserved (.git, .ctxsnap: never captured)` : ""
+  }`;
 }

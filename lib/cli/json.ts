@@ -13,7 +13,8 @@
  * ```ts
  * import { gcJson } from "./json.ts";
  * const doc = gcJson({
- *   trees: 1, blobs: 2, bytes: 30, kept: { trees: 4, blobs: 5 }, strays: 0,
+ *   trees: 1, blobs: 2, bytes: 30, kept: { trees: 4, blobs: 5 },
+ *   transcripts: { chains: 0, segments: 0, bytes: 0 }, strays: 0,
  *   dryRun: true, operation: null, index: null,
  * });
  * if (doc.dry_run !== true || "dryRun" in doc) throw new Error("gc --json is snake_case");
@@ -172,6 +173,7 @@ export function revertJson(r: RevertResult): JsonDoc {
     dry_run: r.dryRun,
     operation: r.operation,
     saved: r.saved,
+    git: r.git,
   };
 }
 
@@ -194,6 +196,7 @@ export function gcJson(r: GcResult): JsonDoc {
     blobs: r.blobs,
     bytes: r.bytes,
     kept: r.kept,
+    transcripts: r.transcripts,
     strays: r.strays,
     dry_run: r.dryRun,
     operation: r.operation,

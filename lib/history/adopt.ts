@@ -14,10 +14,12 @@
  * empty. It lists every file the store holds besides its core (the index,
  * its journal files and `objects/`): the transient `tmp/` and `run/` entries
  * are cleared (`run/` is kept while a watch process of this user answers on
- * it); an allow list (`allow-secrets`, which re-includes secrets in
- * captures), a retention policy (`retention`, which decides what the store
- * forgets) and `published/` files are refused unless the user keeps them
- * explicitly (`keep`), and the allow list's paths are shown either way.
+ * it); every file that configures the store ({@linkcode CONFIG_FILES}: an
+ * allow list `allow-secrets`, which re-includes secrets in captures, a
+ * retention policy `retention`, which decides what the store forgets, a
+ * transcript policy `transcripts`, a `daemon.conf`) and `published/` files
+ * are refused unless the user keeps them explicitly (`keep`), and the allow
+ * list's paths are shown either way.
  * Unless `dryRun`, it clears the stat cache (it describes files on another
  * machine, and capture trusts its hits), clears `tmp/` and `run/`, and
  * registers the store.
@@ -43,7 +45,12 @@ import * as path from "node:path";
 import { ConflictError, IntegrityError, quote, StoreTrustError, UsageError } from "../errors.ts";
 import { ALLOW_SECRETS_FILE, readAllowSecrets } from "../repository/allow_secrets.ts";
 import { Store } from "../repository/store.ts";
-import { checkStorePaths, isRegistered, registerStore } from "../repository/trust.ts";
+import {
+  checkStorePaths,
+  isRegistered,
+  registerStore,
+  STORE_ENTRIES,
+} from "../repository/trust.ts";
 import { sessionsWithLiveState } from "../repository/session_rows.ts";
 import { unresolvedOperationIds } from "../repository/operations.ts";
 import { clearStatCache } from "../repository/stat_cache.ts";
@@ -81,8 +88,17 @@ export interface ExtraFile {
   action: "cleared" | "kept" | "refused";
 }
 
+/**
+ * The store's files that configure its behaviour: every file entry of the
+ * store folder besides the index and its journal files (`allow-secrets`,
+ * `daemon.conf`, `retention`, `transcripts`).
+ */
+export const CONFIG_FILES: readonly string[] = Object.entries(STORE_ENTRIES)
+  .filter(([name, kind]) => kind === "file" && !name.startsWith("index.db"))
+  .map(([name]) => name).sort();
+
 /** Store entries adoption may keep when the user names them (`init --adopt --keep NAME`). */
-export const KEEPABLE: readonly string[] = [ALLOW_SECRETS_FILE, "published", "retention"];
+export const KEEPABLE: readonly string[] = [...CONFIG_FILES, "published"].sort();
 
 /**
  * Lists the non-core files of the store in `dir` and what adoption does with
@@ -107,18 +123,15 @@ function extraFiles(
   for (const entry of list("run")) {
     out.push({ path: `run/${entry}`, action: runInUse ? "kept" : "cleared" });
   }
-  if (fs.existsSync(path.join(dir, ALLOW_SECRETS_FILE))) {
-    out.push({
-      path: ALLOW_SECRETS_FILE,
-      action: keep.has(ALLOW_SECRETS_FILE) ? "kept" : "refused",
-    });
+  // Every file that configures the store (what it captures, forgets, keeps of transcripts, whether
+  // a watch starts): another's is never taken silently.
+  for (const name of CONFIG_FILES) {
+    if (fs.existsSync(path.join(dir, name))) {
+      out.push({ path: name, action: keep.has(name) ? "kept" : "refused" });
+    }
   }
   for (const entry of list("published")) {
     out.push({ path: `published/${entry}`, action: keep.has("published") ? "kept" : "refused" });
-  }
-  // A retention policy decides what the store forgets: another's is never taken silently.
-  if (fs.existsSync(path.join(dir, "retention"))) {
-    out.push({ path: "retention", action: keep.has("retention") ? "kept" : "refused" });
   }
   if (mine) { for (const file of out) file.action = "kept"; }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -1,7 +1,8 @@
 /**
  * Garbage collection: removes trees and blobs that no retained snapshot, no
  * unresolved operation, not the workspace baseline and no operation that can
- * still be undone references (docs/DESIGN.md §3, invariant 3).
+ * still be undone references (docs/DESIGN.md §3, invariant 3), and the kept
+ * agent transcripts that no agent event of a retained snapshot names.
  *
  * It runs inside one write transaction, so it can never interleave with a
  * capture (which holds the write lock from its first blob to its snapshot
@@ -31,6 +32,7 @@ import { finishOperation, startOperation } from "./operations.ts";
 import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
 import { returnFreePages, type VacuumResult } from "./vacuum.ts";
+import { deleteTranscriptChain, unneededTranscriptChains } from "./transcript_rows.ts";
 
 /** What {@linkcode collectGarbage} removed (or, dry, would remove). */
 export interface GcResult {
@@ -42,6 +44,11 @@ export interface GcResult {
   bytes: number;
   /** Trees and blobs kept. */
   kept: { trees: number; blobs: number };
+  /**
+   * Kept agent transcripts removed: the chains no agent event of a retained
+   * snapshot names, their segments and bytes.
+   */
+  transcripts: { chains: number; segments: number; bytes: number };
   /** Stray files removed (object files without rows, leftover temp files). */
   strays: number;
   /** Whether this was a dry run. */
@@ -152,12 +159,19 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
         else keptBlobs++;
       } else doomed.push(object);
     }
+    // Kept transcripts go with the last retained snapshot whose events name them (FORMAT.md 8.3).
+    const chains = unneededTranscriptChains(store);
     const out: GcResult = {
       trees: doomed.filter((o) => o.kind === "tree").length,
       blobs: doomed.filter((o) => o.kind === "blob").length,
       // A chunked blob's bytes are its chunks' (counted with them).
       bytes: doomed.reduce((sum, o) => sum + (o.encoding === "chunks" ? 0 : o.size), 0),
       kept: { trees: keptTrees, blobs: keptBlobs },
+      transcripts: {
+        chains: chains.length,
+        segments: chains.reduce((sum, c) => sum + c.segments, 0),
+        bytes: chains.reduce((sum, c) => sum + c.bytes, 0),
+      },
       strays: 0,
       dryRun: dryRun,
       operation: null,
@@ -166,7 +180,12 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     if (dryRun) return out;
     const op = startOperation(store, {
       kind: "gc",
-      plan: { trees: out.trees, blobs: out.blobs, bytes: out.bytes },
+      plan: {
+        trees: out.trees,
+        blobs: out.blobs,
+        bytes: out.bytes,
+        transcript_chains: out.transcripts.chains,
+      },
     });
     const remove = store.stmt("DELETE FROM objects WHERE id = ?");
     const pending = store.stmt("INSERT OR IGNORE INTO gc_pending (id) VALUES (?)");
@@ -174,6 +193,7 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
       remove.run(object.id);
       if (object.encoding === "file") pending.run(object.id);
     }
+    for (const chain of chains) deleteTranscriptChain(store, chain.agent_session, chain.chain);
     // The stat cache may only name blobs that exist (capture trusts its hits).
     store.stmt("DELETE FROM stat_cache WHERE blob NOT IN (SELECT id FROM objects)").run();
     finishOperation(store, op.id, "done");

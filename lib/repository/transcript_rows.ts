@@ -102,3 +102,55 @@ export function transcriptBytesKept(store: Store, agentSession: number): number 
   ).get(agentSession) as { n: number };
   return Number(row.n);
 }
+
+/** A transcript chain that no remaining agent event needs, and what it holds. */
+export interface UnneededTranscriptChain {
+  /** The agent session's row. */
+  agent_session: number;
+  /** The chain. */
+  chain: number;
+  /** Its segments. */
+  segments: number;
+  /** Their bytes. */
+  bytes: number;
+}
+
+/**
+ * The kept transcript chains that no agent event whose snapshot the store
+ * still holds names (an event of a forgotten snapshot no longer keeps its
+ * chain), in order. Call inside the caller's (gc's) write transaction.
+ */
+export function unneededTranscriptChains(store: Store): UnneededTranscriptChain[] {
+  if (!hasTranscriptTables(store)) return [];
+  const rows = store.stmt(
+    `SELECT t.agent_session AS agent_session, t.chain AS chain, COUNT(*) AS segments,
+            SUM(t.length) AS bytes
+     FROM agent_transcripts t
+     WHERE (t.agent_session, t.chain) NOT IN (
+       SELECT e.agent_session, e.transcript_chain FROM agent_events e
+       JOIN snapshots s ON s.id = e.snapshot
+       WHERE e.transcript_chain IS NOT NULL)
+     GROUP BY t.agent_session, t.chain ORDER BY t.agent_session, t.chain`,
+  ).all() as { agent_session: number; chain: number; segments: number; bytes: number }[];
+  return rows.map((r) => ({
+    agent_session: Number(r.agent_session),
+    chain: Number(r.chain),
+    segments: Number(r.segments),
+    bytes: Number(r.bytes),
+  }));
+}
+
+/**
+ * Deletes every segment of one chain and unlinks the events that named it
+ * (their `transcript_chain` becomes NULL: not kept; path, length and hash
+ * stay). Call inside the caller's write transaction.
+ */
+export function deleteTranscriptChain(store: Store, agentSession: number, chain: number): void {
+  store.stmt("DELETE FROM agent_transcripts WHERE agent_session = ? AND chain = ?").run(
+    agentSession,
+    chain,
+  );
+  store.stmt(
+    "UPDATE agent_events SET transcript_chain = NULL WHERE agent_session = ? AND transcript_chain = ?",
+  ).run(agentSession, chain);
+}

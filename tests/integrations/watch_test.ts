@@ -20,7 +20,7 @@ import {
   type TempWorkspace,
   withStore,
 } from "../_cli.ts";
-import { prng, seedFromEnv } from "../_util.ts";
+import { exists, prng, seedFromEnv } from "../_util.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -385,6 +385,55 @@ async function rawRequest(socket: string, bytes: Uint8Array): Promise<Any> {
     connection.close();
   }
 }
+
+Deno.test("watch: SIGTERM while clients hold connections open (one with half a request, one answered) closes them and exits, removing its socket and watch.json", async () => {
+  await withStore(async (ws) => {
+    const running = await startWatch(ws);
+    const socket = running.ready.socket as string;
+    // One client sends half a request and waits; another gets its answer and keeps its end open.
+    const idle = await Deno.connect({ transport: "unix", path: socket });
+    await idle.write(new TextEncoder().encode('{"protocol":1,"op":"sta'));
+    const answered = await Deno.connect({ transport: "unix", path: socket });
+    const info = JSON.parse(
+      await Deno.readTextFile(join(ws.path, ".ctxsnap", "run", "watch.json")),
+    );
+    await answered.write(
+      new TextEncoder().encode(
+        `${JSON.stringify({ protocol: 1, token: info.token, op: "status", config_dir: null })}\n`,
+      ),
+    );
+    const buffer = new Uint8Array(65536);
+    let text = "";
+    while (!text.includes("\n")) {
+      const n = await answered.read(buffer);
+      if (n === null) break;
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+    assert(text.includes('"ok":true'), text);
+    try {
+      running.child.kill("SIGTERM");
+      // A generous bound, not a timing claim: a process that survives SIGTERM never exits.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const status = await Promise.race([
+        running.child.status,
+        new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 120_000)),
+      ]);
+      clearTimeout(timer);
+      if (status === null) running.child.kill("SIGKILL");
+      assert(status !== null, "the watch process did not exit after SIGTERM");
+      assertEquals(status.code, 0);
+      // The idle client sees its connection closed.
+      assertEquals(await idle.read(buffer).catch(() => null), null);
+      assert(!(await exists(join(ws.path, ".ctxsnap", "run", "watch.json"))), "watch.json left");
+      assert(!(await exists(socket)), "socket left");
+    } finally {
+      idle.close();
+      answered.close();
+      await running.child.stdout.cancel().catch(() => {});
+      await running.child.status;
+    }
+  });
+});
 
 Deno.test("watch: requests without its token, malformed, oversized or with unknown fields are refused and record nothing", async () => {
   await withStore(async (ws) => {

@@ -1855,3 +1855,48 @@ Deno.test("store folder: init --adopt refuses another store's retention policy u
     expectCode(await ws.run(["list"], { cwd: copy }), 0, "adopted");
   });
 });
+
+Deno.test("store folder: init --adopt refuses another store's transcript policy and daemon.conf unless kept, and writes nothing on refusal", async () => {
+  await withStore(async (ws) => {
+    expectCode(await ws.run(["create", "-m", "mine"]), 0, "create");
+    const copy = join(ws.root, "copy");
+    await new Deno.Command("cp", { args: ["-a", ws.path, copy] }).output();
+    const copied = join(copy, ".ctxsnap");
+    fs.writeFileSync(join(copied, "transcripts"), "max-bytes 268435456\n", { mode: 0o600 });
+    fs.writeFileSync(join(copied, "daemon.conf"), "enabled = true\n", { mode: 0o600 });
+    fs.writeFileSync(join(copied, "tmp", "t-leftover"), "x");
+    const dry = await ws.run(["init", "--adopt", "--dry-run", "--json"], { cwd: copy });
+    expectCode(dry, 0, "adopt --dry-run");
+    assertEquals(dry.json().extra_files, [
+      { path: "daemon.conf", action: "refused" },
+      { path: "tmp/t-leftover", action: "cleared" },
+      { path: "transcripts", action: "refused" },
+    ]);
+    const human = await ws.run(["init", "--adopt", "--dry-run"], { cwd: copy });
+    assert(human.stdout.includes("--keep daemon.conf"), human.stdout);
+    assert(human.stdout.includes("--keep transcripts"), human.stdout);
+    const refused = await ws.run(["init", "--adopt"], { cwd: copy });
+    assertEquals(refused.code, 1, refused.stderr);
+    assert(refused.stderr.includes("--keep daemon.conf --keep transcripts"), refused.stderr);
+    expectCode(await ws.run(["list"], { cwd: copy }), 1, "not adopted");
+    assert(fs.existsSync(join(copied, "tmp", "t-leftover")), "a refused adoption changed files");
+    const one = await ws.run(["init", "--adopt", "--keep", "transcripts"], { cwd: copy });
+    assertEquals(one.code, 1, "daemon.conf is still refused");
+    assert(one.stderr.includes("--keep daemon.conf"), one.stderr);
+    assert(!one.stderr.includes("--keep transcripts"), one.stderr);
+    const kept = await ws.run(
+      ["init", "--adopt", "--keep", "transcripts", "--keep", "daemon.conf", "--json"],
+      { cwd: copy },
+    );
+    expectCode(kept, 0, "adopt, keeping both");
+    assertEquals(kept.json().extra_files, [
+      { path: "daemon.conf", action: "kept" },
+      { path: "tmp/t-leftover", action: "cleared" },
+      { path: "transcripts", action: "kept" },
+    ]);
+    assert(
+      fs.existsSync(join(copied, "transcripts")) && fs.existsSync(join(copied, "daemon.conf")),
+    );
+    expectCode(await ws.run(["list"], { cwd: copy }), 0, "adopted");
+  });
+});

@@ -311,6 +311,40 @@ Deno.test("show FILE verifies a bundle and prints its context, git anchor, files
   });
 });
 
+Deno.test("verify FILE reports the reserved .git and .ctxsnap apart from what the capture left out, in text and --json", async () => {
+  await withMachines([{ "a.txt": "alpha\n", ".env": "TOKEN=1\n" }], async (alice) => {
+    await Deno.mkdir(join(alice.path, ".git"));
+    await Deno.writeTextFile(join(alice.path, ".git", "HEAD"), "ref: refs/heads/main\n");
+    const id = await createSnap(alice, "reserved");
+    const skipped = (await alice.run(["show", id, "--skipped", "--json"])).json().skipped as {
+      reason: string;
+    }[];
+    const reserved = skipped.filter((s) => s.reason === "reserved").length;
+    assert(reserved >= 2 && skipped.length === reserved + 1, JSON.stringify(skipped));
+    // A bundle holds the tree: one left out (.env), the reserved names counted apart.
+    const bundle = await publish(alice, id, "r.ctxbundle", "--with-workspace");
+    const v = await alice.run(["verify", bundle]);
+    expectCode(v, 0, "verify bundle");
+    assert(v.stdout.includes(`; 1 left out (`), v.stdout);
+    assert(v.stdout.includes(`, ${reserved} reserved (.git, .ctxsnap`), v.stdout);
+    assert(!v.stdout.includes(`${skipped.length} left out`), v.stdout);
+    const json = (await alice.run(["verify", bundle, "--json"])).json();
+    assertEquals([json.workspace.skipped, json.reserved_skipped], [skipped.length, reserved]);
+    const batch = (await alice.run(["verify", bundle, bundle, "--json"])).json();
+    assertEquals(batch.results[0].result.reserved_skipped, reserved);
+    const shown = await alice.run(["show", bundle]);
+    assert(shown.stdout.includes("1 left out"), shown.stdout);
+    assertEquals((await alice.run(["show", bundle, "--json"])).json().reserved_skipped, reserved);
+    // A published envelope holds no tree: the count is not called "left out".
+    const published = await publish(alice, id, "r.ctxsnapshot.json");
+    const p = await alice.run(["verify", published]);
+    expectCode(p, 0, "verify published");
+    assert(!/\d+ left out/.test(p.stdout), p.stdout);
+    assert(p.stdout.includes(`${skipped.length} skipped (left out, or reserved`), p.stdout);
+    assertEquals((await alice.run(["verify", published, "--json"])).json().reserved_skipped, null);
+  });
+});
+
 Deno.test("import says where snapshots landed and that --trust was for this run; list points there and rows show the real branch", async () => {
   await withMachines([{ "a.txt": "alpha\n" }, {}], async (alice, bob) => {
     const { bundle, pem } = await reviewBundle(alice);

@@ -799,6 +799,74 @@ Deno.test("restore --git on a clean tree checks out the snapshot's commit detach
   });
 });
 
+function headRef(ws: TempWorkspace): string | null {
+  const out = new Deno.Command("git", {
+    args: ["symbolic-ref", "-q", "HEAD"],
+    cwd: ws.path,
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
+}
+
+Deno.test("undo of restore --git switches HEAD back to the branch it was on, files and git status clean; redo detaches it again", async () => {
+  await withGitStore(async (ws, { c1, c2, s1 }) => {
+    await runJson(ws, ["restore", s1, "--git"]);
+    assertEquals(headRef(ws), null, "the restore detached HEAD");
+    const undone = await runJson(ws, ["undo"]);
+    assertEquals(undone.git, {
+      to: "main",
+      from: c1,
+      moved: true,
+      reason: null,
+      detail: null,
+      hint: null,
+    });
+    assertEquals(headRef(ws), "refs/heads/main");
+    assertEquals(git(ws, "rev-parse", "HEAD"), c2);
+    assertEquals(await read(ws, "a.txt"), "alpha two\n");
+    assertEquals(git(ws, "status", "--porcelain"), "", "git status after the undo");
+    const text = await ws.run(["redo"]);
+    expectCode(text, 0, "redo");
+    assert(
+      text.stdout.includes(`git: switched HEAD back to commit ${c1.slice(0, 12)} (detached)`),
+      text.stdout,
+    );
+    assertEquals(headRef(ws), null, "the redo detached HEAD again");
+    assertEquals(git(ws, "rev-parse", "HEAD"), c1);
+    assertEquals(await read(ws, "a.txt"), "alpha\n");
+    assertEquals(git(ws, "status", "--porcelain"), "", "git status after the redo");
+    const again = await ws.run(["undo"]);
+    assert(again.stdout.includes("git: switched HEAD back to branch main"), again.stdout);
+    assertEquals(headRef(ws), "refs/heads/main");
+  });
+});
+
+Deno.test("undo of restore --git that git refuses to switch back says so and how (git switch BRANCH); one moved since is left alone", async () => {
+  await withGitStore(async (ws, { c1, s1 }) => {
+    await runJson(ws, ["restore", s1, "--git"]);
+    await write(ws, "a.txt", "edited while detached\n");
+    const undone = await ws.run(["undo", "--force"]);
+    expectCode(undone, 0, "undo");
+    assertEquals(headRef(ws), null, "HEAD moved over a local change");
+    assertEquals(git(ws, "rev-parse", "HEAD"), c1);
+    assert(undone.stdout.includes("git: HEAD stays on commit"), undone.stdout);
+    assert(undone.stdout.includes("git refused to switch"), undone.stdout);
+    assert(
+      undone.stdout.includes("commit or stash your changes, then: git switch main"),
+      undone.stdout,
+    );
+    assertEquals(await read(ws, "a.txt"), "edited while detached\n", "the local change is kept");
+  });
+  await withGitStore(async (ws, { s1 }) => {
+    await runJson(ws, ["restore", s1, "--git"]);
+    git(ws, "switch", "-q", "-c", "elsewhere");
+    const undone = await runJson(ws, ["undo"]);
+    assertEquals([undone.git.moved, undone.git.reason], [false, "head_moved"]);
+    assertEquals(headRef(ws), "refs/heads/elsewhere");
+  });
+});
+
 Deno.test("restore says when the agent committed and switched branch since the target, and what --git would do; --git then checks the anchor out", async () => {
   await withGitStore(async (ws, { c1, s1 }) => {
     // The agent branches off, edits, commits.

@@ -19,6 +19,7 @@ import {
   reportTampered,
   shownName,
   signatureTamper,
+  skippedSummary,
   verdictError,
 } from "../_file_verdict.ts";
 
@@ -105,6 +106,9 @@ export async function showFile(
   const primary = report.primary;
   const b = primary.body;
   const tree = b.workspace === null ? undefined : inspection.trees.get(b.workspace.tree);
+  const reserved = tree === undefined
+    ? null
+    : tree.skipped.filter((s) => s.reason === "reserved").length;
   const headline = report.trusted
     ? "OK: intact, signed by a trusted key"
     : "UNTRUSTED: intact, but the signer is not trusted (read it as a claim by that key only)";
@@ -124,7 +128,7 @@ export async function showFile(
           b.workspace === null
             ? `snapshot ${primary.id} recorded no workspace`
             : tree === undefined
-            ? `${b.workspace.skipped} path(s) left out; this file holds no tree, so not which (a bundle published --with-workspace does)`
+            ? `${b.workspace.skipped} path(s) skipped (left out, or reserved: .git, .ctxsnap); this file holds no tree, so not which (a bundle published --with-workspace does)`
             : tree.skipped.length === 0
             ? "nothing was left out"
             : tree.skipped.map((s) => `${esc(s.reason).padEnd(21)} ${esc(s.path)}`).join("\n"),
@@ -135,7 +139,7 @@ export async function showFile(
     const steps = inspection.steps;
     ctx.out.result(
       {
-        ...fileDocument(source, report),
+        ...fileDocument(source, report, reserved),
         context: b.context,
         files: tree === undefined ? null : tree.entries.map(entryJson),
         skipped: tree === undefined ? null : tree.skipped,
@@ -169,7 +173,9 @@ export async function showFile(
           }`,
           gitLine(b),
           b.workspace
-            ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${b.workspace.skipped} left out`
+            ? `workspace  ${b.workspace.files} files, ${b.workspace.bytes} bytes, ${
+              skippedSummary(b.workspace.skipped, reserved)
+            }`
             : "workspace  not captured",
         ];
         lines.push(...contextLines(b));

@@ -24,6 +24,11 @@ export const gc: Command = {
             result.dryRun ? "Would remove" : "Removed"
           } ${result.trees} trees and ${result.blobs} blobs, ${result.bytes} bytes; ` +
           `kept ${result.kept.trees} trees and ${result.kept.blobs} blobs.` +
+          (result.transcripts.chains === 0
+            ? ""
+            : `\n${
+              result.dryRun ? "Would remove" : "Removed"
+            } ${result.transcripts.chains} kept agent transcript(s) no retained snapshot's events name: ${result.transcripts.segments} segments, ${result.transcripts.bytes} bytes.`) +
           (result.index === null
             ? ""
             : `\nIndex: ${result.index.indexBytesBefore} → ${result.index.indexBytesAfter} bytes (${result.index.freePagesBefore} free pages returned${

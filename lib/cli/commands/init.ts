@@ -17,8 +17,7 @@ import { adoptionJson } from "../json.ts";
 /** The `init` command. */
 export const init: Command = {
   name: "init",
-  usage:
-    "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep allow-secrets|published|retention]...]",
+  usage: "init [--workspace DIR] [--nested] [--adopt [--dry-run] [--keep NAME]...]",
   examples: [
     "ctxsnap init                               # store in ./.ctxsnap for the workspace here",
     "ctxsnap --store ~/stores/proj init --workspace .   # keep the store outside the workspace",
@@ -50,7 +49,7 @@ export const init: Command = {
       multiple: true,
       arg: "NAME",
       help:
-        "with --adopt: keep the store's allow-secrets list or published/ files (refused otherwise)",
+        "with --adopt: keep the store's allow-secrets, daemon.conf, published/ files, retention or transcripts (refused otherwise)",
     },
   },
   args: [],

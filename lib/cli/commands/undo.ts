@@ -15,6 +15,7 @@ import {
 import { planLines, showConflicts } from "../_plan.ts";
 import { MOVE_FLAGS } from "../flags.ts";
 import { revertJson } from "../json.ts";
+import { esc } from "../output.ts";
 
 const OPTIONS = {
   "dry-run": { ...MOVE_FLAGS["dry-run"], help: "print what would change, change nothing" },
@@ -40,6 +41,27 @@ function report(out: Output, result: RevertResult): void {
     lines.push(
       `${result.direction === "undo" ? "Undid" : "Redid"} ${what}; recorded as ${result.operation}`,
     );
+    const git = result.git;
+    const where = (ref: string) =>
+      /^[0-9a-f]{40,64}$/.test(ref)
+        ? `commit ${ref.slice(0, 12)} (detached)`
+        : `branch ${esc(ref)}`;
+    if (git !== null && git.moved) {
+      lines.push(`git: switched HEAD back to ${where(git.to)}`);
+    } else if (git !== null && git.reason === "head_moved") {
+      lines.push(
+        `git: HEAD was moved since the restore; left where it is (before, it was on ${
+          where(git.to)
+        })`,
+      );
+    } else if (git !== null) {
+      lines.push(
+        `git: HEAD stays on ${where(git.from)}: ${
+          git.reason === "gone" ? `${where(git.to)} no longer exists` : "git refused to switch"
+        }${git.detail ? ` (${esc(git.detail.split("\n")[0]!)})` : ""}`,
+        `git: it was on ${where(git.to)}; commit or stash your changes, then: ${esc(git.hint!)}`,
+      );
+    }
     return lines.join("\n");
   });
 }

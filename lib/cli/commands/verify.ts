@@ -15,6 +15,9 @@ import {
 } from "../../errors.ts";
 import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport } from "../../share/verify_file.ts";
+import { reservedSkips } from "../../share/reserved_skips.ts";
+import type { DirTree } from "../../format/dir_tree.ts";
+import type { TreeManifest } from "../../format/tree.ts";
 import type { Presented, StoredVerdict } from "../../share/formats/format.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../history/verify.ts";
 import { currentSelection, getBranch } from "../../history/timeline.ts";
@@ -41,6 +44,7 @@ import {
   reportTampered,
   shownName,
   signatureTamper,
+  skippedSummary,
   verdictError,
 } from "../_file_verdict.ts";
 import { SELECTION_FLAGS, TRUST_FLAGS } from "../flags.ts";
@@ -75,25 +79,42 @@ export async function verifyOne(
   source: string,
   trust: Keyring,
 ): Promise<
-  { any: AnyFileReport | null; tampered: IntegrityError | null; kept: KeptFileCheck | null }
+  {
+    any: AnyFileReport | null;
+    tampered: IntegrityError | null;
+    kept: KeptFileCheck | null;
+    /** Reserved paths among the primary snapshot's skipped ones, null without its tree. */
+    reserved: number | null;
+  }
 > {
   const { verifyAnyFile } = await import("../../share/verify_file.ts");
+  const trees = new Map<string, TreeManifest | DirTree>();
   let any: AnyFileReport;
   try {
-    any = await verifyAnyFile(userPath(source), trust);
+    any = await verifyAnyFile(userPath(source), trust, {
+      tree: (id, tree) => void trees.set(id, tree),
+    });
   } catch (error) {
-    if (error instanceof IntegrityError) return { any: null, tampered: error, kept: null };
+    if (error instanceof IntegrityError) {
+      return { any: null, tampered: error, kept: null, reserved: null };
+    }
     throw error;
   }
   if (any.format === "ctxsnap") {
-    return { any, tampered: signatureTamper(any.report), kept: null };
+    const workspace = any.report.primary.body.workspace;
+    return {
+      any,
+      tampered: signatureTamper(any.report),
+      kept: null,
+      reserved: workspace === null ? null : reservedSkips(workspace.tree, trees),
+    };
   }
   const { keptFormatNamed } = await import("../../share/formats/registry.ts");
   const { tampered, presented, line } = (await keptFormatNamed(any.format)).presentFileCheck(
     any,
     trust,
   );
-  return { any, tampered, kept: { presented, line } };
+  return { any, tampered, kept: { presented, line }, reserved: null };
 }
 
 async function verifyFileCommand(
@@ -106,7 +127,7 @@ async function verifyFileCommand(
     str(parsed, "trusted-keys"),
     (m) => ctx.out.warn(m),
   );
-  const { any, tampered, kept } = await verifyOne(source, trust);
+  const { any, tampered, kept, reserved } = await verifyOne(source, trust);
   if (kept !== null) {
     const document = { file: source, ...kept.presented.document };
     if (tampered !== null) return reportTampered(ctx, source, tampered, { document });
@@ -123,7 +144,7 @@ async function verifyFileCommand(
   const report = (any as Extract<AnyFileReport, { format: "ctxsnap" }>).report;
   const b = report.primary.body;
   const who = report.snapshots.find((s) => s.id === report.primary.id)!;
-  ctx.out.result(fileDocument(source, report), () => {
+  ctx.out.result(fileDocument(source, report, reserved), () => {
     const verdict = report.trusted
       ? "OK: intact, signed by a trusted key"
       : "UNTRUSTED: intact, but the signer is not trusted";
@@ -152,7 +173,7 @@ async function verifyFileCommand(
         b.workspace
           ? `${b.workspace.files} files, ${b.workspace.bytes} bytes${
             report.withWorkspace ? " (all checked)" : " (content not included)"
-          }; ${b.workspace.skipped} left out (\`ctxsnap show FILE --skipped\`)`
+          }; ${skippedSummary(b.workspace.skipped, reserved)}`
           : "no workspace"
       }`,
       `read it  ctxsnap show ${shownName(source)}`,
@@ -248,7 +269,7 @@ async function verifyFilesCommand(
     ctx.out.progress("verifying files", index, sources.length);
     let result: BatchResult;
     try {
-      const { any: report, tampered, kept } = await verifyOne(file, trust);
+      const { any: report, tampered, kept, reserved } = await verifyOne(file, trust);
       if (tampered !== null) {
         const base = kept !== null
           ? { file, ...kept.presented.document }
@@ -270,7 +291,7 @@ async function verifyFilesCommand(
       const error = kept !== null ? kept.presented.error : verdictError(own!, trust);
       const document = kept !== null
         ? { file, ...kept.presented.document }
-        : fileDocument(file, own!);
+        : fileDocument(file, own!, reserved);
       result = {
         file,
         exit: error === null ? 0 : exitCodeOf(error),

@@ -226,6 +226,41 @@ export function gitSwitch(cwd: string, ref: string): GitRun {
   return { status: null, stdout: "", stderr: `${JSON.stringify(ref)} is not a branch or commit` };
 }
 
+/** What {@linkcode switchFrom} did. */
+export interface HeadMove {
+  /** Whether HEAD now is `to`. */
+  moved: boolean;
+  /** Why not: `head_moved` (HEAD was not at `from`), `refused` (git refused the switch: `detail`), `gone` (`to` is no branch or commit); null when moved. */
+  reason: "head_moved" | "refused" | "gone" | null;
+  /** git's message when it refused, or null. */
+  detail: string | null;
+}
+
+/** The branch HEAD is on, or the commit it is detached at, or null. */
+export function headNow(cwd: string): string | null {
+  const symbolic = runGit(cwd, ["symbolic-ref", "--quiet", "HEAD"]);
+  if (symbolic.status === 0) {
+    const ref = symbolic.stdout.trim();
+    return ref.startsWith("refs/heads/") ? ref.slice(11) : null;
+  }
+  const commit = runGit(cwd, ["rev-parse", "--verify", "--quiet", "HEAD"]);
+  return commit.status === 0 ? commit.stdout.trim() : null;
+}
+
+/**
+ * Switches HEAD to `to` (a branch name, or a full commit id, detached) with
+ * {@linkcode gitSwitch}, only while HEAD is exactly `from` (the branch
+ * checked out, or that commit detached): git itself refuses to overwrite a
+ * local change. Undo and redo of a `restore --git` use it. Never throws.
+ */
+export function switchFrom(cwd: string, from: string, to: string): HeadMove {
+  if (!isObjectId(to) && !isBranchName(to)) return { moved: false, reason: "gone", detail: null };
+  if (headNow(cwd) !== from) return { moved: false, reason: "head_moved", detail: null };
+  const run = gitSwitch(cwd, to);
+  if (run.status === 0) return { moved: true, reason: null, detail: null };
+  return { moved: false, reason: "refused", detail: run.stderr.trim().slice(0, 2000) };
+}
+
 /** Whether `value` is a full hex object id (SHA-1 or SHA-256). */
 export function isObjectId(value: string): boolean {
   return /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(value);

@@ -68,6 +68,8 @@ export interface WatchServerOptions {
 /** A running socket server for a {@linkcode WatchService}. */
 export class WatchServer {
   private connections = 0;
+  /** Open connections not running a request: `close` ends them, so a client cannot hold it open. */
+  private readonly idle = new Set<net.Socket>();
   private closed = false;
   private lastActivity = Date.now();
   private idleTimer: ReturnType<typeof setInterval> | null = null;
@@ -206,9 +208,11 @@ export class WatchServer {
       return;
     }
     this.connections += 1;
+    this.idle.add(connection);
     this.touch();
     connection.on("close", () => {
       this.connections -= 1;
+      this.idle.delete(connection);
       this.touch();
     });
     connection.on("error", () => {});
@@ -228,16 +232,19 @@ export class WatchServer {
       chunks.push(part);
       if (newline < 0) return;
       done = true;
+      this.idle.delete(connection); // a request runs to its answer, even while closing
       const line = new Uint8Array(size);
       let offset = 0;
       for (const piece of chunks) {
         line.set(piece, offset);
         offset += piece.byteLength;
       }
-      this.handle(line).then(
-        (response) => reply(connection, response),
-        (error) => reply(connection, errorResponse(error)),
-      );
+      const answer = (response: WatchResponse) => {
+        reply(connection, response);
+        if (this.closed) connection.once("finish", () => connection.destroy());
+        else this.idle.add(connection);
+      };
+      this.handle(line).then(answer, (error) => answer(errorResponse(error)));
     });
   }
 
@@ -299,7 +306,9 @@ export class WatchServer {
     if (this.closed) return;
     this.closed = true;
     if (this.idleTimer !== null) clearInterval(this.idleTimer);
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closing = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const connection of this.idle) connection.destroy();
+    await closing;
     const current = readWatchInfo(this.service.store.dir);
     if (current?.token === this.info.token) {
       fs.rmSync(watchInfoPath(this.service.store.dir), { force: true });

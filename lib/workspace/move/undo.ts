@@ -48,9 +48,11 @@ import { setBaseline } from "../../repository/baseline.ts";
 import {
   assertResolved,
   assertWorkspaceResolved,
+  getOperation,
   newOperationId,
   startOperation,
 } from "../../repository/operations.ts";
+import { isObjectId, switchFrom } from "../../integrations/git/git.ts";
 import type { Store } from "../../repository/store.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
 import { entryMap, sameEntry } from "../../repository/diff.ts";
@@ -103,6 +105,30 @@ export interface RevertResult {
   operation: string | null;
   /** The snapshot `--force` recorded the disk in (no branch points at it), or null. */
   saved: string | null;
+  /**
+   * For a reverted `restore --git`: where git's HEAD was put (`to`: the
+   * branch, or commit, HEAD was on before the restore, for an undo; the
+   * restore's commit, detached, for a redo), whether it was moved, and if
+   * not why (`HeadMove.reason`) with the command that does it by hand.
+   * Null for anything else, and for a dry run.
+   */
+  git: RevertGit | null;
+}
+
+/** What an undo or redo of a `restore --git` did with git's HEAD. */
+export interface RevertGit {
+  /** Where HEAD was to go: a branch name, or a full commit id (detached). */
+  to: string;
+  /** Where the restore had left it (for an undo) or the undo had (for a redo). */
+  from: string;
+  /** Whether HEAD is now `to`. */
+  moved: boolean;
+  /** Why it was not moved, or null. */
+  reason: "head_moved" | "refused" | "gone" | null;
+  /** git's message when it refused, or null. */
+  detail: string | null;
+  /** The git command that switches it by hand (once local changes are committed or stashed), or null. */
+  hint: string | null;
 }
 
 function describe(entry: StackEntry): RevertedOperation {
@@ -226,6 +252,7 @@ async function revert(
     dryRun: options.dryRun === true,
     operation: null,
     saved: null,
+    git: null,
   };
   const sel = currentSelection(store);
   const baselineAfter = record.baseline === null ? null : record.baseline[to];
@@ -288,5 +315,35 @@ async function revert(
   result.plan = outcome.plan;
   result.operation = outcome.operation;
   result.saved = outcome.saved;
+  if (!result.dryRun && entry.kind === "restore") {
+    result.git = revertHead(store, entry.id, direction);
+  }
   return result;
+}
+
+/**
+ * After the files of a `restore --git` were reverted, switches HEAD back
+ * too (an undo: to the branch, or commit, it was on before; a redo: to the
+ * restore's commit, detached), with `git switch`, which brings the files git
+ * tracks along and refuses to overwrite a local change. Done only while HEAD
+ * is still where the restore (or the undo) left it; otherwise left alone and
+ * said.
+ */
+function revertHead(store: Store, restoreId: string, direction: "undo" | "redo"): RevertGit | null {
+  const plan = getOperation(store, restoreId)?.plan as Record<string, JsonValue> | undefined;
+  const commit = plan?.git_commit;
+  const back = plan?.git_back;
+  if (typeof commit !== "string" || typeof back !== "string") return null;
+  const [from, to] = direction === "undo" ? [commit, back] : [back, commit];
+  const move = switchFrom(store.workspaceRoot, from, to);
+  return {
+    to,
+    from,
+    moved: move.moved,
+    reason: move.reason,
+    detail: move.detail,
+    hint: move.moved || move.reason === "head_moved"
+      ? null
+      : `git switch ${isObjectId(to) ? `--detach ${to}` : to}`,
+  };
 }

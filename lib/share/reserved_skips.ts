@@ -1,0 +1,62 @@
+/**
+ * How many of a snapshot's skipped paths are reserved names (`.git`,
+ * `.ctxsnap`: docs/FORMAT.md §2). Capture never takes them, by design, so a
+ * summary reports them apart from what the capture left out (a secret, a
+ * file too large, an unreadable one). The signed body only counts every
+ * skipped path; the tree records why, so the split is known only where the
+ * tree is at hand (a bundle with its workspace), and null elsewhere.
+ *
+ * Directory trees are shared between directories and snapshots: each tree
+ * is counted once per place it appears, memoised by id, so a hostile file
+ * repeating one subtree many times costs one visit per tree.
+ *
+ * @example
+ * ```ts
+ * import { reservedSkips } from "./reserved_skips.ts";
+ * const trees = new Map([["t", {
+ *   version: 1 as const,
+ *   entries: [],
+ *   skipped: [{ path: ".git", reason: "reserved" }, { path: ".env", reason: "secret" }],
+ * }]]);
+ * if (reservedSkips("t", trees) !== 1) throw new Error("one reserved");
+ * if (reservedSkips("other", trees) !== null) throw new Error("unknown without its tree");
+ * ```
+ * @module
+ */
+import type { DirTree } from "../format/dir_tree.ts";
+import type { TreeManifest } from "../format/tree.ts";
+
+/**
+ * The number of skipped records with reason `reserved` in the workspace of
+ * tree `root` (a flat manifest, or a directory tree and its subtrees), or
+ * null when `trees` lacks `root` or one of its subtrees.
+ */
+export function reservedSkips(
+  root: string,
+  trees: ReadonlyMap<string, TreeManifest | DirTree>,
+): number | null {
+  const counted = new Map<string, number | null>();
+  const count = (id: string): number | null => {
+    if (counted.has(id)) return counted.get(id)!;
+    counted.set(id, null); // content addressing rules out a cycle; a malformed one counts as unknown
+    const tree = trees.get(id);
+    let n: number | null = null;
+    if (tree !== undefined) {
+      n = tree.skipped.filter((s) => s.reason === "reserved").length;
+      if (tree.version === 2) {
+        for (const entry of tree.entries) {
+          if (entry.type !== "tree") continue;
+          const below = count(entry.tree);
+          if (below === null) {
+            n = null;
+            break;
+          }
+          n += below;
+        }
+      }
+    }
+    counted.set(id, n);
+    return n;
+  };
+  return count(root);
+}
