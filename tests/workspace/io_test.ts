@@ -636,6 +636,36 @@ Deno.test("readRegularNoFollow reads a file edited after the walk's lstat afresh
   });
 });
 
+Deno.test("readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole", async () => {
+  await withTempDir((dir) => {
+    const real = Deno.realPathSync(dir);
+    for (const text of ["", "x", "exactly these bytes\n"]) {
+      const file = join(real, "same.txt");
+      Deno.writeFileSync(file, encoder.encode(text));
+      const expected = statInfoOf(lstatSync(file));
+      const result = readRegularNoFollow(file, expected, {
+        maxBytes: 1 << 20,
+        expectedRealPath: file,
+      });
+      assertEquals(result.data!.byteLength, text.length);
+      assertEquals(new TextDecoder().decode(result.data!), text);
+      assertEquals(result.sha256, sha256Hex(text));
+      assertEquals(result.size, text.length);
+    }
+    const file = join(real, "grown.log");
+    Deno.writeFileSync(file, encoder.encode("line 1\n"));
+    const expected = statInfoOf(lstatSync(file));
+    Deno.writeFileSync(file, encoder.encode("line 2\n"), { append: true });
+    const result = readRegularNoFollow(file, expected, {
+      maxBytes: 1 << 20,
+      expectedRealPath: file,
+    });
+    assertEquals(new TextDecoder().decode(result.data!), "line 1\nline 2\n");
+    assertEquals(result.size, 14);
+    assertEquals(result.sha256, sha256Hex("line 1\nline 2\n"));
+  });
+});
+
 Deno.test("readRegularNoFollow reads an empty file", async () => {
   await withTempDir((dir) => {
     const file = join(dir, "empty");

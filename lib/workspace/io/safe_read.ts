@@ -257,9 +257,6 @@ export function readRegularNoFollow(
   }
 }
 
-/** A one-byte buffer for the read past the end that proves a file grew. */
-const PROBE = new Uint8Array(1);
-
 /**
  * The fast path for a file kept in memory: read `expected.size` bytes and
  * one more, then a single `fstat` must match the walk's `lstat` exactly
@@ -273,16 +270,17 @@ function readWholeChecked(
   expected: StatInfo,
 ): ReadResult | null {
   const size = expected.size;
-  const data = new Uint8Array(size);
+  // One byte more than expected, asked for in the same read: a file that grew
+  // fills it (one `read` per small file, not a second one to probe the end).
+  const buffer = new Uint8Array(size + 1);
   let total = 0;
   let failure: unknown = null;
   try {
-    while (total < size) {
-      const count = readSync(fd, data, total, size - total, total);
+    while (total <= size) {
+      const count = readSync(fd, buffer, total, size + 1 - total, total);
       if (count === 0) break;
       total += count;
     }
-    if (total === size && readSync(fd, PROBE, 0, 1, size) !== 0) total += 1; // grew
   } catch (error) {
     failure = error; // classified once fstat says what was opened
   }
@@ -294,6 +292,7 @@ function readWholeChecked(
   ) {
     return null;
   }
+  const data = buffer.subarray(0, size);
   const hasher = createSha256();
   hasher.update(data);
   return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(after) };
