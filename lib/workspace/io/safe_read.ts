@@ -271,15 +271,18 @@ function readWholeChecked(
 ): ReadResult | null {
   const size = expected.size;
   // One byte more than expected, asked for in the same read: a file that grew
-  // fills it (one `read` per small file, not a second one to probe the end).
+  // fills it. A short read is the end of a regular file, so an unchanged file
+  // takes one `read`, not a second one to probe the end; a file that changes
+  // after it is caught by the `fstat` below (size, mtime, ctime).
   const buffer = new Uint8Array(size + 1);
   let total = 0;
   let failure: unknown = null;
   try {
     while (total <= size) {
-      const count = readSync(fd, buffer, total, size + 1 - total, total);
-      if (count === 0) break;
+      const want = size + 1 - total;
+      const count = readSync(fd, buffer, total, want, total);
       total += count;
+      if (count < want) break;
     }
   } catch (error) {
     failure = error; // classified once fstat says what was opened

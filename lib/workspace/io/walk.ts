@@ -375,7 +375,9 @@ function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<strin
     seen.add(name);
     if (only !== undefined && !only.has(name)) continue;
     const path = dirPath === "" ? name : `${dirPath}/${name}`;
-    const absPath = join(absDir, name);
+    // absDir is absolute and normalized, and a listed name holds no "/" and is
+    // never "." or "..": joining is concatenating (no normalization per entry).
+    const absPath = absDir === "/" ? `/${name}` : `${absDir}/${name}`;
     const entry: Entry = { name, path, absPath, key: name, stats: null, skip: null };
     entries.push(entry);
     if (duplicate) {
