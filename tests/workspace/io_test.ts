@@ -558,6 +558,26 @@ Deno.test("walk reports names that cannot be manifest paths as unsafe_name", asy
   });
 });
 
+Deno.test("walk checks names below the root as it does at the root: unsafe names deep in the tree", async () => {
+  await withTempDir((dir) => {
+    layout(dir, { "a/b/back\\slash.txt": "x", "a/b/ok.txt": "x", "a/c\\d/e.txt": "x" });
+    const made = new Deno.Command("sh", {
+      args: ["-c", `touch "$1/a/b/$(printf 'bad\\377name')"`, "sh", dir],
+    }).outputSync();
+    assert(made.success);
+    const items = walk(dir);
+    const lines = summary(items);
+    assertEquals(lines, [
+      "skip:a/b/back\\slash.txt:unsafe_name",
+      "skip:a/b/bad\ufffdname:unsafe_name",
+      "file:a/b/ok.txt",
+      "skip:a/c\\d:unsafe_name",
+    ]);
+    const backslash = items[0] as { detail?: string };
+    assertEquals(backslash.detail, 'Path "a/b/back\\\\slash.txt" contains a backslash');
+  });
+});
+
 Deno.test("walk reports an unreadable directory and keeps going", {
   ignore: isRoot,
 }, async () => {
