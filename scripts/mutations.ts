@@ -1193,6 +1193,19 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("workspace/io_test.ts", "a file that grows while being read")],
   },
   {
+    id: "safe-read-whole-changed",
+    file: "lib/workspace/io/safe_read.ts",
+    find:
+      "    total !== size || after.size !== size || after.mtimeMs !== expected.mtimeMs ||\n    after.ctimeMs !== expected.ctimeMs\n",
+    replace: "    false\n",
+    tests: [
+      t(
+        "workspace/io_test.ts",
+        "readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole",
+      ),
+    ],
+  },
+  {
     id: "walk-ignore-fail-closed",
     file: "lib/workspace/io/walk.ts",
     find:
@@ -1921,9 +1934,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "capture-cache-keeps-recorded",
     file: "lib/workspace/capture.ts",
-    find:
-      "    if (this.rulesMatch) this.cache.delete(item.path);\n    else this.seen.add(item.path);",
-    replace: "    this.seen.add(item.path);",
+    find: "    if (row >= 0) this.kept[row] = 1;",
+    replace: "",
     tests: [
       t(
         "workspace/capture_test.ts",

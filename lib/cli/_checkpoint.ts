@@ -94,12 +94,16 @@ async function checkWatchAnswer(
   config: string,
   result: CreateResult,
 ): Promise<void> {
-  const [{ Store }, { readEnvelope }, { envelopeBytes }, { identity }] = await Promise.all([
-    import("../repository/store.ts"),
-    import("../history/timeline.ts"),
-    import("../format/envelope.ts"),
-    import("./command.ts"),
-  ]);
+  // Only what the check needs: not `./command.ts`, whose imports (the
+  // workspace, capture and move modules) a handed-off checkpoint never uses.
+  const [{ Store }, { readEnvelope }, { envelopeBytes }, { loadOrCreateIdentity }] = await Promise
+    .all([
+      import("../repository/store.ts"),
+      import("../history/timeline.ts"),
+      import("../format/envelope.ts"),
+      import("../keys/identity.ts"),
+    ]);
+  const identity = () => loadOrCreateIdentity(config);
   const refuse = (why: string): never => {
     throw new IntegrityError(
       `The watch process answered with snapshot ${result.id.slice(0, 12)}, which ${why}`,

@@ -43,8 +43,9 @@ import { SECRET_RULES_VERSION, SecretScanner } from "./io/secret_scan.ts";
 import { readAllowSecrets } from "../repository/allow_secrets.ts";
 import {
   deleteStatCacheRow,
-  readStatCache,
+  readStatCacheTable,
   statCachePaths,
+  StatCacheTable,
   upsertStatCacheRow,
 } from "../repository/stat_cache.ts";
 import {
@@ -120,32 +121,18 @@ export interface CaptureOptions {
   scanContent?: boolean;
 }
 
-interface CacheRow {
-  size: number;
-  mtime_ms: number;
-  ctime_ms: number;
-  ino: number;
-  dev: number;
-  mode: number;
-  blob: string;
-  stamp_ms: number;
-}
-
 /** Extra racy window when the store and the workspace are on different filesystems. */
 const CROSS_DEVICE_MARGIN_MS = 3000;
 /** Milliseconds of ctime granularity assumed (some platforms report whole seconds). */
 const CTIME_GRANULARITY_MS = 1000;
 
-function cacheHit(row: CacheRow | undefined, stat: StatInfo, margin: number): boolean {
-  if (row === undefined) return false;
-  if (
-    row.size !== stat.size || row.mtime_ms !== stat.mtimeMs || row.ctime_ms !== stat.ctimeMs ||
-    row.ino !== stat.ino || row.dev !== stat.dev || row.mode !== stat.mode
-  ) return false;
+function cacheHit(cache: StatCacheTable, row: number, stat: StatInfo, margin: number): boolean {
+  if (row < 0 || !cache.matches(row, stat)) return false;
   // Racy-clean: trust only entries whose timestamps were strictly older than
   // the moment they were recorded, allowing for timestamp granularity.
-  return stat.mtimeMs + 1 + margin <= row.stamp_ms &&
-    stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= row.stamp_ms;
+  const stamp = cache.stampMs(row);
+  return stat.mtimeMs + 1 + margin <= stamp &&
+    stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= stamp;
 }
 
 /**
@@ -254,12 +241,13 @@ export class ItemCapture {
     reused: 0,
   };
   /**
-   * Paths of the files recorded, kept only when the stat cache was written
-   * under other secret rules (see `pruneCache`); otherwise a recorded file
-   * leaves `cache` instead, so nothing here grows with the workspace.
+   * The stat cache as read (compact: no object per row), and which of its
+   * rows a recorded file kept.
    */
-  private readonly seen: Set<string> = new Set();
-  private readonly cache: Map<string, CacheRow>;
+  private readonly cache: StatCacheTable;
+  private readonly kept: Uint8Array;
+  /** Paths recorded, kept only when {@linkcode pruneCache} will need them (other rules). */
+  private readonly recorded: Set<string> | null;
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
@@ -283,8 +271,11 @@ export class ItemCapture {
     this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
     this.writeCache = options.persist && options.cache !== "none" &&
       (options.cache === "use" || this.rulesMatch);
-    // The map read is the one kept (no second copy of every row).
-    this.cache = options.cache === "use" && this.rulesMatch ? readStatCache(store) : new Map();
+    this.cache = options.cache === "use" && this.rulesMatch
+      ? readStatCacheTable(store)
+      : StatCacheTable.empty();
+    this.kept = new Uint8Array(this.cache.size);
+    this.recorded = this.writeCache && !this.rulesMatch ? new Set() : null;
     this.stamp = options.persist ? filesystemNow(store) : 0;
     // The stamp is read from the store's filesystem. When the workspace lives on
     // another one (clock skew, 2 s FAT timestamps), widen the racy window.
@@ -300,15 +291,16 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
-    const cached = this.cache.get(item.path);
+    const cache = this.cache;
+    const row = cache.row(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
     let size: number;
     let mode = item.stat.mode;
     // gc removes cache rows whose blob it deletes, so a hit names a stored blob.
-    if (!allowed && cacheHit(cached, item.stat, this.clockMargin)) {
-      blob = cached!.blob;
-      size = cached!.size;
+    if (!allowed && cacheHit(cache, row, item.stat, this.clockMargin)) {
+      blob = cache.blob(row);
+      size = cache.sizeOf(row);
       stats.reused += 1;
     } else {
       const realPath = plan.realRoot === "/" ? `/${item.path}` : `${plan.realRoot}/${item.path}`;
@@ -333,9 +325,8 @@ export class ItemCapture {
         upsertStatCacheRow(this.store, item.path, read.stat, blob, this.stamp);
       }
     }
-    // Recorded: its row is kept. What is left in `cache` at the end is pruned.
-    if (this.rulesMatch) this.cache.delete(item.path);
-    else this.seen.add(item.path);
+    if (row >= 0) this.kept[row] = 1;
+    this.recorded?.add(item.path);
     stats.files += 1;
     stats.bytes += size;
     return { path: item.path, type: "file", blob, size, mode };
@@ -349,13 +340,13 @@ export class ItemCapture {
     if (!this.writeCache) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
-      // Every file recorded has left `cache`: the rest were not recorded.
-      for (const cachedPath of this.cache.keys()) remove(cachedPath);
-      this.cache.clear();
+      for (const cachedPath of this.cache.paths()) {
+        if (this.kept[this.cache.row(cachedPath)] !== 1) remove(cachedPath);
+      }
       return;
     }
     // Rows of files left out or allowed this time must not outlive the old rules.
-    const keep = new Set(this.seen);
+    const keep = new Set(this.recorded);
     for (const allowed of this.plan.walk.allowSecrets) keep.delete(allowed);
     for (const path of statCachePaths(this.store)) if (!keep.has(path)) remove(path);
     this.store.setMeta("secret_rules", this.plan.rules);

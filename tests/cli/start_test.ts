@@ -45,3 +45,48 @@ Deno.test("start: the modules loaded before a command runs are a handful, with n
   assert(!names.some((n) => /store|crypto|snapshot|share|restore|fs\//.test(n)), names.join(" "));
   assert(seen.size <= 8, `${seen.size} modules: ${names.join(" ")}`);
 });
+
+/** The modules `root` imports statically, transitively (dynamic imports left out). */
+async function staticClosure(root: string): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", root],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(out.stdout));
+  // deno-lint-ignore no-explicit-any
+  const modules = new Map<string, any>(info.modules.map((m: any) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack: string[] = [...info.roots];
+  while (stack.length > 0) {
+    const specifier = stack.pop()!;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      if (dep.code?.specifier && !dep.isDynamic) stack.push(dep.code.specifier);
+    }
+  }
+  return [...seen].map((s) => s.replace(/^.*\/lib\//, ""));
+}
+
+Deno.test("start: the hook command hands off to a watch process without loading capture or the workspace modules", async () => {
+  const names = await staticClosure(
+    new URL("../../lib/cli/commands/hook.ts", import.meta.url).href,
+  );
+  for (
+    const heavy of [
+      "cli/command.ts",
+      "app/workspace.ts",
+      "workspace/capture.ts",
+      "workspace/io/walk.ts",
+      "history/checkpoint.ts",
+      "history/create.ts",
+      "keys/identity.ts",
+    ]
+  ) {
+    assert(
+      !names.includes(heavy),
+      `hook.ts loads ${heavy} before the hand-off: ${names.join(" ")}`,
+    );
+  }
+});

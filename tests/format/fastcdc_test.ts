@@ -87,6 +87,15 @@ Deno.test("the chunker's parameters and gear table are the ones the vectors were
   assertEquals(sha256(bytes), vectors.gear_sha256);
 });
 
+Deno.test("the written-out gear table is the one FORMAT.md derives from SHA-256", () => {
+  const prefix = new TextEncoder().encode("ctxsnap-fastcdc-gear/v1");
+  assertEquals(GEAR.length, 256);
+  for (let i = 0; i < 256; i++) {
+    const digest = createHash("sha256").update(prefix).update(Uint8Array.of(i)).digest();
+    assertEquals(GEAR[i], digest.readUInt32BE(0), `entry ${i}`);
+  }
+});
+
 for (const c of vectors.cases) {
   Deno.test(`chunkBoundaries matches the reference implementation: ${c.name}`, () => {
     const data = input(c);

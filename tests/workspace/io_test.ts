@@ -558,6 +558,26 @@ Deno.test("walk reports names that cannot be manifest paths as unsafe_name", asy
   });
 });
 
+Deno.test("walk checks names below the root as it does at the root: unsafe names deep in the tree", async () => {
+  await withTempDir((dir) => {
+    layout(dir, { "a/b/back\\slash.txt": "x", "a/b/ok.txt": "x", "a/c\\d/e.txt": "x" });
+    const made = new Deno.Command("sh", {
+      args: ["-c", `touch "$1/a/b/$(printf 'bad\\377name')"`, "sh", dir],
+    }).outputSync();
+    assert(made.success);
+    const items = walk(dir);
+    const lines = summary(items);
+    assertEquals(lines, [
+      "skip:a/b/back\\slash.txt:unsafe_name",
+      "skip:a/b/bad\ufffdname:unsafe_name",
+      "file:a/b/ok.txt",
+      "skip:a/c\\d:unsafe_name",
+    ]);
+    const backslash = items[0] as { detail?: string };
+    assertEquals(backslash.detail, 'Path "a/b/back\\\\slash.txt" contains a backslash');
+  });
+});
+
 Deno.test("walk reports an unreadable directory and keeps going", {
   ignore: isRoot,
 }, async () => {
@@ -633,6 +653,36 @@ Deno.test("readRegularNoFollow reads a file edited after the walk's lstat afresh
     assertEquals(result.size, 20);
     assertEquals(result.stat, statInfoOf(lstatSync(file)));
     assertEquals(result.stat.ino, expected.ino);
+  });
+});
+
+Deno.test("readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole", async () => {
+  await withTempDir((dir) => {
+    const real = Deno.realPathSync(dir);
+    for (const text of ["", "x", "exactly these bytes\n"]) {
+      const file = join(real, "same.txt");
+      Deno.writeFileSync(file, encoder.encode(text));
+      const expected = statInfoOf(lstatSync(file));
+      const result = readRegularNoFollow(file, expected, {
+        maxBytes: 1 << 20,
+        expectedRealPath: file,
+      });
+      assertEquals(result.data!.byteLength, text.length);
+      assertEquals(new TextDecoder().decode(result.data!), text);
+      assertEquals(result.sha256, sha256Hex(text));
+      assertEquals(result.size, text.length);
+    }
+    const file = join(real, "grown.log");
+    Deno.writeFileSync(file, encoder.encode("line 1\n"));
+    const expected = statInfoOf(lstatSync(file));
+    Deno.writeFileSync(file, encoder.encode("line 2\n"), { append: true });
+    const result = readRegularNoFollow(file, expected, {
+      maxBytes: 1 << 20,
+      expectedRealPath: file,
+    });
+    assertEquals(new TextDecoder().decode(result.data!), "line 1\nline 2\n");
+    assertEquals(result.size, 14);
+    assertEquals(result.sha256, sha256Hex("line 1\nline 2\n"));
   });
 });
 

@@ -17,7 +17,7 @@
 import * as fs from "node:fs";
 import { omissionMessage, stoppedCheckpointMessage } from "../../history/omission.ts";
 import { NoStoreError, quote, UsageError } from "../../errors.ts";
-import { type Command, flag, readInput } from "../command.ts";
+import { type Command, flag, readInput } from "../args.ts";
 import { checkpoint, retryWhileBusy } from "../_checkpoint.ts";
 import { hookJson } from "../json.ts";
 

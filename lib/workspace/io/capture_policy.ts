@@ -123,7 +123,10 @@ const SECRET_IN_DIR: ReadonlySet<string> = new Set([
 export function isSecretName(name: string): boolean {
   const lower = name.toLowerCase();
   if (SECRET_NAMES.has(lower) || lower.startsWith(".env.")) return true;
-  return SECRET_SUFFIXES.some((suffix) => lower.endsWith(suffix) && lower !== suffix);
+  for (const suffix of SECRET_SUFFIXES) {
+    if (lower.endsWith(suffix) && lower !== suffix) return true;
+  }
+  return false;
 }
 
 /**
@@ -146,13 +149,14 @@ export function isSecretName(name: string): boolean {
 export function isSecretPath(path: string): boolean {
   const slash = path.lastIndexOf("/");
   if (isSecretName(slash < 0 ? path : path.slice(slash + 1))) return true;
-  const segments = path.toLowerCase().split("/");
-  const n = segments.length;
-  if (n >= 2 && SECRET_IN_DIR.has(`${segments[n - 2]}/${segments[n - 1]}`)) return true;
-  for (let i = 0; i + 1 < n - 1; i++) {
-    if (segments[i] === "gcloud" && segments[i + 1] === "legacy_credentials") return true;
-  }
-  return false;
+  if (slash < 0) return false;
+  // Lower-casing keeps every "/" and adds none, so the segments are the same.
+  const lower = path.toLowerCase();
+  const last = lower.lastIndexOf("/");
+  // The last two segments, and a gcloud/legacy_credentials/ pair anywhere above the name.
+  const before = last === 0 ? -1 : lower.lastIndexOf("/", last - 1);
+  if (SECRET_IN_DIR.has(lower.slice(before + 1))) return true;
+  return `/${lower}`.includes("/gcloud/legacy_credentials/");
 }
 
 /**

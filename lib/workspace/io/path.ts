@@ -20,6 +20,9 @@ import { utf8Length } from "../../encoding/utf8.ts";
 /** Longest accepted path, in UTF-8 bytes (Linux `PATH_MAX`). */
 export const MAX_PATH_BYTES: number = 4096;
 
+/** An empty, `.` or `..` segment anywhere in a path. */
+const BAD_SEGMENT = /(?:^|\/)\.{0,2}(?:\/|$)/;
+
 /** Returns why `value` is not a normalized relative path, or `null` when it is one. */
 function problemOf(value: string): string | null {
   if (typeof value !== "string") return "is not a string";
@@ -33,6 +36,9 @@ function problemOf(value: string): string | null {
   if (!value.isWellFormed()) return "contains a lone surrogate (not valid UTF-8)";
   if (value.startsWith("/")) return "is absolute";
   if (value.endsWith("/")) return "ends with a slash";
+  // One scan finds whether any segment is empty, "." or "..": only then split
+  // to name the first one (the walk checks every name it lists).
+  if (!BAD_SEGMENT.test(value)) return null;
   for (const segment of value.split("/")) {
     if (segment === "") return "contains an empty segment";
     if (segment === ".") return 'contains a "." segment';

@@ -94,6 +94,8 @@ export function sameReservedName(name: string, reserved: string): boolean {
 }
 
 const FOLDED_RESERVED: readonly string[] = [...RESERVED_NAMES].map(foldName);
+/** Whether every reserved name folds to one starting with "." (the fast path's premise). */
+const ALL_DOTTED = FOLDED_RESERVED.every((name) => name.startsWith("."));
 
 /**
  * Whether one path segment is a reserved name (`.git` or `.ctxsnap`) in any
@@ -107,6 +109,13 @@ const FOLDED_RESERVED: readonly string[] = [...RESERVED_NAMES].map(foldName);
  * ```
  */
 export function isReservedName(name: string): boolean {
+  // The walk asks this of every entry. A printable-ASCII name folds by
+  // lower-casing (its first character stays a "." only if it was one) and
+  // an 8.3 short name holds a "~": a name with neither folds to no reserved
+  // name, all of which start with ".".
+  if (
+    ALL_DOTTED && name.charCodeAt(0) !== 0x2e && !name.includes("~") && PRINTABLE_ASCII.test(name)
+  ) return false;
   const stem = foldName(name); // once, not once per reserved name
   return FOLDED_RESERVED.some((long) => stem === long || isShortNameOf(stem, long));
 }

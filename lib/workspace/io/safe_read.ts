@@ -257,9 +257,6 @@ export function readRegularNoFollow(
   }
 }
 
-/** A one-byte buffer for the read past the end that proves a file grew. */
-const PROBE = new Uint8Array(1);
-
 /**
  * The fast path for a file kept in memory: read `expected.size` bytes and
  * one more, then a single `fstat` must match the walk's `lstat` exactly
@@ -273,16 +270,20 @@ function readWholeChecked(
   expected: StatInfo,
 ): ReadResult | null {
   const size = expected.size;
-  const data = new Uint8Array(size);
+  // One byte more than expected, asked for in the same read: a file that grew
+  // fills it. A short read is the end of a regular file, so an unchanged file
+  // takes one `read`, not a second one to probe the end; a file that changes
+  // after it is caught by the `fstat` below (size, mtime, ctime).
+  const buffer = new Uint8Array(size + 1);
   let total = 0;
   let failure: unknown = null;
   try {
-    while (total < size) {
-      const count = readSync(fd, data, total, size - total, total);
-      if (count === 0) break;
+    while (total <= size) {
+      const want = size + 1 - total;
+      const count = readSync(fd, buffer, total, want, total);
       total += count;
+      if (count < want) break;
     }
-    if (total === size && readSync(fd, PROBE, 0, 1, size) !== 0) total += 1; // grew
   } catch (error) {
     failure = error; // classified once fstat says what was opened
   }
@@ -294,6 +295,7 @@ function readWholeChecked(
   ) {
     return null;
   }
+  const data = buffer.subarray(0, size);
   const hasher = createSha256();
   hasher.update(data);
   return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(after) };

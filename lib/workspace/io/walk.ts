@@ -58,7 +58,8 @@ import { join, resolve } from "node:path";
 import { CtxsnapError, NotFoundError, quote } from "../../errors.ts";
 import { errnoOf, reasonOf } from "../../errors.ts";
 import { IgnoreStack } from "./ignore.ts";
-import { comparePaths, isSafeRelativePath, normalizeRelativePath } from "./path.ts";
+import { comparePaths, isSafeRelativePath, MAX_PATH_BYTES, normalizeRelativePath } from "./path.ts";
+import { utf8Length } from "../../encoding/utf8.ts";
 import {
   DEFAULT_EXCLUDED_DIRS,
   DEFAULT_MAX_FILE_BYTES,
@@ -363,6 +364,10 @@ function namesOf(entries: Entry[]): ReadonlySet<string> {
  */
 function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<string>): Entry[] {
   const names = readdirSync(absDir);
+  // A joined path is safe when the directory's is and the name is one safe
+  // segment within the length limit: the directory is checked once here,
+  // each name on its own (not the whole path again per entry).
+  const dirSafe = dirPath === "" || isSafeRelativePath(dirPath);
   const entries: Entry[] = [];
   const seen = new Set<string>();
   for (const name of names) {
@@ -370,7 +375,9 @@ function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<strin
     seen.add(name);
     if (only !== undefined && !only.has(name)) continue;
     const path = dirPath === "" ? name : `${dirPath}/${name}`;
-    const absPath = join(absDir, name);
+    // absDir is absolute and normalized, and a listed name holds no "/" and is
+    // never "." or "..": joining is concatenating (no normalization per entry).
+    const absPath = absDir === "/" ? `/${name}` : `${absDir}/${name}`;
     const entry: Entry = { name, path, absPath, key: name, stats: null, skip: null };
     entries.push(entry);
     if (duplicate) {
@@ -378,7 +385,10 @@ function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<strin
       entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: "duplicate name" };
       continue;
     }
-    if (!isSafeRelativePath(path)) {
+    if (
+      !(dirSafe && isSafeRelativePath(name) &&
+        (path.length * 3 <= MAX_PATH_BYTES || utf8Length(path) <= MAX_PATH_BYTES))
+    ) {
       entry.skip = { kind: "skip", path, reason: "unsafe_name", detail: problemOf(path) };
       continue;
     }
