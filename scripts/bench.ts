@@ -2248,6 +2248,9 @@ if (want("daemon")) {
   }
   const gitDir = `${root}/daemon-git`;
   await run(["git", "init", "-q", "--bare", gitDir]);
+  // The store lives in the workspace, and `ctxsnap init` keeps it out of git's
+  // view (info/exclude): so does the baseline, or git would hash index.db too.
+  await Deno.writeTextFile(`${gitDir}/info/exclude`, ".ctxsnap/\n");
   const gitCmd =
     `GIT_DIR='${gitDir}' GIT_WORK_TREE='${ws}' sh -c 'git add -A && git write-tree' >/dev/null`;
   const cli = (argv: string[]) => run([...exe, ...argv], { cwd: ws });
