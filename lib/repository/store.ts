@@ -53,7 +53,14 @@ import {
 import { noteTransient } from "./_reclaim.ts";
 import type { TreeManifest } from "../format/tree.ts";
 import { type DirTree, splitManifest } from "../format/dir_tree.ts";
-import { expandDirTree, MAX_TREE_BYTES, parseTreeObject } from "../format/tree_object.ts";
+import {
+  checkDirTree,
+  type CheckDirTreeOptions,
+  type DirTreeFacts,
+  expandDirTree,
+  MAX_TREE_BYTES,
+  parseTreeObject,
+} from "../format/tree_object.ts";
 import { Chunker } from "../format/fastcdc.ts";
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
@@ -1077,6 +1084,41 @@ export class Store {
     const { tree } = this.getTreeObject(id);
     if (tree.version === 1) return tree;
     return expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
+  }
+
+  /**
+   * Checks tree `id` as {@linkcode Store.getTree} would (it throws the same
+   * errors) without expanding it, and returns its totals. A version 2 tree
+   * goes through {@linkcode checkDirTree}: with a `memo` shared across calls
+   * each distinct directory is read once and a root already checked is not
+   * read at all, so checking many snapshots costs their distinct trees. A
+   * flat (version 1) manifest is read whole and not kept in `memo`.
+   */
+  checkTree(id: string, options: CheckDirTreeOptions = {}): DirTreeFacts {
+    const known = options.memo?.get(id);
+    if (known !== undefined) return known;
+    const { tree } = this.getTreeObject(id);
+    if (tree.version === 2) {
+      return checkDirTree(id, tree, (sub) => this.getTreeObject(sub).tree, options);
+    }
+    let bytes = 0;
+    let files = 0;
+    for (const entry of tree.entries) {
+      if (entry.type !== "file") continue;
+      files += 1;
+      bytes += entry.size;
+    }
+    return {
+      entries: tree.entries.length,
+      skipped: tree.skipped.length,
+      height: 0,
+      files,
+      bytes,
+      longestPath: 0,
+      longestSkipped: 0,
+      slashSkipped: false,
+      flagged: false,
+    };
   }
 }
 
