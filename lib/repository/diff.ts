@@ -92,6 +92,18 @@ export interface StoredTreeDiff {
   left: TreeManifest;
   /** `b`'s entries at the paths that differ (all of `b` when it is a flat manifest). */
   right: TreeManifest;
+  /** Whether the two trees' skipped records differ (always set by {@linkcode diffStoredTrees}). */
+  skippedChanged?: boolean;
+}
+
+/** Whether two lists of skipped records are the same, records named by `key`. */
+function sameSkipped<T extends { reason: string }>(
+  x: readonly T[],
+  y: readonly T[],
+  key: (record: T) => string,
+): boolean {
+  return x.length === y.length &&
+    x.every((r, i) => key(r) === key(y[i]!) && r.reason === y[i]!.reason);
 }
 
 const NO_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
@@ -106,18 +118,29 @@ const NO_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
  */
 export function diffStoredTrees(store: Store, a: string | null, b: string | null): StoredTreeDiff {
   if (a !== null && a === b) {
-    return { diff: { added: [], changed: [], removed: [] }, left: NO_TREE, right: NO_TREE };
+    return {
+      diff: { added: [], changed: [], removed: [] },
+      left: NO_TREE,
+      right: NO_TREE,
+      skippedChanged: false,
+    };
   }
   const rootA = a === null ? null : store.getTreeObject(a).tree;
   const rootB = b === null ? null : store.getTreeObject(b).tree;
   if (rootA?.version !== 2 || rootB?.version !== 2) {
     const left = rootA === null ? NO_TREE : store.getTree(a!);
     const right = rootB === null ? NO_TREE : store.getTree(b!);
-    return { diff: diffTrees(left, right), left, right };
+    const skippedChanged = !sameSkipped(
+      left.skipped,
+      right.skipped,
+      (r: { path: string }) => r.path,
+    );
+    return { diff: diffTrees(left, right), left, right, skippedChanged };
   }
   const diff: TreeDiff = { added: [], changed: [], removed: [] };
   const left: TreeEntry[] = [];
   const right: TreeEntry[] = [];
+  let skippedChanged = false;
   const read = (id: string) => store.getTreeObject(id).tree;
   /** Every file and symlink of subtree `id` at `prefix`. */
   const whole = (id: string, prefix: string): TreeEntry[] => {
@@ -125,7 +148,9 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
     if (tree.version !== 2) {
       throw new IntegrityError(`Subtree ${quote(prefix)} is not a version 2 tree`);
     }
-    return expandDirTree(id, tree, read).entries.map((e) => ({
+    const flat = expandDirTree(id, tree, read);
+    if (flat.skipped.length > 0) skippedChanged = true; // on one side only
+    return flat.entries.map((e) => ({
       ...e,
       path: `${prefix}/${e.path}`,
     }));
@@ -151,6 +176,9 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
   const walk = (x: DirTree, y: DirTree, prefix: string, depth: number): void => {
     if (depth > MAX_TREE_DEPTH) {
       throw new IntegrityError(`Trees nest directories deeper than ${MAX_TREE_DEPTH}`);
+    }
+    if (!sameSkipped(x.skipped, y.skipped, (r: { name: string }) => r.name)) {
+      skippedChanged = true;
     }
     const theirs = new Map(y.entries.map((e) => [e.name, e]));
     for (const ex of x.entries) {
@@ -198,5 +226,6 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
     diff,
     left: { version: 1, entries: left, skipped: [] },
     right: { version: 1, entries: right, skipped: [] },
+    skippedChanged,
   };
 }
