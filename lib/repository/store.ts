@@ -63,6 +63,9 @@ import {
 } from "../format/tree_object.ts";
 import { Chunker } from "../format/fastcdc.ts";
 
+/** Most expanded trees {@linkcode Store.keepingTrees} keeps at once. */
+export const MAX_KEPT_TREES = 4;
+
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
 let zlibModule: typeof NodeZlib | undefined;
@@ -1081,9 +1084,42 @@ export class Store {
    * a version 2 root expanded through its subtrees ({@linkcode expandDirTree}).
    */
   getTree(id: string): TreeManifest {
+    const kept = this.#keptTrees?.get(id);
+    if (kept !== undefined) return kept;
     const { tree } = this.getTreeObject(id);
-    if (tree.version === 1) return tree;
-    return expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
+    const flat = tree.version === 1
+      ? tree
+      : expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
+    if (this.#keptTrees !== null) {
+      Object.freeze(flat.entries);
+      Object.freeze(flat.skipped);
+      this.#keptTrees.set(id, Object.freeze(flat));
+      for (const old of this.#keptTrees.keys()) {
+        if (this.#keptTrees.size <= MAX_KEPT_TREES) break;
+        this.#keptTrees.delete(old);
+      }
+    }
+    return flat;
+  }
+
+  #keptTrees: Map<string, TreeManifest> | null = null;
+  #keeping = 0;
+
+  /**
+   * Runs `fn` with the trees {@linkcode Store.getTree} expands kept (the
+   * last {@linkcode MAX_KEPT_TREES}, frozen), so a workspace move that looks
+   * at the baseline, the target and the tree before the move in several
+   * phases reads each once. A tree id names its content, so a kept tree is
+   * what reading it again would return; outside `fn` every call reads and
+   * verifies again.
+   */
+  async keepingTrees<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#keeping++ === 0) this.#keptTrees = new Map();
+    try {
+      return await fn();
+    } finally {
+      if (--this.#keeping === 0) this.#keptTrees = null;
+    }
   }
 
   /**

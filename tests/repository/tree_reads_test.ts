@@ -7,7 +7,9 @@
  * once. docs/BENCHMARKS.md ("Unchanged subtrees") reports these counts.
  */
 import { join } from "node:path";
-import { assert, assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertThrows } from "../_assert.ts";
+import { CtxsnapError } from "../../lib/errors.ts";
+import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { writeObjectBytes } from "../_objects.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { createSnapshot } from "../../lib/history/create.ts";
@@ -213,17 +215,45 @@ Deno.test("lean-ctx export reads no tree", async () => {
   });
 });
 
-Deno.test("restore planning of a snapshot one file apart reads each tree of the baseline and the target once", async () => {
+Deno.test("a restore of a snapshot one file apart reads the baseline, the target and the tree after the move once each", async () => {
   await withSnapshots(2, async ({ store, signer, ids }) => {
     store.treeReads = 0;
     const plan = await restoreSnapshot(store, signer, ids[0]!, { dryRun: true });
     assertEquals(plan.plan?.writes.map((w) => w.path), [EDITED]);
-    // Three-way safe, so the disk is walked whole (stat cache: no file is
-    // re-read) and compared whole; the store's side is the baseline and the
-    // target expanded, each tree read once (DESIGN.md §5).
-    assert(
-      store.treeReads <= 2 * DIRS,
-      `read ${store.treeReads} trees for two trees of ${DIRS} directories`,
-    );
+    // Three-way safe, so the disk is walked whole (the stat cache re-reads no
+    // file) and compared whole with the baseline and the target, each
+    // expanded once (DESIGN.md §5).
+    assertEquals(store.treeReads, 2 * DIRS, "the baseline and the target");
+    store.treeReads = 0;
+    const done = await restoreSnapshot(store, signer, ids[0]!);
+    assertEquals(done.plan?.writes.map((w) => w.path), [EDITED]);
+    assertEquals(await Deno.readTextFile(join(store.workspaceRoot, EDITED)), "a of d1/d2/d0\n");
+    // Plan, record, apply and finish share the expansions (Store.keepingTrees):
+    // the baseline, the target and the tree after the move, not one per phase.
+    assertEquals(store.treeReads, 3 * DIRS, "the baseline, the target and the tree after");
   });
+});
+
+Deno.test("Store.checkTree() with a shared memo refuses an empty root named as another root's subtree", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-tree-reads-" });
+  const store = Store.init(join(dir, ".ctxsnap"), dir);
+  try {
+    const put = (text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      const id = sha256Hex(bytes);
+      store.transaction("t", () => store.putTreeBytes(id, bytes));
+      return id;
+    };
+    const empty = put('{"entries":[],"skipped":[],"version":2}');
+    const naming = put(
+      `{"entries":[{"name":"x","tree":"${empty}","type":"tree"}],"skipped":[],"version":2}`,
+    );
+    const memo = new Map<string, DirTreeFacts>();
+    assertEquals(store.checkTree(empty, { memo }).entries, 0, "an empty root is a valid tree");
+    assertThrows(() => store.checkTree(naming, { memo }), CtxsnapError, "is empty");
+    assertThrows(() => store.getTree(naming), CtxsnapError, "is empty");
+  } finally {
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

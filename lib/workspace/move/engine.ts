@@ -285,8 +285,19 @@ function gitBack(store: Store, effects: MoveEffects): void {
   if (effects.git !== null) gitSwitch(store.workspaceRoot, effects.git.back);
 }
 
-/** Runs `spec` through plan, refuse, record, apply and finish (see the module doc). */
-export async function runMove(
+/**
+ * Runs `spec` through plan, refuse, record, apply and finish (see the module
+ * doc), reading each tree the phases look at once (`Store.keepingTrees`).
+ */
+export function runMove(
+  store: Store,
+  signer: Signer,
+  spec: MoveSpec,
+): Promise<MoveOutcome> {
+  return store.keepingTrees(() => runPhases(store, signer, spec));
+}
+
+async function runPhases(
   store: Store,
   signer: Signer,
   spec: MoveSpec,

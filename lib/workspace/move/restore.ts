@@ -210,12 +210,25 @@ function refuse(plan: MovePlan, what: string): void {
   }
 }
 
-/** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
-export async function restoreSnapshot(
+/**
+ * Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. Each
+ * tree it looks at (the target, the baseline, the tree before the move) is
+ * read once (`Store.keepingTrees`).
+ */
+export function restoreSnapshot(
   store: Store,
   signer: Signer,
   targetId: string,
   options: RestoreOptions = {},
+): Promise<RestoreResult> {
+  return store.keepingTrees(() => restoreWith(store, signer, targetId, options));
+}
+
+async function restoreWith(
+  store: Store,
+  signer: Signer,
+  targetId: string,
+  options: RestoreOptions,
 ): Promise<RestoreResult> {
   // 1. resolve
   const sel = selection(store, options.sessionName, options.branch);
