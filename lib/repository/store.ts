@@ -1090,20 +1090,29 @@ export class Store {
     const flat = tree.version === 1
       ? tree
       : expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
-    if (this.#keptTrees !== null) {
-      Object.freeze(flat.entries);
-      Object.freeze(flat.skipped);
-      this.#keptTrees.set(id, Object.freeze(flat));
-      for (const old of this.#keptTrees.keys()) {
-        if (this.#keptTrees.size <= MAX_KEPT_TREES) break;
-        this.#keptTrees.delete(old);
-      }
-    }
+    this.keepTree(id, flat);
     return flat;
   }
 
   #keptTrees: Map<string, TreeManifest> | null = null;
   #keeping = 0;
+
+  /**
+   * Inside {@linkcode Store.keepingTrees}, keeps `tree` as the flat manifest
+   * of tree `id` (a no-op outside it). The caller vouches that `tree` is
+   * what `getTree(id)` returns: it built `tree` from verified objects and it
+   * passed `validateTree`, or `id` is what `putTree(tree)` returned.
+   */
+  keepTree(id: string, tree: TreeManifest): void {
+    if (this.#keptTrees === null || this.#keptTrees.has(id)) return;
+    Object.freeze(tree.entries);
+    Object.freeze(tree.skipped);
+    this.#keptTrees.set(id, Object.freeze(tree));
+    for (const old of this.#keptTrees.keys()) {
+      if (this.#keptTrees.size <= MAX_KEPT_TREES) break;
+      this.#keptTrees.delete(old);
+    }
+  }
 
   /**
    * Runs `fn` with the trees {@linkcode Store.getTree} expands kept (the

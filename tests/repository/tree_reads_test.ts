@@ -215,22 +215,33 @@ Deno.test("lean-ctx export reads no tree", async () => {
   });
 });
 
-Deno.test("a restore of a snapshot one file apart reads the baseline, the target and the tree after the move once each", async () => {
+Deno.test("a restore of a snapshot one file apart reads the baseline once and of the target only the trees on that file's path", async () => {
   await withSnapshots(2, async ({ store, signer, ids }) => {
     store.treeReads = 0;
     const plan = await restoreSnapshot(store, signer, ids[0]!, { dryRun: true });
     assertEquals(plan.plan?.writes.map((w) => w.path), [EDITED]);
     // Three-way safe, so the disk is walked whole (the stat cache re-reads no
-    // file) and compared whole with the baseline and the target, each
-    // expanded once (DESIGN.md §5).
-    assertEquals(store.treeReads, 2 * DIRS, "the baseline and the target");
+    // file) and compared whole with the baseline, read whole; the target is
+    // the baseline plus the stored differences (DESIGN.md §5).
+    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline, then the differing trees");
     store.treeReads = 0;
     const done = await restoreSnapshot(store, signer, ids[0]!);
     assertEquals(done.plan?.writes.map((w) => w.path), [EDITED]);
     assertEquals(await Deno.readTextFile(join(store.workspaceRoot, EDITED)), "a of d1/d2/d0\n");
-    // Plan, record, apply and finish share the expansions (Store.keepingTrees):
-    // the baseline, the target and the tree after the move, not one per phase.
-    assertEquals(store.treeReads, 3 * DIRS, "the baseline, the target and the tree after");
+    // Plan, record, apply and finish share those reads (Store.keepingTrees):
+    // not one expansion of each tree per phase.
+    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "nothing read again after the plan");
+  });
+});
+
+Deno.test("a restore over a workspace edited since its baseline still sees the edit", async () => {
+  await withSnapshots(2, async ({ store, signer, ids, dir }) => {
+    await Deno.writeTextFile(join(dir, EDITED), "local work\n");
+    await Deno.writeTextFile(join(dir, "d0/d0/d0/a.txt"), "more local work\n");
+    const plan = await restoreSnapshot(store, signer, ids[0]!, { dryRun: true });
+    assertEquals(plan.plan?.conflicts.map((c) => c.path), [EDITED]);
+    assertEquals(plan.plan?.preserved, ["d0/d0/d0/a.txt"]);
+    assertEquals(await Deno.readTextFile(join(dir, EDITED)), "local work\n");
   });
 });
 

@@ -80,10 +80,15 @@ export const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] }
 
 /** The baseline's tree, or null when unknown or no longer in the store. */
 export function baselineTree(store: Store): TreeManifest | null {
+  return baseline(store)?.tree ?? null;
+}
+
+/** The baseline's tree id and tree, or null when unknown or no longer in the store. */
+export function baseline(store: Store): { id: string; tree: TreeManifest } | null {
   const id = readBaseline(store);
   if (id === null) return null;
   try {
-    return store.getTree(id);
+    return { id, tree: store.getTree(id) };
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
@@ -485,7 +490,10 @@ export function treeAfter(store: Store, plan: StoredMovePlan): string {
     if (last !== undefined && entry.path.startsWith(`${last.path}/`)) kept.pop();
     kept.push(entry);
   }
-  return store.putTree({ version: 1, entries: kept, skipped: [] });
+  const after: TreeManifest = { version: 1, entries: kept, skipped: [] };
+  const id = store.putTree(after);
+  store.keepTree(id, after); // finish reads it back (recordedTree)
+  return id;
 }
 
 /**

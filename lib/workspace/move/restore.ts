@@ -59,7 +59,8 @@ import {
   sessionChange,
 } from "../../history/session_state.ts";
 import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
-import { baselineTree } from "./move.ts";
+import { baseline } from "./move.ts";
+import { expandFrom } from "../../repository/diff.ts";
 import {
   type MoveSpec,
   RestoreConflictError,
@@ -159,26 +160,46 @@ export interface Refusal {
   hint: string | null;
 }
 
-/** The workspace tree a snapshot recorded, or null when it recorded none or it is not here. */
-export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
+/**
+ * The workspace tree a snapshot recorded, or null when it recorded none or it
+ * is not here. Given the workspace baseline (its id and verified tree), it is
+ * built from the baseline and the stored differences (`expandFrom`): the
+ * subtrees it shares with the baseline are not read (and the result is kept
+ * for the move's later phases, `Store.keepTree`).
+ */
+export function workspaceTree(
+  store: Store,
+  envelope: Envelope,
+  base: { id: string; tree: TreeManifest } | null = null,
+): TreeManifest | null {
   const ref = envelope.body.workspace;
   if (ref === null) return null;
   try {
-    return store.getTree(ref.tree);
+    if (base === null) return store.getTree(ref.tree);
+    const tree = expandFrom(store, base.id, base.tree, ref.tree);
+    store.keepTree(ref.tree, tree);
+    return tree;
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
   }
 }
 
-/** The snapshot's tree, refusing one without workspace or whose content is not in this store. */
-export function requireContent(store: Store, envelope: Envelope): TreeManifest {
+/**
+ * The snapshot's tree, refusing one without workspace or whose content is
+ * not in this store; read against `base` as {@linkcode workspaceTree} does.
+ */
+export function requireContent(
+  store: Store,
+  envelope: Envelope,
+  base: { id: string; tree: TreeManifest } | null = null,
+): TreeManifest {
   if (envelope.body.workspace === null) {
     throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
       hint: "restore only its session state with --session-state",
     });
   }
-  const tree = workspaceTree(store, envelope);
+  const tree = workspaceTree(store, envelope, base);
   if (tree === null) {
     throw new NotFoundError(
       `Snapshot ${envelope.id.slice(0, 12)} has no workspace content in this store (tree ${
@@ -271,7 +292,10 @@ async function restoreWith(
     });
     result.preRestore = pre.id;
   };
-  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
+  // The baseline first: the target is read as its differences from it.
+  const baselineNow = baseline(store);
+  const base = baselineNow?.tree ?? null;
+  const targetTree = doWorkspace ? requireContent(store, envelope, baselineNow) : null;
   if (targetTree !== null) {
     result.notCaptured = targetTree.skipped.filter((s) => s.reason !== "reserved");
     // Before anything changes (git included): never a path in the store's own location.
@@ -324,7 +348,6 @@ async function restoreWith(
     }
     gitCommit = anchor.commit;
   }
-  const base = baselineTree(store);
 
   // git (before the engine: the checkout, after refusing changes git would not protect)
   let gitBack: string | null = null;

@@ -53,6 +53,7 @@ import { checkName, getBranch, readEnvelope, selection } from "../../history/tim
 import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
 import { requireContent } from "./restore.ts";
+import { baseline } from "./move.ts";
 
 /** Options of {@linkcode switchTo}. */
 export interface SwitchOptions {
@@ -91,11 +92,22 @@ export interface SwitchResult {
 }
 
 /** Switches the session to branch `name`, moving the workspace to its head (see the module doc). */
-export async function switchTo(
+export function switchTo(
   store: Store,
   signer: Signer,
   name: string,
   options: SwitchOptions = {},
+): Promise<SwitchResult> {
+  // Each tree the move looks at is read once; the head's as its differences
+  // from the baseline (`requireContent`).
+  return store.keepingTrees(() => switchWith(store, signer, name, options));
+}
+
+async function switchWith(
+  store: Store,
+  signer: Signer,
+  name: string,
+  options: SwitchOptions,
 ): Promise<SwitchResult> {
   const sel = selection(store, options.sessionName);
   const branch = checkName(name, "branch");
@@ -121,7 +133,7 @@ export async function switchTo(
   };
   let target: TreeManifest | null = null;
   if (!options.pointerOnly && head !== null && head.body.workspace !== null) {
-    target = requireContent(store, head);
+    target = requireContent(store, head, baseline(store));
   }
   if (target === null) {
     if (result.dryRun) return result;
