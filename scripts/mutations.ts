@@ -1879,6 +1879,60 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "checktree-subtree-not-empty",
+    file: "lib/format/tree_object.ts",
+    find: "        if (named.entries.length === 0 && named.skipped.length === 0) {",
+    replace: "        if (false) {",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "Store.checkTree() refuses a hostile directory tree (empty-subtree)",
+      ),
+    ],
+  },
+  {
+    id: "checktree-empty-root-as-subtree",
+    file: "lib/format/tree_object.ts",
+    find: "      if (sub !== undefined && sub.entries === 0 && sub.skipped === 0) {",
+    replace: "      if (false) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "Store.checkTree() with a shared memo refuses an empty root",
+      ),
+    ],
+  },
+  {
+    id: "verify-trees-once",
+    file: "lib/history/verify.ts",
+    find: "      memo: seenTrees,",
+    replace: "      memo: new Map(),",
+    tests: [t("repository/tree_reads_test.ts", "verifyAll() reads each tree object once")],
+  },
+  {
+    id: "verify-names-bad-blob-path",
+    file: "lib/history/verify.ts",
+    find:
+      '        } else if (entry.type === "tree" && seenTrees.get(entry.tree)?.flagged === true) {',
+    replace: '        } else if (entry.type === "tree" && false) {',
+    tests: [
+      t("repository/tree_reads_test.ts", "verifyAll() still names the path of a damaged blob"),
+    ],
+  },
+  {
+    id: "difftree-subtree-not-empty",
+    file: "lib/repository/diff.ts",
+    find:
+      "          sx.entries.length + sx.skipped.length === 0 || sy.entries.length + sy.skipped.length === 0",
+    replace: "          false",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "expandFrom() refuses a target whose changed subtree is empty",
+      ),
+    ],
+  },
+  {
     id: "pull-subtree-hash",
     file: "lib/remote/pull.ts",
     find:

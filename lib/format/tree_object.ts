@@ -245,16 +245,16 @@ export function checkDirTree(
         throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
       }
       if (sub === undefined) {
-        const object = read(entry.tree);
-        if (object.version !== 2) {
+        const named = read(entry.tree);
+        if (named.version !== 2) {
           throw new IntegrityError(
             `Invalid tree ${quote(id)}: subtree ${quote(where)} is not a version 2 tree`,
           );
         }
-        if (object.entries.length === 0 && object.skipped.length === 0) {
+        if (named.entries.length === 0 && named.skipped.length === 0) {
           throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
         }
-        sub = measure(entry.tree, object, where, depth + 1);
+        sub = measure(entry.tree, named, where, depth + 1);
         memo.set(entry.tree, sub);
       }
       if (depth + 1 + sub.height > MAX_TREE_DEPTH) {

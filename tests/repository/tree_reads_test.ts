@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { assert, assertEquals, assertThrows } from "../_assert.ts";
 import { CtxsnapError } from "../../lib/errors.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
+import { canonicalBytes } from "../../lib/encoding/canonical_json.ts";
+import { expandFrom } from "../../lib/repository/diff.ts";
 import { writeObjectBytes } from "../_objects.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { createSnapshot } from "../../lib/history/create.ts";
@@ -267,4 +269,34 @@ Deno.test("Store.checkTree() with a shared memo refuses an empty root named as a
     store.close();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("expandFrom() refuses a target whose changed subtree is empty, as Store.getTree() does", async () => {
+  await withSnapshots(1, async ({ store, roots }) => {
+    const put = (text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      const id = sha256Hex(bytes);
+      store.transaction("t", () => store.putTreeBytes(id, bytes));
+      return id;
+    };
+    const empty = put('{"entries":[],"skipped":[],"version":2}');
+    const root = store.getTreeObject(roots[0]!).tree;
+    assert(root.version === 2);
+    // The root with its directory d0 swapped for an empty tree.
+    const entries = root.entries.map((e) => e.name === "d0" ? { ...e, tree: empty } : e);
+    const hostile = put(new TextDecoder().decode(canonicalBytes({ ...root, entries })));
+    const base = store.getTree(roots[0]!);
+    assertThrows(() => store.getTree(hostile), CtxsnapError, "is empty");
+    assertThrows(() => expandFrom(store, roots[0]!, base, hostile), CtxsnapError, "is empty");
+  });
+});
+
+Deno.test("expandFrom() builds the target Store.getTree() reads, from the baseline and the differing trees only", async () => {
+  await withSnapshots(3, async ({ store, roots }) => {
+    const base = store.getTree(roots[0]!);
+    store.treeReads = 0;
+    const built = expandFrom(store, roots[0]!, base, roots[2]!);
+    assertEquals(store.treeReads, 2 * DEPTH);
+    assertEquals(built, store.getTree(roots[2]!));
+  });
 });
