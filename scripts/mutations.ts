@@ -2246,8 +2246,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "page-step-diff-bound",
     file: "lib/view/model.ts",
-    find: "      if (!live && stepSize <= limits.max_diffs_per_step) {",
-    replace: "      if (!live) {",
+    find: "    if (!(stepSize <= limits.max_diffs_per_step)) return;",
+    replace: "    if (false) return;",
     tests: [t("view/agent_test.ts", "a step changing more files than max_diffs_per_step")],
   },
   {

@@ -1012,12 +1012,19 @@ async function assemble(
   let omitted = 0;
   let diffInputs = 0;
   let wholeSteps = 0;
-  /** Computes the file diffs of one step (within the budget), each diff key once. */
+  /**
+   * Computes the file diffs of one step (within the budget), each diff key
+   * once; a step changing more than `max_diffs_per_step` files gets none.
+   */
   const stepDiffs = async (
     before: TreeManifest,
     after: TreeManifest,
     changes: NonNullable<ViewSnapshot["changes"]>,
   ): Promise<void> => {
+    const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
+    if (live) return;
+    if (stepSize > limits.max_diffs_per_step) wholeSteps++;
+    if (!(stepSize <= limits.max_diffs_per_step)) return;
     const left = entryMap(before);
     const right = entryMap(after);
     for (const p of [...changes.added, ...changes.changed, ...changes.removed]) {
@@ -1122,11 +1129,7 @@ async function assemble(
         sizes.set(treeId, size);
       }
       const changes = step.diff;
-      const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
-      if (!live && stepSize > limits.max_diffs_per_step) wholeSteps++;
-      if (!live && stepSize <= limits.max_diffs_per_step) {
-        await stepDiffs(step.left, step.right, changes);
-      }
+      await stepDiffs(step.left, step.right, changes);
       snapshots.push(viewSnapshot(input, body, treeId, changes, parentId));
       continue;
     }
@@ -1151,9 +1154,7 @@ async function assemble(
     if (treeId !== null && tree !== null) sizeOf(treeId, tree);
     if (tree !== null && before !== null && body?.workspace) {
       changes = diffTrees(before, tree);
-      const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
-      if (!live && stepSize > limits.max_diffs_per_step) wholeSteps++;
-      if (!live && stepSize <= limits.max_diffs_per_step) await stepDiffs(before, tree, changes);
+      await stepDiffs(before, tree, changes);
     }
     snapshots.push(
       viewSnapshot(
