@@ -72,7 +72,7 @@ interface Fixture {
 /** A store holding `count` snapshots of the generated workspace, each one edit of {@linkcode EDITED} apart. */
 async function withSnapshots(
   count: number,
-  fn: (fixture: Fixture) => Promise<void>,
+  fn: (fixture: Fixture) => void | Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "ctxsnap-tree-reads-" });
   const store = Store.init(join(dir, ".ctxsnap"), dir);
@@ -139,7 +139,7 @@ Deno.test("verifyAll() still names the path of a damaged blob in every snapshot 
 });
 
 Deno.test("gc's mark phase reads each tree once across snapshots", async () => {
-  await withSnapshots(5, async ({ store, roots }) => {
+  await withSnapshots(5, ({ store, roots }) => {
     store.treeReads = 0;
     const live = liveObjects(store, roots);
     assertEquals(live.trees.size, treeRows(store));
@@ -272,7 +272,7 @@ Deno.test("Store.checkTree() with a shared memo refuses an empty root named as a
 });
 
 Deno.test("expandFrom() refuses a target whose changed subtree is empty, as Store.getTree() does", async () => {
-  await withSnapshots(1, async ({ store, roots }) => {
+  await withSnapshots(1, ({ store, roots }) => {
     const put = (text: string) => {
       const bytes = new TextEncoder().encode(text);
       const id = sha256Hex(bytes);
@@ -292,7 +292,7 @@ Deno.test("expandFrom() refuses a target whose changed subtree is empty, as Stor
 });
 
 Deno.test("expandFrom() builds the target Store.getTree() reads, from the baseline and the differing trees only", async () => {
-  await withSnapshots(3, async ({ store, roots }) => {
+  await withSnapshots(3, ({ store, roots }) => {
     const base = store.getTree(roots[0]!);
     store.treeReads = 0;
     const built = expandFrom(store, roots[0]!, base, roots[2]!);
