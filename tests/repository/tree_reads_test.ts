@@ -22,6 +22,7 @@ import { importFile } from "../../lib/share/import.ts";
 import { exportLeanCtx } from "../../lib/share/leanctx_export.ts";
 import { timelineFromStore } from "../../lib/view/model.ts";
 import { restoreSnapshot } from "../../lib/workspace/move/restore.ts";
+import { undo } from "../../lib/workspace/move/undo.ts";
 import type { DirTreeFacts } from "../../lib/format/tree_object.ts";
 import type { Signer } from "../../lib/format/envelope.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../../lib/crypto/ed25519.ts";
@@ -298,5 +299,17 @@ Deno.test("expandFrom() builds the target Store.getTree() reads, from the baseli
     const built = expandFrom(store, roots[0]!, base, roots[2]!);
     assertEquals(store.treeReads, 2 * DEPTH);
     assertEquals(built, store.getTree(roots[2]!));
+  });
+});
+
+Deno.test("undo of a one-file restore reads the baseline once and of the two sides only the trees on that file's path", async () => {
+  await withSnapshots(2, async ({ store, signer, ids, dir }) => {
+    await restoreSnapshot(store, signer, ids[0]!);
+    assertEquals(await Deno.readTextFile(join(dir, EDITED)), "a of d1/d2/d0\n");
+    store.treeReads = 0;
+    const undone = await undo(store, signer);
+    assertEquals(await Deno.readTextFile(join(dir, EDITED)), "edit 1\n");
+    assertEquals(undone.plan?.writes.map((w) => w.path), [EDITED]);
+    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline, then the differing trees");
   });
 });

@@ -231,7 +231,10 @@ function storedWalk(store: Store, tree: TreeManifest): CaptureResult {
     } else if (entry.type === "symlink") stats.symlinks += 1;
   }
   stats.reused = stats.files;
-  return { treeId: store.putTree(tree), tree, skipped: tree.skipped, stats };
+  const treeId = store.putTree(tree);
+  // The later phases read pre_tree back; kept as a frozen copy (the caller keeps `tree`).
+  store.keepTree(treeId, { version: 1, entries: [...tree.entries], skipped: [...tree.skipped] });
+  return { treeId, tree, skipped: tree.skipped, stats };
 }
 
 /**

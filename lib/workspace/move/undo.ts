@@ -53,7 +53,7 @@ import {
 } from "../../repository/operations.ts";
 import type { Store } from "../../repository/store.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
-import { entryMap, sameEntry } from "../../repository/diff.ts";
+import { diffStoredTrees, entryMap } from "../../repository/diff.ts";
 import type { Signer } from "../../format/envelope.ts";
 import {
   applyView,
@@ -132,7 +132,7 @@ export function undo(
   signer: Signer,
   options: RevertOptions = {},
 ): Promise<RevertResult> {
-  return revert(store, signer, "undo", options);
+  return store.keepingTrees(() => revert(store, signer, "undo", options));
 }
 
 /** Re-applies the operation the last `undo` reverted. */
@@ -141,7 +141,7 @@ export function redo(
   signer: Signer,
   options: RevertOptions = {},
 ): Promise<RevertResult> {
-  return revert(store, signer, "redo", options);
+  return store.keepingTrees(() => revert(store, signer, "redo", options));
 }
 
 function sessionsOf(record: UndoRecord): string[] {
@@ -150,7 +150,12 @@ function sessionsOf(record: UndoRecord): string[] {
   ];
 }
 
-/** The tree to move to: the baseline, with only the paths the operation changed set to `side`. */
+/**
+ * The tree to move to: the baseline, with only the paths the operation
+ * changed set to `side`. The two sides are compared as stored trees
+ * (`diffStoredTrees`): the subtrees they share are not read, so undoing a
+ * one-file change reads the trees on that file's path.
+ */
 function revertTarget(
   store: Store,
   record: UndoRecord,
@@ -158,12 +163,12 @@ function revertTarget(
   base: TreeManifest | null,
 ): TreeManifest {
   const files = record.files!;
-  const want = entryMap(store.getTree(files[side]));
-  const other = entryMap(store.getTree(files[side === "before" ? "after" : "before"]));
+  const step = diffStoredTrees(store, files[side === "before" ? "after" : "before"], files[side]);
+  // `side`'s entries at the paths where the two sides differ.
+  const want = entryMap(step.right);
   const out = new Map<string, TreeEntry>(entryMap(base ?? EMPTY_TREE));
-  for (const path of new Set([...want.keys(), ...other.keys()])) {
+  for (const path of [...step.diff.added, ...step.diff.changed, ...step.diff.removed]) {
     const w = want.get(path);
-    if (sameEntry(w, other.get(path))) continue;
     if (w === undefined) out.delete(path);
     else out.set(path, w);
   }
