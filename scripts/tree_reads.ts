@@ -28,6 +28,7 @@ const { importFile } = await m("lib/share/import.ts");
 const { exportLeanCtx } = await m("lib/share/leanctx_export.ts");
 const { timelineFromStore } = await m("lib/view/model.ts");
 const { restoreSnapshot } = await m("lib/workspace/move/restore.ts");
+const { undo } = await m("lib/workspace/move/undo.ts");
 const { diffStoredTrees } = await m("lib/repository/diff.ts");
 const { generateSeed, keyIdOf, publicKeyFromSeed } = await m("lib/crypto/ed25519.ts");
 const { toHex } = await m("lib/encoding/hex.ts");
@@ -97,6 +98,7 @@ await reads(
   () => restoreSnapshot(store, signer, ids[count - 2], { dryRun: true }),
 );
 await reads("restore A over B", () => restoreSnapshot(store, signer, ids[count - 2], {}));
+await reads("undo of that restore", () => undo(store, signer));
 console.log(JSON.stringify(out));
 into.close();
 store.close();
