@@ -1933,6 +1933,27 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "expandfrom-skipped-whole",
+    file: "lib/repository/diff.ts",
+    find: "  if (step.skippedChanged !== false) return store.getTree(id);",
+    replace: "  if (false) return store.getTree(id);",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
+    id: "page-delta-skipped-whole",
+    file: "lib/view/model.ts",
+    find: "    if (step === null || step.skippedChanged !== false) return null;",
+    replace: "    if (step === null) return null;",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
+    id: "difftree-skipped-compared",
+    file: "lib/repository/diff.ts",
+    find: "      skippedChanged = true;\n    }\n    const theirs",
+    replace: "      skippedChanged = false;\n    }\n    const theirs",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
     id: "pull-subtree-hash",
     file: "lib/remote/pull.ts",
     find:

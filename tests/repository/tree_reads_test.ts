@@ -313,3 +313,18 @@ Deno.test("undo of a one-file restore reads the baseline once and of the two sid
     assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline, then the differing trees");
   });
 });
+
+Deno.test("expandFrom() and the Replay view read a target whose skipped records changed whole", async () => {
+  await withSnapshots(1, async ({ store, signer, dir, ids, roots }) => {
+    const made = await new Deno.Command("mkfifo", { args: [join(dir, "d1/d2/pipe")] }).output();
+    assert(made.success, "mkfifo");
+    const next = await createSnapshot(store, signer, { reason: "a pipe appears" });
+    const root = next.envelope.body.workspace!.tree;
+    const whole = store.getTree(root);
+    assert(whole.skipped.some((s) => s.path === "d1/d2/pipe"), "the pipe is skipped");
+    assertEquals(expandFrom(store, roots[0]!, store.getTree(roots[0]!), root), whole);
+    const data = await timelineFromStore(store, { kind: "all" }, TRUST_ALL);
+    assertEquals(data.snapshots.map((s) => s.id), [ids[0], next.id]);
+    assertEquals(data.trees[root]!.skipped, whole.skipped);
+  });
+});
