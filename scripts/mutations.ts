@@ -1954,6 +1954,18 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
   },
   {
+    id: "restore-disk-stands-in-only-when-equal",
+    file: "lib/workspace/move/restore.ts",
+    find: "    if (diskId === baselineId) {",
+    replace: "    if (diskId !== null) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "a restore over a workspace edited since its baseline reads the baseline and still sees the edit",
+      ),
+    ],
+  },
+  {
     id: "pull-subtree-hash",
     file: "lib/remote/pull.ts",
     find:

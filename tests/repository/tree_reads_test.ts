@@ -7,7 +7,7 @@
  * once. docs/BENCHMARKS.md ("Unchanged subtrees") reports these counts.
  */
 import { join } from "node:path";
-import { assert, assertEquals, assertThrows } from "../_assert.ts";
+import { assert, assertEquals, assertRejects, assertThrows } from "../_assert.ts";
 import { CtxsnapError } from "../../lib/errors.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { canonicalBytes } from "../../lib/encoding/canonical_json.ts";
@@ -218,33 +218,37 @@ Deno.test("lean-ctx export reads no tree", async () => {
   });
 });
 
-Deno.test("a restore of a snapshot one file apart reads the baseline once and of the target only the trees on that file's path", async () => {
+Deno.test("a restore of a snapshot one file apart over an unchanged workspace reads only the trees on that file's path", async () => {
   await withSnapshots(2, async ({ store, signer, ids }) => {
     store.treeReads = 0;
     const plan = await restoreSnapshot(store, signer, ids[0]!, { dryRun: true });
     assertEquals(plan.plan?.writes.map((w) => w.path), [EDITED]);
-    // Three-way safe, so the disk is walked whole (the stat cache re-reads no
-    // file) and compared whole with the baseline, read whole; the target is
-    // the baseline plus the stored differences (DESIGN.md §5).
-    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline, then the differing trees");
+    // Three-way safe: the disk is walked whole (the stat cache re-reads no
+    // file) and compared whole. Its root id is the baseline's, so the walk
+    // stands in for the baseline, and the target is the baseline plus the
+    // stored differences (DESIGN.md §5).
+    assertEquals(store.treeReads, 2 * DEPTH, "the differing trees on both sides");
     store.treeReads = 0;
     const done = await restoreSnapshot(store, signer, ids[0]!);
     assertEquals(done.plan?.writes.map((w) => w.path), [EDITED]);
     assertEquals(await Deno.readTextFile(join(store.workspaceRoot, EDITED)), "a of d1/d2/d0\n");
-    // Plan, record, apply and finish share those reads (Store.keepingTrees):
-    // not one expansion of each tree per phase.
-    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "nothing read again after the plan");
+    // Plan, record, apply and finish share those reads (Store.keepingTrees).
+    assertEquals(store.treeReads, 2 * DEPTH, "nothing read again after the plan");
   });
 });
 
-Deno.test("a restore over a workspace edited since its baseline still sees the edit", async () => {
+Deno.test("a restore over a workspace edited since its baseline reads the baseline and still sees the edit", async () => {
   await withSnapshots(2, async ({ store, signer, ids, dir }) => {
     await Deno.writeTextFile(join(dir, EDITED), "local work\n");
     await Deno.writeTextFile(join(dir, "d0/d0/d0/a.txt"), "more local work\n");
+    store.treeReads = 0;
     const plan = await restoreSnapshot(store, signer, ids[0]!, { dryRun: true });
+    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline whole: the disk is not it");
     assertEquals(plan.plan?.conflicts.map((c) => c.path), [EDITED]);
     assertEquals(plan.plan?.preserved, ["d0/d0/d0/a.txt"]);
+    await assertRejects(() => restoreSnapshot(store, signer, ids[0]!), CtxsnapError);
     assertEquals(await Deno.readTextFile(join(dir, EDITED)), "local work\n");
+    assertEquals(await Deno.readTextFile(join(dir, "d0/d0/d0/a.txt")), "more local work\n");
   });
 });
 

@@ -61,6 +61,7 @@ import {
 import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
 import { baseline } from "./move.ts";
 import { expandFrom } from "../../repository/diff.ts";
+import { readBaseline } from "../../repository/baseline.ts";
 import {
   type MoveSpec,
   RestoreConflictError,
@@ -292,8 +293,38 @@ async function restoreWith(
     });
     result.preRestore = pre.id;
   };
-  // The baseline first: the target is read as its differences from it.
-  const baselineNow = baseline(store);
+  // The workspace as it is now (nothing stored), walked at most once before the plan.
+  let disk: TreeManifest | null = null;
+  let diskId: string | null = null;
+  const diskTree = (): TreeManifest => {
+    if (disk === null) {
+      const walked = captureWorkspace(store, { persist: false });
+      disk = walked.tree;
+      diskId = walked.treeId;
+    }
+    return disk;
+  };
+  // The baseline first: the target is read as its differences from it. A
+  // disk whose root id is the baseline's holds exactly the baseline, so its
+  // walk (the plan's, made first) stands in for reading the baseline's trees.
+  // With --git the plan walks after the checkout instead.
+  const baselineId = readBaseline(store);
+  let baselineNow: { id: string; tree: TreeManifest } | null = null;
+  if (
+    doWorkspace && !options.git && baselineId !== null && store.hasObject(baselineId) &&
+    envelope.body.workspace !== null && store.hasObject(envelope.body.workspace.tree)
+  ) {
+    const walked = diskTree();
+    if (diskId === baselineId) {
+      baselineNow = { id: baselineId, tree: walked };
+      store.keepTree(baselineId, {
+        version: 1,
+        entries: [...walked.entries],
+        skipped: [...walked.skipped],
+      });
+    }
+  }
+  baselineNow ??= baseline(store);
   const base = baselineNow?.tree ?? null;
   const targetTree = doWorkspace ? requireContent(store, envelope, baselineNow) : null;
   if (targetTree !== null) {
@@ -306,9 +337,6 @@ async function restoreWith(
     if (!result.dryRun) throw error;
     result.wouldRefuse.push({ reason, message: error.message, hint: error.hint ?? null });
   };
-  // The workspace as it is now (nothing stored), walked at most once before the plan.
-  let disk: TreeManifest | null = null;
-  const diskTree = (): TreeManifest => disk ??= captureWorkspace(store, { persist: false }).tree;
   const anchor = envelope.body.git;
   /** Where HEAD is against the anchor; the capture it may need is the plan's when there is one. */
   const readGitState = () =>
