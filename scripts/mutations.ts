@@ -1966,6 +1966,18 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "move-walk-stands-in-only-when-equal",
+    file: "lib/workspace/move/move.ts",
+    find: "  if (id !== null && walked.treeId === id && store.hasObject(id)) {",
+    replace: "  if (id !== null && store.hasObject(id)) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "switch over a workspace edited since its baseline reads the baseline and refuses",
+      ),
+    ],
+  },
+  {
     id: "pull-subtree-hash",
     file: "lib/remote/pull.ts",
     find:

@@ -23,6 +23,8 @@ import { exportLeanCtx } from "../../lib/share/leanctx_export.ts";
 import { timelineFromStore } from "../../lib/view/model.ts";
 import { restoreSnapshot } from "../../lib/workspace/move/restore.ts";
 import { undo } from "../../lib/workspace/move/undo.ts";
+import { switchTo } from "../../lib/workspace/move/switch.ts";
+import { forkBranch } from "../../lib/history/branch.ts";
 import type { DirTreeFacts } from "../../lib/format/tree_object.ts";
 import type { Signer } from "../../lib/format/envelope.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../../lib/crypto/ed25519.ts";
@@ -306,7 +308,7 @@ Deno.test("expandFrom() builds the target Store.getTree() reads, from the baseli
   });
 });
 
-Deno.test("undo of a one-file restore reads the baseline once and of the two sides only the trees on that file's path", async () => {
+Deno.test("undo of a one-file restore over an unchanged workspace reads only the trees on that file's path", async () => {
   await withSnapshots(2, async ({ store, signer, ids, dir }) => {
     await restoreSnapshot(store, signer, ids[0]!);
     assertEquals(await Deno.readTextFile(join(dir, EDITED)), "a of d1/d2/d0\n");
@@ -314,7 +316,26 @@ Deno.test("undo of a one-file restore reads the baseline once and of the two sid
     const undone = await undo(store, signer);
     assertEquals(await Deno.readTextFile(join(dir, EDITED)), "edit 1\n");
     assertEquals(undone.plan?.writes.map((w) => w.path), [EDITED]);
-    assertEquals(store.treeReads, DIRS + 2 * DEPTH, "the baseline, then the differing trees");
+    assertEquals(
+      store.treeReads,
+      2 * DEPTH,
+      "the differing trees: the walk stands in for the baseline",
+    );
+  });
+});
+
+Deno.test("switch to a branch one file apart over an unchanged workspace reads only the trees on that file's path", async () => {
+  await withSnapshots(2, async ({ store, signer, ids, dir }) => {
+    forkBranch(store, ids[0]!, "older");
+    store.treeReads = 0;
+    const switched = await switchTo(store, signer, "older");
+    assertEquals(switched.plan?.writes.map((w) => w.path), [EDITED]);
+    assertEquals(await Deno.readTextFile(join(dir, EDITED)), "a of d1/d2/d0\n");
+    assertEquals(
+      store.treeReads,
+      2 * DEPTH,
+      "the differing trees: the walk stands in for the baseline",
+    );
   });
 });
 
@@ -330,5 +351,16 @@ Deno.test("expandFrom() and the Replay view read a target whose skipped records 
     const data = await timelineFromStore(store, { kind: "all" }, TRUST_ALL);
     assertEquals(data.snapshots.map((s) => s.id), [ids[0], next.id]);
     assertEquals(data.trees[root]!.skipped, whole.skipped);
+  });
+});
+
+Deno.test("switch over a workspace edited since its baseline reads the baseline and refuses to overwrite the edit", async () => {
+  await withSnapshots(2, async ({ store, signer, ids, dir }) => {
+    forkBranch(store, ids[0]!, "older");
+    await Deno.writeTextFile(join(dir, EDITED), "local work\n");
+    store.treeReads = 0;
+    await assertRejects(() => switchTo(store, signer, "older"), CtxsnapError);
+    assert(store.treeReads >= DIRS, `read ${store.treeReads} trees: the baseline whole`);
+    assertEquals(await Deno.readTextFile(join(dir, EDITED)), "local work\n");
   });
 });

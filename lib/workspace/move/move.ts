@@ -83,6 +83,28 @@ export function baselineTree(store: Store): TreeManifest | null {
   return baseline(store)?.tree ?? null;
 }
 
+/**
+ * The plan's walk of the workspace (nothing stored), made first, and the
+ * baseline: a walk whose root id is the baseline's holds exactly the
+ * baseline and stands in for reading its trees (docs/DESIGN.md §5); any
+ * other walk reads the baseline whole.
+ */
+export function walkWithBaseline(
+  store: Store,
+): { disk: TreeManifest; base: { id: string; tree: TreeManifest } | null } {
+  const walked = captureWorkspace(store, { persist: false });
+  const id = readBaseline(store);
+  if (id !== null && walked.treeId === id && store.hasObject(id)) {
+    store.keepTree(id, {
+      version: 1,
+      entries: [...walked.tree.entries],
+      skipped: [...walked.tree.skipped],
+    });
+    return { disk: walked.tree, base: { id, tree: walked.tree } };
+  }
+  return { disk: walked.tree, base: baseline(store) };
+}
+
 /** The baseline's tree id and tree, or null when unknown or no longer in the store. */
 export function baseline(store: Store): { id: string; tree: TreeManifest } | null {
   const id = readBaseline(store);

@@ -53,7 +53,7 @@ import { checkName, getBranch, readEnvelope, selection } from "../../history/tim
 import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
 import { requireContent } from "./restore.ts";
-import { baseline } from "./move.ts";
+import { walkWithBaseline } from "./move.ts";
 
 /** Options of {@linkcode switchTo}. */
 export interface SwitchOptions {
@@ -132,8 +132,12 @@ async function switchWith(
     preSwitch: null,
   };
   let target: TreeManifest | null = null;
+  // The plan's walk, made first: it may stand in for the baseline.
+  let disk: TreeManifest | undefined;
+  let base: { id: string; tree: TreeManifest } | null = null;
   if (!options.pointerOnly && head !== null && head.body.workspace !== null) {
-    target = requireContent(store, head, baseline(store));
+    ({ disk, base } = walkWithBaseline(store));
+    target = requireContent(store, head, base);
   }
   if (target === null) {
     if (result.dryRun) return result;
@@ -163,6 +167,8 @@ async function switchWith(
     target: row.head,
     tree: target,
     treeId: head!.body.workspace!.tree,
+    base: base?.tree ?? null,
+    disk,
     overwrite: options.force ? "local" : "none",
     setsBaseline: true,
     effects: { session: null, currentBranch: branch, view: null, recordAs: null, git: null },

@@ -63,7 +63,7 @@ import {
   viewMismatches,
 } from "../../history/oplog.ts";
 import { currentSelection, getSnapshotRow } from "../../history/timeline.ts";
-import { baselineTree, EMPTY_TREE } from "./move.ts";
+import { EMPTY_TREE, walkWithBaseline } from "./move.ts";
 import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
 
@@ -255,7 +255,9 @@ async function revert(
     return result;
   }
 
-  const base = baselineTree(store);
+  // The plan's walk, made first: it may stand in for the baseline.
+  const walked = walkWithBaseline(store);
+  const base = walked.base?.tree ?? null;
   const target = revertTarget(store, record, to, base);
   const id = newOperationId();
   const outcome = await runMove(store, signer, {
@@ -270,6 +272,7 @@ async function revert(
     tree: target,
     treeId: null,
     base,
+    disk: walked.disk,
     overwrite: options.force ? "conflicts" : "none",
     setsBaseline: false, // the record's side sets the baseline
     effects: {
