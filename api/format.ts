@@ -48,6 +48,7 @@ export type {
   DirSymlinkEntry,
   DirTree,
 } from "../lib/format/dir_tree.ts";
+export type { CheckDirTreeOptions, DirTreeFacts } from "../lib/format/tree_object.ts";
 
 // Types the signatures above mention.
 export type { CanonicalOptions, JsonValue, ParseOptions } from "../lib/encoding/canonical_json.ts";

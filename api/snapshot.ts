@@ -99,6 +99,7 @@ export type {
   DirSymlinkEntry,
   DirTree,
 } from "../lib/format/dir_tree.ts";
+export type { CheckDirTreeOptions, DirTreeFacts } from "../lib/format/tree_object.ts";
 export type { Envelope, EnvelopeSignature, Signer } from "../lib/format/envelope.ts";
 export type {
   LedgerItem,

@@ -1968,6 +1968,105 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "checktree-subtree-not-empty",
+    file: "lib/format/tree_object.ts",
+    find: "        if (named.entries.length === 0 && named.skipped.length === 0) {",
+    replace: "        if (false) {",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "Store.checkTree() refuses a hostile directory tree (empty-subtree)",
+      ),
+    ],
+  },
+  {
+    id: "checktree-empty-root-as-subtree",
+    file: "lib/format/tree_object.ts",
+    find: "      if (sub !== undefined && sub.entries === 0 && sub.skipped === 0) {",
+    replace: "      if (false) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "Store.checkTree() with a shared memo refuses an empty root",
+      ),
+    ],
+  },
+  {
+    id: "verify-trees-once",
+    file: "lib/history/verify.ts",
+    find: "      memo: seenTrees,",
+    replace: "      memo: new Map(),",
+    tests: [t("repository/tree_reads_test.ts", "verifyAll() reads each tree object once")],
+  },
+  {
+    id: "verify-names-bad-blob-path",
+    file: "lib/history/verify.ts",
+    find:
+      '        } else if (entry.type === "tree" && seenTrees.get(entry.tree)?.flagged === true) {',
+    replace: '        } else if (entry.type === "tree" && false) {',
+    tests: [
+      t("repository/tree_reads_test.ts", "verifyAll() still names the path of a damaged blob"),
+    ],
+  },
+  {
+    id: "difftree-subtree-not-empty",
+    file: "lib/repository/diff.ts",
+    find:
+      "          sx.entries.length + sx.skipped.length === 0 || sy.entries.length + sy.skipped.length === 0",
+    replace: "          false",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "expandFrom() refuses a target whose changed subtree is empty",
+      ),
+    ],
+  },
+  {
+    id: "expandfrom-skipped-whole",
+    file: "lib/repository/diff.ts",
+    find: "  if (step.skippedChanged !== false) return store.getTree(id);",
+    replace: "  if (false) return store.getTree(id);",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
+    id: "page-delta-skipped-whole",
+    file: "lib/view/model.ts",
+    find: "    if (step === null || step.skippedChanged !== false) return null;",
+    replace: "    if (step === null) return null;",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
+    id: "difftree-skipped-compared",
+    file: "lib/repository/diff.ts",
+    find: "      skippedChanged = true;\n    }\n    const theirs",
+    replace: "      skippedChanged = false;\n    }\n    const theirs",
+    tests: [t("repository/tree_reads_test.ts", "whose skipped records changed whole")],
+  },
+  {
+    id: "restore-disk-stands-in-only-when-equal",
+    file: "lib/workspace/move/restore.ts",
+    find: "    if (diskId === baselineId) {",
+    replace: "    if (diskId !== null) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "a restore over a workspace edited since its baseline reads the baseline and still sees the edit",
+      ),
+    ],
+  },
+  {
+    id: "move-walk-stands-in-only-when-equal",
+    file: "lib/workspace/move/move.ts",
+    find: "  if (id !== null && walked.treeId === id && store.hasObject(id)) {",
+    replace: "  if (id !== null && store.hasObject(id)) {",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "switch over a workspace edited since its baseline reads the baseline and refuses",
+      ),
+    ],
+  },
+  {
     id: "pull-subtree-hash",
     file: "lib/remote/pull.ts",
     find:
@@ -2292,8 +2391,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "page-step-diff-bound",
     file: "lib/view/model.ts",
-    find: "      if (!live && stepSize <= limits.max_diffs_per_step) {",
-    replace: "      if (!live) {",
+    find: "    if (!(stepSize <= limits.max_diffs_per_step)) return;",
+    replace: "    if (false) return;",
     tests: [t("view/agent_test.ts", "a step changing more files than max_diffs_per_step")],
   },
   {

@@ -22,6 +22,8 @@ import type { Store } from "../repository/store.ts";
 import { snapshotIds } from "../repository/snapshot_rows.ts";
 import { forgottenIds } from "../repository/forgotten.ts";
 import type { TreeManifest } from "../format/tree.ts";
+import type { DirTree } from "../format/dir_tree.ts";
+import { checkDirTree, type DirTreeFacts } from "../format/tree_object.ts";
 import { checkEnvelope, type Envelope } from "../format/envelope.ts";
 import { branchChain, getSnapshotRow, listBranches, readEnvelopeUnverified } from "./timeline.ts";
 
@@ -58,10 +60,35 @@ function message(error: unknown): string {
 }
 
 /**
- * Verifies the tree's blobs, re-hashing each once; `seenBlobs` lets callers
- * skip blobs already checked in this run.
+ * Whether the blob a file entry names is present, sound and of the size the
+ * entry records, each blob decided once per run (`seenBlobs`).
  */
-function checkTree(
+function entryBlobOk(
+  store: Store,
+  blob: string,
+  size: number,
+  seenBlobs: Map<string, boolean>,
+): boolean {
+  let ok = seenBlobs.get(blob);
+  if (ok === undefined) {
+    ok = blobHolds(store, blob);
+    if (ok) {
+      ok = store.objectSize(blob) === size;
+    }
+    seenBlobs.set(blob, ok);
+  }
+  return ok;
+}
+
+function blobProblem(path: string, blob: string): string {
+  return `blob of ${JSON.stringify(path)} (${blob}) is missing or corrupt`;
+}
+
+/**
+ * Verifies a flat (version 1) tree's blobs, re-hashing each once;
+ * `seenBlobs` lets callers skip blobs already checked in this run.
+ */
+function checkFlatTree(
   store: Store,
   tree: TreeManifest,
   problems: string[],
@@ -73,19 +100,61 @@ function checkTree(
     if (entry.type !== "file") continue;
     files += 1;
     bytes += entry.size;
-    let ok = seenBlobs.get(entry.blob);
-    if (ok === undefined) {
-      ok = blobHolds(store, entry.blob);
-      if (ok) {
-        ok = store.objectSize(entry.blob) === entry.size;
-      }
-      seenBlobs.set(entry.blob, ok);
-    }
-    if (!ok) {
-      problems.push(`blob of ${JSON.stringify(entry.path)} (${entry.blob}) is missing or corrupt`);
+    if (!entryBlobOk(store, entry.blob, entry.size, seenBlobs)) {
+      problems.push(blobProblem(entry.path, entry.blob));
     }
   }
   return { files, bytes };
+}
+
+/**
+ * Verifies the tree `rootId` of a snapshot: the hierarchy as `Store.getTree`
+ * checks it and every blob below it. A directory tree is checked without
+ * expanding it (`checkDirTree`): a subtree already in `seenTrees` (checked
+ * for an earlier snapshot in this run) is not read again, and its verdict
+ * (`flagged` when a blob below it is bad) and totals are reused. Only when
+ * something is bad are the flagged subtrees read again, to name the paths.
+ */
+function checkTree(
+  store: Store,
+  rootId: string,
+  problems: string[],
+  seenBlobs: Map<string, boolean>,
+  seenTrees: Map<string, DirTreeFacts>,
+): { files: number; bytes: number } {
+  const read = (id: string) => store.getTreeObject(id).tree;
+  let facts = seenTrees.get(rootId);
+  if (facts === undefined) {
+    const root = read(rootId);
+    if (root.version === 1) return checkFlatTree(store, root, problems, seenBlobs);
+    facts = checkDirTree(rootId, root, read, {
+      memo: seenTrees,
+      visit: (_id, dir) => {
+        let bad = false;
+        for (const entry of dir.entries) {
+          if (entry.type !== "file") continue;
+          if (!entryBlobOk(store, entry.blob, entry.size, seenBlobs)) bad = true;
+        }
+        return bad;
+      },
+    });
+  }
+  if (facts.flagged) {
+    const name = (dir: DirTree, prefix: string): void => {
+      for (const entry of dir.entries) {
+        const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+        if (entry.type === "file") {
+          if (!entryBlobOk(store, entry.blob, entry.size, seenBlobs)) {
+            problems.push(blobProblem(path, entry.blob));
+          }
+        } else if (entry.type === "tree" && seenTrees.get(entry.tree)?.flagged === true) {
+          name(read(entry.tree) as DirTree, path);
+        }
+      }
+    };
+    name(read(rootId) as DirTree, "");
+  }
+  return { files: facts.files, bytes: facts.bytes };
 }
 
 /**
@@ -103,15 +172,20 @@ function blobHolds(store: Store, id: string, seen?: Map<string, boolean>): boole
 
 /**
  * Verifies one stored snapshot, reading one committed state of the store
- * (`Store.readAsync`).
+ * (`Store.readAsync`). Callers verifying several snapshots pass the same
+ * `seenBlobs` (blob verdicts) and `seenTrees` (directory trees checked, with
+ * their verdicts and totals) to each, so a blob is re-hashed and a directory
+ * read once: verifying a snapshot one file apart from one already verified
+ * reads only the directories on that file's path.
  */
 export function verifySnapshot(
   store: Store,
   id: string,
   trust: TrustPolicy,
   seenBlobs: Map<string, boolean> = new Map(),
+  seenTrees: Map<string, DirTreeFacts> = new Map(),
 ): Promise<SnapshotReport> {
-  return store.readAsync(() => verifyOne(store, id, trust, seenBlobs));
+  return store.readAsync(() => verifyOne(store, id, trust, seenBlobs, seenTrees));
 }
 
 async function verifyOne(
@@ -119,6 +193,7 @@ async function verifyOne(
   id: string,
   trust: TrustPolicy,
   seenBlobs: Map<string, boolean>,
+  seenTrees: Map<string, DirTreeFacts>,
 ): Promise<SnapshotReport> {
   const report: SnapshotReport = {
     id,
@@ -155,9 +230,10 @@ async function verifyOne(
   }
   if (body.workspace !== null) {
     try {
-      const tree = store.getTree(body.workspace.tree);
+      const problems: string[] = [];
+      report.checked = checkTree(store, body.workspace.tree, problems, seenBlobs, seenTrees);
       report.hasWorkspace = true;
-      report.checked = checkTree(store, tree, report.problems, seenBlobs);
+      report.problems.push(...problems);
       if (
         report.checked.files !== body.workspace.files ||
         report.checked.bytes !== body.workspace.bytes
@@ -222,39 +298,48 @@ async function verifyEverything(
   const problems: string[] = [];
   const corrupt: string[] = [];
   const seenBlobs = new Map<string, boolean>();
+  const seenTrees = new Map<string, DirTreeFacts>();
   const listed = store.listObjects();
   // Chunked blobs last, so each reuses its chunks' verdicts instead of
   // re-hashing them (its own whole-file hash is still checked).
   const chunkedIds = store.chunkedBlobIds();
-  const objects = [
-    ...listed.filter((object) => !chunkedIds.has(object.id)),
-    ...listed.filter((object) => chunkedIds.has(object.id)),
+  const blobs = [
+    ...listed.filter((object) => object.kind === "blob" && !chunkedIds.has(object.id)),
+    ...listed.filter((object) => object.kind === "blob" && chunkedIds.has(object.id)),
   ];
+  const total = listed.length;
   let done = 0;
-  for (const object of objects) {
-    let ok: boolean;
-    if (object.kind === "blob") {
-      ok = blobHolds(store, object.id, seenBlobs);
-      seenBlobs.set(object.id, ok);
-    } else {
+  const damaged = (object: { id: string; kind: string }) => {
+    corrupt.push(object.id);
+    problems.push(`${object.kind} ${object.id} is corrupt or missing`);
+  };
+  for (const object of blobs) {
+    const ok = blobHolds(store, object.id, seenBlobs);
+    seenBlobs.set(object.id, ok);
+    if (!ok) damaged(object);
+    onProgress?.(++done, total);
+  }
+  // The snapshots' trees are read (re-hashed and validated) while their
+  // snapshots are verified, each distinct directory once across all of them
+  // (`seenTrees`); only trees no snapshot reached are read afterwards.
+  const ids = snapshotIds(store);
+  const snapshots: SnapshotReport[] = [];
+  for (const id of ids) {
+    snapshots.push(await verifyOne(store, id, trust, seenBlobs, seenTrees));
+  }
+  for (const object of listed) {
+    if (object.kind === "blob") continue;
+    if (!seenTrees.has(object.id)) {
       try {
         // One object: the hierarchy below a root is checked with its snapshot.
         store.getTreeObject(object.id);
-        ok = true;
       } catch (error) {
         if (!(error instanceof CtxsnapError)) throw error;
-        ok = false;
+        damaged(object);
       }
     }
-    if (!ok) {
-      corrupt.push(object.id);
-      problems.push(`${object.kind} ${object.id} is corrupt or missing`);
-    }
-    onProgress?.(++done, objects.length);
+    onProgress?.(++done, total);
   }
-  const ids = snapshotIds(store);
-  const snapshots: SnapshotReport[] = [];
-  for (const id of ids) snapshots.push(await verifyOne(store, id, trust, seenBlobs));
   const known = new Set(ids);
   const forgotten = new Set(forgottenIds(store));
   await verifyHooks.beforeBranches?.();
@@ -277,7 +362,7 @@ async function verifyEverything(
   }
   return {
     snapshots,
-    objects: { checked: objects.length, corrupt },
+    objects: { checked: listed.length, corrupt },
     branches: branches.length,
     problems,
   };

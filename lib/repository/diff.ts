@@ -14,7 +14,12 @@
 import { modeMatches } from "../workspace/io/mode.ts";
 import { IntegrityError, quote } from "../errors.ts";
 import type { Store } from "./store.ts";
-import type { TreeEntry, TreeManifest } from "../format/tree.ts";
+import {
+  MAX_TREE_ENTRIES,
+  type TreeEntry,
+  type TreeManifest,
+  validateTree,
+} from "../format/tree.ts";
 import { type DirEntry, type DirTree, flatEntry, MAX_TREE_DEPTH } from "../format/dir_tree.ts";
 import { expandDirTree } from "../format/tree_object.ts";
 
@@ -92,6 +97,18 @@ export interface StoredTreeDiff {
   left: TreeManifest;
   /** `b`'s entries at the paths that differ (all of `b` when it is a flat manifest). */
   right: TreeManifest;
+  /** Whether the two trees' skipped records differ (always set by {@linkcode diffStoredTrees}). */
+  skippedChanged?: boolean;
+}
+
+/** Whether two lists of skipped records are the same, records named by `key`. */
+function sameSkipped<T extends { reason: string }>(
+  x: readonly T[],
+  y: readonly T[],
+  key: (record: T) => string,
+): boolean {
+  return x.length === y.length &&
+    x.every((r, i) => key(r) === key(y[i]!) && r.reason === y[i]!.reason);
 }
 
 const NO_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
@@ -106,18 +123,29 @@ const NO_TREE: TreeManifest = { version: 1, entries: [], skipped: [] };
  */
 export function diffStoredTrees(store: Store, a: string | null, b: string | null): StoredTreeDiff {
   if (a !== null && a === b) {
-    return { diff: { added: [], changed: [], removed: [] }, left: NO_TREE, right: NO_TREE };
+    return {
+      diff: { added: [], changed: [], removed: [] },
+      left: NO_TREE,
+      right: NO_TREE,
+      skippedChanged: false,
+    };
   }
   const rootA = a === null ? null : store.getTreeObject(a).tree;
   const rootB = b === null ? null : store.getTreeObject(b).tree;
   if (rootA?.version !== 2 || rootB?.version !== 2) {
     const left = rootA === null ? NO_TREE : store.getTree(a!);
     const right = rootB === null ? NO_TREE : store.getTree(b!);
-    return { diff: diffTrees(left, right), left, right };
+    const skippedChanged = !sameSkipped(
+      left.skipped,
+      right.skipped,
+      (r: { path: string }) => r.path,
+    );
+    return { diff: diffTrees(left, right), left, right, skippedChanged };
   }
   const diff: TreeDiff = { added: [], changed: [], removed: [] };
   const left: TreeEntry[] = [];
   const right: TreeEntry[] = [];
+  let skippedChanged = false;
   const read = (id: string) => store.getTreeObject(id).tree;
   /** Every file and symlink of subtree `id` at `prefix`. */
   const whole = (id: string, prefix: string): TreeEntry[] => {
@@ -125,7 +153,20 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
     if (tree.version !== 2) {
       throw new IntegrityError(`Subtree ${quote(prefix)} is not a version 2 tree`);
     }
-    return expandDirTree(id, tree, read).entries.map((e) => ({
+    if (tree.entries.length === 0 && tree.skipped.length === 0) {
+      throw new IntegrityError(`Subtree ${quote(prefix)} is empty`);
+    }
+    const flat = expandDirTree(id, tree, read);
+    if (flat.skipped.length > 0) skippedChanged = true; // on one side only
+    // The subtree's own expansion bounds its depth from itself; bound it
+    // from the root as Store.getTree does.
+    const depth = prefix.split("/").length;
+    for (const record of [...flat.entries, ...flat.skipped]) {
+      if (depth + record.path.split("/").length - 1 > MAX_TREE_DEPTH) {
+        throw new IntegrityError(`Trees nest directories deeper than ${MAX_TREE_DEPTH}`);
+      }
+    }
+    return flat.entries.map((e) => ({
       ...e,
       path: `${prefix}/${e.path}`,
     }));
@@ -138,6 +179,15 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
       diff.removed.push(e.path);
       left.push(e);
     }
+    bounded(left);
+  };
+  /** A hostile pair of trees must not grow the lists past one manifest's bound. */
+  const bounded = (list: TreeEntry[]) => {
+    if (list.length > MAX_TREE_ENTRIES) {
+      throw new IntegrityError(
+        `Trees ${quote(a)} and ${quote(b)} differ in more than ${MAX_TREE_ENTRIES} entries`,
+      );
+    }
   };
   const onlyRight = (entry: DirEntry, path: string) => {
     const come = entry.type === "tree"
@@ -147,10 +197,14 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
       diff.added.push(e.path);
       right.push(e);
     }
+    bounded(right);
   };
   const walk = (x: DirTree, y: DirTree, prefix: string, depth: number): void => {
     if (depth > MAX_TREE_DEPTH) {
       throw new IntegrityError(`Trees nest directories deeper than ${MAX_TREE_DEPTH}`);
+    }
+    if (!sameSkipped(x.skipped, y.skipped, (r: { name: string }) => r.name)) {
+      skippedChanged = true;
     }
     const theirs = new Map(y.entries.map((e) => [e.name, e]));
     for (const ex of x.entries) {
@@ -165,6 +219,11 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
         const sy = read(ey.tree);
         if (sx.version !== 2 || sy.version !== 2) {
           throw new IntegrityError(`Subtree ${quote(path)} is not a version 2 tree`);
+        }
+        if (
+          sx.entries.length + sx.skipped.length === 0 || sy.entries.length + sy.skipped.length === 0
+        ) {
+          throw new IntegrityError(`Subtree ${quote(path)} is empty`);
         }
         walk(sx, sy, path, depth + 1);
       } else if (ex.type === "tree" || ey.type === "tree") {
@@ -198,5 +257,32 @@ export function diffStoredTrees(store: Store, a: string | null, b: string | null
     diff,
     left: { version: 1, entries: left, skipped: [] },
     right: { version: 1, entries: right, skipped: [] },
+    skippedChanged,
   };
+}
+
+/**
+ * The flat manifest of the stored tree `id`, built from `base` (the verified
+ * flat manifest of the stored tree `baseId`) and the differences between the
+ * two ({@linkcode diffStoredTrees}): the subtrees `id` shares with `baseId`
+ * are not read. Returns what `Store.getTree(id)` returns — the result passes
+ * the same `validateTree` — and reads `id` whole when the skipped records
+ * differ (they are not part of the differences) or either tree is flat.
+ */
+export function expandFrom(
+  store: Store,
+  baseId: string,
+  base: TreeManifest,
+  id: string,
+): TreeManifest {
+  if (id === baseId) return base;
+  const step = diffStoredTrees(store, baseId, id);
+  if (step.skippedChanged !== false) return store.getTree(id);
+  const entries = entryMap(base);
+  for (const path of step.diff.removed) entries.delete(path);
+  for (const entry of step.right.entries) entries.set(entry.path, entry);
+  const sorted = [...entries.values()].sort((x, y) =>
+    x.path < y.path ? -1 : x.path > y.path ? 1 : 0
+  );
+  return validateTree({ version: 1, entries: sorted, skipped: base.skipped });
 }

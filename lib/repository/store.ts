@@ -53,8 +53,18 @@ import {
 import { noteTransient } from "./_reclaim.ts";
 import type { TreeManifest } from "../format/tree.ts";
 import { type DirTree, splitManifest } from "../format/dir_tree.ts";
-import { expandDirTree, MAX_TREE_BYTES, parseTreeObject } from "../format/tree_object.ts";
+import {
+  checkDirTree,
+  type CheckDirTreeOptions,
+  type DirTreeFacts,
+  expandDirTree,
+  MAX_TREE_BYTES,
+  parseTreeObject,
+} from "../format/tree_object.ts";
 import { Chunker } from "../format/fastcdc.ts";
+
+/** Most expanded trees {@linkcode Store.keepingTrees} keeps at once. */
+export const MAX_KEPT_TREES = 4;
 
 /** Blobs up to this size live inside the SQLite index; larger ones are files. */
 export const INLINE_BLOB_MAX: number = 1024 * 1024;
@@ -1074,9 +1084,86 @@ export class Store {
    * a version 2 root expanded through its subtrees ({@linkcode expandDirTree}).
    */
   getTree(id: string): TreeManifest {
+    const kept = this.#keptTrees?.get(id);
+    if (kept !== undefined) return kept;
     const { tree } = this.getTreeObject(id);
-    if (tree.version === 1) return tree;
-    return expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
+    const flat = tree.version === 1
+      ? tree
+      : expandDirTree(id, tree, (sub) => this.getTreeObject(sub).tree);
+    this.keepTree(id, flat);
+    return flat;
+  }
+
+  #keptTrees: Map<string, TreeManifest> | null = null;
+  #keeping = 0;
+
+  /**
+   * Inside {@linkcode Store.keepingTrees}, keeps `tree` as the flat manifest
+   * of tree `id` (a no-op outside it). The caller vouches that `tree` is
+   * what `getTree(id)` returns: it built `tree` from verified objects and it
+   * passed `validateTree`, or `id` is what `putTree(tree)` returned.
+   */
+  keepTree(id: string, tree: TreeManifest): void {
+    if (this.#keptTrees === null || this.#keptTrees.has(id)) return;
+    Object.freeze(tree.entries);
+    Object.freeze(tree.skipped);
+    this.#keptTrees.set(id, Object.freeze(tree));
+    for (const old of this.#keptTrees.keys()) {
+      if (this.#keptTrees.size <= MAX_KEPT_TREES) break;
+      this.#keptTrees.delete(old);
+    }
+  }
+
+  /**
+   * Runs `fn` with the trees {@linkcode Store.getTree} expands kept (the
+   * last {@linkcode MAX_KEPT_TREES}, frozen), so a workspace move that looks
+   * at the baseline, the target and the tree before the move in several
+   * phases reads each once. A tree id names its content, so a kept tree is
+   * what reading it again would return; outside `fn` every call reads and
+   * verifies again.
+   */
+  async keepingTrees<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#keeping++ === 0) this.#keptTrees = new Map();
+    try {
+      return await fn();
+    } finally {
+      if (--this.#keeping === 0) this.#keptTrees = null;
+    }
+  }
+
+  /**
+   * Checks tree `id` as {@linkcode Store.getTree} would (it throws the same
+   * errors) without expanding it, and returns its totals. A version 2 tree
+   * goes through {@linkcode checkDirTree}: with a `memo` shared across calls
+   * each distinct directory is read once and a root already checked is not
+   * read at all, so checking many snapshots costs their distinct trees. A
+   * flat (version 1) manifest is read whole and not kept in `memo`.
+   */
+  checkTree(id: string, options: CheckDirTreeOptions = {}): DirTreeFacts {
+    const known = options.memo?.get(id);
+    if (known !== undefined) return known;
+    const { tree } = this.getTreeObject(id);
+    if (tree.version === 2) {
+      return checkDirTree(id, tree, (sub) => this.getTreeObject(sub).tree, options);
+    }
+    let bytes = 0;
+    let files = 0;
+    for (const entry of tree.entries) {
+      if (entry.type !== "file") continue;
+      files += 1;
+      bytes += entry.size;
+    }
+    return {
+      entries: tree.entries.length,
+      skipped: tree.skipped.length,
+      height: 0,
+      files,
+      bytes,
+      longestPath: 0,
+      longestSkipped: 0,
+      slashSkipped: false,
+      flagged: false,
+    };
   }
 }
 

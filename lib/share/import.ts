@@ -28,6 +28,7 @@ import {
   moveHead,
 } from "../history/timeline.ts";
 import type { TrustPolicy } from "../history/verify.ts";
+import type { DirTreeFacts } from "../format/tree_object.ts";
 import type { BundleVisitor } from "../format/bundle.ts";
 import { fdWriter } from "./publish.ts";
 import { fdReader } from "../format/tar.ts";
@@ -358,9 +359,11 @@ async function importFrom(
       }
       if (report.withWorkspace) {
         // Each root's whole hierarchy obeys the manifest rules (paths, totals)
-        // before anything commits.
+        // before anything commits; a directory shared by several roots is
+        // checked (read) once.
         const roots = new Set(report.envelopes.flatMap((e) => e.body.workspace?.tree ?? []));
-        for (const root of roots) store.getTree(root);
+        const memo = new Map<string, DirTreeFacts>();
+        for (const root of roots) store.checkTree(root, { memo });
       }
     } catch (error) {
       const p = state.pending;

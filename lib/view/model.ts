@@ -51,7 +51,7 @@ import type {
   WorkspaceRef,
 } from "../format/body.ts";
 import { SLICE_FIELDS } from "../format/slices.ts";
-import { diffTrees, entryMap } from "../repository/diff.ts";
+import { diffStoredTrees, diffTrees, entryMap, type StoredTreeDiff } from "../repository/diff.ts";
 import { checkEnvelope, type Envelope } from "../format/envelope.ts";
 import { diffText, type Hunk } from "../history/text_diff.ts";
 import {
@@ -400,6 +400,12 @@ export interface BuildOptions {
 export interface ContentSource {
   /** A tree by id, or null when it is not available. */
   tree(id: string): TreeManifest | null;
+  /**
+   * The differences between trees `a` and `b` read without expanding either
+   * (`diffStoredTrees`: equal subtrees are not read), or null when this
+   * source cannot tell; then both trees are compared whole.
+   */
+  delta?(a: string, b: string): StoredTreeDiff | null;
   /** A blob's verified bytes, or null when not available. */
   blob(id: string): Uint8Array | null;
 }
@@ -507,6 +513,14 @@ export function storeContent(store: Store, notes?: string[], cache?: TreeCache):
         if (!(error instanceof CtxsnapError)) throw error;
         if (!(error instanceof NotFoundError)) notes?.push(`tree ${id}: ${error.message}`);
         return null;
+      }
+    },
+    delta(a, b) {
+      try {
+        return diffStoredTrees(store, a, b);
+      } catch (error) {
+        if (!(error instanceof CtxsnapError)) throw error;
+        return null; // compared whole, where the damage is noted
       }
     },
     blob(id) {
@@ -998,57 +1012,51 @@ async function assemble(
   let omitted = 0;
   let diffInputs = 0;
   let wholeSteps = 0;
-  const snapshots: ViewSnapshot[] = [];
-  for (const input of inputs) {
-    const body = input.envelope?.body ?? null;
-    const treeId = body?.workspace?.tree ?? null;
-    const tree = treeId === null ? EMPTY_TREE : loadTree(treeId);
-    const parent = parentTree(input.row.parent);
-    if (parent !== null && parent.id !== "" && !(parent.id in trees)) {
-      // The parent is outside the view (another scope, or before an import): send its tree whole.
-      trees[parent.id] = encodeTree(parent.tree, null, null, limits);
-    }
-    if (treeId !== null && tree !== null && !(treeId in trees)) {
-      trees[treeId] = encodeTree(
-        tree,
-        parent?.tree ?? null,
-        parent !== null && parent.id !== "" ? parent.id : null,
-        limits,
-        parent !== null && parent.id !== "" ? trees[parent.id] ?? null : null,
-      );
-    }
-    const before = parent?.tree ?? null;
-    let changes: ViewSnapshot["changes"] = null;
-    if (tree !== null && before !== null && body?.workspace) {
-      changes = diffTrees(before, tree);
-      const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
-      if (!live && stepSize > limits.max_diffs_per_step) wholeSteps++;
-      if (!live && stepSize <= limits.max_diffs_per_step) {
-        const left = entryMap(before);
-        const right = entryMap(tree);
-        for (const p of [...changes.added, ...changes.changed, ...changes.removed]) {
-          const a = left.get(p);
-          const b = right.get(p);
-          const oldBlob = a?.type === "file" ? { id: a.blob, size: a.size } : null;
-          const newBlob = b?.type === "file" ? { id: b.blob, size: b.size } : null;
-          if (oldBlob === null && newBlob === null) continue;
-          if (oldBlob?.id === newBlob?.id) continue; // mode change only
-          const key = diffKey(oldBlob?.id ?? null, newBlob?.id ?? null);
-          if (key in diffs) continue;
-          if (budget <= 0) {
-            diffs[key] = emptyDiff("omitted", oldBlob, newBlob);
-            omitted++;
-            continue;
-          }
-          const diff = fileDiff(content, oldBlob, newBlob, limits);
-          budget -= diffBytes(diff);
-          diffs[key] = diff;
-          if (++diffInputs % 64 === 0) await Promise.resolve(); // let a server answer meanwhile
-        }
+  /**
+   * Computes the file diffs of one step (within the budget), each diff key
+   * once; a step changing more than `max_diffs_per_step` files gets none.
+   */
+  const stepDiffs = async (
+    before: TreeManifest,
+    after: TreeManifest,
+    changes: NonNullable<ViewSnapshot["changes"]>,
+  ): Promise<void> => {
+    const stepSize = changes.added.length + changes.changed.length + changes.removed.length;
+    if (live) return;
+    if (stepSize > limits.max_diffs_per_step) wholeSteps++;
+    if (!(stepSize <= limits.max_diffs_per_step)) return;
+    const left = entryMap(before);
+    const right = entryMap(after);
+    for (const p of [...changes.added, ...changes.changed, ...changes.removed]) {
+      const a = left.get(p);
+      const b = right.get(p);
+      const oldBlob = a?.type === "file" ? { id: a.blob, size: a.size } : null;
+      const newBlob = b?.type === "file" ? { id: b.blob, size: b.size } : null;
+      if (oldBlob === null && newBlob === null) continue;
+      if (oldBlob?.id === newBlob?.id) continue; // mode change only
+      const key = diffKey(oldBlob?.id ?? null, newBlob?.id ?? null);
+      if (key in diffs) continue;
+      if (budget <= 0) {
+        diffs[key] = emptyDiff("omitted", oldBlob, newBlob);
+        omitted++;
+        continue;
       }
+      const diff = fileDiff(content, oldBlob, newBlob, limits);
+      budget -= diffBytes(diff);
+      diffs[key] = diff;
+      if (++diffInputs % 64 === 0) await Promise.resolve(); // let a server answer meanwhile
     }
+  };
+  /** The snapshot's entry in the view. */
+  const viewSnapshot = (
+    input: Input,
+    body: SnapshotBody | null,
+    tree: string | null,
+    changes: ViewSnapshot["changes"],
+    parentId: string | null,
+  ): ViewSnapshot => {
     const metadata = body?.facets.metadata ?? {};
-    snapshots.push({
+    return {
       id: input.row.id,
       format: "ctxsnap",
       parent: input.row.parent,
@@ -1068,14 +1076,95 @@ async function assemble(
       slices: body === null ? null : slicesOf(body),
       git: body?.git ?? null,
       workspace: body?.workspace ?? null,
-      tree: treeId !== null && tree !== null ? treeId : null,
+      tree,
       tool: body?.tool ?? null,
       signer: input.signer,
       problems: input.problems,
       changes,
-      parent_tree: changes !== null && parent !== null && parent.id !== "" ? parent.id : null,
+      parent_tree: changes !== null && parentId !== null && parentId !== "" ? parentId : null,
       agent: agentOfBody(metadata),
-    });
+    };
+  };
+  // Entries and skipped records of each tree sent, so that a step can be
+  // sent as a delta without loading its tree.
+  const sizes = new Map<string, { entries: number; skipped: number }>();
+  const sizeOf = (id: string, tree: TreeManifest) =>
+    sizes.set(id, { entries: tree.entries.length, skipped: tree.skipped.length });
+  /**
+   * One step from an emitted parent tree to `treeId` read through the
+   * source's delta (O(changed) trees, the unchanged subtrees never read), or
+   * null when it must be compared whole: no delta, skipped records changed,
+   * or a change large enough that the tree is sent whole.
+   */
+  const deltaStep = (parentId: string, treeId: string) => {
+    const before = sizes.get(parentId);
+    if (content.delta === undefined || before === undefined || !(parentId in trees)) return null;
+    const step = content.delta(parentId, treeId);
+    if (step === null || step.skippedChanged !== false) return null;
+    const { added, changed, removed } = step.diff;
+    const entries = before.entries + added.length - removed.length;
+    if ((added.length + changed.length + removed.length) * 2 >= entries) return null;
+    return { step, size: { entries, skipped: before.skipped } };
+  };
+  const snapshots: ViewSnapshot[] = [];
+  for (const input of inputs) {
+    const body = input.envelope?.body ?? null;
+    const treeId = body?.workspace?.tree ?? null;
+    let parentId = input.row.parent === null ? "" : treeOfId.get(input.row.parent);
+    if (parentId === undefined) parentId = outsideTree(input.row.parent!);
+    const quick = treeId !== null && parentId !== null && parentId !== ""
+      ? deltaStep(parentId, treeId)
+      : null;
+    if (quick !== null && treeId !== null && parentId !== null) {
+      const { step, size } = quick;
+      if (!(treeId in trees)) {
+        const now = entryMap(step.right);
+        trees[treeId] = {
+          base: parentId,
+          set: [...step.diff.added, ...step.diff.changed].sort().map((p) => viewEntry(now.get(p)!)),
+          unset: step.diff.removed,
+          skipped: null,
+          skipped_total: size.skipped,
+        };
+        sizes.set(treeId, size);
+      }
+      const changes = step.diff;
+      await stepDiffs(step.left, step.right, changes);
+      snapshots.push(viewSnapshot(input, body, treeId, changes, parentId));
+      continue;
+    }
+    const tree = treeId === null ? EMPTY_TREE : loadTree(treeId);
+    const parent = parentTree(input.row.parent);
+    if (parent !== null && parent.id !== "" && !(parent.id in trees)) {
+      // The parent is outside the view (another scope, or before an import): send its tree whole.
+      trees[parent.id] = encodeTree(parent.tree, null, null, limits);
+      sizeOf(parent.id, parent.tree);
+    }
+    if (treeId !== null && tree !== null && !(treeId in trees)) {
+      trees[treeId] = encodeTree(
+        tree,
+        parent?.tree ?? null,
+        parent !== null && parent.id !== "" ? parent.id : null,
+        limits,
+        parent !== null && parent.id !== "" ? trees[parent.id] ?? null : null,
+      );
+    }
+    const before = parent?.tree ?? null;
+    let changes: ViewSnapshot["changes"] = null;
+    if (treeId !== null && tree !== null) sizeOf(treeId, tree);
+    if (tree !== null && before !== null && body?.workspace) {
+      changes = diffTrees(before, tree);
+      await stepDiffs(before, tree, changes);
+    }
+    snapshots.push(
+      viewSnapshot(
+        input,
+        body,
+        treeId !== null && tree !== null ? treeId : null,
+        changes,
+        changes !== null && parent !== null ? parent.id : null,
+      ),
+    );
   }
   if (wholeSteps > 0) {
     notes.push(

@@ -154,6 +154,23 @@ for (const [name, vector] of vectors<InvalidVector>("invalid")) {
       assertEquals(treeRows(store), before, "nothing written on refusal");
     });
   });
+
+  Deno.test(`Store.checkTree() refuses a hostile directory tree (${name}) as Store.getTree() does`, async () => {
+    await withStore((store) => {
+      store.transaction("t", () => {
+        for (const object of vector.objects) {
+          const bytes = encoder.encode(object.data);
+          if (object.kind === "blob") store.putBlob(bytes);
+          else store.putTreeBytes(sha256Hex(bytes), bytes);
+        }
+      });
+      // Checked without expanding (verify, import), with and without a memo of what it read.
+      assertThrows(() => store.checkTree(vector.root), CtxsnapError, vector.error);
+      const memo = new Map();
+      assertThrows(() => store.checkTree(vector.root, { memo }), CtxsnapError, vector.error);
+      assertThrows(() => store.checkTree(vector.root, { memo }), CtxsnapError, vector.error);
+    });
+  });
 }
 
 Deno.test("validateDirTree() refuses an entry name that folds to .git or .ctxsnap", () => {

@@ -65,7 +65,7 @@ import { setBaseline } from "../../repository/baseline.ts";
 import type { Operation } from "../../repository/operations.ts";
 import { setCurrentBranch } from "../../repository/session_rows.ts";
 import type { Store } from "../../repository/store.ts";
-import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
+import { type TreeEntry, type TreeManifest, validateTree } from "../../format/tree.ts";
 import type { CaptureResult } from "../capture.ts";
 import type { SnapshotContext } from "../../format/body.ts";
 import type { Signer } from "../../format/envelope.ts";
@@ -290,8 +290,26 @@ function gitBack(store: Store, effects: MoveEffects): void {
   if (effects.git !== null) gitSwitch(store.workspaceRoot, effects.git.back);
 }
 
-/** Runs `spec` through plan, refuse, record, apply and finish (see the module doc). */
-export async function runMove(
+/** Stores a computed target tree and keeps it for the later phases (they read it back). */
+function keptAsPut(store: Store, tree: TreeManifest): string {
+  const id = store.putTree(tree);
+  store.keepTree(id, validateTree(tree));
+  return id;
+}
+
+/**
+ * Runs `spec` through plan, refuse, record, apply and finish (see the module
+ * doc), reading each tree the phases look at once (`Store.keepingTrees`).
+ */
+export function runMove(
+  store: Store,
+  signer: Signer,
+  spec: MoveSpec,
+): Promise<MoveOutcome> {
+  return store.keepingTrees(() => runPhases(store, signer, spec));
+}
+
+async function runPhases(
   store: Store,
   signer: Signer,
   spec: MoveSpec,
@@ -332,7 +350,7 @@ export async function runMove(
       if (plan!.forced.length > 0 && spec.save !== null && out.saved === null) {
         out.saved = await save(store, signer, spec, pre);
       }
-      const treeId = spec.treeId ?? store.putTree(spec.tree!);
+      const treeId = spec.treeId ?? keptAsPut(store, spec.tree!);
       return recordPhase(store, {
         ...startOf(spec, plan, disk),
         pre,

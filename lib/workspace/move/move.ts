@@ -80,10 +80,37 @@ export const EMPTY_TREE: TreeManifest = { version: 1, entries: [], skipped: [] }
 
 /** The baseline's tree, or null when unknown or no longer in the store. */
 export function baselineTree(store: Store): TreeManifest | null {
+  return baseline(store)?.tree ?? null;
+}
+
+/**
+ * The plan's walk of the workspace (nothing stored), made first, and the
+ * baseline: a walk whose root id is the baseline's holds exactly the
+ * baseline and stands in for reading its trees (docs/DESIGN.md §5); any
+ * other walk reads the baseline whole.
+ */
+export function walkWithBaseline(
+  store: Store,
+): { disk: TreeManifest; base: { id: string; tree: TreeManifest } | null } {
+  const walked = captureWorkspace(store, { persist: false });
+  const id = readBaseline(store);
+  if (id !== null && walked.treeId === id && store.hasObject(id)) {
+    store.keepTree(id, {
+      version: 1,
+      entries: [...walked.tree.entries],
+      skipped: [...walked.tree.skipped],
+    });
+    return { disk: walked.tree, base: { id, tree: walked.tree } };
+  }
+  return { disk: walked.tree, base: baseline(store) };
+}
+
+/** The baseline's tree id and tree, or null when unknown or no longer in the store. */
+export function baseline(store: Store): { id: string; tree: TreeManifest } | null {
   const id = readBaseline(store);
   if (id === null) return null;
   try {
-    return store.getTree(id);
+    return { id, tree: store.getTree(id) };
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
@@ -226,7 +253,10 @@ function storedWalk(store: Store, tree: TreeManifest): CaptureResult {
     } else if (entry.type === "symlink") stats.symlinks += 1;
   }
   stats.reused = stats.files;
-  return { treeId: store.putTree(tree), tree, skipped: tree.skipped, stats };
+  const treeId = store.putTree(tree);
+  // The later phases read pre_tree back; kept as a frozen copy (the caller keeps `tree`).
+  store.keepTree(treeId, { version: 1, entries: [...tree.entries], skipped: [...tree.skipped] });
+  return { treeId, tree, skipped: tree.skipped, stats };
 }
 
 /**
@@ -485,7 +515,10 @@ export function treeAfter(store: Store, plan: StoredMovePlan): string {
     if (last !== undefined && entry.path.startsWith(`${last.path}/`)) kept.pop();
     kept.push(entry);
   }
-  return store.putTree({ version: 1, entries: kept, skipped: [] });
+  const after: TreeManifest = { version: 1, entries: kept, skipped: [] };
+  const id = store.putTree(after);
+  store.keepTree(id, after); // finish reads it back (recordedTree)
+  return id;
 }
 
 /**

@@ -59,7 +59,9 @@ import {
   sessionChange,
 } from "../../history/session_state.ts";
 import { getBranch, readEnvelope, selection } from "../../history/timeline.ts";
-import { baselineTree } from "./move.ts";
+import { baseline } from "./move.ts";
+import { expandFrom } from "../../repository/diff.ts";
+import { readBaseline } from "../../repository/baseline.ts";
 import {
   type MoveSpec,
   RestoreConflictError,
@@ -159,26 +161,46 @@ export interface Refusal {
   hint: string | null;
 }
 
-/** The workspace tree a snapshot recorded, or null when it recorded none or it is not here. */
-export function workspaceTree(store: Store, envelope: Envelope): TreeManifest | null {
+/**
+ * The workspace tree a snapshot recorded, or null when it recorded none or it
+ * is not here. Given the workspace baseline (its id and verified tree), it is
+ * built from the baseline and the stored differences (`expandFrom`): the
+ * subtrees it shares with the baseline are not read (and the result is kept
+ * for the move's later phases, `Store.keepTree`).
+ */
+export function workspaceTree(
+  store: Store,
+  envelope: Envelope,
+  base: { id: string; tree: TreeManifest } | null = null,
+): TreeManifest | null {
   const ref = envelope.body.workspace;
   if (ref === null) return null;
   try {
-    return store.getTree(ref.tree);
+    if (base === null) return store.getTree(ref.tree);
+    const tree = expandFrom(store, base.id, base.tree, ref.tree);
+    store.keepTree(ref.tree, tree);
+    return tree;
   } catch (error) {
     if (error instanceof NotFoundError) return null;
     throw error;
   }
 }
 
-/** The snapshot's tree, refusing one without workspace or whose content is not in this store. */
-export function requireContent(store: Store, envelope: Envelope): TreeManifest {
+/**
+ * The snapshot's tree, refusing one without workspace or whose content is
+ * not in this store; read against `base` as {@linkcode workspaceTree} does.
+ */
+export function requireContent(
+  store: Store,
+  envelope: Envelope,
+  base: { id: string; tree: TreeManifest } | null = null,
+): TreeManifest {
   if (envelope.body.workspace === null) {
     throw new UsageError(`Snapshot ${envelope.id.slice(0, 12)} recorded no workspace`, {
       hint: "restore only its session state with --session-state",
     });
   }
-  const tree = workspaceTree(store, envelope);
+  const tree = workspaceTree(store, envelope, base);
   if (tree === null) {
     throw new NotFoundError(
       `Snapshot ${envelope.id.slice(0, 12)} has no workspace content in this store (tree ${
@@ -210,12 +232,25 @@ function refuse(plan: MovePlan, what: string): void {
   }
 }
 
-/** Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. */
-export async function restoreSnapshot(
+/**
+ * Plans and (unless `dryRun`) applies a restore of snapshot `targetId`. Each
+ * tree it looks at (the target, the baseline, the tree before the move) is
+ * read once (`Store.keepingTrees`).
+ */
+export function restoreSnapshot(
   store: Store,
   signer: Signer,
   targetId: string,
   options: RestoreOptions = {},
+): Promise<RestoreResult> {
+  return store.keepingTrees(() => restoreWith(store, signer, targetId, options));
+}
+
+async function restoreWith(
+  store: Store,
+  signer: Signer,
+  targetId: string,
+  options: RestoreOptions,
 ): Promise<RestoreResult> {
   // 1. resolve
   const sel = selection(store, options.sessionName, options.branch);
@@ -258,7 +293,40 @@ export async function restoreSnapshot(
     });
     result.preRestore = pre.id;
   };
-  const targetTree = doWorkspace ? requireContent(store, envelope) : null;
+  // The workspace as it is now (nothing stored), walked at most once before the plan.
+  let disk: TreeManifest | null = null;
+  let diskId: string | null = null;
+  const diskTree = (): TreeManifest => {
+    if (disk === null) {
+      const walked = captureWorkspace(store, { persist: false });
+      disk = walked.tree;
+      diskId = walked.treeId;
+    }
+    return disk;
+  };
+  // The baseline first: the target is read as its differences from it. A
+  // disk whose root id is the baseline's holds exactly the baseline, so its
+  // walk (the plan's, made first) stands in for reading the baseline's trees.
+  // With --git the plan walks after the checkout instead.
+  const baselineId = readBaseline(store);
+  let baselineNow: { id: string; tree: TreeManifest } | null = null;
+  if (
+    doWorkspace && !options.git && baselineId !== null && store.hasObject(baselineId) &&
+    envelope.body.workspace !== null && store.hasObject(envelope.body.workspace.tree)
+  ) {
+    const walked = diskTree();
+    if (diskId === baselineId) {
+      baselineNow = { id: baselineId, tree: walked };
+      store.keepTree(baselineId, {
+        version: 1,
+        entries: [...walked.entries],
+        skipped: [...walked.skipped],
+      });
+    }
+  }
+  baselineNow ??= baseline(store);
+  const base = baselineNow?.tree ?? null;
+  const targetTree = doWorkspace ? requireContent(store, envelope, baselineNow) : null;
   if (targetTree !== null) {
     result.notCaptured = targetTree.skipped.filter((s) => s.reason !== "reserved");
     // Before anything changes (git included): never a path in the store's own location.
@@ -269,9 +337,6 @@ export async function restoreSnapshot(
     if (!result.dryRun) throw error;
     result.wouldRefuse.push({ reason, message: error.message, hint: error.hint ?? null });
   };
-  // The workspace as it is now (nothing stored), walked at most once before the plan.
-  let disk: TreeManifest | null = null;
-  const diskTree = (): TreeManifest => disk ??= captureWorkspace(store, { persist: false }).tree;
   const anchor = envelope.body.git;
   /** Where HEAD is against the anchor; the capture it may need is the plan's when there is one. */
   const readGitState = () =>
@@ -311,7 +376,6 @@ export async function restoreSnapshot(
     }
     gitCommit = anchor.commit;
   }
-  const base = baselineTree(store);
 
   // git (before the engine: the checkout, after refusing changes git would not protect)
   let gitBack: string | null = null;

@@ -53,6 +53,7 @@ import { checkName, getBranch, readEnvelope, selection } from "../../history/tim
 import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
 import { requireContent } from "./restore.ts";
+import { walkWithBaseline } from "./move.ts";
 
 /** Options of {@linkcode switchTo}. */
 export interface SwitchOptions {
@@ -91,11 +92,22 @@ export interface SwitchResult {
 }
 
 /** Switches the session to branch `name`, moving the workspace to its head (see the module doc). */
-export async function switchTo(
+export function switchTo(
   store: Store,
   signer: Signer,
   name: string,
   options: SwitchOptions = {},
+): Promise<SwitchResult> {
+  // Each tree the move looks at is read once; the head's as its differences
+  // from the baseline (`requireContent`).
+  return store.keepingTrees(() => switchWith(store, signer, name, options));
+}
+
+async function switchWith(
+  store: Store,
+  signer: Signer,
+  name: string,
+  options: SwitchOptions,
 ): Promise<SwitchResult> {
   const sel = selection(store, options.sessionName);
   const branch = checkName(name, "branch");
@@ -120,8 +132,12 @@ export async function switchTo(
     preSwitch: null,
   };
   let target: TreeManifest | null = null;
+  // The plan's walk, made first: it may stand in for the baseline.
+  let disk: TreeManifest | undefined;
+  let base: { id: string; tree: TreeManifest } | null = null;
   if (!options.pointerOnly && head !== null && head.body.workspace !== null) {
-    target = requireContent(store, head);
+    ({ disk, base } = walkWithBaseline(store));
+    target = requireContent(store, head, base);
   }
   if (target === null) {
     if (result.dryRun) return result;
@@ -151,6 +167,8 @@ export async function switchTo(
     target: row.head,
     tree: target,
     treeId: head!.body.workspace!.tree,
+    base: base?.tree ?? null,
+    disk,
     overwrite: options.force ? "local" : "none",
     setsBaseline: true,
     effects: { session: null, currentBranch: branch, view: null, recordAs: null, git: null },

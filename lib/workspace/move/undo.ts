@@ -55,7 +55,7 @@ import {
 import { isObjectId, switchFrom } from "../../integrations/git/git.ts";
 import type { Store } from "../../repository/store.ts";
 import type { TreeEntry, TreeManifest } from "../../format/tree.ts";
-import { entryMap, sameEntry } from "../../repository/diff.ts";
+import { diffStoredTrees, entryMap } from "../../repository/diff.ts";
 import type { Signer } from "../../format/envelope.ts";
 import {
   applyView,
@@ -65,7 +65,7 @@ import {
   viewMismatches,
 } from "../../history/oplog.ts";
 import { currentSelection, getSnapshotRow } from "../../history/timeline.ts";
-import { baselineTree, EMPTY_TREE } from "./move.ts";
+import { EMPTY_TREE, walkWithBaseline } from "./move.ts";
 import { runMove } from "./engine.ts";
 import type { MovePlan } from "../plan.ts";
 
@@ -158,7 +158,7 @@ export function undo(
   signer: Signer,
   options: RevertOptions = {},
 ): Promise<RevertResult> {
-  return revert(store, signer, "undo", options);
+  return store.keepingTrees(() => revert(store, signer, "undo", options));
 }
 
 /** Re-applies the operation the last `undo` reverted. */
@@ -167,7 +167,7 @@ export function redo(
   signer: Signer,
   options: RevertOptions = {},
 ): Promise<RevertResult> {
-  return revert(store, signer, "redo", options);
+  return store.keepingTrees(() => revert(store, signer, "redo", options));
 }
 
 function sessionsOf(record: UndoRecord): string[] {
@@ -176,7 +176,12 @@ function sessionsOf(record: UndoRecord): string[] {
   ];
 }
 
-/** The tree to move to: the baseline, with only the paths the operation changed set to `side`. */
+/**
+ * The tree to move to: the baseline, with only the paths the operation
+ * changed set to `side`. The two sides are compared as stored trees
+ * (`diffStoredTrees`): the subtrees they share are not read, so undoing a
+ * one-file change reads the trees on that file's path.
+ */
 function revertTarget(
   store: Store,
   record: UndoRecord,
@@ -184,12 +189,12 @@ function revertTarget(
   base: TreeManifest | null,
 ): TreeManifest {
   const files = record.files!;
-  const want = entryMap(store.getTree(files[side]));
-  const other = entryMap(store.getTree(files[side === "before" ? "after" : "before"]));
+  const step = diffStoredTrees(store, files[side === "before" ? "after" : "before"], files[side]);
+  // `side`'s entries at the paths where the two sides differ.
+  const want = entryMap(step.right);
   const out = new Map<string, TreeEntry>(entryMap(base ?? EMPTY_TREE));
-  for (const path of new Set([...want.keys(), ...other.keys()])) {
+  for (const path of [...step.diff.added, ...step.diff.changed, ...step.diff.removed]) {
     const w = want.get(path);
-    if (sameEntry(w, other.get(path))) continue;
     if (w === undefined) out.delete(path);
     else out.set(path, w);
   }
@@ -277,7 +282,9 @@ async function revert(
     return result;
   }
 
-  const base = baselineTree(store);
+  // The plan's walk, made first: it may stand in for the baseline.
+  const walked = walkWithBaseline(store);
+  const base = walked.base?.tree ?? null;
   const target = revertTarget(store, record, to, base);
   const id = newOperationId();
   const outcome = await runMove(store, signer, {
@@ -292,6 +299,7 @@ async function revert(
     tree: target,
     treeId: null,
     base,
+    disk: walked.disk,
     overwrite: options.force ? "conflicts" : "none",
     setsBaseline: false, // the record's side sets the baseline
     effects: {
