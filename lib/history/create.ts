@@ -302,8 +302,14 @@ export interface BodyInput {
   source: { kind: string; id: string } | null;
   /** The git anchor, or null. */
   git: GitAnchor | null;
-  /** The workspace tree recorded (its id and manifest), or null. */
-  workspace: { treeId: string; tree: TreeManifest } | null;
+  /**
+   * The workspace tree recorded (its id and manifest, or its id and the
+   * capture's counts, which never build a flat manifest), or null.
+   */
+  workspace:
+    | { treeId: string; tree: TreeManifest }
+    | { treeId: string; files: number; bytes: number; skipped: number }
+    | null;
   /** The live session state. */
   live: SnapshotContext;
   /** Context, cursors and facets overriding `live`. */
@@ -352,7 +358,14 @@ export function snapshotBody(input: BodyInput): SnapshotBody {
     git: input.git,
     workspace: input.workspace === null
       ? null
-      : workspaceRef(input.workspace.treeId, input.workspace.tree),
+      : "tree" in input.workspace
+      ? workspaceRef(input.workspace.treeId, input.workspace.tree)
+      : {
+        tree: input.workspace.treeId,
+        files: input.workspace.files,
+        bytes: input.workspace.bytes,
+        skipped: input.workspace.skipped,
+      },
     context,
     cursors,
     facets,
@@ -448,7 +461,14 @@ export async function createSnapshot(
       reason: options.reason ?? "",
       source: options.source ?? null,
       git,
-      workspace: capture === null ? null : { treeId: capture.treeId, tree: capture.tree },
+      // The capture's counts, not its flat manifest: a watch process's
+      // capture builds that only when read (O(files) per checkpoint).
+      workspace: capture === null ? null : {
+        treeId: capture.treeId,
+        files: capture.stats.files,
+        bytes: capture.stats.bytes,
+        skipped: capture.skipped.length,
+      },
       live: readSessionState(store, sel.session),
       context: options.context ?? null,
       ...(options.metadata ? { metadata: options.metadata } : {}),

@@ -76,7 +76,12 @@ function compare(
     );
   }
   assertEquals(next.treeId, full.treeId, what);
+  // The flat manifest rebuilt from the interned model: same entries, same order.
+  assertEquals(next.tree, full.tree, `${what}: flat manifest`);
+  assertEquals(next.skipped, full.skipped, `${what}: skipped records`);
   assertEquals(next.stats.files, full.stats.files, `${what}: files`);
+  assertEquals(next.stats.bytes, full.stats.bytes, `${what}: bytes`);
+  assertEquals(next.stats.symlinks, full.stats.symlinks, `${what}: symlinks`);
   assertEquals(next.stats.skipped, full.stats.skipped, `${what}: skipped`);
   // The stored manifest is readable and is the same tree.
   assertEquals(store.getTree(next.treeId), full.tree, `${what}: stored manifest`);
@@ -185,7 +190,28 @@ Deno.test({
 // ---------------------------------------------------------------------------
 // property test
 
-const NAMES = ["a", "b", "c.txt", "d.md", "a-b", "a.b", "x y", ".env", "k.pem", "node_modules"];
+// Names that sort around `a/…` ("a-b", "a.b", "a0"), differ only in case
+// ("A"), or are not ASCII (composed and decomposed "é", CJK, an emoji: a
+// surrogate pair, whose UTF-16 order differs from its code point order).
+const NAMES = [
+  "a",
+  "b",
+  "c.txt",
+  "d.md",
+  "a-b",
+  "a.b",
+  "a0",
+  "A",
+  "x y",
+  ".env",
+  "k.pem",
+  "node_modules",
+  "\u00e9",
+  "e\u0301",
+  "\u65e5\u672c",
+  "\u{1f600}",
+  "\uff61",
+];
 
 type Op = (ws: string, rand: () => number) => void;
 
