@@ -83,6 +83,13 @@ export function readStatCache(store: Store): Map<string, StatCacheRow> {
   return rows;
 }
 
+/** The row of `path`, or undefined (one indexed read). */
+export function readStatCacheRow(store: Store, path: string): StatCacheRow | undefined {
+  return store.stmt("SELECT * FROM stat_cache WHERE path = ?").get(path) as
+    | StatCacheRow
+    | undefined;
+}
+
 /** The paths that have a row. */
 export function statCachePaths(store: Store): string[] {
   const rows = store.stmt("SELECT path FROM stat_cache").all() as { path: string }[];

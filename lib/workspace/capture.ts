@@ -44,6 +44,7 @@ import { readAllowSecrets } from "../repository/allow_secrets.ts";
 import {
   deleteStatCacheRow,
   readStatCache,
+  readStatCacheRow,
   statCachePaths,
   upsertStatCacheRow,
 } from "../repository/stat_cache.ts";
@@ -231,8 +232,12 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
   };
 }
 
-/** How an {@linkcode ItemCapture} uses the stat cache. */
-export type StatCacheUse = "use" | "write" | "none";
+/**
+ * How an {@linkcode ItemCapture} uses the stat cache: `use` reads every row
+ * at the start, `lookup` reads each file's row when it is met (a long-lived
+ * process's walk: no map of every row), `write` only updates rows.
+ */
+export type StatCacheUse = "use" | "lookup" | "write" | "none";
 
 /**
  * Turns the items of a walk into manifest entries and skipped records: a
@@ -253,6 +258,8 @@ export class ItemCapture {
   /** Paths of the files recorded. */
   readonly seen: Set<string> = new Set();
   private readonly cache = new Map<string, CacheRow>();
+  /** Rows are read one by one (`lookup`), not all at once into `cache`. */
+  private readonly lookup: boolean;
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
@@ -274,8 +281,9 @@ export class ItemCapture {
     // Rows written under other secret rules (or with no content scan) are not
     // trusted: those files are read and scanned again.
     this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
-    this.writeCache = options.persist && options.cache !== "none" &&
-      (options.cache === "use" || this.rulesMatch);
+    const reads = options.cache === "use" || options.cache === "lookup";
+    this.writeCache = options.persist && options.cache !== "none" && (reads || this.rulesMatch);
+    this.lookup = options.cache === "lookup" && this.rulesMatch;
     if (options.cache === "use" && this.rulesMatch) {
       for (const [path, row] of readStatCache(store)) this.cache.set(path, row);
     }
@@ -294,7 +302,9 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
-    const cached = this.cache.get(item.path);
+    const cached = this.lookup
+      ? readStatCacheRow(this.store, item.path)
+      : this.cache.get(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
     let size: number;
@@ -341,7 +351,7 @@ export class ItemCapture {
     if (!this.writeCache) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
-      for (const cachedPath of this.cache.keys()) {
+      for (const cachedPath of this.lookup ? statCachePaths(this.store) : this.cache.keys()) {
         if (!this.seen.has(cachedPath)) remove(cachedPath);
       }
       return;

@@ -309,7 +309,9 @@ export class IncrementalCapture {
     // The nodes that became keys, linked into their directories' trees once
     // every directory is known.
     const keys: number[] = [];
-    const items = new ItemCapture(this.store, plan, { persist: true, cache: "use" });
+    // Rows read one by one: a map of every row would be the largest thing
+    // this process ever holds, and the heap keeps what it once grew to.
+    const items = new ItemCapture(this.store, plan, { persist: true, cache: "lookup" });
     try {
       for (
         const item of walkWorkspace(plan.root, {
