@@ -42,7 +42,7 @@ import * as fs from "node:fs";
 import { type DirtySet, WorkspaceWatcher } from "./io/fs_events.ts";
 import { IGNORE_FILE_NAMES, type IgnoreStack } from "./io/ignore.ts";
 import { type WalkItem, walkWorkspace } from "./io/walk.ts";
-import { lstat } from "../runtime.ts";
+import { collectGarbage, lstat } from "../runtime.ts";
 import { countOperations } from "../repository/operations.ts";
 import {
   type CaptureOptions,
@@ -351,7 +351,11 @@ export class IncrementalCapture {
     this.gcMark = gcMark;
     this.built = true;
     this.changed = true;
-    return this.result(items.stats.hashed);
+    const result = this.result(items.stats.hashed);
+    // The walk's garbage (stat objects, read buffers, entries) goes now, not
+    // whenever the next allocations would have triggered a collection.
+    collectGarbage();
+    return result;
   }
 
   /** A reason not to trust events for the filesystem holding `dir`, or null. */
