@@ -8,6 +8,13 @@
  * directory's rules) and the same {@linkcode ItemCapture} classify and read
  * every path.
  *
+ * The model is compact (a watch process holds it for hours): paths are
+ * interned in a {@linkcode PathTable} (a node per path: its parent's number
+ * and its last segment), and what is recorded of a file (size, mode, device,
+ * inode, blob id as 32 bytes) lives in that table's typed arrays, so a file
+ * costs a few dozen bytes plus its name. Rows of the stat cache are read one
+ * by one at the first walk, never all at once.
+ *
  * It falls back to a full walk at the first capture, when events overflowed
  * or could not be watched, when an ignore file at the root changed, when the
  * capture options or the store's garbage collection changed what it may
