@@ -132,9 +132,14 @@ export class PathTable {
     if (found !== undefined || !create) return found ?? NONE;
     if (kids === undefined) this.kids[dir] = kids = new Map();
     const node = this.allocate();
+    // A name sliced from a whole path keeps that path alive in V8 and
+    // JavaScriptCore (from 13 characters on in V8): keep a copy of its own.
+    // (A name with a lone surrogate does not survive UTF-8: it keeps the slice.)
+    const copy = name.length > 12 ? UTF8_DECODER.decode(UTF8_ENCODER.encode(name)) : name;
+    const own = copy === name ? copy : name;
     this.parent[node] = dir;
-    this.names[node] = name;
-    kids.set(name, node);
+    this.names[node] = own;
+    kids.set(own, node);
     return node;
   }
 
@@ -306,6 +311,9 @@ export class PathTable {
     }
   }
 }
+
+const UTF8_ENCODER = new TextEncoder();
+const UTF8_DECODER = new TextDecoder();
 
 const BYTE_HEX: readonly string[] = Array.from(
   { length: 256 },

@@ -26,6 +26,8 @@ const AWKWARD = [
   "x y/ z ",
   "dir/.hidden",
   "dir/..dots",
+  "a name longer than twelve characters.txt",
+  "d/lone \ud800 surrogate in a long name",
 ];
 
 function visited(table: PathTable): string[] {
