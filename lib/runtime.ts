@@ -107,6 +107,23 @@ export function args(): string[] {
   return nodeProcess().argv.slice(2);
 }
 
+/**
+ * Asks for a full garbage collection where the runtime offers one to scripts
+ * (Bun's `Bun.gc`; Deno's and Node's `gc` only when started with
+ * `--expose-gc`), after a burst of short-lived allocations (a watch
+ * process's first walk) so the heap stops growing from there.
+ */
+export function collectGarbage(): void {
+  // deno-lint-ignore no-explicit-any
+  const g = globalThis as any;
+  try {
+    if (typeof g.Bun?.gc === "function") g.Bun.gc(true);
+    else if (typeof g.gc === "function") g.gc();
+  } catch {
+    // A hint only.
+  }
+}
+
 /** Names the runtime executing this code, e.g. `deno 2.9.6`, `bun 1.4.4` or `node v26.10.0`. */
 export function runtimeName(): string {
   // deno-lint-ignore no-explicit-any

@@ -64,9 +64,21 @@ export interface StatFields {
 /** Every row, by path (one call into SQLite, not one a row). */
 export function readStatCache(store: Store): Map<string, StatCacheRow> {
   const rows = new Map<string, StatCacheRow>();
-  for (const row of store.stmt("SELECT * FROM stat_cache").all()) {
+  for (const row of store.stmt("SELECT * FROM stat_cache").iterate()) {
     const r = row as unknown as StatCacheRow;
-    rows.set(r.path, r);
+    // A fixed-shape copy: the driver's row objects are dictionaries, several
+    // times the size, and a watch process reads every row at its first walk.
+    rows.set(r.path, {
+      path: r.path,
+      size: r.size,
+      mtime_ms: r.mtime_ms,
+      ctime_ms: r.ctime_ms,
+      ino: r.ino,
+      dev: r.dev,
+      mode: r.mode,
+      blob: r.blob,
+      stamp_ms: r.stamp_ms,
+    });
   }
   return rows;
 }
@@ -205,6 +217,13 @@ export function readStatCacheTable(store: Store): StatCacheTable {
     r.blob,
   ]);
   return StatCacheTable.fromArrays(rows);
+}
+
+/** The row of `path`, or undefined (one indexed read). */
+export function readStatCacheRow(store: Store, path: string): StatCacheRow | undefined {
+  return store.stmt("SELECT * FROM stat_cache WHERE path = ?").get(path) as
+    | StatCacheRow
+    | undefined;
 }
 
 /** The paths that have a row. */

@@ -43,6 +43,7 @@ import { SECRET_RULES_VERSION, SecretScanner } from "./io/secret_scan.ts";
 import { readAllowSecrets } from "../repository/allow_secrets.ts";
 import {
   deleteStatCacheRow,
+  readStatCacheRow,
   readStatCacheTable,
   statCachePaths,
   StatCacheTable,
@@ -135,6 +136,22 @@ function cacheHit(cache: StatCacheTable, row: number, stat: StatInfo, margin: nu
     stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= stamp;
 }
 
+/** A table of `path`'s stat-cache row alone (one indexed read), or an empty one. */
+function oneRowTable(store: Store, path: string): StatCacheTable {
+  const r = readStatCacheRow(store, path);
+  return r === undefined ? StatCacheTable.empty() : StatCacheTable.fromArrays([[
+    r.path,
+    r.size,
+    r.mtime_ms,
+    r.ctime_ms,
+    r.ino,
+    r.dev,
+    r.mode,
+    r.stamp_ms,
+    r.blob,
+  ]]);
+}
+
 /**
  * The filesystem's notion of "now": the mtime of a new file created in the
  * store's `tmp/` (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing already there,
@@ -221,8 +238,12 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
   };
 }
 
-/** How an {@linkcode ItemCapture} uses the stat cache. */
-export type StatCacheUse = "use" | "write" | "none";
+/**
+ * How an {@linkcode ItemCapture} uses the stat cache: `use` reads every row
+ * at the start, `lookup` reads each file's row when it is met (a long-lived
+ * process's walk: no map of every row), `write` only updates rows.
+ */
+export type StatCacheUse = "use" | "lookup" | "write" | "none";
 
 /**
  * Turns the items of a walk into manifest entries and skipped records: a
@@ -242,11 +263,16 @@ export class ItemCapture {
   };
   /**
    * The stat cache as read (compact: no object per row), and which of its
-   * rows a recorded file kept.
+   * rows a recorded file kept; empty when rows are read one by one (`lookup`).
    */
   private readonly cache: StatCacheTable;
   private readonly kept: Uint8Array;
-  /** Paths recorded, kept only when {@linkcode pruneCache} will need them (other rules). */
+  /** Rows are read one by one (`lookup`), not all at once into `cache`. */
+  private readonly lookup: boolean;
+  /**
+   * Paths recorded, kept only when {@linkcode pruneCache} will need them
+   * (other rules, or rows read one by one).
+   */
   private readonly recorded: Set<string> | null;
   private readonly persist: boolean;
   private readonly writeCache: boolean;
@@ -269,13 +295,14 @@ export class ItemCapture {
     // Rows written under other secret rules (or with no content scan) are not
     // trusted: those files are read and scanned again.
     this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
-    this.writeCache = options.persist && options.cache !== "none" &&
-      (options.cache === "use" || this.rulesMatch);
+    const reads = options.cache === "use" || options.cache === "lookup";
+    this.writeCache = options.persist && options.cache !== "none" && (reads || this.rulesMatch);
+    this.lookup = options.cache === "lookup" && this.rulesMatch;
     this.cache = options.cache === "use" && this.rulesMatch
       ? readStatCacheTable(store)
       : StatCacheTable.empty();
     this.kept = new Uint8Array(this.cache.size);
-    this.recorded = this.writeCache && !this.rulesMatch ? new Set() : null;
+    this.recorded = this.writeCache && (!this.rulesMatch || this.lookup) ? new Set() : null;
     this.stamp = options.persist ? filesystemNow(store) : 0;
     // The stamp is read from the store's filesystem. When the workspace lives on
     // another one (clock skew, 2 s FAT timestamps), widen the racy window.
@@ -291,7 +318,7 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
-    const cache = this.cache;
+    const cache = this.lookup ? oneRowTable(this.store, item.path) : this.cache;
     const row = cache.row(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
@@ -325,7 +352,7 @@ export class ItemCapture {
         upsertStatCacheRow(this.store, item.path, read.stat, blob, this.stamp);
       }
     }
-    if (row >= 0) this.kept[row] = 1;
+    if (row >= 0 && !this.lookup) this.kept[row] = 1;
     this.recorded?.add(item.path);
     stats.files += 1;
     stats.bytes += size;
@@ -340,8 +367,11 @@ export class ItemCapture {
     if (!this.writeCache) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
-      for (const cachedPath of this.cache.paths()) {
-        if (this.kept[this.cache.row(cachedPath)] !== 1) remove(cachedPath);
+      for (const cachedPath of this.lookup ? statCachePaths(this.store) : this.cache.paths()) {
+        const kept = this.lookup
+          ? this.recorded!.has(cachedPath)
+          : this.kept[this.cache.row(cachedPath)] === 1;
+        if (!kept) remove(cachedPath);
       }
       return;
     }

@@ -8,6 +8,13 @@
  * directory's rules) and the same {@linkcode ItemCapture} classify and read
  * every path.
  *
+ * The model is compact (a watch process holds it for hours): paths are
+ * interned in a {@linkcode PathTable} (a node per path: its parent's number
+ * and its last segment), and what is recorded of a file (size, mode, device,
+ * inode, blob id as 32 bytes) lives in that table's typed arrays, so a file
+ * costs a few dozen bytes plus its name. Rows of the stat cache are read one
+ * by one at the first walk, never all at once.
+ *
  * It falls back to a full walk at the first capture, when events overflowed
  * or could not be watched, when an ignore file at the root changed, when the
  * capture options or the store's garbage collection changed what it may
@@ -42,7 +49,7 @@ import * as fs from "node:fs";
 import { type DirtySet, WorkspaceWatcher } from "./io/fs_events.ts";
 import { IGNORE_FILE_NAMES, type IgnoreStack } from "./io/ignore.ts";
 import { type WalkItem, walkWorkspace } from "./io/walk.ts";
-import { lstat } from "../runtime.ts";
+import { collectGarbage, lstat } from "../runtime.ts";
 import { countOperations } from "../repository/operations.ts";
 import {
   type CaptureOptions,
@@ -56,18 +63,15 @@ import {
 import type { Store } from "../repository/store.ts";
 import {
   compareSkipped,
+  MAX_TREE_ENTRIES,
+  MAX_TREE_SKIPPED,
   type SkippedEntry,
   type TreeEntry,
   type TreeManifest,
   validateTree,
 } from "../format/tree.ts";
-import {
-  type DirEntry,
-  dirObject,
-  type DirSkipped,
-  entryNameProblem,
-  splitManifest,
-} from "../format/dir_tree.ts";
+import { type DirEntry, dirObject, type DirSkipped, entryNameProblem } from "../format/dir_tree.ts";
+import { NONE, PathTable, ROOT } from "./_path_table.ts";
 
 /** How an {@linkcode IncrementalCapture} has been working. */
 export interface IncrementalStatus {
@@ -94,6 +98,19 @@ interface DirNode {
   uid: number;
   gid: number;
 }
+
+/** A file entry (size, mode and blob in the table's columns). */
+const FILE = 1;
+/** A symlink entry (its target in `targets`). */
+const SYMLINK = 2;
+/** A directory the walk descended into (in `dirs`). */
+const DIR = 4;
+/** Skipped records (their reasons in `skips`). */
+const SKIP = 8;
+/** A regular file whose device and inode are in the table's columns. */
+const INODE = 16;
+/** What makes a node a key: something of it is recorded. */
+const KEY = FILE | SYMLINK | DIR | SKIP;
 
 /** Filesystems whose changes made elsewhere raise no local inotify event. */
 const REMOTE_FILESYSTEMS: ReadonlySet<number> = new Set([
@@ -122,42 +139,32 @@ function baseOf(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
-/** Index of the first key ≥ `key` in sorted `keys`. */
-function lowerBound(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 class NeedsFullWalk extends Error {}
 
 /** Captures a workspace again and again, re-examining only what changed. */
 export class IncrementalCapture {
-  /** Sorted paths that hold an entry, skipped records or a directory (not the root). */
-  private keys: string[] = [];
-  private readonly entries = new Map<string, TreeEntry>();
-  /** The keys each directory's tree holds, by the directory's path (`""` the root). */
-  private readonly children = new Map<string, Set<string>>();
+  /**
+   * Every path the model knows (entries, skipped records, directories, and
+   * the directories above them), interned: see `_path_table.ts`.
+   */
+  private readonly table = new PathTable();
+  /** Symlink targets by node. */
+  private readonly targets = new Map<number, string>();
   /** The stored tree of each directory, null for one that holds nothing (not recorded). */
-  private readonly dirIds = new Map<string, string | null>();
+  private readonly dirIds = new Map<number, string | null>();
   /** Directories whose tree must be built again (every ancestor of one is in it too). */
-  private readonly dirtyDirs = new Set<string>();
+  private readonly dirtyDirs = new Set<number>();
   /** Bumped whenever the model changes: a result's flat manifest is built from this model. */
   private generation = 0;
-  private readonly skips = new Map<string, string[]>();
-  private readonly dirs = new Map<string, DirNode>();
-  private readonly multiLinked = new Set<string>();
-  /** Paths recorded by the capture under way. */
-  private readonly recorded = new Set<string>();
+  /** The reasons of each node's skipped records, sorted. */
+  private readonly skips = new Map<number, string[]>();
+  private readonly dirs = new Map<number, DirNode>();
+  private readonly multiLinked = new Set<number>();
+  /** Files recorded with more than one link since the links were last looked up. */
+  private readonly linkedNow = new Set<number>();
+  /** Nodes recorded by the capture under way (an incremental one), else null. */
+  private recorded: Set<number> | null = null;
   private unpacked: string[] = [];
-  /** The inode (`dev:ino`) of each file entry, and the entries of each inode. */
-  private readonly inodeOf = new Map<string, string>();
-  private readonly pathsOf = new Map<string, Set<string>>();
   private readonly devices = new Set<number>();
   private totals = { files: 0, symlinks: 0, bytes: 0, skipped: 0 };
   private plan: CapturePlan | null = null;
@@ -198,6 +205,11 @@ export class IncrementalCapture {
       watched: this.watcher?.size ?? 0,
       ...this.counters,
     };
+  }
+
+  /** How many paths the model holds (interned nodes, the root and the directories above records included). */
+  get paths(): number {
+    return this.table.count;
   }
 
   /**
@@ -247,6 +259,7 @@ export class IncrementalCapture {
       if (!(error instanceof NeedsFullWalk) && !isWalkFailure(error)) throw error;
       fullWalk = true;
     } finally {
+      this.recorded = null;
       items.close();
     }
     if (fullWalk) return this.rebuild(plan, gcMark);
@@ -254,7 +267,7 @@ export class IncrementalCapture {
       this.stopWatching(this.watcher.broken);
       return this.capture();
     }
-    return this.result(items.stats.hashed, false);
+    return this.result(items.stats.hashed);
   }
 
   /**
@@ -288,49 +301,68 @@ export class IncrementalCapture {
     this.counters.fullWalks += 1;
     this.counters.lastChanged = null;
     this.generation += 1;
-    this.keys = [];
-    this.entries.clear();
-    this.children.clear();
+    this.table.clear();
+    this.targets.clear();
     this.dirIds.clear();
     this.dirtyDirs.clear();
     this.skips.clear();
     this.dirs.clear();
     this.multiLinked.clear();
-    this.inodeOf.clear();
-    this.pathsOf.clear();
+    this.linkedNow.clear();
+    this.nameable.clear();
     this.totals = { files: 0, symlinks: 0, bytes: 0, skipped: 0 };
     this.built = false;
     this.devices.clear();
-    const keys: string[] = [];
-    const items = new ItemCapture(this.store, plan, { persist: true, cache: "use" });
+    // The nodes that became keys, linked into their directories' trees once
+    // every directory is known.
+    const keys: number[] = [];
+    // Rows read one by one: a map of every row would be the largest thing
+    // this process ever holds, and the heap keeps what it once grew to.
+    const items = new ItemCapture(this.store, plan, { persist: true, cache: "lookup" });
     try {
       for (
         const item of walkWorkspace(plan.root, {
           ...plan.walk,
           onDescend: (rel, abs) => watcher.watch(rel, abs),
           onDirectory: (rel, ignore, stats) => {
-            this.setDir(rel, ignore, stats);
-            if (rel !== "") keys.push(rel);
+            const node = this.setDir(rel, ignore, stats);
+            if (node !== ROOT) keys.push(node);
           },
         })
       ) {
-        if (this.record(item, items.add(item))) keys.push(item.path);
+        const result = items.add(item);
+        // Each record is checked with the manifest rules, as a full capture's
+        // validation of its whole manifest does (order and uniqueness hold by
+        // construction: one node per path).
+        checkRecord(result);
+        const node = this.record(item, result);
+        if (node !== NONE) keys.push(node);
       }
       items.finish();
     } finally {
       items.close();
     }
     items.pruneCache();
-    keys.sort();
-    this.keys = keys.filter((key, i) => i === 0 || keys[i - 1] !== key);
-    for (const key of this.keys) this.link(key);
-    this.markDirty("");
-    watcher.prune((rel) => this.dirs.has(rel));
+    this.findLinks();
+    for (const node of keys) this.link(node);
+    keys.length = 0;
+    if (
+      this.totals.files + this.totals.symlinks > MAX_TREE_ENTRIES ||
+      this.totals.skipped > MAX_TREE_SKIPPED
+    ) {
+      validateTree(this.flatTree()); // throws what a full capture would
+    }
+    this.markDirty(ROOT);
+    watcher.prune((rel) => this.hasDir(rel));
     this.plan = plan;
     this.gcMark = gcMark;
     this.built = true;
     this.changed = true;
-    return this.result(items.stats.hashed, true);
+    const result = this.result(items.stats.hashed);
+    // The walk's garbage (stat objects, read buffers, entries) goes now, not
+    // whenever the next allocations would have triggered a collection.
+    collectGarbage();
+    return result;
   }
 
   /** A reason not to trust events for the filesystem holding `dir`, or null. */
@@ -345,7 +377,8 @@ export class IncrementalCapture {
     }
   }
 
-  private setDir(rel: string, ignore: IgnoreStack, stats: DirStats): void {
+  /** Records the directory `rel` the walk descended into; returns its node. */
+  private setDir(rel: string, ignore: IgnoreStack, stats: DirStats): number {
     if (!this.devices.has(stats.dev)) {
       // A mount point below the root: events there are only as good as its filesystem.
       this.devices.add(stats.dev);
@@ -354,7 +387,9 @@ export class IncrementalCapture {
       );
       if (remote !== null) this.watcher!.broken ??= remote;
     }
-    this.dirs.set(rel, {
+    const node = this.table.intern(rel);
+    this.table.flags[node]! |= DIR;
+    this.dirs.set(node, {
       ignore,
       dev: stats.dev,
       ino: stats.ino,
@@ -362,185 +397,249 @@ export class IncrementalCapture {
       uid: stats.uid ?? -1,
       gid: stats.gid ?? -1,
     });
+    return node;
+  }
+
+  /** The directory the walk descended into at `rel`, if the model holds one. */
+  private dirAt(rel: string): DirNode | undefined {
+    const node = this.table.find(rel);
+    return node === NONE ? undefined : this.dirs.get(node);
+  }
+
+  private hasDir(rel: string): boolean {
+    return this.dirAt(rel) !== undefined;
   }
 
   /**
-   * Adds what the walk yielded for `item` to the model; returns whether
-   * `item.path` is a new key.
+   * Adds what the walk yielded for `item` to the model; returns its node if
+   * it is a new key, else `NONE`.
    */
-  private record(item: WalkItem, result: TreeEntry | SkippedEntry): boolean {
+  private record(item: WalkItem, result: TreeEntry | SkippedEntry): number {
     const path = result.path;
-    this.recorded.add(path);
-    const isNew = !this.entries.has(path) && !this.skips.has(path) && !this.dirs.has(path);
+    const table = this.table;
+    const node = table.intern(path);
+    this.recorded?.add(node);
+    const isNew = (table.flags[node]! & KEY) === 0;
     // What is recorded for a regular file depends on its bytes (too_large,
     // secret_content, its blob): index it by inode, whatever the result.
     if (item.kind === "file") {
-      this.linkInode(path, `${item.stat.dev}:${item.stat.ino}`, item.links);
+      this.linkInode(node, item.stat.dev, item.stat.ino, item.links);
     } else if (item.kind === "skip" && item.reason === "too_large") {
       try {
         const stat = lstat(`${this.store.workspaceRoot}/${path}`);
-        if (stat.isFile()) this.linkInode(path, `${stat.dev}:${stat.ino}`, stat.nlink);
+        if (stat.isFile()) this.linkInode(node, stat.dev, stat.ino, stat.nlink);
       } catch {
         // Gone since: its directory's events will say so.
       }
     }
     if ("reason" in result) {
-      this.markDirty(this.homeOf(path));
-      const reasons = this.skips.get(path);
+      this.markDirty(this.homeOf(node));
+      const reasons = this.skips.get(node);
       if (reasons === undefined) {
-        this.skips.set(path, [result.reason]);
+        this.skips.set(node, [result.reason]);
+        table.flags[node]! |= SKIP;
         this.totals.skipped += 1;
       } else if (!reasons.includes(result.reason)) {
         reasons.push(result.reason);
         reasons.sort();
         this.totals.skipped += 1;
       }
-      return isNew;
+      return isNew ? node : NONE;
     }
-    this.entries.set(path, result);
-    this.markDirty(this.homeOf(path));
     if (result.type === "file") {
+      table.flags[node]! |= FILE;
+      table.size[node] = result.size;
+      table.mode[node] = result.mode;
+      table.setBlobHex(node, result.blob);
       this.totals.files += 1;
       this.totals.bytes += result.size;
-    } else this.totals.symlinks += 1;
-    return isNew;
+    } else {
+      table.flags[node]! |= SYMLINK;
+      this.targets.set(node, result.target);
+      this.totals.symlinks += 1;
+    }
+    this.markDirty(this.homeOf(node));
+    return isNew ? node : NONE;
   }
 
   /**
    * Indexes a regular file by inode. A file with other hard links is
    * examined again at every capture (a write through another link raises no
    * event for it), and so are the other paths of its inode (whose link count
-   * grew silently).
+   * grew silently): {@linkcode findLinks} looks those up.
    */
-  private linkInode(path: string, inode: string, links: number): void {
-    this.inodeOf.set(path, inode);
-    let paths = this.pathsOf.get(inode);
-    if (paths === undefined) this.pathsOf.set(inode, paths = new Set());
-    paths.add(path);
-    if (links > 1) { for (const linked of paths) this.multiLinked.add(linked); }
-    else this.multiLinked.delete(path);
+  private linkInode(node: number, dev: number, ino: number, links: number): void {
+    const table = this.table;
+    table.flags[node]! |= INODE;
+    table.dev[node] = dev;
+    table.ino[node] = ino;
+    if (links > 1) {
+      this.multiLinked.add(node);
+      this.linkedNow.add(node);
+    } else this.multiLinked.delete(node);
   }
 
   /**
-   * A changed path that is a file with several links may be a new link to a
-   * file the model holds (whose link count grew without an event for it),
-   * even when the new name itself is not captured (a secret, ignored).
+   * Marks every file the model holds that shares an inode with one recorded
+   * with several links since the last call: one pass over the table, only
+   * when there is such a file.
    */
-  private noticeLinks(plan: CapturePlan, path: string): void {
-    try {
-      const stat = lstat(`${plan.root}/${path}`);
-      if (!stat.isFile() || stat.nlink < 2) return;
-      const paths = this.pathsOf.get(`${stat.dev}:${stat.ino}`);
-      if (paths !== undefined) { for (const linked of paths) this.multiLinked.add(linked); }
-    } catch {
-      // Gone: nothing to notice.
+  private findLinks(): void {
+    if (this.linkedNow.size === 0) return;
+    const table = this.table;
+    const inodes = new Set<string>();
+    for (const node of this.linkedNow) {
+      if ((table.flags[node]! & INODE) !== 0) inodes.add(`${table.dev[node]}:${table.ino[node]}`);
+    }
+    this.linkedNow.clear();
+    this.markInodes(inodes);
+  }
+
+  /** Marks every file of the model whose `dev:ino` is in `inodes` as multi-linked. */
+  private markInodes(inodes: ReadonlySet<string>): void {
+    if (inodes.size === 0) return;
+    const table = this.table;
+    const inos = new Set<number>();
+    for (const inode of inodes) inos.add(Number(inode.slice(inode.indexOf(":") + 1)));
+    for (let node = 1; node < table.end; node++) {
+      if ((table.flags[node]! & INODE) === 0 || !inos.has(table.ino[node]!)) continue;
+      if (inodes.has(`${table.dev[node]}:${table.ino[node]}`)) this.multiLinked.add(node);
     }
   }
 
-  private unlinkInode(path: string): void {
-    const inode = this.inodeOf.get(path);
-    if (inode === undefined) return;
-    this.inodeOf.delete(path);
-    const paths = this.pathsOf.get(inode);
-    paths?.delete(path);
-    if (paths?.size === 0) this.pathsOf.delete(inode);
+  /**
+   * Changed paths that are files with several links may be new links to
+   * files the model holds (whose link count grew without an event for them),
+   * even when the new name itself is not captured (a secret, ignored).
+   */
+  private noticeLinks(plan: CapturePlan, paths: Iterable<string>): void {
+    const inodes = new Set<string>();
+    for (const path of paths) {
+      try {
+        const stat = lstat(`${plan.root}/${path}`);
+        if (stat.isFile() && stat.nlink >= 2) inodes.add(`${stat.dev}:${stat.ino}`);
+      } catch {
+        // Gone: nothing to notice.
+      }
+    }
+    this.markInodes(inodes);
   }
 
   /** Removes `path` and everything below it from the model; returns whether a directory went. */
   private removeSubtree(path: string): boolean {
+    const table = this.table;
+    const top = table.find(path);
+    if (top === NONE || top === ROOT) return false;
     let dirs = false;
-    const at = lowerBound(this.keys, path);
-    if (this.keys[at] === path) {
-      if (this.forget(path)) dirs = true;
-      this.keys.splice(at, 1);
+    // Children before their parents: a child's leaving marks its parent
+    // dirty, and the parent's own leaving takes that mark away again.
+    const nodes = table.subtree(top);
+    for (let i = nodes.length - 1; i >= 0; i--) {
+      if (this.forget(nodes[i]!)) dirs = true;
+      table.release(nodes[i]!);
     }
-    // Keys below `path` are contiguous from `path/` on ("a-b" and "a.b" sort
-    // between "a" and "a/…", so they are not in this range).
-    const prefix = `${path}/`;
-    const start = lowerBound(this.keys, prefix);
-    let end = start;
-    while (end < this.keys.length && this.keys[end]!.startsWith(prefix)) {
-      if (this.forget(this.keys[end]!)) dirs = true;
-      end += 1;
+    // Directories above that were only on the way to what went.
+    for (let up = table.parent[top]!; up !== ROOT && up !== NONE;) {
+      const next = table.parent[up]!;
+      if (!this.unused(up)) break;
+      this.forget(up);
+      table.release(up);
+      up = next;
     }
-    this.keys.splice(start, end - start);
     return dirs;
   }
 
-  private forget(key: string): boolean {
-    const entry = this.entries.get(key);
-    if (entry !== undefined) {
-      this.entries.delete(key);
-      this.multiLinked.delete(key);
-      if (entry.type === "file") {
-        this.totals.files -= 1;
-        this.totals.bytes -= entry.size;
-      } else this.totals.symlinks -= 1;
+  /** Whether `node` holds nothing: no record, no child, in no tree's records. */
+  private unused(node: number): boolean {
+    const table = this.table;
+    return (table.flags[node]! & KEY) === 0 && table.kids[node] === undefined &&
+      table.home[node] === NONE && table.first[node] === NONE;
+  }
+
+  /** Forgets what the model records of `node`; returns whether it was a directory. */
+  private forget(node: number): boolean {
+    const table = this.table;
+    const flags = table.flags[node]!;
+    if ((flags & FILE) !== 0) {
+      this.totals.files -= 1;
+      this.totals.bytes -= table.size[node]!;
     }
-    this.multiLinked.delete(key);
-    this.unlinkInode(key);
-    const reasons = this.skips.get(key);
+    if ((flags & SYMLINK) !== 0) {
+      this.targets.delete(node);
+      this.totals.symlinks -= 1;
+    }
+    this.multiLinked.delete(node);
+    this.linkedNow.delete(node);
+    const reasons = this.skips.get(node);
     if (reasons !== undefined) {
-      this.skips.delete(key);
+      this.skips.delete(node);
       this.totals.skipped -= reasons.length;
     }
-    this.unlink(key);
-    return this.dirs.delete(key);
+    this.unlink(node);
+    this.nameable.delete(node);
+    table.flags[node] = 0;
+    return this.dirs.delete(node);
   }
 
-  private insertKey(key: string): void {
-    const at = lowerBound(this.keys, key);
-    if (this.keys[at] !== key) this.keys.splice(at, 0, key);
-    this.link(key);
-  }
-
-  /** Records `key` in its directory's tree (and that directory in its parent's, up to the root). */
-  private link(key: string): void {
-    for (let child = key;;) {
+  /** Records `node` in its directory's tree (and that directory in its parent's, up to the root). */
+  private link(node: number): void {
+    const table = this.table;
+    for (let child = node;;) {
       const home = this.homeOf(child);
-      let set = this.children.get(home);
-      if (set === undefined) this.children.set(home, set = new Set());
-      if (set.has(child)) return;
-      set.add(child);
+      const was = table.home[child]!;
+      if (was === home) return;
+      if (was !== NONE) this.markDirty(table.detach(child));
+      table.attach(child, home);
       this.markDirty(home);
-      if (home === "") return;
+      if (home === ROOT) return;
       child = home;
     }
   }
 
-  /** Removes `key` from its directory's tree. */
-  private unlink(key: string): void {
-    const home = this.homeOf(key);
-    if (this.children.get(home)?.delete(key)) this.markDirty(home);
-    this.children.delete(key);
-    this.dirIds.delete(key);
-    this.dirtyDirs.delete(key);
+  /** Removes `node` from its directory's tree, and forgets its own tree. */
+  private unlink(node: number): void {
+    const table = this.table;
+    const home = table.detach(node);
+    if (home !== NONE) this.markDirty(home);
+    for (let member = table.first[node]!; member !== NONE;) {
+      const next = table.next[member]!;
+      table.detach(member);
+      member = next;
+    }
+    this.dirIds.delete(node);
+    this.dirtyDirs.delete(node);
   }
 
-  /** Parents found able (or not) to be directories of a tree, by path. */
-  private readonly nameable = new Map<string, boolean>();
+  /** Parents found able (or not) to be directories of a tree, by node. */
+  private readonly nameable = new Map<number, boolean>();
 
   /**
-   * The directory whose tree records `key`: its parent, unless a segment of
-   * the parent cannot be an entry name (then the root, under the whole path),
-   * as `splitManifest` places skipped records.
+   * The directory whose tree records `node`: its parent, unless a segment
+   * of the parent cannot be an entry name (then the root, under the whole
+   * path), as `splitManifest` places skipped records.
    */
-  private homeOf(key: string): string {
-    const parent = parentOf(key);
-    if (parent === "" || this.dirs.has(parent)) return parent;
-    let ok = this.nameable.get(parent);
+  private homeOf(node: number): number {
+    const parent = this.table.parent[node]!;
+    if (parent === ROOT || this.dirs.has(parent)) return parent;
+    return this.isNameable(parent) ? parent : ROOT;
+  }
+
+  private isNameable(node: number): boolean {
+    if (node === ROOT) return true;
+    let ok = this.nameable.get(node);
     if (ok === undefined) {
-      ok = parent.split("/").every((s) => entryNameProblem(s) === null);
-      this.nameable.set(parent, ok);
+      ok = entryNameProblem(this.table.names[node]!) === null &&
+        this.isNameable(this.table.parent[node]!);
+      this.nameable.set(node, ok);
     }
-    return ok ? parent : "";
+    return ok;
   }
 
   /** Marks directory `dir` and its ancestors for building again. */
-  private markDirty(dir: string): void {
-    for (let at = dir; !this.dirtyDirs.has(at); at = parentOf(at)) {
+  private markDirty(dir: number): void {
+    for (let at = dir; !this.dirtyDirs.has(at); at = this.table.parent[at]!) {
       this.dirtyDirs.add(at);
-      if (at === "") return;
+      if (at === ROOT) return;
     }
   }
 
@@ -548,15 +647,16 @@ export class IncrementalCapture {
   private apply(dirty: DirtySet, plan: CapturePlan, items: ItemCapture): number {
     this.generation += 1;
     const paths = new Set(dirty.paths);
-    for (const path of paths) this.noticeLinks(plan, path);
-    for (const path of this.multiLinked) paths.add(path);
+    this.noticeLinks(plan, paths);
+    for (const node of this.multiLinked) paths.add(this.table.pathOf(node));
     const force = new Set<string>();
     for (const dir of dirty.relist) {
       if (dir === "") throw new NeedsFullWalk();
       paths.add(dir);
       force.add(dir);
     }
-    this.recorded.clear();
+    const recorded = new Set<number>();
+    this.recorded = recorded;
     const walked = new Set<string>();
     let examined = 0;
     let removedDirs = false;
@@ -564,11 +664,14 @@ export class IncrementalCapture {
       const pass = this.pass([...paths].sort(), force, walked, plan, items);
       examined += pass.examined;
       removedDirs ||= pass.removedDirs;
+      this.findLinks();
       // Entries found to have other links in this pass are re-read too.
       paths.clear();
-      for (const path of this.multiLinked) if (!this.recorded.has(path)) paths.add(path);
+      for (const node of this.multiLinked) {
+        if (!recorded.has(node)) paths.add(this.table.pathOf(node));
+      }
     }
-    if (removedDirs) this.watcher!.prune((rel) => this.dirs.has(rel));
+    if (removedDirs) this.watcher!.prune((rel) => this.hasDir(rel));
     return examined;
   }
 
@@ -596,7 +699,7 @@ export class IncrementalCapture {
       let parent = parentOf(path);
       // A change inside a directory that was not descended into (ignored,
       // excluded, new): re-examine that directory as an entry of its parent.
-      while (parent !== "" && !this.dirs.has(parent)) {
+      while (parent !== "" && !this.hasDir(parent)) {
         path = parent;
         parent = parentOf(parent);
       }
@@ -610,11 +713,11 @@ export class IncrementalCapture {
       }
       if (covered(path)) continue;
       examined += 1;
-      const node = this.dirs.get(path);
+      const node = this.dirAt(path);
       if (node !== undefined && !again && this.sameDirectory(plan, path, node)) continue;
       walked.add(path);
       if (this.removeSubtree(path)) removedDirs = true;
-      const parentNode = this.dirs.get(parent);
+      const parentNode = this.dirAt(parent);
       if (parentNode === undefined) throw new NeedsFullWalk();
       const watcher = this.watcher!;
       for (
@@ -623,14 +726,15 @@ export class IncrementalCapture {
           start: { dir: parent, ignore: parentNode.ignore, names: new Set([baseOf(path)]) },
           onDescend: (rel, abs) => watcher.watch(rel, abs),
           onDirectory: (rel, ignore, stats) => {
-            this.setDir(rel, ignore, stats);
-            this.insertKey(rel);
+            const dir = this.setDir(rel, ignore, stats);
+            if (dir !== ROOT) this.link(dir);
           },
         })
       ) {
         const result = items.add(item);
         checkRecord(result);
-        if (this.record(item, result)) this.insertKey(result.path);
+        const key = this.record(item, result);
+        if (key !== NONE) this.link(key);
       }
       this.changed = true;
     }
@@ -653,7 +757,7 @@ export class IncrementalCapture {
     }
   }
 
-  private result(hashed: number, validated: boolean): CaptureResult {
+  private result(hashed: number): CaptureResult {
     const stats: CaptureStats = {
       files: this.totals.files,
       symlinks: this.totals.symlinks,
@@ -664,14 +768,6 @@ export class IncrementalCapture {
     };
     if (!this.changed && this.last !== null) return this.resultOf(this.last.treeId, stats);
     const treeId = this.writeDirs();
-    if (validated) {
-      // After a full walk: the trees built directory by directory must be
-      // the ones a full capture's split of the validated manifest gives.
-      const tree = validateTree(this.flatTree());
-      if (splitManifest(tree).rootId !== treeId) {
-        throw new Error("Incremental directory trees differ from the canonical split");
-      }
-    }
     this.last = { treeId };
     this.changed = false;
     return this.resultOf(treeId, stats);
@@ -683,26 +779,31 @@ export class IncrementalCapture {
    * one-file change writes the trees on its path only.
    */
   private writeDirs(): string {
-    const depth = (dir: string): number => dir === "" ? -1 : dir.split("/").length;
-    const order = [...this.dirtyDirs].sort((a, b) => depth(b) - depth(a));
-    for (const dir of order) {
+    const table = this.table;
+    const order = [...this.dirtyDirs].map((dir) => ({ dir, depth: table.depth(dir) }))
+      .sort((a, b) => b.depth - a.depth);
+    for (const { dir } of order) {
       const entries: DirEntry[] = [];
       const skipped: DirSkipped[] = [];
-      for (const key of this.children.get(dir) ?? []) {
-        const name = parentOf(key) === dir ? baseOf(key) : key;
-        const entry = this.entries.get(key);
-        if (entry !== undefined) {
-          entries.push(
-            entry.type === "file"
-              ? { name, type: "file", blob: entry.blob, size: entry.size, mode: entry.mode }
-              : { name, type: "symlink", target: entry.target },
-          );
+      for (let key = table.first[dir]!; key !== NONE; key = table.next[key]!) {
+        const name = table.parent[key] === dir ? table.names[key]! : table.pathOf(key);
+        const flags = table.flags[key]!;
+        if ((flags & FILE) !== 0) {
+          entries.push({
+            name,
+            type: "file",
+            blob: table.blobHex(key),
+            size: table.size[key]!,
+            mode: table.mode[key]!,
+          });
+        } else if ((flags & SYMLINK) !== 0) {
+          entries.push({ name, type: "symlink", target: this.targets.get(key)! });
         }
         for (const reason of this.skips.get(key) ?? []) skipped.push({ name, reason });
         const sub = this.dirIds.get(key);
         if (sub !== undefined && sub !== null) entries.push({ name, type: "tree", tree: sub });
       }
-      if (dir !== "" && entries.length === 0 && skipped.length === 0) {
+      if (dir !== ROOT && entries.length === 0 && skipped.length === 0) {
         this.dirIds.set(dir, null);
         continue;
       }
@@ -715,18 +816,29 @@ export class IncrementalCapture {
       this.dirIds.set(dir, object.id);
     }
     this.dirtyDirs.clear();
-    return this.dirIds.get("")!;
+    return this.dirIds.get(ROOT)!;
   }
 
   /** The flat manifest of the model as it is now. */
   private flatTree(): TreeManifest {
+    const table = this.table;
     const entries: TreeEntry[] = [];
     const skipped: SkippedEntry[] = [];
-    for (const key of this.keys) {
-      const entry = this.entries.get(key);
-      if (entry !== undefined) entries.push(entry);
-      for (const reason of this.skips.get(key) ?? []) skipped.push({ path: key, reason });
-    }
+    table.visit(ROOT, (node, path) => {
+      const flags = table.flags[node]!;
+      if ((flags & FILE) !== 0) {
+        entries.push({
+          path,
+          type: "file",
+          blob: table.blobHex(node),
+          size: table.size[node]!,
+          mode: table.mode[node]!,
+        });
+      } else if ((flags & SYMLINK) !== 0) {
+        entries.push({ path, type: "symlink", target: this.targets.get(node)! });
+      }
+      for (const reason of this.skips.get(node) ?? []) skipped.push({ path, reason });
+    });
     return { version: 1, entries, skipped };
   }
 
@@ -737,7 +849,8 @@ export class IncrementalCapture {
     const flatTree = () => this.flatTree();
     const current = () => this.generation === generation;
     const skipped: SkippedEntry[] = [];
-    for (const [path, reasons] of this.skips) {
+    for (const [node, reasons] of this.skips) {
+      const path = this.table.pathOf(node);
       for (const reason of reasons) skipped.push({ path, reason });
     }
     skipped.sort(compareSkipped);

@@ -23,6 +23,7 @@ import {
   withStore,
 } from "../_cli.ts";
 import { prng, seedFromEnv } from "../_util.ts";
+import { DAEMON_V8_FLAGS, daemonEnvironment } from "../../lib/integrations/watch/daemon.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -500,4 +501,19 @@ Deno.test("claude code over HTTP: init, hook install claude-code --http, then th
       await stopAll(ws, pids);
     }
   });
+});
+
+Deno.test("daemonEnvironment() gives a watch process on Deno its V8 flags after the user's own", () => {
+  const before = Deno.env.get("DENO_V8_FLAGS");
+  try {
+    Deno.env.delete("DENO_V8_FLAGS");
+    assertEquals(daemonEnvironment().DENO_V8_FLAGS, DAEMON_V8_FLAGS);
+    Deno.env.set("DENO_V8_FLAGS", "--max-old-space-size=4096");
+    const env = daemonEnvironment();
+    assertEquals(env.DENO_V8_FLAGS, `--max-old-space-size=4096,${DAEMON_V8_FLAGS}`);
+    assertEquals(env.PATH, Deno.env.get("PATH"), "the rest of the environment is kept");
+  } finally {
+    if (before === undefined) Deno.env.delete("DENO_V8_FLAGS");
+    else Deno.env.set("DENO_V8_FLAGS", before);
+  }
 });

@@ -15,6 +15,7 @@ import { IGNORE_FILE_NAMES } from "../../lib/workspace/io/ignore.ts";
 import { captureWorkspace } from "../../lib/workspace/capture.ts";
 import { IncrementalCapture } from "../../lib/workspace/incremental.ts";
 import { Store } from "../../lib/repository/store.ts";
+import { statCachePaths } from "../../lib/repository/stat_cache.ts";
 import { openInotify } from "../../lib/runtime.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { prng, seedFromEnv } from "../_util.ts";
@@ -76,8 +77,12 @@ function compare(
     );
   }
   assertEquals(next.treeId, full.treeId, what);
+  // The flat manifest rebuilt from the interned model: same entries, same order.
+  assertEquals(next.tree, full.tree, `${what}: flat manifest`);
+  assertEquals(next.skipped, full.skipped, `${what}: skipped records`);
   assertEquals(next.stats.files, full.stats.files, `${what}: files`);
-  assertEquals(next.stats.bytes, full.stats.bytes, `${what}: bytes`); // a body records these
+  assertEquals(next.stats.bytes, full.stats.bytes, `${what}: bytes`);
+  assertEquals(next.stats.symlinks, full.stats.symlinks, `${what}: symlinks`);
   assertEquals(next.stats.skipped, full.stats.skipped, `${what}: skipped`);
   // The stored manifest is readable and is the same tree.
   assertEquals(store.getTree(next.treeId), full.tree, `${what}: stored manifest`);
@@ -121,6 +126,33 @@ Deno.test({
         fs.writeFileSync(join(ws, ".gitignore"), "d4/\n");
         compare(store, incremental, "root ignore file");
         assertEquals(incremental.status.fullWalks, 2);
+      } finally {
+        incremental.close();
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    "incremental capture's first walk reads stat-cache rows one by one and trusts only fresh ones",
+  ignore: !HAVE_EVENTS,
+  fn: () =>
+    withWorkspace(async (ws, store) => {
+      for (let i = 0; i < 20; i++) fs.writeFileSync(join(ws, `f${i}.txt`), `file ${i}\n`);
+      // Until the rows are trusted (written past the files' racy window).
+      while (store.transaction("capture", () => captureWorkspace(store)).stats.hashed > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      fs.writeFileSync(join(ws, "f3.txt"), "changed since the rows were written");
+      fs.rmSync(join(ws, "f4.txt"));
+      const incremental = new IncrementalCapture(store);
+      try {
+        // A new process: every unchanged file is recognised by its row, the
+        // changed one is read again, and the removed one's row goes.
+        assertEquals(compare(store, incremental, "first walk of a new process").hashed, 1);
+        const rows = store.transaction("rows", () => statCachePaths(store)).sort();
+        assertEquals(rows.includes("f4.txt"), false);
+        assertEquals(rows.length, 19);
       } finally {
         incremental.close();
       }
@@ -186,7 +218,28 @@ Deno.test({
 // ---------------------------------------------------------------------------
 // property test
 
-const NAMES = ["a", "b", "c.txt", "d.md", "a-b", "a.b", "x y", ".env", "k.pem", "node_modules"];
+// Names that sort around `a/…` ("a-b", "a.b", "a0"), differ only in case
+// ("A"), or are not ASCII (composed and decomposed "é", CJK, an emoji: a
+// surrogate pair, whose UTF-16 order differs from its code point order).
+const NAMES = [
+  "a",
+  "b",
+  "c.txt",
+  "d.md",
+  "a-b",
+  "a.b",
+  "a0",
+  "A",
+  "x y",
+  ".env",
+  "k.pem",
+  "node_modules",
+  "\u00e9",
+  "e\u0301",
+  "\u65e5\u672c",
+  "\u{1f600}",
+  "\uff61",
+];
 
 type Op = (ws: string, rand: () => number) => void;
 

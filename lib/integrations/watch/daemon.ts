@@ -35,6 +35,29 @@ export const LOG_FILE = "daemon.log";
 /** A log larger than this is started afresh. */
 const MAX_LOG_BYTES = 1024 * 1024;
 
+/**
+ * V8 flags of a watch process that runs on Deno (through `DENO_V8_FLAGS`):
+ * a young generation of at most 2 MiB a semi-space instead of 16, so the
+ * heap its first walk grows to, which V8 keeps committed afterwards, stays
+ * small (docs/BENCHMARKS.md, daemon: 146 -> 134 MiB RSS on 43k files).
+ */
+export const DAEMON_V8_FLAGS = "--max-semi-space-size=2";
+
+/**
+ * The environment a watch process starts with: this process's, plus
+ * {@linkcode DAEMON_V8_FLAGS} after any V8 flags already set.
+ */
+export function daemonEnvironment(): Record<string, string> {
+  const env = environment() as Record<string, string>;
+  const flags = env.DENO_V8_FLAGS;
+  return {
+    ...env,
+    DENO_V8_FLAGS: flags === undefined || flags === ""
+      ? DAEMON_V8_FLAGS
+      : `${flags},${DAEMON_V8_FLAGS}`,
+  };
+}
+
 /** Whether on-demand watch processes start, and when they stop. */
 export interface DaemonSettings {
   /** Start one when none runs. */
@@ -226,7 +249,7 @@ export async function startDaemon(storeDir: string, workspace: string): Promise<
       `${settings.idleMs}ms`,
     ], {
       cwd: workspace,
-      env: environment() as Record<string, string>,
+      env: daemonEnvironment(),
       detached: true,
       stdio: ["ignore", fd, fd],
     });
