@@ -1831,6 +1831,30 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "dir-tree-bytes-lone-surrogate",
+    file: "lib/format/dir_tree.ts",
+    find: 'if (typeof value !== "string" || !value.isWellFormed()) return null;',
+    replace: 'if (typeof value !== "string") return null;',
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does",
+      ),
+    ],
+  },
+  {
+    id: "dir-tree-bytes-shape",
+    file: "lib/format/dir_tree.ts",
+    find: 'if (entry.type === "file" && hasKeys(entry, 5)) {',
+    replace: 'if (entry.type === "file") {',
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does",
+      ),
+    ],
+  },
+  {
     id: "tree-depth-bound",
     file: "lib/format/dir_tree.ts",
     find: "export const MAX_TREE_DEPTH = 256;",
