@@ -423,6 +423,13 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "store-schema-digest",
+    file: "lib/repository/trust.ts",
+    find: 'sha256Hex(actual.join("\\n")) === CURRENT_SCHEMA_DIGEST',
+    replace: 'sha256Hex(actual.join("\\n")) !== ""',
+    tests: [t("security/hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
+  },
+  {
     id: "store-schema-exact",
     file: "lib/repository/trust.ts",
     find: "if (extra.length === 0 && missing.length === 0) return;",
