@@ -199,8 +199,10 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "walk-secret-names",
     file: "lib/workspace/io/walk.ts",
-    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
-    replace: "} else if (false) {",
+    find:
+      '      !allowSecrets.has(path)\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
+    replace:
+      '      !allowSecrets.has(path) && false\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
     tests: [t("workspace/secrets_test.ts", "create leaves secrets out by name and by content")],
   },
   {
@@ -1318,8 +1320,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "secret-names-despite-negation",
     file: "lib/workspace/io/walk.ts",
-    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
-    replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
+    find:
+      '      !allowSecrets.has(path)\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
+    replace: '      false\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
     tests: [
       t(
         "workspace/secrets_test.ts",
@@ -1859,6 +1862,31 @@ export const MUTATIONS: readonly Mutation[] = [
         "format/dir_tree_test.ts",
         "dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does",
       ),
+    ],
+  },
+  {
+    id: "walk-secret-path-rules",
+    file: "lib/workspace/io/walk.ts",
+    find: "(frame.secretPaths ? isSecretPath(path) : isSecretName(entry.name))",
+    replace: "isSecretName(entry.name)",
+    tests: [
+      t(
+        "workspace/secrets_test.ts",
+        "walkWorkspace() leaves out secrets named by their directory at any depth",
+      ),
+    ],
+  },
+  {
+    id: "secret-path-rules-legacy",
+    file: "lib/workspace/io/capture_policy.ts",
+    find: 'return `/${lower}/`.includes("/gcloud/legacy_credentials/");',
+    replace: "return false;",
+    tests: [
+      t(
+        "workspace/secrets_test.ts",
+        "walkWorkspace() leaves out secrets named by their directory at any depth",
+      ),
+      t("workspace/secrets_test.ts", "secretPathRulesReach() is false only for directories"),
     ],
   },
   {
