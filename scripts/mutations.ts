@@ -1855,7 +1855,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "dir-tree-bytes-shape",
     file: "lib/format/dir_tree.ts",
-    find: 'if (entry.type === "file" && hasKeys(entry, 5)) {',
+    find: 'if (entry.type === "file" && hasKeys(entry, FILE_KEYS)) {',
     replace: 'if (entry.type === "file") {',
     tests: [
       t(

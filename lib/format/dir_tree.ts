@@ -271,16 +271,29 @@ function jcsInteger(value: unknown): string | null {
   return Number.isSafeInteger(value) ? String(value) : null;
 }
 
-function hasKeys(object: object, count: number): boolean {
+const TOP_KEYS = ["entries", "skipped", "version"] as const;
+const FILE_KEYS = ["blob", "mode", "name", "size", "type"] as const;
+const LINK_KEYS = ["name", "target", "type"] as const;
+const SUBTREE_KEYS = ["name", "tree", "type"] as const;
+const SKIPPED_KEYS = ["name", "reason"] as const;
+const isEnumerable = Object.prototype.propertyIsEnumerable;
+
+/**
+ * Whether `object` is a plain object whose own enumerable keys are exactly
+ * `keys` (what the generic serializer would write), with no symbol keys.
+ */
+function hasKeys(object: object, keys: readonly string[]): boolean {
   if (Object.getPrototypeOf(object) !== Object.prototype) return false;
   let n = 0;
   for (const _ in object) n++;
-  return n === count && Object.getOwnPropertySymbols(object).length === 0;
+  if (n !== keys.length) return false;
+  for (const key of keys) if (!isEnumerable.call(object, key)) return false;
+  return Object.getOwnPropertySymbols(object).length === 0;
 }
 
 /** The canonical text of a tree of exactly the {@linkcode DirTree} shape, or null. */
 function dirTreeText(tree: DirTree): string | null {
-  if (!hasKeys(tree, 3) || tree.version !== 2) return null;
+  if (!hasKeys(tree, TOP_KEYS) || tree.version !== 2) return null;
   const { entries, skipped } = tree;
   if (!Array.isArray(entries) || !Array.isArray(skipped)) return null;
   let text = '{"entries":[';
@@ -290,17 +303,17 @@ function dirTreeText(tree: DirTree): string | null {
     const name = jcsString(entry.name);
     if (name === null) return null;
     let item: string | null;
-    if (entry.type === "file" && hasKeys(entry, 5)) {
+    if (entry.type === "file" && hasKeys(entry, FILE_KEYS)) {
       const blob = jcsString(entry.blob);
       const mode = jcsInteger(entry.mode);
       const size = jcsInteger(entry.size);
       if (blob === null || mode === null || size === null) return null;
       item = `{"blob":${blob},"mode":${mode},"name":${name},"size":${size},"type":"file"}`;
-    } else if (entry.type === "symlink" && hasKeys(entry, 3)) {
+    } else if (entry.type === "symlink" && hasKeys(entry, LINK_KEYS)) {
       const target = jcsString(entry.target);
       if (target === null) return null;
       item = `{"name":${name},"target":${target},"type":"symlink"}`;
-    } else if (entry.type === "tree" && hasKeys(entry, 3)) {
+    } else if (entry.type === "tree" && hasKeys(entry, SUBTREE_KEYS)) {
       const id = jcsString(entry.tree);
       if (id === null) return null;
       item = `{"name":${name},"tree":${id},"type":"tree"}`;
@@ -312,7 +325,9 @@ function dirTreeText(tree: DirTree): string | null {
   text += '],"skipped":[';
   for (let i = 0; i < skipped.length; i++) {
     const record = skipped[i] as unknown as Record<string, unknown> | undefined;
-    if (record === null || typeof record !== "object" || !hasKeys(record, 2)) return null;
+    if (record === null || typeof record !== "object" || !hasKeys(record, SKIPPED_KEYS)) {
+      return null;
+    }
     const name = jcsString(record.name);
     const reason = jcsString(record.reason);
     if (name === null || reason === null) return null;

@@ -787,6 +787,11 @@ Deno.test("dirTreeBytes() refuses what canonicalBytes() refuses and serializes a
     skipped: [],
   } as unknown as DirTree;
   assertEquals(dirTreeBytes(missing), canonicalBytes(missing));
+  // A field present but not enumerable is not written by the generic serializer: nor here.
+  const hidden = { name: "a", type: "file", blob, size: 1, extra: 1 };
+  Object.defineProperty(hidden, "mode", { value: 0o644, enumerable: false });
+  const withHidden = { version: 2, entries: [hidden], skipped: [] } as unknown as DirTree;
+  assertEquals(dirTreeBytes(withHidden), canonicalBytes(withHidden));
 });
 
 Deno.test("DirTreeWriter builds the same objects whether a directory's entries come in order or not", () => {
