@@ -199,8 +199,10 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "walk-secret-names",
     file: "lib/workspace/io/walk.ts",
-    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
-    replace: "} else if (false) {",
+    find:
+      '      !allowSecrets.has(path)\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
+    replace:
+      '      !allowSecrets.has(path) && false\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
     tests: [t("workspace/secrets_test.ts", "create leaves secrets out by name and by content")],
   },
   {
@@ -421,6 +423,13 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [
       t("security/hostile_repo_test.ts", "store trust: every store path is checked with lstat"),
     ],
+  },
+  {
+    id: "store-schema-digest",
+    file: "lib/repository/trust.ts",
+    find: 'sha256Hex(actual.join("\\n")) === CURRENT_SCHEMA_DIGEST',
+    replace: 'sha256Hex(actual.join("\\n")) !== ""',
+    tests: [t("security/hostile_repo_test.ts", "store trust: a schema with an extra trigger")],
   },
   {
     id: "store-schema-exact",
@@ -1311,8 +1320,9 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "secret-names-despite-negation",
     file: "lib/workspace/io/walk.ts",
-    find: "} else if (isSecretPath(path) && !allowSecrets.has(path)) {",
-    replace: "} else if (isSecretPath(path) && !allowSecrets.has(path) && false) {",
+    find:
+      '      !allowSecrets.has(path)\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
+    replace: '      false\n    ) {\n      yield { kind: "skip", path, reason: "secret" };',
     tests: [
       t(
         "workspace/secrets_test.ts",
@@ -1828,6 +1838,55 @@ export const MUTATIONS: readonly Mutation[] = [
         "format/dir_tree_test.ts",
         "readBundle() refuses a few directory trees that expand to more than",
       ),
+    ],
+  },
+  {
+    id: "dir-tree-bytes-lone-surrogate",
+    file: "lib/format/dir_tree.ts",
+    find: 'if (typeof value !== "string" || !value.isWellFormed()) return null;',
+    replace: 'if (typeof value !== "string") return null;',
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does",
+      ),
+    ],
+  },
+  {
+    id: "dir-tree-bytes-shape",
+    file: "lib/format/dir_tree.ts",
+    find: 'if (entry.type === "file" && hasKeys(entry, FILE_KEYS)) {',
+    replace: 'if (entry.type === "file") {',
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does",
+      ),
+    ],
+  },
+  {
+    id: "walk-secret-path-rules",
+    file: "lib/workspace/io/walk.ts",
+    find: "(frame.secretPaths ? isSecretPath(path) : isSecretName(entry.name))",
+    replace: "isSecretName(entry.name)",
+    tests: [
+      t(
+        "workspace/secrets_test.ts",
+        "walkWorkspace() leaves out secrets named by their directory at any depth",
+      ),
+    ],
+  },
+  {
+    id: "secret-path-rules-legacy",
+    file: "lib/workspace/io/capture_policy.ts",
+    find: 'return `/${lower}/`.includes("/gcloud/legacy_credentials/");',
+    replace: "return false;",
+    tests: [
+      t(
+        "workspace/secrets_test.ts",
+        "walkWorkspace() leaves out secrets named by their directory at any depth",
+      ),
+      t("workspace/secrets_test.ts", "secretPathRulesReach() is false only for directories"),
     ],
   },
   {

@@ -25,6 +25,13 @@ import { builtin } from "../runtime.ts";
 
 /** Inputs up to this size are hashed in JavaScript: no native module to load. */
 const SMALL_INPUT = 16 * 1024;
+/**
+ * At most this many bytes in all are hashed in JavaScript: beyond it loading
+ * the native module costs less (a capture hashing its directory trees, each
+ * up to tens of KiB, would otherwise spend about 1 ms of cold JavaScript on
+ * each of the first 64).
+ */
+const SMALL_TOTAL = 64 * 1024;
 
 let nodeCrypto: typeof NodeCrypto | undefined;
 
@@ -63,13 +70,17 @@ export interface Hasher {
 export function sha256Hex(data: Uint8Array | string): string {
   const bytes = toBytes(data);
   // A few small inputs (a start-up path): JavaScript. Many, or large: native.
-  if (bytes.byteLength <= SMALL_INPUT && nodeCrypto === undefined && ++smallHashes <= 64) {
+  if (
+    bytes.byteLength <= SMALL_INPUT && nodeCrypto === undefined && ++smallHashes <= 64 &&
+    (smallBytes += bytes.byteLength) <= SMALL_TOTAL
+  ) {
     return toHex(sha256(bytes));
   }
   return createHash("sha256").update(bytes).digest("hex");
 }
 
 let smallHashes = 0;
+let smallBytes = 0;
 
 /**
  * Starts a streaming SHA-256.

@@ -239,9 +239,102 @@ export function validateDirTree(value: unknown): DirTree {
   return { version: 2, entries, skipped };
 }
 
-/** The canonical bytes of a directory tree (what its id hashes). */
+/**
+ * The canonical bytes of a directory tree (what its id hashes): exactly
+ * `canonicalBytes(tree)` for a tree of the shape {@linkcode DirTree} defines,
+ * written field by field in JCS key order instead of through the generic
+ * serializer (a capture serializes every directory of the workspace). A value
+ * the generic serializer would refuse (a lone surrogate, a number that is
+ * not a safe integer) is refused here too; one of any other shape (an
+ * unknown type, a missing or extra field) goes to the generic serializer,
+ * so the bytes never depend on which path wrote them.
+ */
 export function dirTreeBytes(tree: DirTree): Uint8Array {
-  return canonicalBytes(tree);
+  const text = dirTreeText(tree);
+  return text === null ? canonicalBytes(tree) : UTF8.encode(text);
+}
+
+const UTF8 = new TextEncoder();
+// Characters JCS escapes (quote, backslash, C0 controls): JSON.stringify
+// writes them exactly as JCS does; lone surrogates are refused first.
+// deno-lint-ignore no-control-regex
+const PLAIN_STRING = /^[^"\\\u0000-\u001f]*$/;
+
+/** A JCS string, or null for one the generic serializer must judge (it refuses lone surrogates). */
+function jcsString(value: unknown): string | null {
+  if (typeof value !== "string" || !value.isWellFormed()) return null;
+  return PLAIN_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/** A JCS safe integer, or null. */
+function jcsInteger(value: unknown): string | null {
+  return Number.isSafeInteger(value) ? String(value) : null;
+}
+
+const TOP_KEYS = ["entries", "skipped", "version"] as const;
+const FILE_KEYS = ["blob", "mode", "name", "size", "type"] as const;
+const LINK_KEYS = ["name", "target", "type"] as const;
+const SUBTREE_KEYS = ["name", "tree", "type"] as const;
+const SKIPPED_KEYS = ["name", "reason"] as const;
+const isEnumerable = Object.prototype.propertyIsEnumerable;
+
+/**
+ * Whether `object` is a plain object whose own enumerable keys are exactly
+ * `keys` (what the generic serializer would write), with no symbol keys.
+ */
+function hasKeys(object: object, keys: readonly string[]): boolean {
+  if (Object.getPrototypeOf(object) !== Object.prototype) return false;
+  let n = 0;
+  for (const _ in object) n++;
+  if (n !== keys.length) return false;
+  for (const key of keys) if (!isEnumerable.call(object, key)) return false;
+  return Object.getOwnPropertySymbols(object).length === 0;
+}
+
+/** The canonical text of a tree of exactly the {@linkcode DirTree} shape, or null. */
+function dirTreeText(tree: DirTree): string | null {
+  if (!hasKeys(tree, TOP_KEYS) || tree.version !== 2) return null;
+  const { entries, skipped } = tree;
+  if (!Array.isArray(entries) || !Array.isArray(skipped)) return null;
+  let text = '{"entries":[';
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as unknown as Record<string, unknown> | undefined;
+    if (entry === null || typeof entry !== "object") return null;
+    const name = jcsString(entry.name);
+    if (name === null) return null;
+    let item: string | null;
+    if (entry.type === "file" && hasKeys(entry, FILE_KEYS)) {
+      const blob = jcsString(entry.blob);
+      const mode = jcsInteger(entry.mode);
+      const size = jcsInteger(entry.size);
+      if (blob === null || mode === null || size === null) return null;
+      item = `{"blob":${blob},"mode":${mode},"name":${name},"size":${size},"type":"file"}`;
+    } else if (entry.type === "symlink" && hasKeys(entry, LINK_KEYS)) {
+      const target = jcsString(entry.target);
+      if (target === null) return null;
+      item = `{"name":${name},"target":${target},"type":"symlink"}`;
+    } else if (entry.type === "tree" && hasKeys(entry, SUBTREE_KEYS)) {
+      const id = jcsString(entry.tree);
+      if (id === null) return null;
+      item = `{"name":${name},"tree":${id},"type":"tree"}`;
+    } else {
+      return null;
+    }
+    text += i === 0 ? item : `,${item}`;
+  }
+  text += '],"skipped":[';
+  for (let i = 0; i < skipped.length; i++) {
+    const record = skipped[i] as unknown as Record<string, unknown> | undefined;
+    if (record === null || typeof record !== "object" || !hasKeys(record, SKIPPED_KEYS)) {
+      return null;
+    }
+    const name = jcsString(record.name);
+    const reason = jcsString(record.reason);
+    if (name === null || reason === null) return null;
+    const item = `{"name":${name},"reason":${reason}}`;
+    text += i === 0 ? item : `,${item}`;
+  }
+  return `${text}],"version":2}`;
 }
 
 /** One directory object made by {@linkcode splitManifest}. */
@@ -516,13 +609,28 @@ export class DirTreeWriter {
   }
 }
 
+/** Whether `entries` are already in git order (each key strictly after the one before). */
+function inEntryOrder(entries: readonly DirEntry[]): boolean {
+  let previous = "";
+  for (let i = 0; i < entries.length; i++) {
+    const key = entryOrderKey(entries[i]!);
+    if (i > 0 && !(previous < key)) return false;
+    previous = key;
+  }
+  return true;
+}
+
 /** Sorts, checks the bounds of, serializes and hashes one directory. */
 function buildDir(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
-  entries.sort((a, b) => {
-    const x = entryOrderKey(a);
-    const y = entryOrderKey(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  // A walk yields a directory's entries in order: check that in one pass
+  // before sorting (the sort would leave them as they are).
+  if (!inEntryOrder(entries)) {
+    entries.sort((a, b) => {
+      const x = entryOrderKey(a);
+      const y = entryOrderKey(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+  }
   skipped.sort(compareDirSkipped);
   if (entries.length + skipped.length > MAX_DIR_ENTRIES) {
     throw new IntegrityError(

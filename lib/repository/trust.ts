@@ -252,6 +252,20 @@ function schemaRows(db: DatabaseSync): string[] {
 
 const expectedByVersion = new Map<number, string[]>();
 
+/**
+ * SHA-256 of the schema rows (as compared by {@linkcode checkSchema}, sorted,
+ * joined by newlines) that every migration creates: what a current store's
+ * `sqlite_master` must hash to. Pinned by a test against
+ * {@linkcode expectedSchemaDigest}, so a new migration must update it.
+ */
+export const CURRENT_SCHEMA_DIGEST =
+  "2f63f035c80c7ab4f8ac588d9fe6ed95f9ecaf53118888ce5b52f336bca60ced";
+
+/** The digest {@linkcode CURRENT_SCHEMA_DIGEST} pins, computed from the migrations (slow). */
+export function expectedSchemaDigest(version: number = MIGRATIONS.length): string {
+  return sha256Hex(expectedSchema(version).join("\n"));
+}
+
 /** The schema rows migrations 1 … `version` create, built once in memory. */
 function expectedSchema(version: number): string[] {
   let rows = expectedByVersion.get(version);
@@ -276,6 +290,12 @@ function expectedSchema(version: number): string[] {
 export function checkSchema(db: DatabaseSync, version: number, dir: string): void {
   if (!Number.isSafeInteger(version) || version < 0 || version > MIGRATIONS.length) return;
   const actual = schemaRows(db);
+  // A current store is compared by digest, without building the expected
+  // schema in memory on every open (about 8 ms); any difference is reported
+  // from the full comparison below.
+  if (version === MIGRATIONS.length && sha256Hex(actual.join("\n")) === CURRENT_SCHEMA_DIGEST) {
+    return;
+  }
   const expected = expectedSchema(version);
   const extra = actual.filter((row) => !expected.includes(row));
   const missing = expected.filter((row) => !actual.includes(row));

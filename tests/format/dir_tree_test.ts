@@ -12,9 +12,12 @@ import { concatBytes } from "../_util.ts";
 import { readBundle, writeBundle } from "../../lib/format/bundle.ts";
 import { canonicalBytes } from "../../lib/encoding/canonical_json.ts";
 import { Store } from "../../lib/repository/store.ts";
-import { CtxsnapError } from "../../lib/errors.ts";
+import { CanonicalJsonError, CtxsnapError } from "../../lib/errors.ts";
 import {
   type DirObject,
+  dirObject,
+  type DirTree,
+  dirTreeBytes,
   DirTreeWriter,
   splitManifest,
   validateDirTree,
@@ -743,4 +746,90 @@ Deno.test("splitManifest() and DirTreeWriter place a skipped record whose parent
     { name: "a//y", reason: "unsafe_name" },
   ]);
   assertEquals(writeStreamed(manifest).rootId, split.rootId);
+});
+
+Deno.test("dirTreeBytes() writes exactly canonicalBytes() for files, symlinks, subtrees and skipped records, escapes and non-ASCII names included", () => {
+  const blob = "ab".repeat(32);
+  const tree = {
+    version: 2 as const,
+    entries: [
+      { name: 'q"uote\\back', type: "file" as const, blob, size: 0, mode: 0o644 },
+      {
+        name: "tab\tnl\ncr\r\u0001\u001f",
+        type: "file" as const,
+        blob,
+        size: 2 ** 53 - 1,
+        mode: 0,
+      },
+      { name: "é日本😀", type: "symlink" as const, target: '../x\u007f\u2028/"y"' },
+      { name: "sub", type: "tree" as const, tree: "cd".repeat(32) },
+    ],
+    skipped: [{ name: "a\u0000b", reason: "unsafe_name" }, { name: ".env", reason: "secret" }],
+  };
+  assertEquals(dirTreeBytes(tree), canonicalBytes(tree));
+  const empty = { version: 2 as const, entries: [], skipped: [] };
+  assertEquals(dirTreeBytes(empty), canonicalBytes(empty));
+  // Every code unit below the surrogates, alone and inside a name.
+  const each = {
+    version: 2 as const,
+    entries: [],
+    skipped: Array.from({ length: 0xd800 }, (_, c) => ({
+      name: `${String.fromCharCode(c)}x${String.fromCharCode(c)}`,
+      reason: String.fromCharCode(c),
+    })),
+  };
+  assertEquals(dirTreeBytes(each), canonicalBytes(each));
+});
+
+Deno.test("dirTreeBytes() refuses what canonicalBytes() refuses and serializes any other shape as it does", () => {
+  const blob = "ab".repeat(32);
+  const lone = { version: 2 as const, entries: [], skipped: [{ name: "\ud800", reason: "x" }] };
+  assertThrows(() => dirTreeBytes(lone), CanonicalJsonError);
+  const float = {
+    version: 2 as const,
+    entries: [{ name: "a", type: "file" as const, blob, size: 1.5, mode: 0o644 }],
+    skipped: [],
+  };
+  assertThrows(() => dirTreeBytes(float), CanonicalJsonError);
+  // An extra field is kept, as the generic serializer keeps it, never silently dropped.
+  const extra = {
+    version: 2 as const,
+    entries: [{ name: "a", type: "file" as const, blob, size: 1, mode: 0o644, extra: 1 }],
+    skipped: [],
+  } as unknown as DirTree;
+  assertEquals(dirTreeBytes(extra), canonicalBytes(extra));
+  const missing = {
+    version: 2 as const,
+    entries: [{ name: "a", type: "symlink" as const, tree: "x" }],
+    skipped: [],
+  } as unknown as DirTree;
+  assertEquals(dirTreeBytes(missing), canonicalBytes(missing));
+  // A field present but not enumerable is not written by the generic serializer: nor here.
+  const hidden = { name: "a", type: "file", blob, size: 1, extra: 1 };
+  Object.defineProperty(hidden, "mode", { value: 0o644, enumerable: false });
+  const withHidden = { version: 2, entries: [hidden], skipped: [] } as unknown as DirTree;
+  assertEquals(dirTreeBytes(withHidden), canonicalBytes(withHidden));
+});
+
+Deno.test("DirTreeWriter builds the same objects whether a directory's entries come in order or not", () => {
+  const blob = "0".repeat(64);
+  const names = ["b", "a-", "a", "c.txt"];
+  const objects = (order: string[]) => {
+    const out: DirObject[] = [];
+    const writer = new DirTreeWriter((object) => out.push(object));
+    for (const name of order) {
+      writer.addEntry({ path: `d/${name}`, type: "file", blob, size: 1, mode: 0o644 });
+    }
+    writer.finish();
+    return out;
+  };
+  // The walk's (manifest) order; dirObject() takes entries in any order.
+  const sorted = [...names].sort();
+  const fromWriter = objects(sorted);
+  const shuffled = dirObject(
+    names.map((name) => ({ name, type: "file" as const, blob, size: 1, mode: 0o644 })),
+    [],
+  );
+  assertEquals(shuffled.id, fromWriter[0]!.id);
+  assertEquals(shuffled.bytes, fromWriter[0]!.bytes);
 });

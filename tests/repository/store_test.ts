@@ -25,6 +25,11 @@ import { materialize } from "../../lib/workspace/move/materialize.ts";
 import { FileWrites, totalBytes } from "../../lib/workspace/file_writes.ts";
 import { SafeWriter } from "../../lib/workspace/io/safe_write.ts";
 import { existsSync } from "node:fs";
+import {
+  checkSchema,
+  CURRENT_SCHEMA_DIGEST,
+  expectedSchemaDigest,
+} from "../../lib/repository/trust.ts";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -1086,6 +1091,23 @@ Deno.test("migration 7 clears the idempotency key an older ctxsnap left on impor
       assertEquals(store.db.prepare("PRAGMA user_version").get(), { user_version: SCHEMA_VERSION });
     } finally {
       store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("CURRENT_SCHEMA_DIGEST is the digest of the schema every migration creates, and a current store opens by it", async () => {
+  assertEquals(CURRENT_SCHEMA_DIGEST, expectedSchemaDigest());
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-schema-digest-" });
+  try {
+    Store.init(join(dir, ".ctxsnap"), dir).close();
+    const db = new DatabaseSync(join(dir, ".ctxsnap", "index.db"));
+    try {
+      // What checkSchema compares a current store's sqlite_master by.
+      checkSchema(db, SCHEMA_VERSION, dir);
+    } finally {
+      db.close();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

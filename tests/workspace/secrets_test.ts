@@ -11,7 +11,12 @@
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join } from "node:path";
 import { runMain } from "../_cli.ts";
-import { isSecretName, isSecretPath } from "../../lib/workspace/io/capture_policy.ts";
+import {
+  isSecretName,
+  isSecretPath,
+  secretPathRulesReach,
+} from "../../lib/workspace/io/capture_policy.ts";
+import { walkWorkspace } from "../../lib/workspace/io/walk.ts";
 import { scanText, SecretScanner } from "../../lib/workspace/io/secret_scan.ts";
 import { sha256Hex } from "../../lib/crypto/hash.ts";
 import { captureWorkspace } from "../../lib/workspace/capture.ts";
@@ -496,4 +501,87 @@ Deno.test("SecretScanner recognises a ctxsnap hook token (as in .claude/settings
   assertEquals(scanText(settings), "ctxsnap hook token");
   assertEquals(scanText('const prefix = "ctxsnap_hook_";'), null);
   assertEquals(scanText(`x${token}`), null, "inside a longer word it is not one");
+});
+
+Deno.test("secretPathRulesReach() is false only for directories whose every child isSecretPath() judges by its name alone", () => {
+  const dirs = [
+    "",
+    "src",
+    "home/me",
+    ".kube",
+    "home/.KUBE",
+    ".docker",
+    "x/.Docker",
+    "gcloud",
+    ".config/gcloud",
+    ".config/gcloud/legacy_credentials",
+    ".config/GCLOUD/Legacy_Credentials/me@example.com",
+    "gcloud/legacy_credentials/a/b",
+    "kube",
+    "docker",
+    "gcloudx",
+    "legacy_credentials",
+    "x/gcloud/legacy_credentialsx",
+  ];
+  const names = [
+    "config",
+    "CONFIG.json",
+    "config.json",
+    "credentials.db",
+    "access_tokens.db",
+    "adc.json",
+    "legacy_credentials",
+    "README.md",
+    ".env",
+    "id_rsa",
+  ];
+  let reached = 0;
+  for (const dir of dirs) {
+    const reach = secretPathRulesReach(dir);
+    if (reach) reached += 1;
+    for (const name of names) {
+      const path = dir === "" ? name : `${dir}/${name}`;
+      if (!reach) assertEquals(isSecretPath(path), isSecretName(name), path);
+    }
+  }
+  // Every directory a two-segment or legacy-credentials rule names is reached.
+  for (
+    const dir of [
+      ".kube",
+      "home/.KUBE",
+      ".docker",
+      "gcloud",
+      ".config/gcloud/legacy_credentials/me",
+    ]
+  ) {
+    assert(secretPathRulesReach(dir), dir);
+  }
+  assert(reached < dirs.length, "ordinary directories are not reached");
+});
+
+Deno.test("walkWorkspace() leaves out secrets named by their directory at any depth, as isSecretPath() says", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-secret-dirs-" });
+  try {
+    const files = [
+      "home/.kube/config",
+      ".docker/config.json",
+      "a/gcloud/credentials.db",
+      "a/GCloud/legacy_credentials/me/x/adc.json",
+      "ok/config",
+      "ok/legacy_credentials/adc.json",
+    ];
+    for (const file of files) {
+      await Deno.mkdir(join(dir, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(dir, file), "plain text\n");
+    }
+    const items = [...walkWorkspace(dir)];
+    for (const file of files) {
+      const item = items.find((i) => i.path === file)!;
+      const secret = isSecretPath(file);
+      assertEquals(item.kind === "skip" && item.reason === "secret", secret, file);
+    }
+    assertEquals(items.filter((i) => i.kind === "skip").length, 4);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

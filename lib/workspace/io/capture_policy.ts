@@ -159,6 +159,34 @@ export function isSecretPath(path: string): boolean {
   return `/${lower}`.includes("/gcloud/legacy_credentials/");
 }
 
+/** The directory names (lower-cased) that the two-segment rules of {@linkcode isSecretPath} name. */
+const SECRET_DIR_NAMES: ReadonlySet<string> = new Set(
+  [...SECRET_IN_DIR].map((pair) => pair.slice(0, pair.indexOf("/"))),
+);
+
+/**
+ * Whether any path rule of {@linkcode isSecretPath} beyond the file's own
+ * name can apply to a child of directory `dirPath` (workspace-relative, `""`
+ * for the root): when it cannot, `isSecretPath(dirPath + "/" + name)` is
+ * exactly `isSecretName(name)`, so a walk decides once per directory
+ * instead of lower-casing and searching every child's whole path.
+ *
+ * @example
+ * ```ts
+ * import { isSecretPath, secretPathRulesReach } from "./capture_policy.ts";
+ * if (secretPathRulesReach("src/lib")) throw new Error("an ordinary directory");
+ * if (!secretPathRulesReach("home/.kube") || !isSecretPath("home/.kube/config")) {
+ *   throw new Error(".kube");
+ * }
+ * ```
+ */
+export function secretPathRulesReach(dirPath: string): boolean {
+  if (dirPath === "") return false;
+  const lower = dirPath.toLowerCase();
+  if (SECRET_DIR_NAMES.has(lower.slice(lower.lastIndexOf("/") + 1))) return true;
+  return `/${lower}/`.includes("/gcloud/legacy_credentials/");
+}
+
 /**
  * Names that are never part of a workspace tree, whatever their type or
  * spelling: git's metadata (a directory, or a `gitdir:` file in worktrees and

@@ -64,7 +64,9 @@ import {
   DEFAULT_EXCLUDED_DIRS,
   DEFAULT_MAX_FILE_BYTES,
   isReservedName,
+  isSecretName,
   isSecretPath,
+  secretPathRulesReach,
 } from "./capture_policy.ts";
 import { type StatInfo, statInfoOf } from "./safe_read.ts";
 
@@ -176,6 +178,8 @@ interface Frame {
   ignore: IgnoreStack;
   entries: Entry[];
   index: number;
+  /** Whether a secret path rule beyond the name can apply to its children ({@linkcode secretPathRulesReach}). */
+  secretPaths: boolean;
 }
 
 let walks = 0;
@@ -230,7 +234,12 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     const { dir, ignore, names } = options.start;
     const absDir = dir === "" ? rootAbs : join(rootAbs, dir);
     try {
-      stack.push({ ignore, entries: listDirectory(dir, absDir, names), index: 0 });
+      stack.push({
+        ignore,
+        entries: listDirectory(dir, absDir, names),
+        index: 0,
+        secretPaths: secretPathRulesReach(dir),
+      });
     } catch (error) {
       throw new CtxsnapError(`Cannot read ${quote(absDir)}: ${reasonOf(error)}`, "failure", {
         cause: error,
@@ -261,7 +270,7 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       ? rootIgnore.child("", rootAbs, namesOf(rootEntries))
       : rootIgnore;
     options.onDirectory?.("", ignore, rootStat);
-    stack.push({ ignore, entries: rootEntries, index: 0 });
+    stack.push({ ignore, entries: rootEntries, index: 0, secretPaths: false });
   }
 
   while (stack.length > 0) {
@@ -322,14 +331,17 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
           }
         }
         options.onDirectory?.(path, ignore, stats);
-        stack.push({ ignore, entries, index: 0 });
+        stack.push({ ignore, entries, index: 0, secretPaths: secretPathRulesReach(path) });
       }
       continue;
     }
 
     if (useIgnoreFiles && frame.ignore.ignores(path, false)) {
       yield { kind: "skip", path, reason: "ignored" };
-    } else if (isSecretPath(path) && !allowSecrets.has(path)) {
+    } else if (
+      (frame.secretPaths ? isSecretPath(path) : isSecretName(entry.name)) &&
+      !allowSecrets.has(path)
+    ) {
       yield { kind: "skip", path, reason: "secret" };
     } else if (stats.isSymbolicLink()) {
       yield readSymlink(entry);
