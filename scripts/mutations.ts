@@ -2520,4 +2520,28 @@ export const MUTATIONS: readonly Mutation[] = [
       t("api_test.ts", "each export path of deno.json exports exactly its pinned list of names"),
     ],
   },
+  {
+    id: "incremental-gc-invalidates",
+    file: "lib/workspace/incremental.ts",
+    find: "      gcMark !== this.gcMark\n",
+    replace: "      false\n",
+    tests: [
+      t(
+        "workspace/incremental_test.ts",
+        "incremental capture after a gc that removed its directory",
+      ),
+    ],
+  },
+  {
+    id: "gc-records-last-gc",
+    file: "lib/repository/gc.ts",
+    find: "    store.setMeta(LAST_GC_META, op.id);\n",
+    replace: "",
+    tests: [
+      t(
+        "workspace/incremental_test.ts",
+        "incremental capture after a gc that removed its directory",
+      ),
+    ],
+  },
 ];

@@ -142,6 +142,19 @@ export function liveObjects(
   return { trees: liveTrees, blobs: liveBlobs };
 }
 
+/** The `meta` key naming the last gc operation (FORMAT.md §8.2). */
+const LAST_GC_META = "last_gc";
+
+/**
+ * The id of the last gc that ran on `store`, or null: one row read, however
+ * long the store's history. A long-lived process that reuses stored objects
+ * between transactions (the watch) compares it to learn that gc may have
+ * removed some.
+ */
+export function lastGc(store: Store): string | null {
+  return store.getMeta(LAST_GC_META);
+}
+
 /** Removes unreachable objects; with `dryRun` only counts them. */
 export function collectGarbage(store: Store, options: { dryRun?: boolean } = {}): GcResult {
   const dryRun = options.dryRun ?? false;
@@ -197,6 +210,8 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     // The stat cache may only name blobs that exist (capture trusts its hits).
     store.stmt("DELETE FROM stat_cache WHERE blob NOT IN (SELECT id FROM objects)").run();
     finishOperation(store, op.id, "done");
+    // What a watch process compares to learn that objects may have gone (lastGc).
+    store.setMeta(LAST_GC_META, op.id);
     out.operation = op.id;
     return out;
   });

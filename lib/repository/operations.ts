@@ -255,11 +255,3 @@ export function listOperations(
      FROM operations ${where} ORDER BY seq DESC LIMIT ?`,
   ).all(...params) as unknown as Omit<Operation, "plan">[];
 }
-
-/** How many operations of `kind` the log holds (the incremental model counts `gc` runs). */
-export function countOperations(store: Store, kind: string): number {
-  const row = store.stmt("SELECT count(*) AS n FROM operations WHERE kind = ?").get(kind) as {
-    n: number;
-  };
-  return row.n;
-}

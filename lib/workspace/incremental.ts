@@ -50,7 +50,7 @@ import { type DirtySet, WorkspaceWatcher } from "./io/fs_events.ts";
 import { IGNORE_FILE_NAMES, type IgnoreStack } from "./io/ignore.ts";
 import { type WalkItem, walkWorkspace } from "./io/walk.ts";
 import { collectGarbage, lstat } from "../runtime.ts";
-import { countOperations } from "../repository/operations.ts";
+import { lastGc } from "../repository/gc.ts";
 import {
   type CaptureOptions,
   type CapturePlan,
@@ -168,7 +168,7 @@ export class IncrementalCapture {
   private readonly devices = new Set<number>();
   private totals = { files: 0, symlinks: 0, bytes: 0, skipped: 0 };
   private plan: CapturePlan | null = null;
-  private gcMark: number | null = null;
+  private gcMark: string | null | undefined = undefined;
   private built = false;
   private changed = true;
   private last: { treeId: string } | null = null;
@@ -236,7 +236,7 @@ export class IncrementalCapture {
       return captureWorkspace(this.store, this.options);
     }
     const plan = capturePlan(this.store, this.options);
-    const gcMark = this.gcCount();
+    const gcMark = this.gcMarkNow();
     this.watcher.drain();
     const dirty = this.watcher.take();
     if (this.watcher.broken !== null) {
@@ -292,11 +292,11 @@ export class IncrementalCapture {
     this.watcher = null;
   }
 
-  private gcCount(): number {
-    return countOperations(this.store, "gc");
+  private gcMarkNow(): string | null {
+    return lastGc(this.store);
   }
 
-  private rebuild(plan: CapturePlan, gcMark: number): CaptureResult {
+  private rebuild(plan: CapturePlan, gcMark: string | null): CaptureResult {
     const watcher = this.watcher!;
     this.counters.fullWalks += 1;
     this.counters.lastChanged = null;

@@ -16,6 +16,7 @@ import { captureWorkspace } from "../../lib/workspace/capture.ts";
 import { IncrementalCapture } from "../../lib/workspace/incremental.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { statCachePaths } from "../../lib/repository/stat_cache.ts";
+import { collectGarbage } from "../../lib/repository/gc.ts";
 import { openInotify } from "../../lib/runtime.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { prng, seedFromEnv } from "../_util.ts";
@@ -153,6 +154,36 @@ Deno.test({
         const rows = store.transaction("rows", () => statCachePaths(store)).sort();
         assertEquals(rows.includes("f4.txt"), false);
         assertEquals(rows.length, 19);
+      } finally {
+        incremental.close();
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    "incremental capture after a gc that removed its directory trees stores them again, so its root names only stored trees",
+  ignore: !HAVE_EVENTS,
+  fn: () =>
+    withWorkspace((ws, store) => {
+      for (const dir of ["a", "b"]) {
+        fs.mkdirSync(join(ws, dir));
+        for (let i = 0; i < 3; i++) fs.writeFileSync(join(ws, dir, `f${i}.txt`), `${dir} ${i}\n`);
+      }
+      const incremental = new IncrementalCapture(store);
+      try {
+        // Captured, but no snapshot names the trees: the next gc removes them.
+        const first = store.transaction("capture", () => incremental.capture());
+        const gc = collectGarbage(store);
+        assert(gc.trees >= 3, `gc removed the capture's trees (${gc.trees})`);
+        assertEquals(store.hasObject(first.treeId), false);
+        fs.writeFileSync(join(ws, "a", "f0.txt"), "edited after the gc\n");
+        const next = store.transaction("capture", () => incremental.capture());
+        // Every tree the new root reaches is stored: b/ (unchanged) included.
+        const tree = store.getTree(next.treeId);
+        assertEquals(tree.entries.length, 6);
+        const full = store.transaction("capture", () => captureWorkspace(store));
+        assertEquals(next.treeId, full.treeId);
       } finally {
         incremental.close();
       }
