@@ -2051,6 +2051,30 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "checktree-entries-after-last-subtree",
+    file: "lib/format/tree_object.ts",
+    find: "    if (facts.entries > MAX_TREE_ENTRIES) tooManyEntries();\n    return facts;",
+    replace: "    return facts;",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "checkDirTree() refuses a root whose own files take it past 2,000,000 entries after its last subtree, as expandDirTree() does",
+      ),
+    ],
+  },
+  {
+    id: "checktree-memo-drops-refused-subtrees",
+    file: "lib/format/tree_object.ts",
+    find: "    for (const id of added) memo.delete(id);",
+    replace: "",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "checkDirTree() with a shared memo refuses a root that an earlier, refused root named as a subtree",
+      ),
+    ],
+  },
+  {
     id: "verify-trees-once",
     file: "lib/history/verify.ts",
     find: "      memo: seenTrees,",
