@@ -2075,6 +2075,18 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "dir-writer-file-beside-subtree",
+    file: "lib/format/dir_tree.ts",
+    find: "  refuseFileBesideSubtree(entries);\n",
+    replace: "",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "Store.putTree() refuses a flat manifest whose skipped record lies below a file entry, storing nothing",
+      ),
+    ],
+  },
+  {
     id: "verify-trees-once",
     file: "lib/history/verify.ts",
     find: "      memo: seenTrees,",

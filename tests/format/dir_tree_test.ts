@@ -893,3 +893,33 @@ Deno.test("checkDirTree() with a shared memo refuses a root that an earlier, ref
   );
   assertThrows(() => checkDirTree(x.id, read(x.id) as DirTree, read, { memo }), CtxsnapError);
 });
+
+Deno.test("Store.putTree() refuses a flat manifest whose skipped record lies below a file entry, storing nothing", async () => {
+  // Valid as a flat manifest, but its directory form would need a subtree "a" beside the file
+  // "a", which every reader refuses: the writer refuses it instead of storing an unreadable tree.
+  const blob = "0".repeat(64);
+  const manifest: TreeManifest = {
+    version: 1,
+    entries: [{ path: "a", type: "file", blob, size: 1, mode: 0o644 }],
+    skipped: [{ path: "a/s", reason: "secret" }],
+  };
+  validateTree(manifest);
+  await withStore((store) => {
+    const before = treeRows(store);
+    assertThrows(
+      () => store.transaction("t", () => store.putTree(manifest)),
+      CtxsnapError,
+      'a skipped record lies below the entry "a"',
+    );
+    assertEquals(treeRows(store), before, "nothing written on refusal");
+  });
+  for (const recordFirst of [false, true]) {
+    const writer = new DirTreeWriter(() => {});
+    assertThrows(() => {
+      if (recordFirst) writer.addSkipped(manifest.skipped[0]!);
+      writer.addEntry(manifest.entries[0]!);
+      if (!recordFirst) writer.addSkipped(manifest.skipped[0]!);
+      writer.finish();
+    }, CtxsnapError);
+  }
+});
