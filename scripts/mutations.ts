@@ -2087,6 +2087,18 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "same-entry-size",
+    file: "lib/repository/diff.ts",
+    find: "    return a.blob === b.blob && a.mode === b.mode && a.size === b.size;",
+    replace: "    return a.blob === b.blob && a.mode === b.mode;",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "expandFrom() gives Store.getTree()'s entry for a file whose recorded size alone differs from the baseline's",
+      ),
+    ],
+  },
+  {
     id: "verify-trees-once",
     file: "lib/history/verify.ts",
     find: "      memo: seenTrees,",
