@@ -2051,6 +2051,54 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    id: "checktree-entries-after-last-subtree",
+    file: "lib/format/tree_object.ts",
+    find: "    if (facts.entries > MAX_TREE_ENTRIES) tooManyEntries();\n    return facts;",
+    replace: "    return facts;",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "checkDirTree() refuses a root whose own files take it past 2,000,000 entries after its last subtree, as expandDirTree() does",
+      ),
+    ],
+  },
+  {
+    id: "checktree-memo-drops-refused-subtrees",
+    file: "lib/format/tree_object.ts",
+    find: "    for (const id of added) memo.delete(id);",
+    replace: "",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "checkDirTree() with a shared memo refuses a root that an earlier, refused root named as a subtree",
+      ),
+    ],
+  },
+  {
+    id: "dir-writer-file-beside-subtree",
+    file: "lib/format/dir_tree.ts",
+    find: "  refuseFileBesideSubtree(entries);\n",
+    replace: "",
+    tests: [
+      t(
+        "format/dir_tree_test.ts",
+        "Store.putTree() refuses a flat manifest whose skipped record lies below a file entry, storing nothing",
+      ),
+    ],
+  },
+  {
+    id: "same-entry-size",
+    file: "lib/repository/diff.ts",
+    find: "    return a.blob === b.blob && a.mode === b.mode && a.size === b.size;",
+    replace: "    return a.blob === b.blob && a.mode === b.mode;",
+    tests: [
+      t(
+        "repository/tree_reads_test.ts",
+        "expandFrom() gives Store.getTree()'s entry for a file whose recorded size alone differs from the baseline's",
+      ),
+    ],
+  },
+  {
     id: "verify-trees-once",
     file: "lib/history/verify.ts",
     find: "      memo: seenTrees,",

@@ -620,6 +620,25 @@ function inEntryOrder(entries: readonly DirEntry[]): boolean {
   return true;
 }
 
+/**
+ * Refuses a file or symlink that shares its name with a subtree of the same
+ * directory (FORMAT.md §2.2: names are unique within an object). A valid
+ * flat manifest can ask for one: a skipped record below a file entry
+ * (`a` and `a/s`) would need a directory `a` beside the file `a`.
+ */
+function refuseFileBesideSubtree(entries: readonly DirEntry[]): void {
+  let trees: Set<string> | null = null;
+  for (const entry of entries) if (entry.type === "tree") (trees ??= new Set()).add(entry.name);
+  if (trees === null) return;
+  for (const entry of entries) {
+    if (entry.type !== "tree" && trees.has(entry.name)) {
+      throw new IntegrityError(
+        `Invalid tree manifest: a skipped record lies below the entry ${quote(entry.name)}`,
+      );
+    }
+  }
+}
+
 /** Sorts, checks the bounds of, serializes and hashes one directory. */
 function buildDir(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
   // A walk yields a directory's entries in order: check that in one pass
@@ -632,6 +651,7 @@ function buildDir(entries: DirEntry[], skipped: DirSkipped[]): DirObject {
     });
   }
   skipped.sort(compareDirSkipped);
+  refuseFileBesideSubtree(entries);
   if (entries.length + skipped.length > MAX_DIR_ENTRIES) {
     throw new IntegrityError(
       `Invalid tree manifest: a directory holds more than ${MAX_DIR_ENTRIES} entries`,

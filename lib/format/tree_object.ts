@@ -256,6 +256,7 @@ export function checkDirTree(
         }
         sub = measure(entry.tree, named, where, depth + 1);
         memo.set(entry.tree, sub);
+        added.push(entry.tree);
       }
       if (depth + 1 + sub.height > MAX_TREE_DEPTH) {
         throw new IntegrityError(
@@ -280,27 +281,39 @@ export function checkDirTree(
       }
       facts.slashSkipped ||= sub.slashSkipped;
       facts.flagged ||= sub.flagged;
-      if (facts.entries > MAX_TREE_ENTRIES) {
-        throw new IntegrityError(
-          `Invalid tree ${quote(rootId)}: more than ${MAX_TREE_ENTRIES} entries`,
-        );
-      }
+      if (facts.entries > MAX_TREE_ENTRIES) tooManyEntries();
       if (facts.skipped > MAX_TREE_SKIPPED) {
         throw new IntegrityError(
           `Invalid tree ${quote(rootId)}: more than ${MAX_TREE_SKIPPED} skipped records`,
         );
       }
     }
+    // Files after the last subtree count too (the flat manifest's limit).
+    if (facts.entries > MAX_TREE_ENTRIES) tooManyEntries();
     return facts;
   };
-  const facts = measure(rootId, root, "", 0);
-  // A path's UTF-8 form is at most three bytes per UTF-16 unit: paths this
-  // short pass the flat manifest's length rule without encoding them.
-  if (
-    facts.longestPath * 3 > MAX_PATH_BYTES || facts.longestSkipped > MAX_NAME_LENGTH ||
-    facts.slashSkipped
-  ) {
-    expandDirTree(rootId, root, read); // throws what the flat manifest breaks, if anything
+  const tooManyEntries = (): never => {
+    throw new IntegrityError(
+      `Invalid tree ${quote(rootId)}: more than ${MAX_TREE_ENTRIES} entries`,
+    );
+  };
+  // Subtrees measured for a root that is then refused leave the memo again:
+  // a later root naming one of them must not skip the checks that refused it.
+  const added: string[] = [];
+  let facts: DirTreeFacts;
+  try {
+    facts = measure(rootId, root, "", 0);
+    // A path's UTF-8 form is at most three bytes per UTF-16 unit: paths this
+    // short pass the flat manifest's length rule without encoding them.
+    if (
+      facts.longestPath * 3 > MAX_PATH_BYTES || facts.longestSkipped > MAX_NAME_LENGTH ||
+      facts.slashSkipped
+    ) {
+      expandDirTree(rootId, root, read); // throws what the flat manifest breaks, if anything
+    }
+  } catch (error) {
+    for (const id of added) memo.delete(id);
+    throw error;
   }
   memo.set(rootId, facts);
   return facts;

@@ -33,10 +33,16 @@ export interface TreeDiff {
   removed: string[];
 }
 
-/** Whether two entries describe the same content. */
+/**
+ * Whether two entries are the same record (a file's size too: equal for one
+ * blob in any sound store, so a tree built from differences, `expandFrom`,
+ * is exactly the stored one even where a hostile store says otherwise).
+ */
 export function sameEntry(a: TreeEntry | undefined, b: TreeEntry | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
-  if (a.type === "file" && b.type === "file") return a.blob === b.blob && a.mode === b.mode;
+  if (a.type === "file" && b.type === "file") {
+    return a.blob === b.blob && a.mode === b.mode && a.size === b.size;
+  }
   if (a.type === "symlink" && b.type === "symlink") return a.target === b.target;
   return false;
 }

@@ -22,7 +22,7 @@ import {
   splitManifest,
   validateDirTree,
 } from "../../lib/format/dir_tree.ts";
-import { parseTreeObject } from "../../lib/format/tree_object.ts";
+import { checkDirTree, parseTreeObject } from "../../lib/format/tree_object.ts";
 import {
   compareSkipped,
   type FileEntry,
@@ -832,4 +832,94 @@ Deno.test("DirTreeWriter builds the same objects whether a directory's entries c
   );
   assertEquals(shuffled.id, fromWriter[0]!.id);
   assertEquals(shuffled.bytes, fromWriter[0]!.bytes);
+});
+
+/** A reader over crafted directory objects, by id. */
+function objectReader(objects: { id: string; bytes: Uint8Array }[]) {
+  const byId = new Map(objects.map((o) => [o.id, parseTreeObject(o.bytes)]));
+  return (id: string) => {
+    const tree = byId.get(id);
+    if (tree === undefined) throw new Error(`no tree ${id}`);
+    return tree;
+  };
+}
+
+Deno.test("checkDirTree() refuses a root whose own files take it past 2,000,000 entries after its last subtree, as expandDirTree() does", () => {
+  const files = Array.from({ length: 2000 }, (_, i) => ({ ...fileEntry, name: `f${1000 + i}` }));
+  const leaf = treeObject({ version: 2, entries: files, skipped: [] });
+  const wide = treeObject({
+    version: 2,
+    entries: Array.from({ length: 1000 }, (_, i) => ({
+      name: `d${1000 + i}`,
+      type: "tree",
+      tree: leaf.id,
+    })),
+    skipped: [],
+  });
+  // Exactly 2,000,000 entries below "a", then one more file after it.
+  const root = treeObject({
+    version: 2,
+    entries: [{ name: "a", type: "tree", tree: wide.id }, { ...fileEntry, name: "b" }],
+    skipped: [],
+  });
+  const read = objectReader([leaf, wide, root]);
+  assertThrows(
+    () => checkDirTree(root.id, read(root.id) as DirTree, read),
+    CtxsnapError,
+    "more than 2000000 entries",
+  );
+});
+
+Deno.test("checkDirTree() with a shared memo refuses a root that an earlier, refused root named as a subtree", () => {
+  // "x" holds the skipped record "a/b" and a directory "a" holding the record "b": both
+  // flatten to "a/b", so x is refused as a root, and so is any root above it.
+  const inner = treeObject({ version: 2, entries: [], skipped: [{ name: "b", reason: "secret" }] });
+  const x = treeObject({
+    version: 2,
+    entries: [{ name: "a", type: "tree", tree: inner.id }],
+    skipped: [{ name: "a/b", reason: "secret" }],
+  });
+  const outer = treeObject({
+    version: 2,
+    entries: [{ name: "p", type: "tree", tree: x.id }],
+    skipped: [],
+  });
+  const read = objectReader([inner, x, outer]);
+  assertThrows(() => checkDirTree(x.id, read(x.id) as DirTree, read), CtxsnapError);
+  const memo = new Map();
+  assertThrows(
+    () => checkDirTree(outer.id, read(outer.id) as DirTree, read, { memo }),
+    CtxsnapError,
+  );
+  assertThrows(() => checkDirTree(x.id, read(x.id) as DirTree, read, { memo }), CtxsnapError);
+});
+
+Deno.test("Store.putTree() refuses a flat manifest whose skipped record lies below a file entry, storing nothing", async () => {
+  // Valid as a flat manifest, but its directory form would need a subtree "a" beside the file
+  // "a", which every reader refuses: the writer refuses it instead of storing an unreadable tree.
+  const blob = "0".repeat(64);
+  const manifest: TreeManifest = {
+    version: 1,
+    entries: [{ path: "a", type: "file", blob, size: 1, mode: 0o644 }],
+    skipped: [{ path: "a/s", reason: "secret" }],
+  };
+  validateTree(manifest);
+  await withStore((store) => {
+    const before = treeRows(store);
+    assertThrows(
+      () => store.transaction("t", () => store.putTree(manifest)),
+      CtxsnapError,
+      'a skipped record lies below the entry "a"',
+    );
+    assertEquals(treeRows(store), before, "nothing written on refusal");
+  });
+  for (const recordFirst of [false, true]) {
+    const writer = new DirTreeWriter(() => {});
+    assertThrows(() => {
+      if (recordFirst) writer.addSkipped(manifest.skipped[0]!);
+      writer.addEntry(manifest.entries[0]!);
+      if (!recordFirst) writer.addSkipped(manifest.skipped[0]!);
+      writer.finish();
+    }, CtxsnapError);
+  }
 });

@@ -364,3 +364,15 @@ Deno.test("switch over a workspace edited since its baseline reads the baseline 
     assertEquals(await Deno.readTextFile(join(dir, EDITED)), "local work\n");
   });
 });
+
+Deno.test("expandFrom() gives Store.getTree()'s entry for a file whose recorded size alone differs from the baseline's", async () => {
+  await withSnapshots(1, ({ store, roots }) => {
+    const base = store.getTree(roots[0]!);
+    const first = base.entries.find((e) => e.type === "file")!;
+    assert(first.type === "file");
+    // A hostile store: the same blob and mode under another size.
+    const entries = base.entries.map((e) => e === first ? { ...first, size: first.size + 1 } : e);
+    const other = store.transaction("t", () => store.putTree({ ...base, entries }));
+    assertEquals(expandFrom(store, roots[0]!, base, other), store.getTree(other));
+  });
+});
