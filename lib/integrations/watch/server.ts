@@ -242,7 +242,8 @@ export class WatchServer {
       const answer = (response: WatchResponse) => {
         reply(connection, response);
         if (this.closed) connection.once("finish", () => connection.destroy());
-        else this.idle.add(connection);
+        // A client gone before its answer (a hook that timed out) is not kept.
+        else if (!connection.destroyed) this.idle.add(connection);
       };
       this.handle(line).then(answer, (error) => answer(errorResponse(error)));
     });
