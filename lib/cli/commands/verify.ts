@@ -15,9 +15,11 @@ import {
 } from "../../errors.ts";
 import type { Keyring } from "../../keys/keyring.ts";
 import type { AnyFileReport } from "../../share/verify_file.ts";
-import { reservedSkips } from "../../share/reserved_skips.ts";
-import type { DirTree } from "../../format/dir_tree.ts";
-import type { TreeManifest } from "../../format/tree.ts";
+import {
+  reservedSkips,
+  type ReservedSummary,
+  reservedSummary,
+} from "../../share/reserved_skips.ts";
 import type { Presented, StoredVerdict } from "../../share/formats/format.ts";
 import { type SnapshotReport, verifyAll, verifySnapshot } from "../../history/verify.ts";
 import { currentSelection, getBranch } from "../../history/timeline.ts";
@@ -88,11 +90,12 @@ export async function verifyOne(
   }
 > {
   const { verifyAnyFile } = await import("../../share/verify_file.ts");
-  const trees = new Map<string, TreeManifest | DirTree>();
+  // Each tree's reserved count and subtree ids, not the tree: the bundle reader never holds them all.
+  const trees = new Map<string, ReservedSummary>();
   let any: AnyFileReport;
   try {
     any = await verifyAnyFile(userPath(source), trust, {
-      tree: (id, tree) => void trees.set(id, tree),
+      tree: (id, tree) => void trees.set(id, reservedSummary(tree)),
     });
   } catch (error) {
     if (error instanceof IntegrityError) {
