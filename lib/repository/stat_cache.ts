@@ -205,18 +205,12 @@ export function readStatCacheTable(store: Store): StatCacheTable {
     statement.setReturnArrays(true);
     return StatCacheTable.fromArrays(statement.all() as unknown[][]);
   }
-  const rows = (statement.all() as Record<string, unknown>[]).map((r) => [
-    r.path,
-    r.size,
-    r.mtime_ms,
-    r.ctime_ms,
-    r.ino,
-    r.dev,
-    r.mode,
-    r.stamp_ms,
-    r.blob,
-  ]);
-  return StatCacheTable.fromArrays(rows);
+  return StatCacheTable.fromArrays((statement.all() as StatCacheRow[]).map(rowArray));
+}
+
+/** A row in {@linkcode TABLE_COLUMNS}' order. */
+function rowArray(r: StatCacheRow): unknown[] {
+  return [r.path, r.size, r.mtime_ms, r.ctime_ms, r.ino, r.dev, r.mode, r.stamp_ms, r.blob];
 }
 
 /** The row of `path`, or undefined (one indexed read). */
@@ -224,6 +218,15 @@ export function readStatCacheRow(store: Store, path: string): StatCacheRow | und
   return store.stmt("SELECT * FROM stat_cache WHERE path = ?").get(path) as
     | StatCacheRow
     | undefined;
+}
+
+/**
+ * A {@linkcode StatCacheTable} of `path`'s row alone (one indexed read), or
+ * an empty one: for a capture that reads rows one by one.
+ */
+export function readStatCacheRowTable(store: Store, path: string): StatCacheTable {
+  const row = readStatCacheRow(store, path);
+  return row === undefined ? StatCacheTable.empty() : StatCacheTable.fromArrays([rowArray(row)]);
 }
 
 /** The paths that have a row. */

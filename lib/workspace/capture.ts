@@ -43,7 +43,7 @@ import { SECRET_RULES_VERSION, SecretScanner } from "./io/secret_scan.ts";
 import { readAllowSecrets } from "../repository/allow_secrets.ts";
 import {
   deleteStatCacheRow,
-  readStatCacheRow,
+  readStatCacheRowTable,
   readStatCacheTable,
   statCachePaths,
   StatCacheTable,
@@ -134,22 +134,6 @@ function cacheHit(cache: StatCacheTable, row: number, stat: StatInfo, margin: nu
   const stamp = cache.stampMs(row);
   return stat.mtimeMs + 1 + margin <= stamp &&
     stat.ctimeMs + CTIME_GRANULARITY_MS + margin <= stamp;
-}
-
-/** A table of `path`'s stat-cache row alone (one indexed read), or an empty one. */
-function oneRowTable(store: Store, path: string): StatCacheTable {
-  const r = readStatCacheRow(store, path);
-  return r === undefined ? StatCacheTable.empty() : StatCacheTable.fromArrays([[
-    r.path,
-    r.size,
-    r.mtime_ms,
-    r.ctime_ms,
-    r.ino,
-    r.dev,
-    r.mode,
-    r.stamp_ms,
-    r.blob,
-  ]]);
 }
 
 /**
@@ -318,7 +302,7 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
-    const cache = this.lookup ? oneRowTable(this.store, item.path) : this.cache;
+    const cache = this.lookup ? readStatCacheRowTable(this.store, item.path) : this.cache;
     const row = cache.row(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
