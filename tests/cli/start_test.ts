@@ -22,32 +22,15 @@ Deno.test("start: every command in the registry loads with the name the registry
 });
 
 Deno.test("start: the modules loaded before a command runs are a handful, with no node: module", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", CLI],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const info = JSON.parse(new TextDecoder().decode(out.stdout));
-  // deno-lint-ignore no-explicit-any
-  const modules = new Map<string, any>(info.modules.map((m: any) => [m.specifier, m]));
-  const seen = new Set<string>();
-  const stack: string[] = [...info.roots];
-  while (stack.length > 0) {
-    const specifier = stack.pop()!;
-    if (seen.has(specifier)) continue;
-    seen.add(specifier);
-    for (const dep of modules.get(specifier)?.dependencies ?? []) {
-      if (dep.code?.specifier && !dep.isDynamic) stack.push(dep.code.specifier);
-    }
-  }
-  const names = [...seen].map((s) => s.replace(/^.*\/(lib\/|cli\.ts)/, (_, p) => p ?? "cli.ts"));
+  const seen = await staticSpecifiers(CLI);
+  const names = seen.map((s) => s.replace(/^.*\/(lib\/|cli\.ts)/, (_, p) => p ?? "cli.ts"));
   assert(!names.some((n) => n.startsWith("node:") || n.startsWith("npm:")), names.join(" "));
   assert(!names.some((n) => /store|crypto|snapshot|share|restore|fs\//.test(n)), names.join(" "));
-  assert(seen.size <= 8, `${seen.size} modules: ${names.join(" ")}`);
+  assert(seen.length <= 8, `${seen.length} modules: ${names.join(" ")}`);
 });
 
-/** The modules `root` imports statically, transitively (dynamic imports left out). */
-async function staticClosure(root: string): Promise<string[]> {
+/** The specifiers `root` imports statically, transitively (dynamic imports left out). */
+async function staticSpecifiers(root: string): Promise<string[]> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", root],
     stdout: "piped",
@@ -66,7 +49,12 @@ async function staticClosure(root: string): Promise<string[]> {
       if (dep.code?.specifier && !dep.isDynamic) stack.push(dep.code.specifier);
     }
   }
-  return [...seen].map((s) => s.replace(/^.*\/lib\//, ""));
+  return [...seen];
+}
+
+/** The modules `root` imports statically, transitively, named from `lib/`. */
+async function staticClosure(root: string): Promise<string[]> {
+  return (await staticSpecifiers(root)).map((s) => s.replace(/^.*\/lib\//, ""));
 }
 
 Deno.test("start: the hook command hands off to a watch process without loading capture or the workspace modules", async () => {
