@@ -58,6 +58,38 @@ export function parseTreeObject(bytes: Uint8Array): TreeManifest | DirTree {
   return validateTree(value);
 }
 
+/** The path of subtree `name` of the directory at `path`; refuses nesting past the limit. */
+function subtreePath(rootId: string, path: string, name: string, depth: number): string {
+  const where = path === "" ? name : `${path}/${name}`;
+  if (depth + 1 > MAX_TREE_DEPTH) {
+    throw new IntegrityError(
+      `Invalid tree ${quote(rootId)}: directories nest deeper than ${MAX_TREE_DEPTH} at ${
+        quote(where)
+      }`,
+    );
+  }
+  return where;
+}
+
+/** Reads subtree `subId` (at `where` below tree `id`): a non-empty version 2 tree, or refused. */
+function readSubtree(
+  read: (id: string) => TreeManifest | DirTree,
+  id: string,
+  subId: string,
+  where: string,
+): DirTree {
+  const object = read(subId);
+  if (object.version !== 2) {
+    throw new IntegrityError(
+      `Invalid tree ${quote(id)}: subtree ${quote(where)} is not a version 2 tree`,
+    );
+  }
+  if (object.entries.length === 0 && object.skipped.length === 0) {
+    throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
+  }
+  return object;
+}
+
 /**
  * Expands the version 2 root `root` (id `rootId`) into its flat manifest,
  * reading subtrees through `read`; throws {@linkcode IntegrityError} for a
@@ -83,25 +115,9 @@ export function expandDirTree(
         entries += 1;
         continue;
       }
-      const where = path === "" ? entry.name : `${path}/${entry.name}`;
-      if (depth + 1 > MAX_TREE_DEPTH) {
-        throw new IntegrityError(
-          `Invalid tree ${quote(rootId)}: directories nest deeper than ${MAX_TREE_DEPTH} at ${
-            quote(where)
-          }`,
-        );
-      }
+      const where = subtreePath(rootId, path, entry.name, depth);
       if (!objects.has(entry.tree)) {
-        const object = read(entry.tree);
-        if (object.version !== 2) {
-          throw new IntegrityError(
-            `Invalid tree ${quote(id)}: subtree ${quote(where)} is not a version 2 tree`,
-          );
-        }
-        if (object.entries.length === 0 && object.skipped.length === 0) {
-          throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
-        }
-        objects.set(entry.tree, object);
+        objects.set(entry.tree, readSubtree(read, id, entry.tree, where));
       }
       const sub = sizes.get(entry.tree) ?? measure(entry.tree, where, depth + 1);
       if (depth + 1 + sub.height > MAX_TREE_DEPTH) {
@@ -231,29 +247,14 @@ export function checkDirTree(
         }
         continue;
       }
-      const where = path === "" ? entry.name : `${path}/${entry.name}`;
-      if (depth + 1 > MAX_TREE_DEPTH) {
-        throw new IntegrityError(
-          `Invalid tree ${quote(rootId)}: directories nest deeper than ${MAX_TREE_DEPTH} at ${
-            quote(where)
-          }`,
-        );
-      }
+      const where = subtreePath(rootId, path, entry.name, depth);
       let sub = memo.get(entry.tree);
       if (sub !== undefined && sub.entries === 0 && sub.skipped === 0) {
         // An empty root checked before, named here as a subtree.
         throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
       }
       if (sub === undefined) {
-        const named = read(entry.tree);
-        if (named.version !== 2) {
-          throw new IntegrityError(
-            `Invalid tree ${quote(id)}: subtree ${quote(where)} is not a version 2 tree`,
-          );
-        }
-        if (named.entries.length === 0 && named.skipped.length === 0) {
-          throw new IntegrityError(`Invalid tree ${quote(id)}: subtree ${quote(where)} is empty`);
-        }
+        const named = readSubtree(read, id, entry.tree, where);
         sub = measure(entry.tree, named, where, depth + 1);
         memo.set(entry.tree, sub);
         added.push(entry.tree);
