@@ -117,7 +117,7 @@ const STAMP = 6;
  * store.close();
  * ```
  */
-export class StatCacheTable {
+export class StatCacheTable implements StatCacheRows {
   readonly #rows: Map<string, number>;
   readonly #numbers: Float64Array;
   readonly #blobs: string[];
@@ -221,12 +221,39 @@ export function readStatCacheRow(store: Store, path: string): StatCacheRow | und
 }
 
 /**
- * A {@linkcode StatCacheTable} of `path`'s row alone (one indexed read), or
- * an empty one: for a capture that reads rows one by one.
+ * What a capture asks of the stat cache by row number: a
+ * {@linkcode StatCacheTable} of every row, or {@linkcode readStatCacheRowView}'s
+ * view of one.
  */
-export function readStatCacheRowTable(store: Store, path: string): StatCacheTable {
-  const row = readStatCacheRow(store, path);
-  return row === undefined ? StatCacheTable.empty() : StatCacheTable.fromArrays([rowArray(row)]);
+export interface StatCacheRows {
+  /** The row number of `path`, or -1 when it has none. */
+  row(path: string): number;
+  /** Whether row `row` records exactly these stat fields. */
+  matches(row: number, stat: StatFields): boolean;
+  /** The size row `row` records. */
+  sizeOf(row: number): number;
+  /** When row `row` was written, on the store filesystem's clock. */
+  stampMs(row: number): number;
+  /** The blob id row `row` records. */
+  blob(row: number): string;
+}
+
+/**
+ * `path`'s row alone (one indexed read) as {@linkcode StatCacheRows}, row 0,
+ * with no table built: for a capture that reads rows one by one.
+ */
+export function readStatCacheRowView(store: Store, path: string): StatCacheRows {
+  const r = readStatCacheRow(store, path);
+  return {
+    row: (p) => (r !== undefined && p === r.path ? 0 : -1),
+    matches: (_, stat) =>
+      r !== undefined && r.size === stat.size && r.mtime_ms === stat.mtimeMs &&
+      r.ctime_ms === stat.ctimeMs && r.ino === stat.ino && r.dev === stat.dev &&
+      r.mode === stat.mode,
+    sizeOf: () => r!.size,
+    stampMs: () => r!.stamp_ms,
+    blob: () => r!.blob,
+  };
 }
 
 /** The paths that have a row. */

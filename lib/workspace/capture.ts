@@ -43,9 +43,10 @@ import { SECRET_RULES_VERSION, SecretScanner } from "./io/secret_scan.ts";
 import { readAllowSecrets } from "../repository/allow_secrets.ts";
 import {
   deleteStatCacheRow,
-  readStatCacheRowTable,
+  readStatCacheRowView,
   readStatCacheTable,
   statCachePaths,
+  type StatCacheRows,
   StatCacheTable,
   upsertStatCacheRow,
 } from "../repository/stat_cache.ts";
@@ -127,7 +128,7 @@ const CROSS_DEVICE_MARGIN_MS = 3000;
 /** Milliseconds of ctime granularity assumed (some platforms report whole seconds). */
 const CTIME_GRANULARITY_MS = 1000;
 
-function cacheHit(cache: StatCacheTable, row: number, stat: StatInfo, margin: number): boolean {
+function cacheHit(cache: StatCacheRows, row: number, stat: StatInfo, margin: number): boolean {
   if (row < 0 || !cache.matches(row, stat)) return false;
   // Racy-clean: trust only entries whose timestamps were strictly older than
   // the moment they were recorded, allowing for timestamp granularity.
@@ -302,7 +303,7 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
-    const cache = this.lookup ? readStatCacheRowTable(this.store, item.path) : this.cache;
+    const cache = this.lookup ? readStatCacheRowView(this.store, item.path) : this.cache;
     const row = cache.row(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
     let blob: string;
