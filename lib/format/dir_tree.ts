@@ -357,6 +357,35 @@ interface OpenDir {
   name: string;
   entries: DirEntry[];
   skipped: DirSkipped[];
+  /** Set by {@linkcode DirTreeWriter.enterKnown}: what the directory held when last built. */
+  known?: KnownDir;
+}
+
+/**
+ * A directory whose own files, symlinks and skipped records a capture
+ * already knows to be unchanged ({@linkcode DirTreeWriter.enterKnown}).
+ */
+export interface KnownDir {
+  /** Its tree id when it was last built. */
+  id: string;
+  /** The subtrees it held then, `[name, tree id]` in entry order. */
+  subtrees: readonly (readonly [string, string])[];
+  /** Its own files, symlinks and skipped records, read only when it must be built again. */
+  own(): { entries: DirEntry[]; skipped: DirSkipped[] };
+}
+
+/** What {@linkcode DirTreeWriter}'s `onClose` is told about each directory built or kept. */
+export interface ClosedDir {
+  /** The directory's path (`""` for the root). */
+  path: string;
+  /** Its tree id. */
+  id: string;
+  /** Its entries (subtrees by id) and skipped records, as built; empty when `kept`. */
+  entries: readonly DirEntry[];
+  /** Its skipped records, as built; empty when `kept`. */
+  skipped: readonly DirSkipped[];
+  /** It was a {@linkcode KnownDir} whose subtrees were all unchanged: its id was kept, nothing built. */
+  kept: boolean;
 }
 
 /**
@@ -509,8 +538,30 @@ export class DirTreeWriter {
   #skipped = 0;
   #finished = false;
 
-  /** `onObject` receives each directory object as it is built, the root last. */
-  constructor(private readonly onObject: (object: DirObject) => void) {}
+  /**
+   * `onObject` receives each directory object as it is built, the root last;
+   * `onClose`, if given, hears of every directory built or kept.
+   */
+  constructor(
+    private readonly onObject: (object: DirObject) => void,
+    private readonly onClose?: (dir: ClosedDir) => void,
+  ) {}
+
+  /**
+   * Opens the directory at `path` (`""` for the root) as the walk enters it,
+   * with its own files, symlinks and skipped records known: they are not
+   * added, and when every subtree it ends up with is one it held before (and
+   * nothing was added to it), its tree id is kept without building it again.
+   * Otherwise it is built from `known.own()` and what was added. The caller
+   * vouches for `known` (the capture's tree cache, checked against the disk).
+   */
+  enterKnown(path: string, known: KnownDir): void {
+    const dir = this.#enter(path === "" ? [] : path.split("/"));
+    if (dir.entries.length > 0 || dir.skipped.length > 0 || dir.known !== undefined) {
+      throw new IntegrityError(`Invalid tree manifest: ${quote(path)} is entered twice`);
+    }
+    dir.known = known;
+  }
 
   /** Adds one untrusted file or symlink entry; throws as `validateTree` would. */
   addEntry(raw: TreeEntry): void {
@@ -546,11 +597,38 @@ export class DirTreeWriter {
     if (this.#finished) throw new Error("DirTreeWriter.finish() called twice");
     this.#finished = true;
     while (this.#open.length > 1) this.#close();
-    const root = this.#open[0]!;
-    this.#dedupeSkipped(root.skipped);
-    const object = buildDir(root.entries, root.skipped);
+    const rootId = this.#build("", this.#open[0]!, true)!;
+    return { rootId, entries: this.#entries, skipped: this.#skipped };
+  }
+
+  /**
+   * Builds (or keeps) one directory and returns its id; null for a directory
+   * left with nothing in it (not recorded). The root is always built.
+   */
+  #build(path: string, dir: OpenDir, root: boolean): string | null {
+    const known = dir.known;
+    if (known !== undefined) {
+      if (dir.skipped.length === 0 && sameSubtrees(dir.entries, known.subtrees)) {
+        this.onClose?.({ path, id: known.id, entries: [], skipped: [], kept: true });
+        return known.id;
+      }
+      const own = known.own();
+      this.#entries += own.entries.length;
+      dir.entries = [...own.entries, ...dir.entries];
+      dir.skipped = [...own.skipped, ...dir.skipped];
+    }
+    this.#dedupeSkipped(dir.skipped);
+    if (!root && dir.entries.length === 0 && dir.skipped.length === 0) return null;
+    const object = buildDir(dir.entries, dir.skipped);
     this.onObject(object);
-    return { rootId: object.id, entries: this.#entries, skipped: this.#skipped };
+    this.onClose?.({
+      path,
+      id: object.id,
+      entries: dir.entries,
+      skipped: dir.skipped,
+      kept: false,
+    });
+    return object.id;
   }
 
   #dedupeSkipped(skipped: DirSkipped[]): void {
@@ -569,14 +647,9 @@ export class DirTreeWriter {
     const dir = this.#open.pop()!;
     const key = this.#keys.pop()!;
     if (key > this.#maxClosed) this.#maxClosed = key;
-    this.#dedupeSkipped(dir.skipped);
-    const object = buildDir(dir.entries, dir.skipped);
-    this.onObject(object);
-    this.#open[this.#open.length - 1]!.entries.push({
-      name: dir.name,
-      type: "tree",
-      tree: object.id,
-    });
+    const id = this.#build(key.slice(0, -1), dir, false);
+    if (id === null) return;
+    this.#open[this.#open.length - 1]!.entries.push({ name: dir.name, type: "tree", tree: id });
   }
 
   /** Opens the directories of `segments` (building those the walk has left); returns the deepest. */
@@ -607,6 +680,20 @@ export class DirTreeWriter {
     }
     return open[open.length - 1]!;
   }
+}
+
+/** Whether `entries` are exactly the subtrees `subtrees` lists, in that order. */
+function sameSubtrees(
+  entries: readonly DirEntry[],
+  subtrees: readonly (readonly [string, string])[],
+): boolean {
+  if (entries.length !== subtrees.length) return false;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    const [name, id] = subtrees[i]!;
+    if (entry.type !== "tree" || entry.name !== name || entry.tree !== id) return false;
+  }
+  return true;
 }
 
 /** Whether `entries` are already in git order (each key strictly after the one before). */

@@ -54,6 +54,7 @@ import {
 import { sessionsWithLiveState } from "../repository/session_rows.ts";
 import { unresolvedOperationIds } from "../repository/operations.ts";
 import { clearStatCache } from "../repository/stat_cache.ts";
+import { clearTreeCache } from "../repository/tree_cache.ts";
 import { type TrustPolicy, verifyAll } from "./verify.ts";
 
 /** What an adopted store holds. */
@@ -239,7 +240,10 @@ export async function adoptStore(
   }
   const writable = Store.open(storeDir);
   try {
-    writable.transaction("adopt", () => clearStatCache(writable));
+    writable.transaction("adopt", () => {
+      clearStatCache(writable);
+      clearTreeCache(writable);
+    });
   } finally {
     writable.close();
   }

@@ -33,6 +33,7 @@ import { treesNeeded, undoStack } from "./undo_log.ts";
 import type { Store } from "./store.ts";
 import { returnFreePages, type VacuumResult } from "./vacuum.ts";
 import { deleteTranscriptChain, unneededTranscriptChains } from "./transcript_rows.ts";
+import { pruneTreeCache } from "./tree_cache.ts";
 
 /** What {@linkcode collectGarbage} removed (or, dry, would remove). */
 export interface GcResult {
@@ -209,6 +210,8 @@ export function collectGarbage(store: Store, options: { dryRun?: boolean } = {})
     for (const chain of chains) deleteTranscriptChain(store, chain.agent_session, chain.chain);
     // The stat cache may only name blobs that exist (capture trusts its hits).
     store.stmt("DELETE FROM stat_cache WHERE blob NOT IN (SELECT id FROM objects)").run();
+    // So may the tree cache's trees (capture keeps a cached tree as it is).
+    pruneTreeCache(store);
     finishOperation(store, op.id, "done");
     // What a watch process compares to learn that objects may have gone (lastGc).
     store.setMeta(LAST_GC_META, op.id);

@@ -303,6 +303,19 @@ export const MIGRATIONS: readonly string[] = [
   -- (docs/FORMAT.md 8.2, 16), for the Replay view and log --prompts.
   ALTER TABLE agent_events ADD COLUMN command TEXT;
   `,
+  `
+  -- 10: the tree cache (docs/FORMAT.md 8.2): each directory a capture stored,
+  -- with its entries as lstat saw them, so that a capture with no watch
+  -- process keeps an unchanged directory's tree instead of rebuilding it.
+  CREATE TABLE tree_cache (
+    dir      TEXT PRIMARY KEY,
+    tree     TEXT NOT NULL,
+    stamp_ms REAL NOT NULL,
+    names    TEXT NOT NULL,
+    stats    BLOB NOT NULL,
+    facts    TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this code writes and reads. */

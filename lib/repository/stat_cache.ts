@@ -289,6 +289,31 @@ export function deleteStatCacheRow(store: Store, path: string): void {
 }
 
 /**
+ * The names of the files directly in directory `dir` (`""` for the root)
+ * that have a row: one range read over the rows below it.
+ */
+export function statCacheChildren(store: Store, dir: string): string[] {
+  const rows =
+    (dir === ""
+      ? store.stmt("SELECT path FROM stat_cache").all()
+      : store.stmt("SELECT path FROM stat_cache WHERE path > ? AND path < ?").all(
+        `${dir}/`,
+        `${dir}0`,
+      )) as { path: string }[];
+  const skip = dir === "" ? 0 : dir.length + 1;
+  const names: string[] = [];
+  for (const { path } of rows) {
+    if (path.indexOf("/", skip) < 0) names.push(path.slice(skip));
+  }
+  return names;
+}
+
+/** Drops the rows of every file below directory `dir` (not `""`). */
+export function deleteStatCacheRowsBelow(store: Store, dir: string): void {
+  store.stmt("DELETE FROM stat_cache WHERE path > ? AND path < ?").run(`${dir}/`, `${dir}0`);
+}
+
+/**
  * Empties the stat cache, so the next capture reads and scans every file
  * (an adopted store's cache describes another machine's files). Inside the
  * caller's write transaction.

@@ -259,7 +259,7 @@ const expectedByVersion = new Map<number, string[]>();
  * {@linkcode expectedSchemaDigest}, so a new migration must update it.
  */
 export const CURRENT_SCHEMA_DIGEST =
-  "2f63f035c80c7ab4f8ac588d9fe6ed95f9ecaf53118888ce5b52f336bca60ced";
+  "cac93e8fd07ff59b7b1ee5f824dd566073032e883da86cc61e107722d440478c";
 
 /** The digest {@linkcode CURRENT_SCHEMA_DIGEST} pins, computed from the migrations (slow). */
 export function expectedSchemaDigest(version: number = MIGRATIONS.length): string {

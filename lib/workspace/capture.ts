@@ -56,7 +56,8 @@ import {
   type StatInfo,
   UnreadableError,
 } from "./io/safe_read.ts";
-import { type WalkItem, type WalkOptions, walkWorkspace } from "./io/walk.ts";
+import { type ListedEntry, type WalkItem, type WalkOptions, walkWorkspace } from "./io/walk.ts";
+import { KnownDirs } from "./_known_dirs.ts";
 import { INLINE_BLOB_MAX, type Store } from "../repository/store.ts";
 import { ZlibPool } from "../repository/zlib_pool.ts";
 import { COMPRESS_MIN_BYTES } from "../repository/compression.ts";
@@ -122,6 +123,9 @@ export interface CaptureOptions {
    */
   scanContent?: boolean;
 }
+
+/** The meta key naming the secret rules the stat-cache rows were written under. */
+const SECRET_RULES_META = "secret_rules";
 
 /** Extra racy window when the store and the workspace are on different filesystems. */
 const CROSS_DEVICE_MARGIN_MS = 3000;
@@ -226,9 +230,11 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
 /**
  * How an {@linkcode ItemCapture} uses the stat cache: `use` reads every row
  * at the start, `lookup` reads each file's row when it is met (a long-lived
- * process's walk: no map of every row), `write` only updates rows.
+ * process's walk: no map of every row), `dirs` does too but leaves pruning
+ * rows to its caller (a capture that keeps known directories, whose files
+ * it never sees), `write` only updates rows.
  */
-export type StatCacheUse = "use" | "lookup" | "write" | "none";
+export type StatCacheUse = "use" | "lookup" | "dirs" | "write" | "none";
 
 /**
  * Turns the items of a walk into manifest entries and skipped records: a
@@ -262,9 +268,13 @@ export class ItemCapture {
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
-  private readonly rulesMatch: boolean;
-  private readonly stamp: number;
-  private readonly clockMargin: number;
+  readonly rulesMatch: boolean;
+  /** The store filesystem's clock when the capture started (rows written now carry it). */
+  readonly stamp: number;
+  /** Extra racy window (the store and the workspace on different filesystems). */
+  readonly clockMargin: number;
+  /** Rows are pruned by the caller, directory by directory (`dirs`). */
+  private readonly pruneByCaller: boolean;
   private readonly blobs: InlineBlobWriter;
 
   /**
@@ -279,15 +289,19 @@ export class ItemCapture {
     this.persist = options.persist;
     // Rows written under other secret rules (or with no content scan) are not
     // trusted: those files are read and scanned again.
-    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;
-    const reads = options.cache === "use" || options.cache === "lookup";
+    this.rulesMatch = store.getMeta(SECRET_RULES_META) === plan.rules;
+    const reads = options.cache === "use" || options.cache === "lookup" ||
+      options.cache === "dirs";
     this.writeCache = options.persist && options.cache !== "none" && (reads || this.rulesMatch);
-    this.lookup = options.cache === "lookup" && this.rulesMatch;
+    this.lookup = (options.cache === "lookup" || options.cache === "dirs") && this.rulesMatch;
+    this.pruneByCaller = options.cache === "dirs" && this.rulesMatch;
     this.cache = options.cache === "use" && this.rulesMatch
       ? readStatCacheTable(store)
       : StatCacheTable.empty();
     this.kept = new Uint8Array(this.cache.size);
-    this.recorded = this.writeCache && (!this.rulesMatch || this.lookup) ? new Set() : null;
+    this.recorded = this.writeCache && !this.pruneByCaller && (!this.rulesMatch || this.lookup)
+      ? new Set()
+      : null;
     this.stamp = options.persist ? filesystemNow(store) : 0;
     // The stamp is read from the store's filesystem. When the workspace lives on
     // another one (clock skew, 2 s FAT timestamps), widen the racy window.
@@ -349,7 +363,7 @@ export class ItemCapture {
    * record, and of every file it captured only because it is allowed.
    */
   pruneCache(): void {
-    if (!this.writeCache) return;
+    if (!this.writeCache || this.pruneByCaller) return;
     const remove = (path: string) => deleteStatCacheRow(this.store, path);
     if (this.rulesMatch) {
       for (const cachedPath of this.lookup ? statCachePaths(this.store) : this.cache.paths()) {
@@ -404,22 +418,49 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   // persist: each directory is stored as it is built; else its bytes are kept
   // (a diff or a plan reads the flat view) and nothing is written.
   const kept = new Map<string, Uint8Array>();
+  // A persisted capture that uses the stat cache also keeps directories its
+  // tree cache knows unchanged (_known_dirs.ts), and writes the rows back.
+  const rows = persist && useCache
+    ? new KnownDirs(store, {
+      fingerprint: plan.fingerprint,
+      rulesMatch: store.getMeta(SECRET_RULES_META) === plan.rules,
+    })
+    : null;
+  const cache: StatCacheUse = !useCache ? "none" : rows?.reading ? "dirs" : "use";
+  const items = new ItemCapture(store, plan, { persist, cache });
   const trees = new DirTreeWriter(
     persist
       ? (object) => store.putTreeBytes(object.id, object.bytes)
       : (object) => void kept.set(object.id, object.bytes),
+    rows === null ? undefined : (dir) => rows.closed(dir),
   );
-  const items = new ItemCapture(store, plan, { persist, cache: useCache ? "use" : "none" });
+  rows?.attach(trees, { stamp: items.stamp, margin: items.clockMargin });
+  const stats = items.stats;
+  const walk = rows === null ? plan.walk : {
+    ...plan.walk,
+    onListed: (path: string, listing: readonly ListedEntry[]) =>
+      rows.listed(path, listing, stats, skipped),
+    onLeave: (path: string) => rows.left(path),
+  };
+  const allowed = plan.walk.allowSecrets;
   let seen = 0;
   let treeId: string;
   try {
-    for (const item of walkWorkspace(plan.root, plan.walk)) {
+    for (const item of walkWorkspace(plan.root, walk)) {
       const result = items.add(item);
       seen += 1;
       if ("reason" in result) {
+        rows?.decided(result.path, { reason: result.reason });
         trees.addSkipped(result);
         skipped.push(result);
         continue;
+      }
+      if (rows !== null) {
+        const isAllowed = allowed.has(result.path);
+        rows.decided(result.path, {
+          kept: result.type === "file" && !isAllowed,
+          allowed: isAllowed,
+        });
       }
       trees.addEntry(result);
       if (result.type === "file") options.onProgress?.(seen);
@@ -430,8 +471,8 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
     items.close();
   }
   items.pruneCache();
+  rows?.finish();
   sortSkipped(skipped);
-  const stats = items.stats;
   stats.skipped = skipped.length;
   let flat: TreeManifest | undefined;
   return {

@@ -151,6 +151,26 @@ export interface WalkOptions {
    * rules in effect inside it and its `lstat` (the root's `stat`).
    */
   onDirectory?: (path: string, ignore: IgnoreStack, stats: FileStat) => void;
+  /**
+   * Called for each directory listed (the root included, after
+   * `onDirectory`) with its entries, sorted, each with its `lstat`. When it
+   * returns true the walk yields nothing of that directory's own: no file,
+   * symlink or skipped record directly in it (a capture that already knows
+   * them); it still descends into the subdirectories it would descend into.
+   */
+  onListed?: (path: string, entries: readonly ListedEntry[]) => boolean;
+  /** Called when the walk leaves a directory it listed (after everything below it). */
+  onLeave?: (path: string) => void;
+}
+
+/** One entry of a listed directory, as {@linkcode WalkOptions.onListed} sees it. */
+export interface ListedEntry {
+  /** Its name in the directory. */
+  readonly name: string;
+  /** Its `lstat`, or null when it is left out before classification (`skip`). */
+  readonly stats: FileStat | null;
+  /** Set when it is left out before classification (an unsafe name, a failed `lstat`). */
+  readonly skip: WalkSkip | null;
 }
 
 /** Where a partial walk starts: see {@linkcode WalkOptions.start}. */
@@ -175,6 +195,10 @@ interface Entry {
 }
 
 interface Frame {
+  /** The directory's path (`""` for the root). */
+  path: string;
+  /** Its own entries are known to the caller ({@linkcode WalkOptions.onListed}): yield none. */
+  quiet: boolean;
   ignore: IgnoreStack;
   entries: Entry[];
   index: number;
@@ -235,6 +259,8 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     const absDir = dir === "" ? rootAbs : join(rootAbs, dir);
     try {
       stack.push({
+        path: dir,
+        quiet: false,
         ignore,
         entries: listDirectory(dir, absDir, names),
         index: 0,
@@ -270,7 +296,8 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
       ? rootIgnore.child("", rootAbs, namesOf(rootEntries))
       : rootIgnore;
     options.onDirectory?.("", ignore, rootStat);
-    stack.push({ ignore, entries: rootEntries, index: 0, secretPaths: false });
+    const quiet = options.onListed?.("", rootEntries) ?? false;
+    stack.push({ path: "", quiet, ignore, entries: rootEntries, index: 0, secretPaths: false });
   }
 
   while (stack.length > 0) {
@@ -278,17 +305,18 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
     const entry = frame.entries[frame.index++];
     if (entry === undefined) {
       stack.pop();
+      options.onLeave?.(frame.path);
       continue;
     }
     if (entry.skip !== null) {
-      yield entry.skip;
+      if (!frame.quiet) yield entry.skip;
       continue;
     }
     const stats = entry.stats!;
     const { path } = entry;
 
     if (isReservedName(entry.name)) {
-      yield { kind: "skip", path, reason: "reserved" };
+      if (!frame.quiet) yield { kind: "skip", path, reason: "reserved" };
       continue;
     }
     if (stats.isDirectory()) {
@@ -297,9 +325,9 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
         (skipDirectory !== null && stats.ino === skipDirectory.ino &&
           stats.dev === skipDirectory.dev)
       ) {
-        yield { kind: "skip", path, reason: "excluded_dir" };
+        if (!frame.quiet) yield { kind: "skip", path, reason: "excluded_dir" };
       } else if (useIgnoreFiles && frame.ignore.ignores(path, true)) {
-        yield { kind: "skip", path, reason: "ignored" };
+        if (!frame.quiet) yield { kind: "skip", path, reason: "ignored" };
       } else {
         let entries: Entry[];
         try {
@@ -331,10 +359,19 @@ export function* walkWorkspace(root: string, options: WalkOptions = {}): Generat
           }
         }
         options.onDirectory?.(path, ignore, stats);
-        stack.push({ ignore, entries, index: 0, secretPaths: secretPathRulesReach(path) });
+        const quiet = options.onListed?.(path, entries) ?? false;
+        stack.push({
+          path,
+          quiet,
+          ignore,
+          entries,
+          index: 0,
+          secretPaths: secretPathRulesReach(path),
+        });
       }
       continue;
     }
+    if (frame.quiet) continue;
 
     if (useIgnoreFiles && frame.ignore.ignores(path, false)) {
       yield { kind: "skip", path, reason: "ignored" };
@@ -375,16 +412,20 @@ function namesOf(entries: Entry[]): ReadonlySet<string> {
  * given), sorted so their paths come out in order.
  */
 function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<string>): Entry[] {
-  const names = readdirSync(absDir);
+  // Sorted by name first (the engine's own string sort, no comparator): the
+  // entries then need reordering only where a directory's key, `name/`,
+  // sorts apart from its name (checked below).
+  const names = readdirSync(absDir).sort();
   // A joined path is safe when the directory's is and the name is one safe
   // segment within the length limit: the directory is checked once here,
   // each name on its own (not the whole path again per entry).
   const dirSafe = dirPath === "" || isSafeRelativePath(dirPath);
   const entries: Entry[] = [];
-  const seen = new Set<string>();
+  // Only names decoded lossily (U+FFFD) can repeat; sorted, a repeat follows its twin.
+  let previous: string | undefined;
   for (const name of names) {
-    const duplicate = seen.has(name);
-    seen.add(name);
+    const duplicate = name === previous;
+    previous = name;
     if (only !== undefined && !only.has(name)) continue;
     const path = dirPath === "" ? name : `${dirPath}/${name}`;
     // absDir is absolute and normalized, and a listed name holds no "/" and is
@@ -426,7 +467,12 @@ function listDirectory(dirPath: string, absDir: string, only?: ReadonlySet<strin
     }
     if (entry.stats.isDirectory()) entry.key = name + "/";
   }
-  entries.sort((a, b) => comparePaths(a.key, b.key));
+  for (let i = 1; i < entries.length; i++) {
+    if (comparePaths(entries[i - 1]!.key, entries[i]!.key) >= 0) {
+      entries.sort((a, b) => comparePaths(a.key, b.key));
+      break;
+    }
+  }
   return entries;
 }
 
