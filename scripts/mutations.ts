@@ -991,8 +991,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "stat-cache-rules",
     file: "lib/workspace/capture.ts",
-    find: '    this.rulesMatch = store.getMeta("secret_rules") === plan.rules;',
-    replace: "    this.rulesMatch = true;",
+    find: "  return store.getMeta(SECRET_RULES_META) === plan.rules;",
+    replace: "  return true;",
     tests: [
       t(
         "workspace/secrets_test.ts",
@@ -2581,6 +2581,136 @@ export const MUTATIONS: readonly Mutation[] = [
       t(
         "workspace/incremental_test.ts",
         "incremental capture after a gc that removed its directory",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-ignore-chain",
+    file: "lib/workspace/_known_dirs.ts",
+    find:
+      "    if (!this.#reading || row === undefined || (parent !== undefined && !parent.rulesSame)) {",
+    replace: "    if (!this.#reading || row === undefined) {",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() applies a changed .gitignore to directories whose own entries did not change",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-ignore-file-stat",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "        if (IGNORE_FILES.has(name)) return { all, rules: false };",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() applies a changed .gitignore to directories whose own entries did not change",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-racy",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "    return s.mtimeMs + 1 + this.#margin <= row.stampMs &&",
+    replace: "    return true ||",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() does not keep a directory whose row vouches for a file changed after the row's stamp (racy)",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-file-stat",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "    if (type !== S_IFREG && type !== S_IFLNK) return true;",
+    replace: "    return true;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() reads again only the directory whose file changed, and stores the new tree",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-partial",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "    if (row.partial) return false;",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() reads a directory holding a file left out for its content every time, and keeps the others",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-stored",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "    if (!row.stored) return false;",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() does not keep a cached tree that is no longer stored, and stores it again",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-prune-children",
+    file: "lib/workspace/_known_dirs.ts",
+    find: '        deleteStatCacheRow(this.#store, path === "" ? child : `${path}/${child}`);',
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the rows of a directory that is gone, with its files' stat-cache rows",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-prune-gone",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "      if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the rows of a directory that is gone, with its files' stat-cache rows",
+      ),
+    ],
+  },
+  {
+    id: "tree-writer-kept-subtrees",
+    file: "lib/format/dir_tree.ts",
+    find: "      if (dir.skipped.length === 0 && sameSubtrees(dir.entries, known.subtrees)) {",
+    replace: "      if (dir.skipped.length === 0) {",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() reads again only the directory whose file changed, and stores the new tree",
+      ),
+    ],
+  },
+  {
+    id: "gc-prunes-tree-cache",
+    file: "lib/repository/gc.ts",
+    find: "    pruneTreeCache(store);",
+    replace: "",
+    tests: [
+      t("workspace/known_dirs_test.ts", "gc drops the tree-cache rows whose tree it deleted"),
+    ],
+  },
+  {
+    id: "adopt-clears-tree-cache",
+    file: "lib/history/adopt.ts",
+    find: "      clearTreeCache(writable);",
+    replace: "",
+    tests: [
+      t(
+        "security/hostile_repo_test.ts",
+        "store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache and tree cache of one it adopts",
       ),
     ],
   },

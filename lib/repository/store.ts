@@ -649,11 +649,6 @@ export class Store {
     return this.stmt("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
   }
 
-  /** Whether a tree with this id is recorded. */
-  hasTree(id: string): boolean {
-    return this.stmt("SELECT 1 FROM objects WHERE id = ? AND kind = 'tree'").get(id) !== undefined;
-  }
-
   /** The recorded size of an object, unverified, or null when it is not recorded. */
   objectSize(id: string): number | null {
     const row = this.stmt("SELECT size FROM objects WHERE id = ?").get(id) as

@@ -21,7 +21,7 @@
  *     dir: "src",
  *     tree: "ab".repeat(32),
  *     stampMs: 5,
- *     names: ["a.ts"],
+ *     names: "a.ts",
  *     stats: new Float64Array([0o100644, 3, 1, 1, 7, 1]),
  *     files: 1,
  *     symlinks: 0,
@@ -30,7 +30,7 @@
  *     subtrees: [],
  *     partial: false,
  *   }));
- * if (readTreeCache(store).get("src")?.names[0] !== "a.ts") throw new Error("Example failed");
+ * if (readTreeCache(store).get("src")?.names !== "a.ts") throw new Error("Example failed");
  * store.close();
  * ```
  * @module
@@ -49,8 +49,11 @@ export interface TreeCacheRow {
   tree: string;
   /** The store filesystem's clock when the listing was taken (racy-entry check). */
   stampMs: number;
-  /** Every entry the walk listed, in the walk's order. */
-  names: readonly string[];
+  /**
+   * Every entry the walk listed, in the walk's order, joined by `/` (which
+   * no name holds): compared in place, never split on the hot path.
+   */
+  names: string;
   /**
    * {@linkcode TREE_CACHE_FIELDS} numbers per name, in the same order:
    * `lstat` mode (with the file type), size, mtime, ctime, inode, device.
@@ -66,6 +69,8 @@ export interface TreeCacheRow {
   skipped: readonly (readonly [string, string])[];
   /** Its subtrees, `[name, tree id]`, as its tree holds them. */
   subtrees: readonly (readonly [string, string])[];
+  /** Whether its tree is stored, as read (a row written in this capture: true). */
+  stored: boolean;
   /**
    * Something in it must be looked at again by every capture (unreadable,
    * changed while read, left out for its content, captured only because it
@@ -84,7 +89,7 @@ const MAX_ROW_ENTRIES = 1_000_000;
  */
 export function readTreeCache(store: Store): Map<string, TreeCacheRow> {
   const rows = new Map<string, TreeCacheRow>();
-  for (const raw of store.stmt("SELECT * FROM tree_cache").iterate()) {
+  for (const raw of store.stmt(SELECT_ROWS).all()) {
     const row = parseRow(raw as Record<string, unknown>);
     if (row !== null) rows.set(row.dir, row);
   }
@@ -92,13 +97,13 @@ export function readTreeCache(store: Store): Map<string, TreeCacheRow> {
 }
 
 /** Records (or replaces) one directory's row. */
-export function writeTreeCacheRow(store: Store, row: TreeCacheRow): void {
+export function writeTreeCacheRow(store: Store, row: Omit<TreeCacheRow, "stored">): void {
   const stats = new Uint8Array(row.stats.buffer, row.stats.byteOffset, row.stats.byteLength);
   store.stmt(UPSERT).run(
     row.dir,
     row.tree,
     row.stampMs,
-    row.names.join("/"),
+    row.names,
     stats,
     JSON.stringify({
       files: row.files,
@@ -143,6 +148,11 @@ export function pruneTreeCache(store: Store): void {
   store.stmt("DELETE FROM tree_cache WHERE tree NOT IN (SELECT id FROM objects)").run();
 }
 
+/** Every row, with whether its tree is stored (one statement, not a lookup per row). */
+const SELECT_ROWS = `SELECT t.dir, t.tree, t.stamp_ms, t.names, t.stats, t.facts,
+    EXISTS (SELECT 1 FROM objects o WHERE o.id = t.tree AND o.kind = 'tree') AS stored
+  FROM tree_cache t`;
+
 const UPSERT = `INSERT INTO tree_cache (dir, tree, stamp_ms, names, stats, facts)
   VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT(dir) DO UPDATE SET tree = excluded.tree, stamp_ms = excluded.stamp_ms,
@@ -166,17 +176,18 @@ function pairs(value: unknown): [string, string][] | null {
 
 /** A row as stored, parsed exactly, or null. */
 function parseRow(raw: Record<string, unknown>): TreeCacheRow | null {
-  const { dir, tree, stamp_ms: stampMs, names, stats, facts } = raw;
+  const { dir, tree, stamp_ms: stampMs, names, stats, facts, stored } = raw;
   if (
     typeof dir !== "string" || typeof tree !== "string" || !isHex(tree, 64) ||
     typeof stampMs !== "number" || !Number.isFinite(stampMs) || typeof names !== "string" ||
     names === "" || !(stats instanceof Uint8Array) || typeof facts !== "string"
   ) return null;
-  const list = names.split("/");
-  if (
-    list.length > MAX_ROW_ENTRIES || list.includes("") ||
-    stats.byteLength !== list.length * TREE_CACHE_FIELDS * 8
-  ) return null;
+  if (names.startsWith("/") || names.endsWith("/") || names.includes("//")) return null;
+  let entries = 1;
+  for (let at = names.indexOf("/"); at >= 0; at = names.indexOf("/", at + 1)) entries++;
+  if (entries > MAX_ROW_ENTRIES || stats.byteLength !== entries * TREE_CACHE_FIELDS * 8) {
+    return null;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(facts);
@@ -196,13 +207,16 @@ function parseRow(raw: Record<string, unknown>): TreeCacheRow | null {
     files === null || symlinks === null || bytes === null || skipped === null ||
     subtrees === null || typeof f.partial !== "boolean" || Object.keys(f).length !== 6
   ) return null;
-  // A copy: the driver's buffer need not be 8-byte aligned.
-  const numbers = new Float64Array(stats.slice().buffer);
+  // A view where the driver's bytes are 8-byte aligned, else a copy.
+  const numbers = stats.byteOffset % 8 === 0
+    ? new Float64Array(stats.buffer, stats.byteOffset, stats.byteLength / 8)
+    : new Float64Array(stats.byteLength / 8);
+  if (numbers.buffer !== stats.buffer) new Uint8Array(numbers.buffer).set(stats);
   return {
     dir,
     tree,
     stampMs,
-    names: list,
+    names,
     stats: numbers,
     files,
     symlinks,
@@ -210,5 +224,6 @@ function parseRow(raw: Record<string, unknown>): TreeCacheRow | null {
     skipped,
     subtrees,
     partial: f.partial,
+    stored: stored === 1,
   };
 }

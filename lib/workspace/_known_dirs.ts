@@ -62,6 +62,8 @@ const CTIME_GRANULARITY_MS = 1000;
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
+const SLASH = 0x2f;
+const IGNORE_FILES: ReadonlySet<string> = new Set(IGNORE_FILE_NAMES);
 
 /** Why a directory's row is written partial: its own entries must be looked at every time. */
 const TAINTING_REASONS: ReadonlySet<string> = new Set([
@@ -162,10 +164,11 @@ export class KnownDirs {
     if (!this.#reading || row === undefined || (parent !== undefined && !parent.rulesSame)) {
       return false;
     }
-    state.rulesSame = this.#ignoreFilesSame(listing, row);
-    if (!state.rulesSame || state.tainted || !this.#sameListing(listing, row)) return false;
+    const same = this.#compare(listing, row);
+    state.rulesSame = same.rules;
+    if (!same.rules || state.tainted || !same.all) return false;
     if (row.files + row.symlinks + row.skipped.length + row.subtrees.length === 0) return false;
-    if (row.tree.length !== 64 || !this.#store.hasTree(row.tree)) return false;
+    if (!row.stored) return false;
     if (row.partial) return false;
     state.known = true;
     const store = this.#store;
@@ -262,7 +265,7 @@ export class KnownDirs {
       dir: dir.path,
       tree: dir.id,
       stampMs: this.#stamp,
-      names,
+      names: names.join("/"),
       stats,
       files,
       symlinks,
@@ -285,23 +288,40 @@ export class KnownDirs {
     }
   }
 
-  /** Whether the ignore files in `listing` are those `row` lists, unchanged. */
-  #ignoreFilesSame(listing: readonly ListedEntry[], row: TreeCacheRow): boolean {
-    for (const name of IGNORE_FILE_NAMES) {
-      const now = listing.findIndex((entry) => entry.name === name);
-      const then = row.names.indexOf(name);
-      if (now < 0 && then < 0) continue;
-      if (now < 0 || then < 0 || !this.#entrySame(listing[now]!, row, then)) return false;
+  /**
+   * Whether `listing` is exactly what `row` lists, entry by entry (`all`),
+   * and whether its ignore files are (`rules`).
+   */
+  #compare(listing: readonly ListedEntry[], row: TreeCacheRow): { all: boolean; rules: boolean } {
+    const names = row.names;
+    let at = 0;
+    let i = 0;
+    let all = true;
+    for (; i < listing.length; i++) {
+      const name = listing[i]!.name;
+      const end = at + name.length;
+      if (
+        at >= names.length || !names.startsWith(name, at) ||
+        (end !== names.length && names.charCodeAt(end) !== SLASH)
+      ) break;
+      if (!this.#entrySame(listing[i]!, row, i)) {
+        all = false;
+        if (IGNORE_FILES.has(name)) return { all, rules: false };
+      }
+      at = end + 1;
     }
-    return true;
+    if (i === listing.length && at >= names.length) return { all, rules: true };
+    return { all: false, rules: this.#ignoreFilesSame(listing, row) };
   }
 
-  /** Whether `listing` is exactly what `row` lists, entry by entry. */
-  #sameListing(listing: readonly ListedEntry[], row: TreeCacheRow): boolean {
-    if (listing.length !== row.names.length) return false;
-    for (let i = 0; i < listing.length; i++) {
-      const entry = listing[i]!;
-      if (entry.name !== row.names[i] || !this.#entrySame(entry, row, i)) return false;
+  /** Whether the ignore files in `listing` are those `row` lists, unchanged. */
+  #ignoreFilesSame(listing: readonly ListedEntry[], row: TreeCacheRow): boolean {
+    const listed = row.names.split("/");
+    for (const name of IGNORE_FILE_NAMES) {
+      const now = listing.findIndex((entry) => entry.name === name);
+      const then = listed.indexOf(name);
+      if (now < 0 && then < 0) continue;
+      if (now < 0 || then < 0 || !this.#entrySame(listing[now]!, row, then)) return false;
     }
     return true;
   }

@@ -127,6 +127,11 @@ export interface CaptureOptions {
 /** The meta key naming the secret rules the stat-cache rows were written under. */
 const SECRET_RULES_META = "secret_rules";
 
+/** Whether the stat cache's rows were written under `plan`'s secret rules (else none is trusted). */
+function rulesMatch(store: Store, plan: CapturePlan): boolean {
+  return store.getMeta(SECRET_RULES_META) === plan.rules;
+}
+
 /** Extra racy window when the store and the workspace are on different filesystems. */
 const CROSS_DEVICE_MARGIN_MS = 3000;
 /** Milliseconds of ctime granularity assumed (some platforms report whole seconds). */
@@ -289,7 +294,7 @@ export class ItemCapture {
     this.persist = options.persist;
     // Rows written under other secret rules (or with no content scan) are not
     // trusted: those files are read and scanned again.
-    this.rulesMatch = store.getMeta(SECRET_RULES_META) === plan.rules;
+    this.rulesMatch = rulesMatch(store, plan);
     const reads = options.cache === "use" || options.cache === "lookup" ||
       options.cache === "dirs";
     this.writeCache = options.persist && options.cache !== "none" && (reads || this.rulesMatch);
@@ -423,7 +428,7 @@ export function captureWorkspace(store: Store, options: CaptureOptions = {}): Ca
   const rows = persist && useCache
     ? new KnownDirs(store, {
       fingerprint: plan.fingerprint,
-      rulesMatch: store.getMeta(SECRET_RULES_META) === plan.rules,
+      rulesMatch: rulesMatch(store, plan),
     })
     : null;
   const cache: StatCacheUse = !useCache ? "none" : rows?.reading ? "dirs" : "use";

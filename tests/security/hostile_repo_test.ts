@@ -1344,7 +1344,7 @@ Deno.test("store trust: init never creates a store through a planted .ctxsnap sy
   });
 });
 
-Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache of one it adopts", async () => {
+Deno.test("store trust: adopt refuses a store that does not verify or names another workspace, and clears the stat cache and tree cache of one it adopts", async () => {
   const { Keyring } = await import("../../lib/keys/keyring.ts");
   const { adoptStore } = await import("../../lib/history/adopt.ts");
   const { isRegistered } = await import("../../lib/repository/trust.ts");
@@ -1361,6 +1361,12 @@ Deno.test("store trust: adopt refuses a store that does not verify or names anot
       store.close();
     }
     const trust = new Keyring([], null);
+    const before = Store.open(join(ws, ".ctxsnap"), { readOnly: true });
+    try {
+      assertEquals(before.stmt("SELECT count(*) AS n FROM tree_cache").get(), { n: 1 });
+    } finally {
+      before.close();
+    }
     // A tampered copy is not adopted.
     const tampered = join(root, "tampered");
     await new Deno.Command("cp", { args: ["-a", ws, tampered] }).output();
@@ -1386,6 +1392,7 @@ Deno.test("store trust: adopt refuses a store that does not verify or names anot
     const reopened = Store.open(join(other, ".ctxsnap"), { readOnly: true, registry: config });
     try {
       assertEquals(reopened.stmt("SELECT count(*) AS n FROM stat_cache").get(), { n: 0 });
+      assertEquals(reopened.stmt("SELECT count(*) AS n FROM tree_cache").get(), { n: 0 });
     } finally {
       reopened.close();
     }
