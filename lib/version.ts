@@ -31,6 +31,6 @@ export const FORMATS: Readonly<Record<string, string>> = Object.freeze({
   snapshot: "ctxsnap.snapshot/v1, ctxsnap.snapshot/v2",
   tree: "1, 2",
   bundle: "ctxsnap.bundle/v1",
-  store: "ctxsnap-store/1 (schema 9)",
+  store: "ctxsnap-store/1 (schema 10)",
   "lean-ctx": "CONTEXT_SNAPSHOT_V1 (schema_version 1)",
 });

@@ -34,7 +34,7 @@
  * ```
  * @module
  */
-import { type ClosedDir, type DirEntry, type DirTreeWriter } from "../format/dir_tree.ts";
+import type { ClosedDir, DirEntry, DirTreeWriter } from "../format/dir_tree.ts";
 import type { SkippedEntry } from "../format/tree.ts";
 import type { Store } from "../repository/store.ts";
 import {

@@ -65,6 +65,7 @@ import {
 import { createSnapshot } from "../../lib/history/create.ts";
 import { INLINE_BLOB_MAX, Store } from "../../lib/repository/store.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../lib/repository/schema.ts";
+import { FORMATS } from "../../lib/version.ts";
 import { type TreeManifest, validateTree } from "../../lib/format/tree.ts";
 import { assert, assertEquals, assertRejects, assertThrows } from "../_assert.ts";
 
@@ -1095,6 +1096,10 @@ Deno.test("migration 7 clears the idempotency key an older ctxsnap left on impor
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("--version names the schema version this build writes", () => {
+  assertEquals(FORMATS.store, `ctxsnap-store/1 (schema ${SCHEMA_VERSION})`);
 });
 
 Deno.test("CURRENT_SCHEMA_DIGEST is the digest of the schema every migration creates, and a current store opens by it", async () => {
