@@ -2714,4 +2714,16 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "capture-dirs-table-switch",
+    file: "lib/workspace/capture.ts",
+    find: "      this.cache = readStatCacheTable(this.store);\n      this.lookup = false;",
+    replace: "      this.cache = StatCacheTable.empty();\n      this.lookup = false;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() with many directories changed reads the stat cache at once and reads only the changed files",
+      ),
+    ],
+  },
 ];

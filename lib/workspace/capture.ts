@@ -261,10 +261,12 @@ export class ItemCapture {
    * The stat cache as read (compact: no object per row), and which of its
    * rows a recorded file kept; empty when rows are read one by one (`lookup`).
    */
-  private readonly cache: StatCacheTable;
+  private cache: StatCacheTable;
   private readonly kept: Uint8Array;
+  /** Rows read one by one so far (`dirs`: past {@linkcode LOOKUPS_BEFORE_TABLE}, the table is read). */
+  private lookups = 0;
   /** Rows are read one by one (`lookup`), not all at once into `cache`. */
-  private readonly lookup: boolean;
+  private lookup: boolean;
   /**
    * Paths recorded, kept only when {@linkcode pruneCache} will need them
    * (other rules, or rows read one by one).
@@ -322,6 +324,12 @@ export class ItemCapture {
       return { path: item.path, type: "symlink", target: item.target };
     }
     const { stats, plan } = this;
+    if (this.pruneByCaller && this.lookup && ++this.lookups > LOOKUPS_BEFORE_TABLE) {
+      // Many directories changed (a checkout, say): one read of every row
+      // costs less than a lookup per file from here on.
+      this.cache = readStatCacheTable(this.store);
+      this.lookup = false;
+    }
     const cache = this.lookup ? readStatCacheRowView(this.store, item.path) : this.cache;
     const row = cache.row(item.path);
     const allowed = plan.walk.allowSecrets.has(item.path);
@@ -595,6 +603,12 @@ function readFileIntoStore(
   if (inline !== null) blobs.put(read.blob, inline);
   return read;
 }
+
+/**
+ * Files whose stat-cache row a `dirs` capture looks up one by one before it
+ * reads every row at once instead (about what one read of 40,000 rows costs).
+ */
+const LOOKUPS_BEFORE_TABLE = 2000;
 
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
 const POOL_AFTER_BYTES = 1024 * 1024;

@@ -148,6 +148,20 @@ Deno.test("captureWorkspace() does not keep a directory whose row vouches for a 
   });
 });
 
+Deno.test("captureWorkspace() with many directories changed reads the stat cache at once and reads only the changed files", async () => {
+  await withWorkspace(async (store, root) => {
+    for (let d = 0; d < 30; d++) {
+      for (let f = 0; f < 80; f++) put(root, `many${d}/f${f}.txt`, `file ${d} ${f}\n`);
+    }
+    await settle();
+    checked(store);
+    for (let d = 0; d < 30; d++) put(root, `many${d}/f0.txt`, `changed ${d}\n`);
+    const again = checked(store);
+    assertEquals(again.stats.hashed, 30);
+    assertEquals(again.stats.reused, 30 * 79);
+  });
+});
+
 Deno.test("captureWorkspace() reads a directory holding a file left out for its content every time, and keeps the others", async () => {
   await withWorkspace(async (store, root) => {
     writeTree(root);
