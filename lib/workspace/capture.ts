@@ -275,7 +275,7 @@ export class ItemCapture {
   private readonly persist: boolean;
   private readonly writeCache: boolean;
   /** Whether the stat cache was written under this plan's secret rules. */
-  readonly rulesMatch: boolean;
+  private readonly rulesMatch: boolean;
   /** The store filesystem's clock when the capture started (rows written now carry it). */
   readonly stamp: number;
   /** Extra racy window (the store and the workspace on different filesystems). */
