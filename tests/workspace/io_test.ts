@@ -980,3 +980,38 @@ Deno.test("readRegularNoFollow() opens O_NOFOLLOW: the walked file moved outside
     assertEquals(chunks, 0);
   });
 });
+
+Deno.test("walkWorkspace() yields nothing of a directory onListed claims, still walks its subdirectories, and reports leaving each directory", async () => {
+  await withTempDir((root) => {
+    layout(root, {
+      "a.txt": "a",
+      ".env": "x",
+      "known/b.txt": "b",
+      "known/.env": "x",
+      "known/sub/c.txt": "c",
+      "other/d.txt": "d",
+    });
+    const listed: string[] = [];
+    const left: string[] = [];
+    const items = walk(root, {
+      onListed: (path, entries) => {
+        listed.push(`${path}:${entries.map((e) => e.name).join(",")}`);
+        return path === "known";
+      },
+      onLeave: (path) => left.push(path),
+    });
+    assertEquals(summary(items), [
+      "skip:.env:secret",
+      "file:a.txt",
+      "file:known/sub/c.txt",
+      "file:other/d.txt",
+    ]);
+    assertEquals(listed, [
+      ":.env,a.txt,known,other",
+      "known:.env,b.txt,sub",
+      "known/sub:c.txt",
+      "other:d.txt",
+    ]);
+    assertEquals(left, ["known/sub", "known", "other", ""]);
+  });
+});
