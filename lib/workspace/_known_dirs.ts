@@ -175,6 +175,7 @@ export class KnownDirs {
     this.#writer!.enterKnown(path, {
       id: row.tree,
       subtrees: row.subtrees,
+      counts: { entries: row.files + row.symlinks, skipped: row.skipped.length },
       own: () => {
         const { tree } = store.getTreeObject(row.tree);
         if (tree.version !== 2) throw new Error(`Tree ${row.tree} is not a directory tree`);

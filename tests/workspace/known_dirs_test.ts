@@ -7,12 +7,14 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { assert, assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertThrows } from "../_assert.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { type CaptureResult, captureWorkspace } from "../../lib/workspace/capture.ts";
 import { readTreeCache, writeTreeCacheRow } from "../../lib/repository/tree_cache.ts";
 import { statCachePaths } from "../../lib/repository/stat_cache.ts";
 import { collectGarbage } from "../../lib/repository/gc.ts";
+import { MAX_TREE_ENTRIES } from "../../lib/format/tree.ts";
+import { IntegrityError } from "../../lib/errors.ts";
 
 // Built here, so this file itself holds no key.
 const BASE64 = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vj1bbnGs3Zt9";
@@ -227,6 +229,19 @@ Deno.test("captureWorkspace() ignores a tree-cache row it cannot parse and write
     const again = checked(store);
     assertEquals(again.treeId, first.treeId);
     assertEquals(readTreeCache(store).size, 9);
+  });
+});
+
+Deno.test("captureWorkspace() counts a kept directory's files against the tree's entry limit", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    // A row that holds as many files as a tree may: one more anywhere must
+    // fail the capture, as it fails a capture without the cache.
+    const row = readTreeCache(store).get("d0")!;
+    store.transaction("grow", () => writeTreeCacheRow(store, { ...row, files: MAX_TREE_ENTRIES }));
+    assertThrows(() => capture(store), IntegrityError, `more than ${MAX_TREE_ENTRIES} entries`);
   });
 });
 
