@@ -1970,8 +1970,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-writer-reserved",
     file: "lib/format/dir_tree.ts",
-    find: "    checkNotReserved(entry);\n    if (++this.#entries",
-    replace: "    if (++this.#entries",
+    find: "    checkNotReserved(entry);\n    this.#countEntries(1);",
+    replace: "    this.#countEntries(1);",
     tests: [t("format/dir_tree_test.ts", "DirTreeWriter refuses an entry inside .git")],
   },
   {
@@ -2723,6 +2723,18 @@ export const MUTATIONS: readonly Mutation[] = [
       t(
         "workspace/known_dirs_test.ts",
         "captureWorkspace() with many directories changed reads the stat cache at once and reads only the changed files",
+      ),
+    ],
+  },
+  {
+    id: "tree-writer-known-counts",
+    file: "lib/format/dir_tree.ts",
+    find: "    this.#countEntries(known.counts.entries);",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() counts a kept directory's files against the tree's entry limit",
       ),
     ],
   },
