@@ -2738,4 +2738,16 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "tree-cache-prune-empty",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "      if (this.#closed.has(dir)) continue;",
+    replace: "      if (this.#visited.has(dir)) continue;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the row of a directory left empty",
+      ),
+    ],
+  },
 ];

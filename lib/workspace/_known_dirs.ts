@@ -105,6 +105,8 @@ export class KnownDirs {
   #margin = 0;
   readonly #states = new Map<string, DirState>();
   readonly #visited = new Set<string>();
+  /** Directories the writer built or kept (a listed one left empty is neither). */
+  readonly #closed = new Set<string>();
   #writer: DirTreeWriter | null = null;
 
   /**
@@ -214,8 +216,7 @@ export class KnownDirs {
 
   /**
    * The walk left `path`: a directory walked entry by entry loses the
-   * stat-cache rows of files no longer in it, and the row of a directory
-   * left empty goes.
+   * stat-cache rows of files no longer in it.
    */
   left(path: string): void {
     const state = this.#states.get(path);
@@ -231,6 +232,7 @@ export class KnownDirs {
   closed(dir: ClosedDir): void {
     const state = this.#states.get(dir.path);
     this.#states.delete(dir.path);
+    this.#closed.add(dir.path);
     if (state === undefined || dir.kept) return;
     const subtrees = subtreesOf(dir.entries);
     if (state.known && !state.tainted) {
@@ -279,12 +281,14 @@ export class KnownDirs {
 
   /**
    * After the walk: the rows of directories it did not list (gone, now left
-   * out) go, with the stat-cache rows of everything below them.
+   * out) go, with the stat-cache rows of everything below them, and so do
+   * the rows of directories left empty (no tree).
    */
   finish(): void {
     for (const dir of this.#rows.keys()) {
-      if (this.#visited.has(dir)) continue;
+      if (this.#closed.has(dir)) continue;
       deleteTreeCacheRow(this.#store, dir);
+      if (this.#visited.has(dir)) continue;
       if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);
     }
   }

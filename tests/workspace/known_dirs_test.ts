@@ -198,6 +198,20 @@ Deno.test("captureWorkspace() drops the rows of a directory that is gone, with i
   });
 });
 
+Deno.test("captureWorkspace() drops the row of a directory left empty", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    assert(readTreeCache(store).has("d3/sub"));
+    // d3/sub stays, empty: it has no tree, so it keeps no row either.
+    fs.rmSync(join(root, "d3/sub/s.txt"));
+    checked(store);
+    assert(!readTreeCache(store).has("d3/sub"), [...readTreeCache(store).keys()].join(","));
+    assert(!statCachePaths(store).includes("d3/sub/s.txt"));
+  });
+});
+
 Deno.test("captureWorkspace() does not keep a cached tree that is no longer stored, and stores it again", async () => {
   await withWorkspace(async (store, root) => {
     writeTree(root);
