@@ -2672,7 +2672,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-cache-prune-gone",
     file: "lib/workspace/_known_dirs.ts",
-    find: "      if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);",
+    find: "      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);",
     replace: "",
     tests: [
       t(

@@ -36,6 +36,7 @@
  */
 import type { ClosedDir, DirEntry, DirTreeWriter } from "../format/dir_tree.ts";
 import type { SkippedEntry } from "../format/tree.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import type { Store } from "../repository/store.ts";
 import {
   deleteStatCacheRow,
@@ -87,7 +88,7 @@ interface DirState {
 }
 
 /** The parent directory of a workspace path (`""` for a top-level entry). */
-export function parentDir(path: string): string {
+function parentDir(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "" : path.slice(0, slash);
 }
@@ -180,7 +181,13 @@ export class KnownDirs {
       counts: { entries: row.files + row.symlinks, skipped: row.skipped.length },
       own: () => {
         const { tree } = store.getTreeObject(row.tree);
-        if (tree.version !== 2) throw new Error(`Tree ${row.tree} is not a directory tree`);
+        if (tree.version !== 2) {
+          throw new IntegrityError(
+            `Tree-cache row ${quote(path)} names tree ${
+              quote(row.tree)
+            }, which is not a directory tree`,
+          );
+        }
         return {
           entries: tree.entries.filter((entry) => entry.type !== "tree"),
           skipped: tree.skipped,
@@ -288,8 +295,7 @@ export class KnownDirs {
     for (const dir of this.#rows.keys()) {
       if (this.#closed.has(dir)) continue;
       deleteTreeCacheRow(this.#store, dir);
-      if (this.#visited.has(dir)) continue;
-      if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);
+      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);
     }
   }
 
