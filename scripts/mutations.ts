@@ -2660,8 +2660,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-cache-prune-children",
     file: "lib/workspace/_known_dirs.ts",
-    find: '        deleteStatCacheRow(this.#store, path === "" ? child : `${path}/${child}`);',
-    replace: "",
+    find: "        ? !state.kept.has(rest)",
+    replace: "        ? false",
     tests: [
       t(
         "workspace/known_dirs_test.ts",
@@ -2747,6 +2747,30 @@ export const MUTATIONS: readonly Mutation[] = [
       t(
         "workspace/known_dirs_test.ts",
         "captureWorkspace() drops the row of a directory left empty",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-prune-unlisted",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "        : !this.#visited.has(prefix + rest.slice(0, slash));",
+    replace: "        : false;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
+      ),
+    ],
+  },
+  {
+    id: "watch-marks-tree-cache",
+    file: "lib/workspace/incremental.ts",
+    find: "      markTreeCacheRowsPartial(this.store, dirs);",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
       ),
     ],
   },

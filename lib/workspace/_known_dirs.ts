@@ -41,7 +41,7 @@ import type { Store } from "../repository/store.ts";
 import {
   deleteStatCacheRow,
   deleteStatCacheRowsBelow,
-  statCacheChildren,
+  statCachePathsBelow,
 } from "../repository/stat_cache.ts";
 import {
   clearTreeCache,
@@ -223,15 +223,20 @@ export class KnownDirs {
 
   /**
    * The walk left `path`: a directory walked entry by entry loses the
-   * stat-cache rows of files no longer in it.
+   * stat-cache rows of files no longer in it, and of everything below a
+   * subdirectory the walk did not list (gone, now a file, left out: a watch
+   * process may have written rows there that no tree-cache row covers).
    */
   left(path: string): void {
     const state = this.#states.get(path);
     if (state === undefined || state.known || !this.#reading) return;
-    for (const child of statCacheChildren(this.#store, path)) {
-      if (!state.kept.has(child)) {
-        deleteStatCacheRow(this.#store, path === "" ? child : `${path}/${child}`);
-      }
+    const prefix = path === "" ? "" : `${path}/`;
+    for (const rest of statCachePathsBelow(this.#store, path)) {
+      const slash = rest.indexOf("/");
+      const stale = slash < 0
+        ? !state.kept.has(rest)
+        : !this.#visited.has(prefix + rest.slice(0, slash));
+      if (stale) deleteStatCacheRow(this.#store, prefix + rest);
     }
   }
 

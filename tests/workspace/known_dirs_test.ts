@@ -13,6 +13,7 @@ import { type CaptureResult, captureWorkspace } from "../../lib/workspace/captur
 import { readTreeCache, writeTreeCacheRow } from "../../lib/repository/tree_cache.ts";
 import { statCachePaths } from "../../lib/repository/stat_cache.ts";
 import { collectGarbage } from "../../lib/repository/gc.ts";
+import { IncrementalCapture } from "../../lib/workspace/incremental.ts";
 import { MAX_TREE_ENTRIES } from "../../lib/format/tree.ts";
 import { IntegrityError } from "../../lib/errors.ts";
 
@@ -209,6 +210,28 @@ Deno.test("captureWorkspace() drops the row of a directory left empty", async ()
     checked(store);
     assert(!readTreeCache(store).has("d3/sub"), [...readTreeCache(store).keys()].join(","));
     assert(!statCachePaths(store).includes("d3/sub/s.txt"));
+  });
+});
+
+Deno.test("captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    // A watch process captures a new directory (stat-cache rows, no
+    // tree-cache row) and stops; the directory goes before the next capture.
+    const watch = new IncrementalCapture(store);
+    try {
+      store.transaction("watch", () => watch.capture());
+      put(root, "tmp-build/out.txt", "built\n");
+      store.transaction("watch", () => watch.capture());
+    } finally {
+      watch.close();
+    }
+    assert(statCachePaths(store).includes("tmp-build/out.txt"), "the watch wrote no row");
+    fs.rmSync(join(root, "tmp-build"), { recursive: true });
+    checked(store);
+    assertEquals(statCachePaths(store).filter((p) => p.startsWith("tmp-build/")), []);
   });
 });
 
