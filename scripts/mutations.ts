@@ -2774,4 +2774,16 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "watch-rebuild-marks-tree-cache",
+    file: "lib/workspace/incremental.ts",
+    find: '      if (rel !== "" && !rows.has(rel)) parents.add(parentOf(rel));',
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
+      ),
+    ],
+  },
 ];

@@ -139,6 +139,12 @@ export function markTreeCacheRowsPartial(store: Store, dirs: Iterable<string>): 
   for (const dir of dirs) mark.run(dir);
 }
 
+/** The directories that have a row. */
+export function treeCacheDirs(store: Store): Set<string> {
+  const rows = store.stmt("SELECT dir FROM tree_cache").all() as { dir: string }[];
+  return new Set(rows.map((row) => row.dir));
+}
+
 /** Drops the row of `dir`, if any. */
 export function deleteTreeCacheRow(store: Store, dir: string): void {
   store.stmt("DELETE FROM tree_cache WHERE dir = ?").run(dir);

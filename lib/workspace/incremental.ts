@@ -61,7 +61,7 @@ import {
   ItemCapture,
 } from "./capture.ts";
 import type { Store } from "../repository/store.ts";
-import { markTreeCacheRowsPartial } from "../repository/tree_cache.ts";
+import { markTreeCacheRowsPartial, treeCacheDirs } from "../repository/tree_cache.ts";
 import {
   compareSkipped,
   MAX_TREE_ENTRIES,
@@ -349,6 +349,15 @@ export class IncrementalCapture {
       items.close();
     }
     items.pruneCache();
+    // Rows were written below directories the tree cache has no row for: the
+    // next capture reading its rows walks their parents (and prunes what went).
+    const rows = treeCacheDirs(this.store);
+    const parents = new Set<string>();
+    for (const node of this.dirs.keys()) {
+      const rel = this.table.pathOf(node);
+      if (rel !== "" && !rows.has(rel)) parents.add(parentOf(rel));
+    }
+    markTreeCacheRowsPartial(this.store, parents);
     this.findLinks();
     for (const node of keys) this.link(node);
     keys.length = 0;

@@ -220,18 +220,22 @@ Deno.test("captureWorkspace() drops the stat-cache rows a watch process wrote be
     checked(store);
     // A watch process captures a new directory (stat-cache rows, no
     // tree-cache row) and stops; the directory goes before the next capture.
-    const watch = new IncrementalCapture(store);
-    try {
-      store.transaction("watch", () => watch.capture());
-      put(root, "tmp-build/out.txt", "built\n");
-      store.transaction("watch", () => watch.capture());
-    } finally {
-      watch.close();
+    // First from its events, then from its own full walk.
+    for (const events of [true, false]) {
+      if (!events) put(root, "tmp-build/out.txt", "built\n");
+      const watch = new IncrementalCapture(store);
+      try {
+        store.transaction("watch", () => watch.capture());
+        put(root, "tmp-build/out.txt", "built\n");
+        store.transaction("watch", () => watch.capture());
+      } finally {
+        watch.close();
+      }
+      assert(statCachePaths(store).includes("tmp-build/out.txt"), "the watch wrote no row");
+      fs.rmSync(join(root, "tmp-build"), { recursive: true });
+      checked(store);
+      assertEquals(statCachePaths(store).filter((p) => p.startsWith("tmp-build/")), []);
     }
-    assert(statCachePaths(store).includes("tmp-build/out.txt"), "the watch wrote no row");
-    fs.rmSync(join(root, "tmp-build"), { recursive: true });
-    checked(store);
-    assertEquals(statCachePaths(store).filter((p) => p.startsWith("tmp-build/")), []);
   });
 });
 
