@@ -2786,4 +2786,16 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "watch-mark-skips-bad-facts",
+    file: "lib/repository/tree_cache.ts",
+    find: "      WHERE dir = ? AND json_valid(facts) AND json_type(facts) = 'object'`,",
+    replace: "      WHERE dir = ?`,",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "a watch process's capture leaves a tree-cache row whose facts are not JSON as it is",
+      ),
+    ],
+  },
 ];

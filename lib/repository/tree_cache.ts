@@ -134,7 +134,9 @@ export function updateTreeCacheTree(
  */
 export function markTreeCacheRowsPartial(store: Store, dirs: Iterable<string>): void {
   const mark = store.stmt(
-    "UPDATE tree_cache SET facts = json_set(facts, '$.partial', json('true')) WHERE dir = ?",
+    // A row whose facts are not JSON is ignored by readers anyway: left as it is.
+    `UPDATE tree_cache SET facts = json_set(facts, '$.partial', json('true'))
+      WHERE dir = ? AND json_valid(facts) AND json_type(facts) = 'object'`,
   );
   for (const dir of dirs) mark.run(dir);
 }

@@ -239,6 +239,27 @@ Deno.test("captureWorkspace() drops the stat-cache rows a watch process wrote be
   });
 });
 
+Deno.test("a watch process's capture leaves a tree-cache row whose facts are not JSON as it is", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    const first = checked(store);
+    store.transaction("spoil", () => {
+      store.stmt("UPDATE tree_cache SET facts = '{' WHERE dir = ''").run();
+    });
+    const watch = new IncrementalCapture(store);
+    try {
+      store.transaction("watch", () => watch.capture());
+      put(root, "new.txt", "new\n");
+      store.transaction("watch", () => watch.capture());
+    } finally {
+      watch.close();
+    }
+    assert(!readTreeCache(store).has(""));
+    assert(checked(store).treeId !== first.treeId);
+  });
+});
+
 Deno.test("captureWorkspace() does not keep a cached tree that is no longer stored, and stores it again", async () => {
   await withWorkspace(async (store, root) => {
     writeTree(root);
