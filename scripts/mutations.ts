@@ -1970,8 +1970,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-writer-reserved",
     file: "lib/format/dir_tree.ts",
-    find: "    checkNotReserved(entry);\n    if (++this.#entries",
-    replace: "    if (++this.#entries",
+    find: "    checkNotReserved(entry);\n    this.#countEntries(1);",
+    replace: "    this.#countEntries(1);",
     tests: [t("format/dir_tree_test.ts", "DirTreeWriter refuses an entry inside .git")],
   },
   {
@@ -2660,8 +2660,8 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-cache-prune-children",
     file: "lib/workspace/_known_dirs.ts",
-    find: '        deleteStatCacheRow(this.#store, path === "" ? child : `${path}/${child}`);',
-    replace: "",
+    find: "        ? !state.kept.has(rest)",
+    replace: "        ? false",
     tests: [
       t(
         "workspace/known_dirs_test.ts",
@@ -2672,7 +2672,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "tree-cache-prune-gone",
     file: "lib/workspace/_known_dirs.ts",
-    find: "      if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);",
+    find: "      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);",
     replace: "",
     tests: [
       t(
@@ -2723,6 +2723,78 @@ export const MUTATIONS: readonly Mutation[] = [
       t(
         "workspace/known_dirs_test.ts",
         "captureWorkspace() with many directories changed reads the stat cache at once and reads only the changed files",
+      ),
+    ],
+  },
+  {
+    id: "tree-writer-known-counts",
+    file: "lib/format/dir_tree.ts",
+    find: "    this.#countEntries(known.counts.entries);",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() counts a kept directory's files against the tree's entry limit",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-prune-empty",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "      if (this.#closed.has(dir)) continue;",
+    replace: "      if (this.#visited.has(dir)) continue;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the row of a directory left empty",
+      ),
+    ],
+  },
+  {
+    id: "tree-cache-prune-unlisted",
+    file: "lib/workspace/_known_dirs.ts",
+    find: "        : !this.#visited.has(prefix + rest.slice(0, slash));",
+    replace: "        : false;",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
+      ),
+    ],
+  },
+  {
+    id: "watch-marks-tree-cache",
+    file: "lib/workspace/incremental.ts",
+    find: "      markTreeCacheRowsPartial(this.store, dirs);",
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
+      ),
+    ],
+  },
+  {
+    id: "watch-rebuild-marks-tree-cache",
+    file: "lib/workspace/incremental.ts",
+    find: '      if (rel !== "" && !rows.has(rel)) parents.add(parentOf(rel));',
+    replace: "",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
+      ),
+    ],
+  },
+  {
+    id: "watch-mark-skips-bad-facts",
+    file: "lib/repository/tree_cache.ts",
+    find: "      WHERE dir = ? AND json_valid(facts) AND json_type(facts) = 'object'`,",
+    replace: "      WHERE dir = ?`,",
+    tests: [
+      t(
+        "workspace/known_dirs_test.ts",
+        "a watch process's capture leaves a tree-cache row whose facts are not JSON as it is",
       ),
     ],
   },

@@ -370,6 +370,8 @@ export interface KnownDir {
   id: string;
   /** The subtrees it held then, `[name, tree id]` in entry order. */
   subtrees: readonly (readonly [string, string])[];
+  /** How many files and symlinks, and skipped records, it holds itself (counted against the limits). */
+  counts: { entries: number; skipped: number };
   /** Its own files, symlinks and skipped records, read only when it must be built again. */
   own(): { entries: DirEntry[]; skipped: DirSkipped[] };
 }
@@ -561,6 +563,9 @@ export class DirTreeWriter {
       throw new IntegrityError(`Invalid tree manifest: ${quote(path)} is entered twice`);
     }
     dir.known = known;
+    // What it keeps counts against the limits as if it had been added.
+    this.#countEntries(known.counts.entries);
+    this.#countSkipped(known.counts.skipped);
   }
 
   /** Adds one untrusted file or symlink entry; throws as `validateTree` would. */
@@ -568,9 +573,7 @@ export class DirTreeWriter {
     const entry = checkedEntry(raw);
     this.#paths.check(entry.path);
     checkNotReserved(entry);
-    if (++this.#entries > MAX_TREE_ENTRIES) {
-      throw new IntegrityError(`Invalid tree manifest: more than ${MAX_TREE_ENTRIES} entries`);
-    }
+    this.#countEntries(1);
     const segments = entry.path.split("/");
     const name = segments.pop()!;
     this.#enter(segments).entries.push(
@@ -613,7 +616,9 @@ export class DirTreeWriter {
         return known.id;
       }
       const own = known.own();
-      this.#entries += own.entries.length;
+      // Counted as built (its skipped records below) instead of as known.
+      this.#countEntries(own.entries.length - known.counts.entries);
+      this.#skipped -= known.counts.skipped;
       dir.entries = [...own.entries, ...dir.entries];
       dir.skipped = [...own.skipped, ...dir.skipped];
     }
@@ -637,7 +642,18 @@ export class DirTreeWriter {
     for (let i = skipped.length - 1; i > 0; i--) {
       if (compareDirSkipped(skipped[i - 1]!, skipped[i]!) === 0) skipped.splice(i, 1);
     }
-    this.#skipped += skipped.length;
+    this.#countSkipped(skipped.length);
+  }
+
+  #countEntries(count: number): void {
+    this.#entries += count;
+    if (this.#entries > MAX_TREE_ENTRIES) {
+      throw new IntegrityError(`Invalid tree manifest: more than ${MAX_TREE_ENTRIES} entries`);
+    }
+  }
+
+  #countSkipped(count: number): void {
+    this.#skipped += count;
     if (this.#skipped > MAX_TREE_SKIPPED) {
       throw new IntegrityError(`Invalid tree manifest: more than ${MAX_TREE_SKIPPED} skipped`);
     }

@@ -289,10 +289,10 @@ export function deleteStatCacheRow(store: Store, path: string): void {
 }
 
 /**
- * The names of the files directly in directory `dir` (`""` for the root)
- * that have a row: one range read over the rows below it.
+ * The paths of every row below directory `dir` (`""`: every row), relative
+ * to it: one range read.
  */
-export function statCacheChildren(store: Store, dir: string): string[] {
+export function statCachePathsBelow(store: Store, dir: string): string[] {
   const rows =
     (dir === ""
       ? store.stmt("SELECT path FROM stat_cache").all()
@@ -301,11 +301,7 @@ export function statCacheChildren(store: Store, dir: string): string[] {
         `${dir}0`,
       )) as { path: string }[];
   const skip = dir === "" ? 0 : dir.length + 1;
-  const names: string[] = [];
-  for (const { path } of rows) {
-    if (path.indexOf("/", skip) < 0) names.push(path.slice(skip));
-  }
-  return names;
+  return rows.map(({ path }) => path.slice(skip));
 }
 
 /** Drops the rows of every file below directory `dir` (not `""`). */

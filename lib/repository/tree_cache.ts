@@ -126,6 +126,27 @@ export function updateTreeCacheTree(
   writeTreeCacheRow(store, { ...row, tree, subtrees });
 }
 
+/**
+ * Marks the rows of `dirs` partial: something changed in them that a
+ * process writing no rows saw (a watch process's capture), so the next
+ * capture reading rows walks them entry by entry (and prunes what went),
+ * while their ignore files still vouch for what lies below.
+ */
+export function markTreeCacheRowsPartial(store: Store, dirs: Iterable<string>): void {
+  const mark = store.stmt(
+    // A row whose facts are not JSON is ignored by readers anyway: left as it is.
+    `UPDATE tree_cache SET facts = json_set(facts, '$.partial', json('true'))
+      WHERE dir = ? AND json_valid(facts) AND json_type(facts) = 'object'`,
+  );
+  for (const dir of dirs) mark.run(dir);
+}
+
+/** The directories that have a row. */
+export function treeCacheDirs(store: Store): Set<string> {
+  const rows = store.stmt("SELECT dir FROM tree_cache").all() as { dir: string }[];
+  return new Set(rows.map((row) => row.dir));
+}
+
 /** Drops the row of `dir`, if any. */
 export function deleteTreeCacheRow(store: Store, dir: string): void {
   store.stmt("DELETE FROM tree_cache WHERE dir = ?").run(dir);

@@ -36,11 +36,12 @@
  */
 import type { ClosedDir, DirEntry, DirTreeWriter } from "../format/dir_tree.ts";
 import type { SkippedEntry } from "../format/tree.ts";
+import { IntegrityError, quote } from "../errors.ts";
 import type { Store } from "../repository/store.ts";
 import {
   deleteStatCacheRow,
   deleteStatCacheRowsBelow,
-  statCacheChildren,
+  statCachePathsBelow,
 } from "../repository/stat_cache.ts";
 import {
   clearTreeCache,
@@ -87,7 +88,7 @@ interface DirState {
 }
 
 /** The parent directory of a workspace path (`""` for a top-level entry). */
-export function parentDir(path: string): string {
+function parentDir(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "" : path.slice(0, slash);
 }
@@ -105,6 +106,8 @@ export class KnownDirs {
   #margin = 0;
   readonly #states = new Map<string, DirState>();
   readonly #visited = new Set<string>();
+  /** Directories the writer built or kept (a listed one left empty is neither). */
+  readonly #closed = new Set<string>();
   #writer: DirTreeWriter | null = null;
 
   /**
@@ -175,9 +178,16 @@ export class KnownDirs {
     this.#writer!.enterKnown(path, {
       id: row.tree,
       subtrees: row.subtrees,
+      counts: { entries: row.files + row.symlinks, skipped: row.skipped.length },
       own: () => {
         const { tree } = store.getTreeObject(row.tree);
-        if (tree.version !== 2) throw new Error(`Tree ${row.tree} is not a directory tree`);
+        if (tree.version !== 2) {
+          throw new IntegrityError(
+            `Tree-cache row ${quote(path)} names tree ${
+              quote(row.tree)
+            }, which is not a directory tree`,
+          );
+        }
         return {
           entries: tree.entries.filter((entry) => entry.type !== "tree"),
           skipped: tree.skipped,
@@ -213,16 +223,20 @@ export class KnownDirs {
 
   /**
    * The walk left `path`: a directory walked entry by entry loses the
-   * stat-cache rows of files no longer in it, and the row of a directory
-   * left empty goes.
+   * stat-cache rows of files no longer in it, and of everything below a
+   * subdirectory the walk did not list (gone, now a file, left out: a watch
+   * process may have written rows there that no tree-cache row covers).
    */
   left(path: string): void {
     const state = this.#states.get(path);
     if (state === undefined || state.known || !this.#reading) return;
-    for (const child of statCacheChildren(this.#store, path)) {
-      if (!state.kept.has(child)) {
-        deleteStatCacheRow(this.#store, path === "" ? child : `${path}/${child}`);
-      }
+    const prefix = path === "" ? "" : `${path}/`;
+    for (const rest of statCachePathsBelow(this.#store, path)) {
+      const slash = rest.indexOf("/");
+      const stale = slash < 0
+        ? !state.kept.has(rest)
+        : !this.#visited.has(prefix + rest.slice(0, slash));
+      if (stale) deleteStatCacheRow(this.#store, prefix + rest);
     }
   }
 
@@ -230,6 +244,7 @@ export class KnownDirs {
   closed(dir: ClosedDir): void {
     const state = this.#states.get(dir.path);
     this.#states.delete(dir.path);
+    this.#closed.add(dir.path);
     if (state === undefined || dir.kept) return;
     const subtrees = subtreesOf(dir.entries);
     if (state.known && !state.tainted) {
@@ -278,13 +293,14 @@ export class KnownDirs {
 
   /**
    * After the walk: the rows of directories it did not list (gone, now left
-   * out) go, with the stat-cache rows of everything below them.
+   * out) go, with the stat-cache rows of everything below them, and so do
+   * the rows of directories left empty (no tree).
    */
   finish(): void {
     for (const dir of this.#rows.keys()) {
-      if (this.#visited.has(dir)) continue;
+      if (this.#closed.has(dir)) continue;
       deleteTreeCacheRow(this.#store, dir);
-      if (this.#reading) deleteStatCacheRowsBelow(this.#store, dir);
+      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);
     }
   }
 

@@ -61,6 +61,7 @@ import {
   ItemCapture,
 } from "./capture.ts";
 import type { Store } from "../repository/store.ts";
+import { markTreeCacheRowsPartial, treeCacheDirs } from "../repository/tree_cache.ts";
 import {
   compareSkipped,
   MAX_TREE_ENTRIES,
@@ -254,6 +255,11 @@ export class IncrementalCapture {
     try {
       this.counters.lastChanged = this.apply(dirty, plan, items);
       items.finish();
+      // The tree cache's rows of the directories changed here no longer
+      // describe them (and say nothing of rows written below them).
+      const dirs = new Set(dirty.relist);
+      for (const path of dirty.paths) dirs.add(parentOf(path));
+      markTreeCacheRowsPartial(this.store, dirs);
       this.counters.incremental += 1;
     } catch (error) {
       if (!(error instanceof NeedsFullWalk) && !isWalkFailure(error)) throw error;
@@ -343,6 +349,15 @@ export class IncrementalCapture {
       items.close();
     }
     items.pruneCache();
+    // Rows were written below directories the tree cache has no row for: the
+    // next capture reading its rows walks their parents (and prunes what went).
+    const rows = treeCacheDirs(this.store);
+    const parents = new Set<string>();
+    for (const node of this.dirs.keys()) {
+      const rel = this.table.pathOf(node);
+      if (rel !== "" && !rows.has(rel)) parents.add(parentOf(rel));
+    }
+    markTreeCacheRowsPartial(this.store, parents);
     this.findLinks();
     for (const node of keys) this.link(node);
     keys.length = 0;

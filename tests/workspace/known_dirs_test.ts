@@ -7,12 +7,15 @@
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
-import { assert, assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertThrows } from "../_assert.ts";
 import { Store } from "../../lib/repository/store.ts";
 import { type CaptureResult, captureWorkspace } from "../../lib/workspace/capture.ts";
 import { readTreeCache, writeTreeCacheRow } from "../../lib/repository/tree_cache.ts";
 import { statCachePaths } from "../../lib/repository/stat_cache.ts";
 import { collectGarbage } from "../../lib/repository/gc.ts";
+import { IncrementalCapture } from "../../lib/workspace/incremental.ts";
+import { MAX_TREE_ENTRIES } from "../../lib/format/tree.ts";
+import { IntegrityError } from "../../lib/errors.ts";
 
 // Built here, so this file itself holds no key.
 const BASE64 = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vj1bbnGs3Zt9";
@@ -196,6 +199,67 @@ Deno.test("captureWorkspace() drops the rows of a directory that is gone, with i
   });
 });
 
+Deno.test("captureWorkspace() drops the row of a directory left empty", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    assert(readTreeCache(store).has("d3/sub"));
+    // d3/sub stays, empty: it has no tree, so it keeps no row either.
+    fs.rmSync(join(root, "d3/sub/s.txt"));
+    checked(store);
+    assert(!readTreeCache(store).has("d3/sub"), [...readTreeCache(store).keys()].join(","));
+    assert(!statCachePaths(store).includes("d3/sub/s.txt"));
+  });
+});
+
+Deno.test("captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    // A watch process captures a new directory (stat-cache rows, no
+    // tree-cache row) and stops; the directory goes before the next capture.
+    // First from its events, then from its own full walk.
+    for (const events of [true, false]) {
+      if (!events) put(root, "tmp-build/out.txt", "built\n");
+      const watch = new IncrementalCapture(store);
+      try {
+        store.transaction("watch", () => watch.capture());
+        put(root, "tmp-build/out.txt", "built\n");
+        store.transaction("watch", () => watch.capture());
+      } finally {
+        watch.close();
+      }
+      assert(statCachePaths(store).includes("tmp-build/out.txt"), "the watch wrote no row");
+      fs.rmSync(join(root, "tmp-build"), { recursive: true });
+      checked(store);
+      assertEquals(statCachePaths(store).filter((p) => p.startsWith("tmp-build/")), []);
+    }
+  });
+});
+
+Deno.test("a watch process's capture leaves a tree-cache row whose facts are not JSON as it is", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    const first = checked(store);
+    store.transaction("spoil", () => {
+      store.stmt("UPDATE tree_cache SET facts = '{' WHERE dir = ''").run();
+    });
+    const watch = new IncrementalCapture(store);
+    try {
+      store.transaction("watch", () => watch.capture());
+      put(root, "new.txt", "new\n");
+      store.transaction("watch", () => watch.capture());
+    } finally {
+      watch.close();
+    }
+    assert(!readTreeCache(store).has(""));
+    assert(checked(store).treeId !== first.treeId);
+  });
+});
+
 Deno.test("captureWorkspace() does not keep a cached tree that is no longer stored, and stores it again", async () => {
   await withWorkspace(async (store, root) => {
     writeTree(root);
@@ -227,6 +291,19 @@ Deno.test("captureWorkspace() ignores a tree-cache row it cannot parse and write
     const again = checked(store);
     assertEquals(again.treeId, first.treeId);
     assertEquals(readTreeCache(store).size, 9);
+  });
+});
+
+Deno.test("captureWorkspace() counts a kept directory's files against the tree's entry limit", async () => {
+  await withWorkspace(async (store, root) => {
+    writeTree(root);
+    await settle();
+    checked(store);
+    // A row that holds as many files as a tree may: one more anywhere must
+    // fail the capture, as it fails a capture without the cache.
+    const row = readTreeCache(store).get("d0")!;
+    store.transaction("grow", () => writeTreeCacheRow(store, { ...row, files: MAX_TREE_ENTRIES }));
+    assertThrows(() => capture(store), IntegrityError, `more than ${MAX_TREE_ENTRIES} entries`);
   });
 });
 
