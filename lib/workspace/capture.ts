@@ -124,6 +124,12 @@ export interface CaptureOptions {
   scanContent?: boolean;
 }
 
+/**
+ * Files whose stat-cache row a `dirs` capture looks up one by one before it
+ * reads every row at once instead (about what one read of 40,000 rows costs).
+ */
+const LOOKUPS_BEFORE_TABLE = 2000;
+
 /** The meta key naming the secret rules the stat-cache rows were written under. */
 const SECRET_RULES_META = "secret_rules";
 
@@ -364,7 +370,7 @@ export class ItemCapture {
         upsertStatCacheRow(this.store, item.path, read.stat, blob, this.stamp);
       }
     }
-    if (row >= 0 && !this.lookup) this.kept[row] = 1;
+    if (row >= 0 && !this.lookup && !this.pruneByCaller) this.kept[row] = 1;
     this.recorded?.add(item.path);
     stats.files += 1;
     stats.bytes += size;
@@ -603,12 +609,6 @@ function readFileIntoStore(
   if (inline !== null) blobs.put(read.blob, inline);
   return read;
 }
-
-/**
- * Files whose stat-cache row a `dirs` capture looks up one by one before it
- * reads every row at once instead (about what one read of 40,000 rows costs).
- */
-const LOOKUPS_BEFORE_TABLE = 2000;
 
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
 const POOL_AFTER_BYTES = 1024 * 1024;
