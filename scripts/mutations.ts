@@ -1993,7 +1993,7 @@ export const MUTATIONS: readonly Mutation[] = [
   {
     id: "capture-cache-keeps-recorded",
     file: "lib/workspace/capture.ts",
-    find: "    if (row >= 0 && !this.lookup) this.kept[row] = 1;",
+    find: "    if (row >= 0 && !this.lookup && !this.pruneByCaller) this.kept[row] = 1;",
     replace: "",
     tests: [
       t(
