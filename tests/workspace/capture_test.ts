@@ -192,5 +192,13 @@ Deno.test("captureWorkspace() keeps the stat-cache rows of the files it records 
     fs.rmSync(join(root, "d/b.txt"));
     store.transaction("c", () => captureWorkspace(store));
     assertEquals([...statCachePaths(store)].sort(), ["a.txt", "d/c.txt"]);
+    // With no tree-cache rows to read, the capture reads every stat-cache row
+    // at once and prunes those no file it recorded kept.
+    fs.rmSync(join(root, "d/c.txt"));
+    store.transaction("c", () => {
+      store.stmt("DELETE FROM tree_cache").run();
+      captureWorkspace(store);
+    });
+    assertEquals([...statCachePaths(store)].sort(), ["a.txt"]);
   });
 });
