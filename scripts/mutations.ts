@@ -213,6 +213,18 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("workspace/secrets_test.ts", "SecretScanner recognises private keys")],
   },
   {
+    id: "secret-scan-candidates",
+    file: "lib/workspace/io/secret_scan.ts",
+    find: "|AKIA|ASIA|gh[pousr]_|",
+    replace: "|AKIA|gh[pousr]_|",
+    tests: [
+      t(
+        "workspace/secrets_test.ts",
+        "SecretScanner recognises private keys and tokens and leaves ordinary text alone",
+      ),
+    ],
+  },
+  {
     id: "allow-secrets-writable",
     file: "lib/repository/_policy_file.ts",
     find: "if (uid !== null && (stat.mode & 0o022) !== 0) {",

@@ -550,6 +550,9 @@ function readFileIntoStore(
   return read;
 }
 
+/** SQLite's page cache while a capture's transaction stores blobs: 32 MiB (`Store.widenPageCache`). */
+const CAPTURE_PAGE_CACHE_KIB = 32 * 1024;
+
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
 const POOL_AFTER_BYTES = 1024 * 1024;
 
@@ -562,18 +565,27 @@ const POOL_AFTER_BYTES = 1024 * 1024;
 class InlineBlobWriter {
   #pool: ZlibPool<{ id: string; data: Uint8Array }> | null | undefined;
   #compressible = 0;
+  #widened = false;
 
   constructor(private readonly store: Store) {}
 
   put(id: string, data: Uint8Array): void {
-    if (this.store.hasObject(id)) return;
-    if (data.byteLength >= COMPRESS_MIN_BYTES) {
-      if (this.#pool === undefined) {
-        this.#compressible += data.byteLength;
-        if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
-      }
-      if (this.#pool?.deflate({ id, data }, data)) return;
+    if (!this.#widened) {
+      this.store.widenPageCache(CAPTURE_PAGE_CACHE_KIB);
+      this.#widened = true;
     }
+    // Only content that would be compressed is looked up first: a smaller
+    // blob's insert (INSERT OR IGNORE) is the same lookup.
+    if (data.byteLength < COMPRESS_MIN_BYTES) {
+      this.store.putBlob(data, id);
+      return;
+    }
+    if (this.store.hasObject(id)) return;
+    if (this.#pool === undefined) {
+      this.#compressible += data.byteLength;
+      if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
+    }
+    if (this.#pool?.deflate({ id, data }, data)) return;
     this.store.putBlob(data, id);
   }
 
