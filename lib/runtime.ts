@@ -361,6 +361,34 @@ export function builtin<T>(name: string): T {
   return load(name) as T;
 }
 
+type DeflateRaw = (data: Uint8Array, level: number) => Uint8Array;
+let deflateRawImpl: DeflateRaw | undefined;
+
+/**
+ * Raw DEFLATE (RFC 1951) of `data` at zlib `level`, in one call. Under Bun
+ * this is `Bun.deflateSync` with its zlib library: the zlib behind Bun's
+ * `node:zlib`, with the same defaults, so the bytes are the same as
+ * `deflateRawSync`'s, without the stream object and output buffers
+ * `node:zlib` builds for every call (about a third of the cost of a 1 KiB
+ * blob). Elsewhere it is `node:zlib`'s `deflateRawSync`.
+ */
+export function deflateRawSync(data: Uint8Array, level: number): Uint8Array {
+  if (deflateRawImpl === undefined) {
+    // deno-lint-ignore no-explicit-any
+    const bun = (globalThis as any).Bun;
+    if (typeof bun?.deflateSync === "function") {
+      deflateRawImpl = (bytes, lvl) => bun.deflateSync(bytes, { level: lvl, library: "zlib" });
+    } else {
+      const zlib = builtin<typeof import("node:zlib")>("node:zlib");
+      deflateRawImpl = (bytes, lvl) => {
+        const out = zlib.deflateRawSync(bytes, { level: lvl });
+        return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+      };
+    }
+  }
+  return deflateRawImpl(data, level);
+}
+
 /**
  * Flushes the filesystem holding `dir` to stable storage (`syncfs`, through
  * `sync -f`), or runs `fallback` where that is not available.

@@ -36,7 +36,7 @@ import {
 } from "../errors.ts";
 import { isHex } from "../encoding/hex.ts";
 import { createSha256, sha256Hex } from "../crypto/hash.ts";
-import { builtin, getEnv, mayWrite } from "../runtime.ts";
+import { builtin, deflateRawSync, getEnv, mayWrite } from "../runtime.ts";
 import { beginRead, endRead, inTransaction, inTransactionAsync, mapSqliteError } from "./_sql.ts";
 import { countWait } from "./waits.ts";
 
@@ -145,6 +145,8 @@ export class Store {
   private releaseReaders: () => void = () => {};
   /** Whether a write transaction of this object is open. */
   private inWrite = false;
+  /** `cache_size` before {@linkcode Store.widenPageCache}, until the transaction ends. */
+  private pageCacheDefault: number | null = null;
   /** The connection {@linkcode Store.objectGone} reads the latest state on. */
   private latest: DatabaseSync | undefined;
 
@@ -492,6 +494,7 @@ export class Store {
       return inTransaction(this.db, what, fn);
     } finally {
       this.inWrite = this.db.isTransaction;
+      this.restorePageCache();
     }
   }
 
@@ -508,6 +511,7 @@ export class Store {
       return await inTransactionAsync(this.db, what, fn);
     } finally {
       this.inWrite = outer;
+      this.restorePageCache();
     }
   }
 
@@ -644,6 +648,31 @@ export class Store {
     this.stmt("DELETE FROM meta WHERE key >= ? AND key < ?").run(prefix, prefixEnd(prefix));
   }
 
+  /**
+   * Lets SQLite keep up to `kib` KiB of pages in memory (`PRAGMA cache_size`,
+   * default 2 MiB) until the write transaction under way ends; outside one it
+   * does nothing. A first capture inserts tens of thousands of objects in one
+   * transaction: with the default cache the object-id index (random keys)
+   * does not fit, and its pages are spilled to the WAL and read back again
+   * and again. Pages are allocated only as they are used. The default comes
+   * back after the commit (before it, the smaller cache would spill the
+   * transaction's pages to the WAL once more).
+   */
+  widenPageCache(kib: number): void {
+    if (!this.db.isTransaction) return;
+    this.pageCacheDefault ??=
+      (this.stmt("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
+    this.db.exec(`PRAGMA cache_size = ${-Math.max(1, Math.floor(kib))}`);
+  }
+
+  /** After a write transaction: gives back what {@linkcode Store.widenPageCache} took. */
+  private restorePageCache(): void {
+    if (this.pageCacheDefault === null || !this.db.isOpen || this.db.isTransaction) return;
+    const before = this.pageCacheDefault;
+    this.pageCacheDefault = null;
+    this.db.exec(`PRAGMA cache_size = ${Math.trunc(before)}`);
+  }
+
   /** Whether an object with this id is recorded. */
   hasObject(id: string): boolean {
     return this.stmt("SELECT 1 FROM objects WHERE id = ?").get(id) !== undefined;
@@ -762,11 +791,11 @@ export class Store {
     if (
       data !== null && data.byteLength >= COMPRESS_MIN_BYTES &&
       (kind === "tree" ||
-        sampleCompresses(data, (sample) => zlib().deflateRawSync(sample, options)))
+        sampleCompresses(data, (sample) => deflateRawSync(sample, options.level)))
     ) {
-      const packed = zlib().deflateRawSync(data, options);
+      const packed = deflateRawSync(data, options.level);
       if (packPays(data.byteLength, packed.byteLength)) {
-        stored = new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength);
+        stored = packed;
         how = "deflate";
       }
     }
@@ -1045,10 +1074,10 @@ export class Store {
       | undefined;
     if (row?.kind !== "tree" || row.encoding !== "raw" || row.data === null) return false;
     if (row.data.byteLength < COMPRESS_MIN_BYTES || row.data.byteLength !== row.size) return false;
-    const packed = zlib().deflateRawSync(row.data, TREE_DEFLATE_OPTIONS);
+    const packed = deflateRawSync(row.data, TREE_DEFLATE_OPTIONS.level);
     if (!packPays(row.data.byteLength, packed.byteLength)) return false;
     this.stmt("UPDATE objects SET encoding = 'deflate', data = ? WHERE id = ? AND encoding = 'raw'")
-      .run(new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength), id);
+      .run(packed, id);
     return true;
   }
 

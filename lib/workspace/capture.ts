@@ -182,7 +182,7 @@ function filesystemNow(store: Store): number {
 export interface CapturePlan {
   /** Workspace root (absolute). */
   root: string;
-  /** Its real path: every file read must resolve to `<realRoot>/<its path>`. */
+  /** Its real path (part of the fingerprint). */
   realRoot: string;
   /** Device of the root, for the cross-device racy margin. */
   rootDev: number;
@@ -217,7 +217,6 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
   // never every directory that happens to share its name.
   const storeStat = fs.lstatSync(store.dir);
   const skipDirectory = { dev: storeStat.dev, ino: storeStat.ino };
-  // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
   const rules = scanContent ? SECRET_RULES_VERSION : "none";
   return {
@@ -348,12 +347,11 @@ export class ItemCapture {
       size = cache.sizeOf(row);
       stats.reused += 1;
     } else {
-      const realPath = plan.realRoot === "/" ? `/${item.path}` : `${plan.realRoot}/${item.path}`;
       const max = plan.walk.maxFileBytes;
       const scanner = plan.scanContent && !allowed ? new SecretScanner() : null;
       const read = this.persist
-        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, realPath, scanner)
-        : hashFile(item.absPath, item.stat, max, realPath, scanner);
+        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, scanner)
+        : hashFile(item.absPath, item.stat, max, scanner);
       if ("reason" in read) {
         // A file left out keeps no row: it is read and scanned again next time.
         if (this.writeCache) {
@@ -530,14 +528,12 @@ function hashFile(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
-  expectedRealPath: string,
   scanner: SecretScanner | null,
 ): ReadOutcome {
   try {
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: 0,
-      expectedRealPath,
       ...inspectWith(scanner),
     });
     if (scanner?.found) return { reason: "secret_content" };
@@ -553,7 +549,6 @@ function readFileIntoStore(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
-  expectedRealPath: string,
   scanner: SecretScanner | null,
 ): ReadOutcome {
   const large = expected.size > INLINE_BLOB_MAX;
@@ -575,7 +570,6 @@ function readFileIntoStore(
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: INLINE_BLOB_MAX,
-      expectedRealPath,
       ...inspectWith(scanner),
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {
@@ -610,6 +604,9 @@ function readFileIntoStore(
   return read;
 }
 
+/** SQLite's page cache while a capture's transaction stores blobs: 32 MiB (`Store.widenPageCache`). */
+const CAPTURE_PAGE_CACHE_KIB = 32 * 1024;
+
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
 const POOL_AFTER_BYTES = 1024 * 1024;
 
@@ -622,18 +619,27 @@ const POOL_AFTER_BYTES = 1024 * 1024;
 class InlineBlobWriter {
   #pool: ZlibPool<{ id: string; data: Uint8Array }> | null | undefined;
   #compressible = 0;
+  #widened = false;
 
   constructor(private readonly store: Store) {}
 
   put(id: string, data: Uint8Array): void {
-    if (this.store.hasObject(id)) return;
-    if (data.byteLength >= COMPRESS_MIN_BYTES) {
-      if (this.#pool === undefined) {
-        this.#compressible += data.byteLength;
-        if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
-      }
-      if (this.#pool?.deflate({ id, data }, data)) return;
+    if (!this.#widened) {
+      this.store.widenPageCache(CAPTURE_PAGE_CACHE_KIB);
+      this.#widened = true;
     }
+    // Only content that would be compressed is looked up first: a smaller
+    // blob's insert (INSERT OR IGNORE) is the same lookup.
+    if (data.byteLength < COMPRESS_MIN_BYTES) {
+      this.store.putBlob(data, id);
+      return;
+    }
+    if (this.store.hasObject(id)) return;
+    if (this.#pool === undefined) {
+      this.#compressible += data.byteLength;
+      if (this.#compressible >= POOL_AFTER_BYTES) this.#pool = this.#startPool();
+    }
+    if (this.#pool?.deflate({ id, data }, data)) return;
     this.store.putBlob(data, id);
   }
 

@@ -11,6 +11,7 @@ import { forkBranch } from "../../lib/history/branch.ts";
 import { switchTo } from "../../lib/workspace/move/switch.ts";
 import { forgetSnapshots } from "../../lib/history/forget.ts";
 import { deflateRawSync as zlibDeflateRaw } from "node:zlib";
+import { deflateRawSync } from "../../lib/runtime.ts";
 import { readObjectBytes, writeObjectBytes } from "../_objects.ts";
 import { prng } from "../_util.ts";
 import { type PoolOutcome, ZlibPool } from "../../lib/repository/zlib_pool.ts";
@@ -1116,5 +1117,36 @@ Deno.test("CURRENT_SCHEMA_DIGEST is the digest of the schema every migration cre
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Store.widenPageCache() widens SQLite's page cache for the write transaction under way only", async () => {
+  await withStore((store) => {
+    const cacheSize = () =>
+      (store.stmt("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
+    const before = cacheSize();
+    store.widenPageCache(32 * 1024); // outside a transaction: nothing to keep
+    assertEquals(cacheSize(), before);
+    store.transaction("test", () => {
+      store.widenPageCache(32 * 1024);
+      assertEquals(cacheSize(), -32 * 1024);
+      store.putBlob(encoder.encode("kept after the commit\n"));
+    });
+    assertEquals(cacheSize(), before);
+    assertThrows(() =>
+      store.transaction("test", () => {
+        store.widenPageCache(8 * 1024);
+        throw new Error("rolled back");
+      })
+    );
+    assertEquals(cacheSize(), before);
+  });
+});
+
+Deno.test("deflateRawSync() makes raw DEFLATE byte-identical to node:zlib's at the store's levels", () => {
+  for (const data of mixedBlobs(10, 7)) {
+    for (const level of [DEFLATE_OPTIONS.level, TREE_DEFLATE_OPTIONS.level]) {
+      assertEquals(deflateRawSync(data, level), new Uint8Array(zlibDeflateRaw(data, { level })));
+    }
   }
 });

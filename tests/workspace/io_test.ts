@@ -656,17 +656,14 @@ Deno.test("readRegularNoFollow reads a file edited after the walk's lstat afresh
   });
 });
 
-Deno.test("readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole", async () => {
+Deno.test("readRegularNoFollow reads a small file whole in one read, exactly its bytes, and one grown since the walk whole", async () => {
   await withTempDir((dir) => {
     const real = Deno.realPathSync(dir);
     for (const text of ["", "x", "exactly these bytes\n"]) {
       const file = join(real, "same.txt");
       Deno.writeFileSync(file, encoder.encode(text));
       const expected = statInfoOf(lstatSync(file));
-      const result = readRegularNoFollow(file, expected, {
-        maxBytes: 1 << 20,
-        expectedRealPath: file,
-      });
+      const result = readRegularNoFollow(file, expected, { maxBytes: 1 << 20 });
       assertEquals(result.data!.byteLength, text.length);
       assertEquals(new TextDecoder().decode(result.data!), text);
       assertEquals(result.sha256, sha256Hex(text));
@@ -676,10 +673,7 @@ Deno.test("readRegularNoFollow's one-read path for a confirmed small file return
     Deno.writeFileSync(file, encoder.encode("line 1\n"));
     const expected = statInfoOf(lstatSync(file));
     Deno.writeFileSync(file, encoder.encode("line 2\n"), { append: true });
-    const result = readRegularNoFollow(file, expected, {
-      maxBytes: 1 << 20,
-      expectedRealPath: file,
-    });
+    const result = readRegularNoFollow(file, expected, { maxBytes: 1 << 20 });
     assertEquals(new TextDecoder().decode(result.data!), "line 1\nline 2\n");
     assertEquals(result.size, 14);
     assertEquals(result.sha256, sha256Hex("line 1\nline 2\n"));
@@ -1013,5 +1007,34 @@ Deno.test("walkWorkspace() yields nothing of a directory onListed claims, still 
       "other:d.txt",
     ]);
     assertEquals(left, ["known/sub", "known", "other", ""]);
+Deno.test("readRegularNoFollow refuses a file reached through a parent directory swapped for a symlink after the walk, before reading a byte, and reads the walked file through another name", async () => {
+  await withTempDir((dir) => {
+    const ws = join(dir, "ws");
+    const outside = join(dir, "outside");
+    Deno.mkdirSync(join(ws, "sub"), { recursive: true });
+    Deno.mkdirSync(outside);
+    Deno.writeFileSync(join(ws, "sub", "notes.txt"), encoder.encode("notes\n"));
+    Deno.writeFileSync(join(outside, "notes.txt"), encoder.encode("SECRET\n"));
+    const expected = statInfoOf(lstatSync(join(ws, "sub", "notes.txt")));
+    // The walk's directory moves away and a symlink to outside takes its place.
+    Deno.renameSync(join(ws, "sub"), join(dir, "moved"));
+    Deno.symlinkSync(outside, join(ws, "sub"));
+    const seen: string[] = [];
+    assertThrows(
+      () =>
+        readRegularNoFollow(join(ws, "sub", "notes.txt"), expected, {
+          maxBytes: 1 << 20,
+          inspect: (chunk) => void seen.push(new TextDecoder().decode(chunk)),
+        }),
+      FileChangedError,
+      "replaced",
+    );
+    assertEquals(seen, []);
+    // Through a link to where the walked directory now is, the same inode is
+    // read, and its bytes are the walked file's.
+    Deno.removeSync(join(ws, "sub"));
+    Deno.symlinkSync(join(dir, "moved"), join(ws, "sub"));
+    const read = readRegularNoFollow(join(ws, "sub", "notes.txt"), expected, { maxBytes: 1 << 20 });
+    assertEquals(new TextDecoder().decode(read.data!), "notes\n");
   });
 });

@@ -80,6 +80,13 @@ const TOKENS =
 /** ctxsnap's own HTTP hook token (`run/http.json`, `.claude/settings.local.json`). */
 const HOOK_TOKEN = /ctxsnap_hook_[0-9a-f]{64}(?![A-Za-z0-9_])/g;
 const WORD = /[A-Za-z0-9_]/;
+/**
+ * The literals the rules above start from: text holding none of them holds
+ * no secret. One pass of this finds that for most files, where one search
+ * per rule took several (a third of the scan of a small file).
+ */
+const CANDIDATE =
+  /PRIVATE KEY|-----BEGIN PGP |PuTTY-User-Key-File-|AKIA|ASIA|gh[pousr]_|github_pat_|npm_|xox[baprs]-|ctxsnap_hook_/;
 
 /** At least `n` distinct characters in `text`. */
 function distinct(text: string, n: number): boolean {
@@ -132,6 +139,7 @@ export class SecretScanner {
  * runs at several hundred MiB/s.
  */
 export function scanText(text: string): string | null {
+  if (!CANDIDATE.test(text)) return null;
   for (let at = text.indexOf("PRIVATE KEY"); at >= 0; at = text.indexOf("PRIVATE KEY", at + 1)) {
     const begin = text.lastIndexOf("-----BEGIN ", at);
     if (begin < 0 || at - begin > 96) continue;
