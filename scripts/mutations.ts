@@ -1214,14 +1214,15 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: [t("workspace/io_test.ts", "a file that grows while being read")],
   },
   {
-    id: "safe-read-whole-hash",
+    id: "safe-read-whole-changed",
     file: "lib/workspace/io/safe_read.ts",
-    find: "      data = buffer.subarray(0, size);\n      hasher.update(data);\n",
-    replace: "      data = buffer.subarray(0, size);\n",
+    find:
+      "    total !== size || after.size !== size || after.mtimeMs !== expected.mtimeMs ||\n    after.ctimeMs !== expected.ctimeMs\n",
+    replace: "    false\n",
     tests: [
       t(
         "workspace/io_test.ts",
-        "readRegularNoFollow reads a small file whole in one read, exactly its bytes, and one grown since the walk whole",
+        "readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole",
       ),
     ],
   },

@@ -182,7 +182,7 @@ function filesystemNow(store: Store): number {
 export interface CapturePlan {
   /** Workspace root (absolute). */
   root: string;
-  /** Its real path (part of the fingerprint). */
+  /** Its real path: every file read must resolve to `<realRoot>/<its path>`. */
   realRoot: string;
   /** Device of the root, for the cross-device racy margin. */
   rootDev: number;
@@ -217,6 +217,7 @@ export function capturePlan(store: Store, options: CaptureOptions = {}): Capture
   // never every directory that happens to share its name.
   const storeStat = fs.lstatSync(store.dir);
   const skipDirectory = { dev: storeStat.dev, ino: storeStat.ino };
+  // Every file read must resolve to <real root>/<its path>: see readRegularNoFollow.
   const realRoot = fs.realpathSync(root);
   const rules = scanContent ? SECRET_RULES_VERSION : "none";
   return {
@@ -347,11 +348,12 @@ export class ItemCapture {
       size = cache.sizeOf(row);
       stats.reused += 1;
     } else {
+      const realPath = plan.realRoot === "/" ? `/${item.path}` : `${plan.realRoot}/${item.path}`;
       const max = plan.walk.maxFileBytes;
       const scanner = plan.scanContent && !allowed ? new SecretScanner() : null;
       const read = this.persist
-        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, scanner)
-        : hashFile(item.absPath, item.stat, max, scanner);
+        ? readFileIntoStore(this.store, this.blobs, item.absPath, item.stat, max, realPath, scanner)
+        : hashFile(item.absPath, item.stat, max, realPath, scanner);
       if ("reason" in read) {
         // A file left out keeps no row: it is read and scanned again next time.
         if (this.writeCache) {
@@ -528,12 +530,14 @@ function hashFile(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
+  expectedRealPath: string,
   scanner: SecretScanner | null,
 ): ReadOutcome {
   try {
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: 0,
+      expectedRealPath,
       ...inspectWith(scanner),
     });
     if (scanner?.found) return { reason: "secret_content" };
@@ -549,6 +553,7 @@ function readFileIntoStore(
   absPath: string,
   expected: StatInfo,
   maxFileBytes: number,
+  expectedRealPath: string,
   scanner: SecretScanner | null,
 ): ReadOutcome {
   const large = expected.size > INLINE_BLOB_MAX;
@@ -570,6 +575,7 @@ function readFileIntoStore(
     const result = readRegularNoFollow(absPath, expected, {
       maxBytes: maxFileBytes,
       keepBytesUpTo: INLINE_BLOB_MAX,
+      expectedRealPath,
       ...inspectWith(scanner),
       ...(fd === null ? {} : {
         onChunk: (chunk: Uint8Array) => {

@@ -656,14 +656,17 @@ Deno.test("readRegularNoFollow reads a file edited after the walk's lstat afresh
   });
 });
 
-Deno.test("readRegularNoFollow reads a small file whole in one read, exactly its bytes, and one grown since the walk whole", async () => {
+Deno.test("readRegularNoFollow's one-read path for a confirmed small file returns exactly its bytes, and a grown one whole", async () => {
   await withTempDir((dir) => {
     const real = Deno.realPathSync(dir);
     for (const text of ["", "x", "exactly these bytes\n"]) {
       const file = join(real, "same.txt");
       Deno.writeFileSync(file, encoder.encode(text));
       const expected = statInfoOf(lstatSync(file));
-      const result = readRegularNoFollow(file, expected, { maxBytes: 1 << 20 });
+      const result = readRegularNoFollow(file, expected, {
+        maxBytes: 1 << 20,
+        expectedRealPath: file,
+      });
       assertEquals(result.data!.byteLength, text.length);
       assertEquals(new TextDecoder().decode(result.data!), text);
       assertEquals(result.sha256, sha256Hex(text));
@@ -673,7 +676,10 @@ Deno.test("readRegularNoFollow reads a small file whole in one read, exactly its
     Deno.writeFileSync(file, encoder.encode("line 1\n"));
     const expected = statInfoOf(lstatSync(file));
     Deno.writeFileSync(file, encoder.encode("line 2\n"), { append: true });
-    const result = readRegularNoFollow(file, expected, { maxBytes: 1 << 20 });
+    const result = readRegularNoFollow(file, expected, {
+      maxBytes: 1 << 20,
+      expectedRealPath: file,
+    });
     assertEquals(new TextDecoder().decode(result.data!), "line 1\nline 2\n");
     assertEquals(result.size, 14);
     assertEquals(result.sha256, sha256Hex("line 1\nline 2\n"));
@@ -1007,6 +1013,9 @@ Deno.test("walkWorkspace() yields nothing of a directory onListed claims, still 
       "other:d.txt",
     ]);
     assertEquals(left, ["known/sub", "known", "other", ""]);
+  });
+});
+
 Deno.test("readRegularNoFollow refuses a file reached through a parent directory swapped for a symlink after the walk, before reading a byte, and reads the walked file through another name", async () => {
   await withTempDir((dir) => {
     const ws = join(dir, "ws");

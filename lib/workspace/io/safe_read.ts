@@ -9,20 +9,22 @@
  * mtime and ctime after the last byte was read, and the byte count must
  * equal the size.
  *
- * That inode check is the real guarantee, and it comes before any byte is
- * read. Deno, unless run with all permissions, resolves symlinks in the path
- * itself (for its permission check) and opens the resolved path, so
- * `O_NOFOLLOW` cannot see a swapped-in symlink; the open then reaches the
- * link's target, whose inode differs, and the read is refused as "replaced".
- * The same check stops a parent directory swapped for a symlink (which
- * `O_NOFOLLOW`, guarding only the last component, does not see) from
- * redirecting the read: whatever the open reached through it is read only if
- * it is the very file the walk saw, and then its bytes are that file's.
+ * That inode check is the real guarantee. Deno, unless run with all
+ * permissions, resolves symlinks in the path itself (for its permission
+ * check) and opens the resolved path, so `O_NOFOLLOW` cannot see a swapped-in
+ * symlink; the open then reaches the link's target, whose inode differs, and
+ * the read is refused as "replaced". The same check stops a swapped parent
+ * directory from redirecting the read to another file.
  *
- * A file kept in memory (and not streamed to `onChunk`) is read straight into
- * its own buffer in one `read` asking for one byte more than its size: a
- * short read is the end of a regular file, and a file that grew fills the
- * extra byte. Larger ones are read in 1 MiB chunks hashed as they stream.
+ * Two paths keep that guarantee. When the kernel confirmed that the open
+ * descriptor is `expectedRealPath` (the workspace's own file at this path,
+ * through `/proc/self/fd`), a file kept in memory is read whole (plus one
+ * byte, which proves growth) and then checked with a single `fstat` against
+ * the walk's `lstat`; its bytes are returned only after that check, and a
+ * file that changed since the walk is read again by the other path.
+ * Otherwise (no such check, a file streamed to `onChunk`, or one too large to
+ * keep) `fstat` checks the file before a byte is read, it is read in 1 MiB
+ * chunks hashed as they stream, and `fstat` checks it again at the end.
  *
  * @example
  * ```ts
@@ -120,13 +122,10 @@ export interface ReadOptions {
    */
   inspect?: (chunk: Uint8Array) => void;
   /**
-   * The canonical path the opened file must have, for a caller whose
-   * `expected` may itself have been taken through a swapped parent directory
-   * (an `lstat` of the same path just before). Where the kernel can say
-   * which file a descriptor refers to (`/proc/self/fd` on Linux), a file
-   * reached through a parent directory swapped for a symlink is refused.
-   * Capture does not need it: its `expected` comes from a walk that never
-   * follows a symlink, and the inode check makes the read that file's.
+   * The canonical path the opened file must have (the workspace's real path
+   * joined with the entry's relative path). Where the kernel can say which
+   * file a descriptor refers to (`/proc/self/fd` on Linux), a file reached
+   * through a parent directory swapped for a symlink is refused.
    */
   expectedRealPath?: string;
 }
@@ -209,6 +208,7 @@ export function readRegularNoFollow(
   expected: StatInfo,
   options: ReadOptions,
 ): ReadResult {
+  const { maxBytes, keepBytesUpTo = DEFAULT_KEEP_BYTES } = options;
   let fd: number;
   try {
     fd = openSync(absPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -216,15 +216,30 @@ export function readRegularNoFollow(
     throw openFailure(absPath, error);
   }
   try {
+    let confirmed = false;
     if (options.expectedRealPath !== undefined) {
       // O_NOFOLLOW guards only the last component: a parent directory swapped
-      // for a symlink before the caller's lstat would lead elsewhere.
+      // for a symlink between the walk and the open would lead elsewhere.
       const actual = descriptorPath(fd);
       if (actual !== null && actual !== options.expectedRealPath) {
         throw new FileChangedError(
           `File ${quote(absPath)} was reached through a replaced directory`,
         );
       }
+      confirmed = actual !== null;
+    }
+    // Reading before the identity check is only for a descriptor the kernel
+    // confirmed is the workspace's own file at this path: never an outside one.
+    if (
+      confirmed && options.onChunk === undefined && expected.size <= keepBytesUpTo &&
+      expected.size <= maxBytes
+    ) {
+      const fast = readWholeChecked(fd, absPath, expected);
+      if (fast !== null) {
+        if (options.inspect !== undefined) callback(options.inspect, fast.data!);
+        return fast;
+      }
+      // Same file, but it changed since the walk's lstat: read it afresh.
     }
     return readStreaming(fd, absPath, expected, options);
   } catch (error) {
@@ -240,6 +255,50 @@ export function readRegularNoFollow(
       // A failed close of a read-only descriptor loses nothing.
     }
   }
+}
+
+/**
+ * The fast path for a file kept in memory: read `expected.size` bytes and
+ * one more, then a single `fstat` must match the walk's `lstat` exactly
+ * (inode, device, size, mtime, ctime). The bytes leave this function only
+ * after that check. Returns null when it is the same regular file but it
+ * changed since the `lstat`, for the caller to read it again.
+ */
+function readWholeChecked(
+  fd: number,
+  absPath: string,
+  expected: StatInfo,
+): ReadResult | null {
+  const size = expected.size;
+  // One byte more than expected, asked for in the same read: a file that grew
+  // fills it. A short read is the end of a regular file, so an unchanged file
+  // takes one `read`, not a second one to probe the end; a file that changes
+  // after it is caught by the `fstat` below (size, mtime, ctime).
+  const buffer = new Uint8Array(size + 1);
+  let total = 0;
+  let failure: unknown = null;
+  try {
+    while (total <= size) {
+      const want = size + 1 - total;
+      const count = readSync(fd, buffer, total, want, total);
+      total += count;
+      if (count < want) break;
+    }
+  } catch (error) {
+    failure = error; // classified once fstat says what was opened
+  }
+  const after = checkIdentity(fd, absPath, expected);
+  if (failure !== null) throw failure;
+  if (
+    total !== size || after.size !== size || after.mtimeMs !== expected.mtimeMs ||
+    after.ctimeMs !== expected.ctimeMs
+  ) {
+    return null;
+  }
+  const data = buffer.subarray(0, size);
+  const hasher = createSha256();
+  hasher.update(data);
+  return { data, sha256: hasher.digestHex(), size, stat: statInfoOf(after) };
 }
 
 /**
@@ -264,8 +323,8 @@ function tooLarge(absPath: string, maxBytes: number, size: number): FileChangedE
 }
 
 /**
- * `fstat` before a byte is read (identity and size), the content read whole
- * or streamed in chunks to `onChunk` and the hash, then `fstat` again.
+ * The general path: `fstat` before a byte is read (identity and size), the
+ * content streamed in chunks to `onChunk` and the hash, then `fstat` again.
  */
 function readStreaming(
   fd: number,
@@ -277,46 +336,23 @@ function readStreaming(
   const before = checkIdentity(fd, absPath, expected);
   const size = before.size;
   if (size > maxBytes) throw tooLarge(absPath, maxBytes, size);
+  const data = size <= keepBytesUpTo ? new Uint8Array(size) : null;
   const hasher = createSha256();
-  let data: Uint8Array | null = null;
-  let total = 0;
+  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size + 1));
   // Read at most one byte past the size seen at open: that byte proves growth.
   const limit = size + 1;
-  if (size <= keepBytesUpTo && onChunk === undefined) {
-    // Kept whole: read into its own buffer, one byte more than its size in the
-    // same read. A short read is the end of a regular file, so an unchanged
-    // file takes one `read`, not a second one to probe the end; a file that
-    // changes after it is caught by the `fstat` below (size, mtime, ctime).
-    const buffer = new Uint8Array(limit);
-    while (total < limit) {
-      const want = limit - total;
-      const count = readSync(fd, buffer, total, want, total);
-      total += count;
-      if (count < want) break;
-    }
-    if (total === size) {
-      data = buffer.subarray(0, size);
-      hasher.update(data);
-      if (inspect !== undefined) callback(inspect, data);
-    }
-  } else {
-    data = size <= keepBytesUpTo ? new Uint8Array(size) : null;
-    const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, limit));
-    while (total < limit) {
-      const want = Math.min(buffer.length, limit - total);
-      const count = readSync(fd, buffer, 0, want, total);
-      if (count === 0) break;
-      if (total + count > size) {
-        total += count;
-        break; // grew; reported below
-      }
-      const chunk = buffer.subarray(0, count);
-      hasher.update(chunk);
-      data?.set(chunk, total);
-      if (inspect !== undefined) callback(inspect, chunk);
-      if (onChunk !== undefined) callback(onChunk, chunk);
-      total += count;
-    }
+  let total = 0;
+  while (total < limit) {
+    const want = Math.min(buffer.length, limit - total);
+    const count = readSync(fd, buffer, 0, want, total);
+    if (count === 0) break;
+    if (total + count > size) break; // grew; reported below
+    const chunk = buffer.subarray(0, count);
+    hasher.update(chunk);
+    data?.set(chunk, total);
+    if (inspect !== undefined) callback(inspect, chunk);
+    if (onChunk !== undefined) callback(onChunk, chunk);
+    total += count;
   }
   const after = fstatSync(fd);
   if (
