@@ -2682,18 +2682,6 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
-    id: "tree-cache-prune-gone",
-    file: "lib/workspace/_known_dirs.ts",
-    find: "      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);",
-    replace: "",
-    tests: [
-      t(
-        "workspace/known_dirs_test.ts",
-        "captureWorkspace() drops the rows of a directory that is gone, with its files' stat-cache rows",
-      ),
-    ],
-  },
-  {
     id: "tree-writer-kept-subtrees",
     file: "lib/format/dir_tree.ts",
     find: "      if (dir.skipped.length === 0 && sameSubtrees(dir.entries, known.subtrees)) {",

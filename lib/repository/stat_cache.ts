@@ -304,11 +304,6 @@ export function statCachePathsBelow(store: Store, dir: string): string[] {
   return rows.map(({ path }) => path.slice(skip));
 }
 
-/** Drops the rows of every file below directory `dir` (not `""`). */
-export function deleteStatCacheRowsBelow(store: Store, dir: string): void {
-  store.stmt("DELETE FROM stat_cache WHERE path > ? AND path < ?").run(`${dir}/`, `${dir}0`);
-}
-
 /**
  * Empties the stat cache, so the next capture reads and scans every file
  * (an adopted store's cache describes another machine's files). Inside the

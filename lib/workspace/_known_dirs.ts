@@ -38,11 +38,7 @@ import type { ClosedDir, DirEntry, DirTreeWriter } from "../format/dir_tree.ts";
 import type { SkippedEntry } from "../format/tree.ts";
 import { IntegrityError, quote } from "../errors.ts";
 import type { Store } from "../repository/store.ts";
-import {
-  deleteStatCacheRow,
-  deleteStatCacheRowsBelow,
-  statCachePathsBelow,
-} from "../repository/stat_cache.ts";
+import { deleteStatCacheRow, statCachePathsBelow } from "../repository/stat_cache.ts";
 import {
   clearTreeCache,
   deleteTreeCacheRow,
@@ -293,14 +289,15 @@ export class KnownDirs {
 
   /**
    * After the walk: the rows of directories it did not list (gone, now left
-   * out) go, with the stat-cache rows of everything below them, and so do
-   * the rows of directories left empty (no tree).
+   * out) go, and so do the rows of directories left empty (no tree). The
+   * stat-cache rows below a directory not listed went when the walk left its
+   * parent: a parent whose listing lost a directory, or whose ignore file
+   * changed, is never kept, so {@linkcode left} prunes below it.
    */
   finish(): void {
     for (const dir of this.#rows.keys()) {
       if (this.#closed.has(dir)) continue;
       deleteTreeCacheRow(this.#store, dir);
-      if (!this.#visited.has(dir)) deleteStatCacheRowsBelow(this.#store, dir);
     }
   }
 
