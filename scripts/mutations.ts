@@ -2676,7 +2676,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "        ? false",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() drops the rows of a directory that is gone, with its files' stat-cache rows",
       ),
     ],
@@ -2721,7 +2721,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      this.cache = StatCacheTable.empty();\n      this.lookup = false;",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() with many directories changed reads the stat cache at once and reads only the changed files",
       ),
     ],
@@ -2733,7 +2733,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() counts a kept directory's files against the tree's entry limit",
       ),
     ],
@@ -2745,7 +2745,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      if (this.#visited.has(dir)) continue;",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() drops the row of a directory left empty",
       ),
     ],
@@ -2757,7 +2757,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "        : false;",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
       ),
     ],
@@ -2769,7 +2769,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
       ),
     ],
@@ -2781,7 +2781,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "captureWorkspace() drops the stat-cache rows a watch process wrote below a directory that is gone",
       ),
     ],
@@ -2793,7 +2793,7 @@ export const MUTATIONS: readonly Mutation[] = [
     replace: "      WHERE dir = ?`,",
     tests: [
       t(
-        "workspace/known_dirs_test.ts",
+        "workspace/known_dirs_rows_test.ts",
         "a watch process's capture leaves a tree-cache row whose facts are not JSON as it is",
       ),
     ],
