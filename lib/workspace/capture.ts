@@ -612,6 +612,12 @@ function readFileIntoStore(
 
 /** SQLite's page cache while a capture's transaction stores blobs: 32 MiB (`Store.widenPageCache`). */
 const CAPTURE_PAGE_CACHE_KIB = 32 * 1024;
+/**
+ * Blobs a capture stores before it widens the page cache: a checkpoint of a
+ * few changed files (a watch process's, every turn) keeps the default cache
+ * and the pages it holds between transactions.
+ */
+const WIDEN_AFTER_BLOBS = 256;
 
 /** Inline bytes a capture compresses itself before it starts a compression worker. */
 const POOL_AFTER_BYTES = 1024 * 1024;
@@ -625,15 +631,12 @@ const POOL_AFTER_BYTES = 1024 * 1024;
 class InlineBlobWriter {
   #pool: ZlibPool<{ id: string; data: Uint8Array }> | null | undefined;
   #compressible = 0;
-  #widened = false;
+  #stored = 0;
 
   constructor(private readonly store: Store) {}
 
   put(id: string, data: Uint8Array): void {
-    if (!this.#widened) {
-      this.store.widenPageCache(CAPTURE_PAGE_CACHE_KIB);
-      this.#widened = true;
-    }
+    if (++this.#stored === WIDEN_AFTER_BLOBS) this.store.widenPageCache(CAPTURE_PAGE_CACHE_KIB);
     // Only content that would be compressed is looked up first: a smaller
     // blob's insert (INSERT OR IGNORE) is the same lookup.
     if (data.byteLength < COMPRESS_MIN_BYTES) {
