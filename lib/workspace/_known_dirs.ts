@@ -12,8 +12,9 @@
  * type, inode, device), when no ignore file on its path from the root
  * changed (the rules that decided what it left out are the same), when its
  * row is not partial (nothing in it was unreadable, changed while read,
- * left out for its content or captured only because it is allowed) and
- * when its tree is still stored. Its subtrees are walked as usual; its id
+ * left out for its content, unsafely named or captured only because it is
+ * allowed, and no watch process changed it since) and when its tree is
+ * still stored. Its subtrees are walked as usual; its id
  * is kept when they all come out the same.
  *
  * @example
