@@ -2798,4 +2798,20 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "object-kind-either-inline",
+    file: "lib/repository/store.ts",
+    find: '    if (row.kind !== kind && row.encoding !== "raw" && row.encoding !== "deflate") {',
+    replace: "    if (row.kind !== kind) {",
+    tests: [
+      t(
+        "repository/store_test.ts",
+        "Store reads the same inline bytes as a blob and as a tree, whichever was stored first",
+      ),
+      t(
+        "workspace/capture_test.ts",
+        "captureWorkspace() stores a file holding a stored tree's bytes, and both read back",
+      ),
+    ],
+  },
 ];

@@ -837,7 +837,14 @@ export class Store {
     }
   }
 
-  /** The row of object `id`, refusing a malformed id or an object of another kind. */
+  /**
+   * The row of object `id`, refusing a malformed id. The same bytes can be a
+   * blob and a tree (a file holding a tree object's bytes, a directory whose
+   * tree equals a file's content), and the row keeps the kind it was first
+   * stored as: a row of the other kind is read too when its bytes are inline,
+   * where every read re-hashes them (and a tree read parses and validates
+   * them). One stored as a file or as chunks is refused as the wrong kind.
+   */
   private objectRow(
     id: string,
     kind: "blob" | "tree",
@@ -850,7 +857,7 @@ export class Store {
       | undefined;
     if (row === undefined) throw new NotFoundError(`The store has no ${kind} ${quote(id)}`);
     noteTransient(row.data?.byteLength ?? 0);
-    if (row.kind !== kind) {
+    if (row.kind !== kind && row.encoding !== "raw" && row.encoding !== "deflate") {
       throw new IntegrityError(`Object ${quote(id)} is a ${row.kind}, not a ${kind}`);
     }
     return row;

@@ -287,12 +287,33 @@ Deno.test("Store.readBlob detects a flipped byte of a file-backed blob", async (
   });
 });
 
-Deno.test("Store refuses to read an object as the wrong kind or an unknown id", async () => {
+Deno.test("Store refuses to read as a tree a blob whose bytes are not one, and an unknown id", async () => {
   await withStore((store) => {
     const blob = store.putBlob(encoder.encode("data"));
-    assertThrows(() => store.getTree(blob), IntegrityError, "not a tree");
+    assertThrows(() => store.getTree(blob), IntegrityError, "expected a JSON value");
     assertThrows(() => store.readBlob(sha256Hex("absent")), NotFoundError);
     assertThrows(() => store.readBlob("../../etc/passwd"), IntegrityError);
+  });
+});
+
+Deno.test("Store reads the same inline bytes as a blob and as a tree, whichever was stored first", async () => {
+  await withStore((store) => {
+    const blob = "ab".repeat(32);
+    const tree = encoder.encode(
+      `{"entries":[{"blob":"${blob}","mode":420,"name":"a.txt","size":3,"type":"file"}],"skipped":[],"version":2}`,
+    );
+    // A file holding a tree object's bytes, stored before the tree.
+    const id = store.putBlob(tree);
+    store.putTreeBytes(id, tree);
+    assertEquals(store.getTree(id).entries.map((e) => e.path), ["a.txt"]);
+    assertEquals(store.readBlob(id), tree);
+    // A tree stored before a file with its bytes.
+    const other = encoder.encode(new TextDecoder().decode(tree).replace("a.txt", "b.txt"));
+    const treeId = sha256Hex(other);
+    store.putTreeBytes(treeId, other);
+    assertEquals(store.putBlob(other), treeId);
+    assertEquals(store.readBlob(treeId), other);
+    assertEquals(store.getTree(treeId).entries.map((e) => e.path), ["b.txt"]);
   });
 });
 

@@ -202,3 +202,17 @@ Deno.test("captureWorkspace() keeps the stat-cache rows of the files it records 
     assertEquals([...statCachePaths(store)].sort(), ["a.txt"]);
   });
 });
+
+Deno.test("captureWorkspace() stores a file holding a stored tree's bytes, and both read back", async () => {
+  await withWorkspace((store, root) => {
+    put(root, "a.txt", "a\n");
+    const first = store.transaction("c", () => captureWorkspace(store));
+    const bytes = store.getTreeObject(first.treeId).bytes;
+    fs.writeFileSync(join(root, "t.json"), bytes);
+    const second = store.transaction("c", () => captureWorkspace(store));
+    const entry = second.tree.entries.find((e) => e.path === "t.json");
+    assert(entry?.type === "file" && entry.blob === first.treeId, JSON.stringify(entry));
+    assertEquals(store.readBlob(first.treeId), bytes);
+    assertEquals(store.getTree(first.treeId).entries.map((e) => e.path), ["a.txt"]);
+  });
+});

@@ -192,7 +192,7 @@ for (
 {
   const blob = "not a tree\n";
   const root = dir([{ name: "d", type: "tree", tree: sha256Hex(enc.encode(blob)) }]);
-  invalid("subtree-is-blob", "a subtree id that names a blob", "is a blob, not a tree", [
+  invalid("subtree-is-blob", "a subtree id that names a blob", "Invalid literal", [
     { kind: "blob", data: blob },
     tree(root),
   ], root.id);
