@@ -1,7 +1,7 @@
 /**
- * Shared by the tree-cache tests (tests/workspace/known_dirs*_test.ts): a
- * workspace with its store, a tree to capture, and a capture checked against
- * one that uses no cache at all.
+ * Shared by the capture tests (tests/workspace/capture_test.ts and the
+ * tree-cache tests, known_dirs*_test.ts): a workspace with its store, a tree
+ * to capture, and a capture checked against one that uses no cache at all.
  */
 import * as fs from "node:fs";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ export const KEY = `-----BEGIN ${LABEL}-----\n${BASE64}\n${BASE64}\n-----END ${L
 export async function withWorkspace(
   fn: (store: Store, root: string) => void | Promise<void>,
 ): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-known-" });
+  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-capture-" });
   const root = join(dir, "ws");
   fs.mkdirSync(root);
   const store = Store.init(join(dir, "store"), root);

@@ -27,24 +27,7 @@ import { createSnapshot } from "../../lib/history/create.ts";
 import type { Signer } from "../../lib/format/envelope.ts";
 import { generateSeed, keyIdOf, publicKeyFromSeed } from "../../lib/crypto/ed25519.ts";
 import { toHex } from "../../lib/encoding/hex.ts";
-
-async function withWorkspace(fn: (store: Store, root: string) => void | Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "ctxsnap-capture-" });
-  const root = join(dir, "ws");
-  fs.mkdirSync(root);
-  const store = Store.init(join(dir, "store"), root);
-  try {
-    await fn(store, root);
-  } finally {
-    store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-function put(root: string, path: string, content = `${path}\n`): void {
-  fs.mkdirSync(join(root, path, ".."), { recursive: true });
-  fs.writeFileSync(join(root, path), content);
-}
+import { put, withWorkspace } from "../_known_dirs.ts";
 
 /**
  * Names that order differently as UTF-8 bytes and as UTF-16 (U+FFFF against
