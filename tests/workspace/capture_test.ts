@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { assert, assertEquals } from "../_assert.ts";
-import { Store } from "../../lib/repository/store.ts";
+import type { Store } from "../../lib/repository/store.ts";
 import {
   capturePlan,
   captureWorkspace,
