@@ -2814,4 +2814,16 @@ export const MUTATIONS: readonly Mutation[] = [
       ),
     ],
   },
+  {
+    id: "object-kind-file-refused",
+    file: "lib/repository/store.ts",
+    find: '    if (row.kind !== kind && row.encoding !== "raw" && row.encoding !== "deflate") {',
+    replace: '    if (row.kind !== kind && row.encoding === "none") {',
+    tests: [
+      t(
+        "repository/store_test.ts",
+        "Store refuses to read as a tree a blob whose bytes are not one or are not stored inline",
+      ),
+    ],
+  },
 ];

@@ -287,10 +287,13 @@ Deno.test("Store.readBlob detects a flipped byte of a file-backed blob", async (
   });
 });
 
-Deno.test("Store refuses to read as a tree a blob whose bytes are not one, and an unknown id", async () => {
+Deno.test("Store refuses to read as a tree a blob whose bytes are not one or are not stored inline, and an unknown id", async () => {
   await withStore((store) => {
     const blob = store.putBlob(encoder.encode("data"));
     assertThrows(() => store.getTree(blob), IntegrityError, "expected a JSON value");
+    // Bytes not stored inline are read only as the kind they were stored as.
+    const large = store.putBlob(new Uint8Array(INLINE_BLOB_MAX + 10).fill(0x7b));
+    assertThrows(() => store.getTree(large), IntegrityError, "is a blob, not a tree");
     assertThrows(() => store.readBlob(sha256Hex("absent")), NotFoundError);
     assertThrows(() => store.readBlob("../../etc/passwd"), IntegrityError);
   });
